@@ -1,0 +1,161 @@
+/**
+ * Herald's configuration: the only module that reads process.env. Every service calls
+ * `loadConfig()` once at start-up and passes the frozen result down; a bad value stops the
+ * process at once with a message naming the variable.
+ */
+
+export type NodeEnv = 'development' | 'test' | 'production';
+export type LogLevel = 'error' | 'warn' | 'info' | 'http' | 'debug';
+
+export interface Config {
+  /** NODE_ENV. `production` refuses the development defaults of secrets. Default `development`. */
+  readonly nodeEnv: NodeEnv;
+  /** DATABASE_URL. Default `postgresql://postgres@127.0.0.1:5432/herald`. */
+  readonly databaseUrl: string;
+  /** REDIS_URL. Default `redis://127.0.0.1:6379`. */
+  readonly redisUrl: string;
+  /** QUEUE_PREFIX: BullMQ key prefix, so several Herald installs (or test runs) share a Redis. Default `herald`. */
+  readonly queuePrefix: string;
+  /** PORT of the events-api. Default 3000. */
+  readonly port: number;
+  /** ADMIN_TOKEN: bearer token of the admin API. Required in production (at least 32 characters). */
+  readonly adminToken: string;
+  /** INGEST_TOKEN: bearer token of the internal ingest endpoint. Required in production (at least 32 characters). */
+  readonly ingestToken: string;
+  /**
+   * SECRETS_KEY: 32-byte key (64 hex characters or base64) that encrypts stored credentials.
+   * Required in production; elsewhere a fixed development key is used.
+   */
+  readonly secretsKey: Buffer;
+  /** SECRETS_KEY_ID: names the key in stored ciphertexts so keys can rotate. Default `k1`. */
+  readonly secretsKeyId: string;
+  /** LOG_LEVEL. Default `info` (`warn` under NODE_ENV=test). */
+  readonly logLevel: LogLevel;
+  /** SHUTDOWN_TIMEOUT_MS: how long a service waits for in-flight work on SIGTERM. Default 10000. */
+  readonly shutdownTimeoutMs: number;
+  /** READINESS_TIMEOUT_MS: how long /readyz waits for PostgreSQL and Redis. Default 2000. */
+  readonly readinessTimeoutMs: number;
+}
+
+/** Thrown when a variable is missing or malformed; the message names the variable. */
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError';
+  readonly code = 'config_invalid';
+  constructor(
+    readonly variable: string,
+    problem: string,
+  ) {
+    super(`${variable}: ${problem}`);
+  }
+}
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+const DEV_ADMIN_TOKEN = 'dev-admin-token';
+const DEV_INGEST_TOKEN = 'dev-ingest-token';
+// A published key: good only for development and tests, refused in production.
+const DEV_SECRETS_KEY = Buffer.from('herald-development-secrets-key!!', 'utf8');
+const PRODUCTION_TOKEN_MIN_LENGTH = 32;
+
+export const DEFAULT_DATABASE_URL = 'postgresql://postgres@127.0.0.1:5432/herald';
+export const DEFAULT_REDIS_URL = 'redis://127.0.0.1:6379';
+
+/** Reads and validates the environment. Pure: pass an env object in tests. */
+export function loadConfig(env: Env = process.env): Config {
+  const nodeEnv = oneOf(env, 'NODE_ENV', ['development', 'test', 'production'] as const, 'development');
+  const production = nodeEnv === 'production';
+
+  const config: Config = {
+    nodeEnv,
+    databaseUrl: url(env, 'DATABASE_URL', ['postgres:', 'postgresql:'], DEFAULT_DATABASE_URL),
+    redisUrl: url(env, 'REDIS_URL', ['redis:', 'rediss:'], DEFAULT_REDIS_URL),
+    queuePrefix: text(env, 'QUEUE_PREFIX', 'herald', /^[A-Za-z0-9_.-]{1,64}$/),
+    port: integer(env, 'PORT', 3000, 0, 65535),
+    adminToken: token(env, 'ADMIN_TOKEN', DEV_ADMIN_TOKEN, production),
+    ingestToken: token(env, 'INGEST_TOKEN', DEV_INGEST_TOKEN, production),
+    secretsKey: secretsKey(env, production),
+    secretsKeyId: text(env, 'SECRETS_KEY_ID', 'k1', /^[A-Za-z0-9_-]{1,32}$/),
+    logLevel: oneOf(env, 'LOG_LEVEL', ['error', 'warn', 'info', 'http', 'debug'] as const, nodeEnv === 'test' ? 'warn' : 'info'),
+    shutdownTimeoutMs: integer(env, 'SHUTDOWN_TIMEOUT_MS', 10_000, 0, 600_000),
+    readinessTimeoutMs: integer(env, 'READINESS_TIMEOUT_MS', 2_000, 50, 60_000),
+  };
+  return Object.freeze(config);
+}
+
+function raw(env: Env, name: string): string | undefined {
+  const value = env[name];
+  return value === undefined || value.trim() === '' ? undefined : value.trim();
+}
+
+function oneOf<T extends string>(env: Env, name: string, allowed: readonly T[], fallback: T): T {
+  const value = raw(env, name);
+  if (value === undefined) return fallback;
+  if (!(allowed as readonly string[]).includes(value)) {
+    throw new ConfigError(name, `must be one of ${allowed.join(', ')}, got "${value}"`);
+  }
+  return value as T;
+}
+
+function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const value = raw(env, name);
+  if (value === undefined) return fallback;
+  if (!/^\d+$/.test(value)) throw new ConfigError(name, `must be a whole number, got "${value}"`);
+  const parsed = Number(value);
+  if (parsed < min || parsed > max) throw new ConfigError(name, `must be between ${min} and ${max}, got ${parsed}`);
+  return parsed;
+}
+
+function text(env: Env, name: string, fallback: string, pattern: RegExp): string {
+  const value = raw(env, name) ?? fallback;
+  if (!pattern.test(value)) throw new ConfigError(name, `must match ${pattern}`);
+  return value;
+}
+
+function url(env: Env, name: string, protocols: string[], fallback: string): string {
+  const value = raw(env, name) ?? fallback;
+  let parsed: URL;
+  try {
+    parsed = new URL(value);
+  } catch {
+    throw new ConfigError(name, 'is not a valid URL');
+  }
+  if (!protocols.includes(parsed.protocol)) {
+    throw new ConfigError(name, `must use ${protocols.map((p) => `${p}//`).join(' or ')}`);
+  }
+  return value;
+}
+
+function token(env: Env, name: string, devDefault: string, production: boolean): string {
+  const value = raw(env, name);
+  if (!production) return value ?? devDefault;
+  if (value === undefined) throw new ConfigError(name, 'is required when NODE_ENV=production');
+  if (value === devDefault) throw new ConfigError(name, 'must not be the development default in production');
+  if (value.length < PRODUCTION_TOKEN_MIN_LENGTH) {
+    throw new ConfigError(name, `must be at least ${PRODUCTION_TOKEN_MIN_LENGTH} characters in production`);
+  }
+  return value;
+}
+
+function secretsKey(env: Env, production: boolean): Buffer {
+  const name = 'SECRETS_KEY';
+  const value = raw(env, name);
+  if (value === undefined) {
+    if (production) throw new ConfigError(name, 'is required when NODE_ENV=production');
+    return DEV_SECRETS_KEY;
+  }
+  const key = /^[0-9a-fA-F]{64}$/.test(value) ? Buffer.from(value, 'hex') : Buffer.from(value, 'base64');
+  // Buffer.from(..., 'base64') ignores bad characters, so check the round trip as well as the length.
+  const isBase64 = key.toString('base64').replace(/=+$/, '') === value.replace(/=+$/, '');
+  if (key.length !== 32 || (!/^[0-9a-fA-F]{64}$/.test(value) && !isBase64)) {
+    throw new ConfigError(name, 'must be 32 bytes, written as 64 hex characters or as base64');
+  }
+  if (production && key.equals(DEV_SECRETS_KEY)) {
+    throw new ConfigError(name, 'must not be the development key in production');
+  }
+  return key;
+}
+
+/** TEST_DATABASE_URL: the database the test suites use (never the one the system runs on). */
+export function testDatabaseUrl(env: Env = process.env): string {
+  return url(env, 'TEST_DATABASE_URL', ['postgres:', 'postgresql:'], 'postgresql://postgres@127.0.0.1:5432/herald_test');
+}

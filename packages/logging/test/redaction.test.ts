@@ -1,0 +1,53 @@
+import { PassThrough } from 'node:stream';
+import { createLogger, redact } from '../src';
+
+function captureLogger() {
+  const stream = new PassThrough();
+  const lines: string[] = [];
+  stream.on('data', (chunk: Buffer) => lines.push(...chunk.toString('utf8').split('\n').filter(Boolean)));
+  const logger = createLogger({ level: 'debug', service: 'test', stream });
+  return { logger, output: () => lines.join('\n'), lines };
+}
+
+describe('the logger', () => {
+  it('writes one JSON line per entry with the service name', () => {
+    const { logger, lines } = captureLogger();
+    logger.info('hello', { deliveryId: 'd1' });
+    expect(lines).toHaveLength(1);
+    expect(JSON.parse(lines[0]!)).toMatchObject({ level: 'info', message: 'hello', service: 'test', deliveryId: 'd1' });
+  });
+
+  it('never writes known secrets, whether as fields, nested, in headers or inside text', () => {
+    const { logger, output } = captureLogger();
+    const secrets = ['hunter2-password', 'tok-abc.def', 'key_live_123456', 'czNjcjN0'];
+    logger.warn('callback failed', {
+      target: { auth: { username: 'merchant', password: 'hunter2-password' } },
+      headers: { Authorization: 'Bearer tok-abc.def', 'x-api-key': 'key_live_123456' },
+      accessToken: 'tok-abc.def',
+    });
+    logger.error('upstream said Authorization: Basic czNjcjN0 was wrong');
+    logger.error('fetch https://merchant:hunter2-password@auth.example/token failed');
+    const text = output();
+    for (const secret of secrets) expect(text).not.toContain(secret);
+    expect(text).toContain('[REDACTED]');
+    expect(text).toContain('merchant');
+  });
+
+  it('keeps the fields that are not secret', () => {
+    const { logger, lines } = captureLogger();
+    logger.info('attempt', { eventId: 'Event-1', statusCode: 500 });
+    expect(JSON.parse(lines[0]!)).toMatchObject({ eventId: 'Event-1', statusCode: 500 });
+  });
+});
+
+describe('redact', () => {
+  it('does not change the object it is given', () => {
+    const input = { password: 'p', nested: { token: 't' } };
+    redact(input);
+    expect(input).toEqual({ password: 'p', nested: { token: 't' } });
+  });
+
+  it('reduces errors to name and redacted message', () => {
+    expect(redact(new TypeError('Bearer abc failed'))).toEqual({ name: 'TypeError', message: 'Bearer [REDACTED] failed' });
+  });
+});

@@ -1,0 +1,48 @@
+// The events-api process: config -> logger -> database -> Redis -> app -> listen.
+import type { AddressInfo } from 'node:net';
+import { loadConfig } from '@herald/config';
+import { createPrismaClient } from '@herald/db';
+import { exitOnSignal, exitOnStartupFailure } from '@herald/lifecycle';
+import { createLogger } from '@herald/logging';
+import { createRedisConnection } from '@herald/queue';
+import { createApp } from './app';
+
+async function main(): Promise<void> {
+  const config = loadConfig();
+  const logger = createLogger({ level: config.logLevel, service: 'events-api' });
+  try {
+    const prisma = createPrismaClient(config.databaseUrl);
+    const redis = createRedisConnection(config.redisUrl, { role: 'client', name: 'herald:events-api' });
+    // Start even while PostgreSQL or Redis is down: /readyz reports it, the orchestrator holds
+    // traffic back, and the API serves again as soon as they return (no restart needed).
+    redis.on('error', (error) => logger.warn('redis connection error', { error: error.message }));
+
+    const app = createApp({ config, logger, prisma, redis });
+    const server = app.listen(config.port);
+    await new Promise<void>((resolve, reject) => {
+      server.once('listening', resolve);
+      server.once('error', reject);
+    });
+    logger.info('events-api listening', { port: (server.address() as AddressInfo).port });
+
+    exitOnSignal({
+      logger,
+      timeoutMs: config.shutdownTimeoutMs,
+      stop: async () => {
+        // Stop accepting connections, let requests in flight finish, drop idle keep-alive sockets.
+        const closed = new Promise<void>((resolve, reject) => server.close((error) => (error ? reject(error) : resolve())));
+        server.closeIdleConnections();
+        await closed;
+        await Promise.allSettled([prisma.$disconnect(), redis.quit()]);
+      },
+    });
+  } catch (error) {
+    exitOnStartupFailure(logger, error);
+  }
+}
+
+main().catch((error: unknown) => {
+  // Only configuration errors reach here: there is no logger yet.
+  console.error(`events-api: ${error instanceof Error ? error.message : String(error)}`);
+  process.exit(1);
+});

@@ -1,0 +1,74 @@
+import request from 'supertest';
+import { loadConfig } from '@herald/config';
+import { createPrismaClient, type PrismaClient } from '@herald/db';
+import { createLogger } from '@herald/logging';
+import { createRedisConnection } from '@herald/queue';
+import { closedPort, testDatabaseUrl } from '@herald/testing';
+import type { Redis } from 'ioredis';
+import { PassThrough } from 'node:stream';
+import { createApp } from '../src/app';
+
+const config = loadConfig({ NODE_ENV: 'test', READINESS_TIMEOUT_MS: '1500' });
+const logger = createLogger({ level: 'error', service: 'test', stream: new PassThrough() });
+
+function appWith(prisma: PrismaClient, redis: Redis) {
+  return createApp({ config, logger, prisma, redis });
+}
+
+describe('health endpoints', () => {
+  const opened: Array<{ close: () => Promise<unknown> }> = [];
+  function prismaAt(url: string): PrismaClient {
+    const prisma = createPrismaClient(url, { connectionTimeoutMs: 1_000 });
+    opened.push({ close: () => prisma.$disconnect() });
+    return prisma;
+  }
+  function redisAt(url: string): Redis {
+    const redis = createRedisConnection(url, { role: 'client' });
+    redis.on('error', () => undefined);
+    opened.push({ close: async () => redis.disconnect() });
+    return redis;
+  }
+  afterAll(async () => {
+    await Promise.all(opened.map((o) => o.close()));
+  });
+
+  it('GET /healthz answers 200 whatever the dependencies do', async () => {
+    const port = await closedPort();
+    const app = appWith(prismaAt(`postgresql://postgres@127.0.0.1:${port}/x`), redisAt(`redis://127.0.0.1:${port}`));
+    const res = await request(app).get('/healthz');
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ status: 'ok' });
+  });
+
+  it('GET /readyz answers 200 when PostgreSQL and Redis answer', async () => {
+    const app = appWith(prismaAt(testDatabaseUrl()), redisAt(config.redisUrl));
+    const res = await request(app).get('/readyz');
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ status: 'ready', checks: { postgres: { status: 'up' }, redis: { status: 'up' } } });
+  });
+
+  it('GET /readyz answers 503 problem+json naming PostgreSQL when it does not answer', async () => {
+    const port = await closedPort();
+    const app = appWith(prismaAt(`postgresql://postgres@127.0.0.1:${port}/x`), redisAt(config.redisUrl));
+    const res = await request(app).get('/readyz');
+    expect(res.status).toBe(503);
+    expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
+    expect(res.body).toMatchObject({ status: 503, down: ['postgres'], checks: { redis: { status: 'up' }, postgres: { status: 'down' } } });
+  });
+
+  it('GET /readyz answers 503 problem+json naming Redis when it does not answer', async () => {
+    const port = await closedPort();
+    const app = appWith(prismaAt(testDatabaseUrl()), redisAt(`redis://127.0.0.1:${port}`));
+    const res = await request(app).get('/readyz');
+    expect(res.status).toBe(503);
+    expect(res.body).toMatchObject({ down: ['redis'], checks: { postgres: { status: 'up' }, redis: { status: 'down' } } });
+  });
+
+  it('answers an unknown route with 404 problem+json', async () => {
+    const app = appWith(prismaAt(testDatabaseUrl()), redisAt(config.redisUrl));
+    const res = await request(app).get('/nope');
+    expect(res.status).toBe(404);
+    expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
+    expect(res.body).toMatchObject({ type: '/problems/not_found', title: 'Not Found', status: 404 });
+  });
+});
