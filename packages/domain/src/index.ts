@@ -1,0 +1,50 @@
+/**
+ * @herald/domain: the resources of the notification and event spec as JSON Schemas (the single
+ * source of every field rule), the TypeScript types derived from them, ajv validators and the
+ * domain errors. No I/O.
+ */
+export type { FromSchema } from './from-schema';
+export { addressSchema, COUNTRY_CODES_REQUIRING_STATE } from './schemas/address';
+export { billingAgreementSchema } from './schemas/billing-agreement';
+export { consumerSchema } from './schemas/consumer';
+export { criterionSchema } from './schemas/criterion';
+export { customReferencesSchema } from './schemas/custom-references';
+export { EVENT_TYPES, eventSchema, OBJECT_TYPES, ORIGINS, SOURCE_SYSTEMS } from './schemas/event';
+export { eventPageSchema } from './schemas/event-page';
+export { INGEST_BATCH_MAX_EVENTS, ingestBatchSchema, ingestEventSchema, TENANT_ID_PATTERN } from './schemas/ingest';
+export { oauthTokenResponseSchema } from './schemas/oauth-token-response';
+export { paymentSeriesSchema } from './schemas/payment-series';
+export { DOMAIN_SCHEMAS } from './schemas/registry';
+export type {
+  Address,
+  BillingAgreement,
+  Consumer,
+  Criterion,
+  CustomReferences,
+  Event,
+  EventPage,
+  EventType,
+  IngestBatch,
+  IngestEvent,
+  OAuthTokenResponse,
+  ObjectType,
+  Origin,
+  PaymentSeries,
+  PaymentSeriesEvent,
+  SourceSystem,
+} from './types';
+export {
+  compileValidator,
+  validateBillingAgreement,
+  validateEvent,
+  validateEventPage,
+  validateIngestBatch,
+  validateIngestEvent,
+  validateOAuthTokenResponse,
+  validatePaymentSeries,
+  type Validator,
+} from './validation';
+export type { Validation, Violation } from './violation';
+export { examplePaymentSeriesEvent } from './examples/payment-series-event';
+export { DomainError } from './errors/domain-error';
+export { ValidationError } from './errors/validation-error';

@@ -1,0 +1,83 @@
+import { paymentSeriesSchema } from './payment-series';
+import { prefixedUuidPattern, ref, schemaId } from './schema-helpers';
+
+/** Allowed values of Event.sourceSystem. */
+export const SOURCE_SYSTEMS = ['subscription-module'] as const;
+/** Allowed values of Event.origin: an API call, an action in the widget, or the service backend. */
+export const ORIGINS = ['api', 'widget', 'automated'] as const;
+/** Allowed values of Event.eventType. */
+export const EVENT_TYPES = [
+  'updated',
+  'created',
+  'deleted',
+  'status.updated',
+  'billing.expires',
+  'billing.updated',
+  'billing.scheduled',
+] as const;
+/** Allowed values of Event.objectType. */
+export const OBJECT_TYPES = [
+  'subscription',
+  'subscription.plan',
+  'billing-cycle',
+  'payment-series',
+  'transactions',
+  'manual-retry',
+  'payment',
+  'refund',
+] as const;
+
+/** The fields of an event, shared by the stored Event and the producer's IngestEvent. */
+export const eventProperties = {
+  id: { type: 'string', pattern: prefixedUuidPattern('Event'), description: 'The literal prefix Event, a hyphen, then a UUID.' },
+  createdAt: { type: 'string', format: 'date-time', description: 'Creation time of the event.' },
+  sourceSystem: { type: 'string', enum: SOURCE_SYSTEMS, description: 'The system the event comes from.' },
+  origin: {
+    type: 'string',
+    enum: ORIGINS,
+    description: 'What triggered the event: an API call, an action in the widget, or the service backend.',
+  },
+  eventType: { type: 'string', enum: EVENT_TYPES, description: 'The kind of event.' },
+  objectId: {
+    type: 'string',
+    minLength: 1,
+    // The spec gives no limit; 255 bounds storage and indexes and fits any id the platform issues.
+    maxLength: 255,
+    description: 'Identifier of the object linked to the event and notification. 1 to 255 characters.',
+  },
+  objectType: { type: 'string', enum: OBJECT_TYPES, description: 'Type of the object linked to the event.' },
+  metadata: {
+    type: 'object',
+    additionalProperties: { type: 'string' },
+    description: 'Additional identifiers and details; property names are free, property values are strings.',
+  },
+  data: {
+    type: 'array',
+    items: { type: 'object' },
+    description:
+      'Data of the object linked to the event. Items are Payment Series when objectType is payment-series; ' +
+      'for other object types their shape is not specified.',
+  },
+  context: { type: 'string', description: 'The request body, for events whose origin is api or widget.' },
+} as const;
+
+/** Required fields of an event other than the server-assigned id and createdAt. */
+export const EVENT_CONTENT_REQUIRED = ['origin', 'eventType', 'objectId', 'objectType'] as const;
+
+/** The items of data are Payment Series when objectType is payment-series. */
+export const paymentSeriesDataRule = {
+  if: { required: ['objectType'], properties: { objectType: { const: 'payment-series' } } },
+  then: { properties: { data: { type: 'array', items: ref(paymentSeriesSchema) } } },
+} as const;
+
+/** Event: one event processed for an object, as listed by GET /events. */
+export const eventSchema = {
+  $id: schemaId('event'),
+  title: 'Event',
+  description: 'An event processed for an object (for example a subscription or a payment series).',
+  type: 'object',
+  additionalProperties: false,
+  required: ['id', 'createdAt', ...EVENT_CONTENT_REQUIRED],
+  properties: eventProperties,
+  allOf: [paymentSeriesDataRule],
+} as const;

@@ -1,0 +1,97 @@
+import Ajv2020, { type ErrorObject } from 'ajv/dist/2020';
+import addFormats from 'ajv-formats';
+import { billingAgreementSchema } from './schemas/billing-agreement';
+import { eventSchema } from './schemas/event';
+import { eventPageSchema } from './schemas/event-page';
+import { ingestBatchSchema, ingestEventSchema } from './schemas/ingest';
+import { oauthTokenResponseSchema } from './schemas/oauth-token-response';
+import { paymentSeriesSchema } from './schemas/payment-series';
+import { DOMAIN_SCHEMAS } from './schemas/registry';
+import type { BillingAgreement, Event, EventPage, IngestBatch, IngestEvent, OAuthTokenResponse, PaymentSeries } from './types';
+import type { Validation, Violation } from './violation';
+
+// strict: a typo in a schema keyword fails at start-up instead of silently validating nothing.
+// strictRequired is off because it refuses the common `oneOf: [{ required: ['a'] }, { required: ['b'] }]`
+// (the property is defined one level up). allErrors: a producer learns every problem at once.
+const ajv = new Ajv2020({ allErrors: true, strict: true, strictRequired: false });
+addFormats(ajv, ['date-time', 'date', 'email']);
+ajv.addSchema([...DOMAIN_SCHEMAS]);
+
+/** A function that checks unknown input against one schema. */
+export type Validator<T> = (input: unknown) => Validation<T>;
+
+/**
+ * Compiles a JSON Schema with the domain's settings (draft 2020-12, strict, all errors, formats
+ * date-time, date and email) into a Validator; it may `$ref` the domain schemas by `$id`. `T` is
+ * what a valid input is typed as: keep it in step with the schema. Compile once, at module load.
+ */
+export function compileValidator<T>(schema: object): Validator<T> {
+  const validate = ajv.compile(schema);
+  return (input) =>
+    validate(input) ? { ok: true, value: input as T } : { ok: false, violations: toViolations(validate.errors ?? []) };
+}
+
+/** Checks an Event (as stored and listed). */
+export const validateEvent: Validator<Event> = compileValidator(eventSchema);
+/** Checks a Payment Series on its own (pointers start at its root). */
+export const validatePaymentSeries: Validator<PaymentSeries> = compileValidator(paymentSeriesSchema);
+/** Checks a Billing Agreement on its own. */
+export const validateBillingAgreement: Validator<BillingAgreement> = compileValidator(billingAgreementSchema);
+/** Checks one event of the internal producer API. */
+export const validateIngestEvent: Validator<IngestEvent> = compileValidator(ingestEventSchema);
+/** Checks a batch body of the internal producer API. */
+export const validateIngestBatch: Validator<IngestBatch> = compileValidator(ingestBatchSchema);
+/** Checks a GET /events page envelope. */
+export const validateEventPage: Validator<EventPage> = compileValidator(eventPageSchema);
+/** Checks the token response of a merchant's Authentication URL. */
+export const validateOAuthTokenResponse: Validator<OAuthTokenResponse> = compileValidator(oauthTokenResponseSchema);
+
+// Schema path of the `{ type: 'null' }` branch of an anyOf, as `nullable()` writes it; $1 is the anyOf.
+const NULL_BRANCH = /(\/anyOf)\/\d+\/type$/;
+
+/** Turns ajv's errors into violations that each name the offending field, without ajv's bookkeeping noise. */
+function toViolations(errors: readonly ErrorObject[]): Violation[] {
+  const nullBranches = errors.filter(isNullBranchError);
+  const nullableAnyOfs = new Set(nullBranches.map((e) => `${e.instancePath} ${e.schemaPath.replace(NULL_BRANCH, '$1')}`));
+  const seen = new Set<string>();
+  const violations: Violation[] = [];
+  for (const error of errors) {
+    // Summaries that always come with the detailed errors: `if` ("must match then schema") with those
+    // of its `then`; a nullable field's `anyOf` with those of its non-null branch, next to which
+    // "must be null" only misleads.
+    if (error.keyword === 'if' || isNullBranchError(error)) continue;
+    if (error.keyword === 'anyOf' && nullableAnyOfs.has(`${error.instancePath} ${error.schemaPath}`)) continue;
+    const violation = { pointer: pointerOf(error), message: messageOf(error), keyword: error.keyword };
+    // A rule applied twice (e.g. data items as objects and as Payment Series) reports once.
+    const key = `${violation.pointer}\u0000${violation.keyword}\u0000${violation.message}`;
+    if (seen.has(key)) continue;
+    seen.add(key);
+    violations.push(violation);
+  }
+  return violations;
+}
+
+function isNullBranchError(error: ErrorObject): boolean {
+  return error.keyword === 'type' && error.params['type'] === 'null' && NULL_BRANCH.test(error.schemaPath);
+}
+
+// ajv reports a missing or an extra property at its parent; the violation names the property itself.
+function pointerOf(error: ErrorObject): string {
+  if (error.keyword === 'required') return `${error.instancePath}/${escapePointerToken(error.params['missingProperty'])}`;
+  if (error.keyword === 'additionalProperties') {
+    return `${error.instancePath}/${escapePointerToken(error.params['additionalProperty'])}`;
+  }
+  return error.instancePath;
+}
+
+function messageOf(error: ErrorObject): string {
+  if (error.keyword === 'required') return 'is required';
+  if (error.keyword === 'additionalProperties') return 'is not an allowed property';
+  // ajv writes a nullable field's type as "must be string,null".
+  if (error.keyword === 'type') return `must be ${String(error.params['type']).split(',').join(' or ')}`;
+  return error.message ?? 'is invalid';
+}
+
+function escapePointerToken(token: string): string {
+  return token.replaceAll('~', '~0').replaceAll('/', '~1');
+}

@@ -1,0 +1,12 @@
+/** One broken rule: which field, what is wrong, and which schema keyword caught it. */
+export interface Violation {
+  /** JSON pointer (RFC 6901) of the offending field, e.g. `/data/0/billingAddress/state`; `''` is the whole value. */
+  readonly pointer: string;
+  /** What is wrong, for people (e.g. `must NOT have more than 50 characters`). */
+  readonly message: string;
+  /** The JSON Schema keyword that failed (`required`, `maxLength`, `pattern`, ...). */
+  readonly keyword: string;
+}
+
+/** The typed value when the input is valid, else every violation found. */
+export type Validation<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly violations: Violation[] };
