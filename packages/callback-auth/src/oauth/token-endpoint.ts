@@ -1,0 +1,31 @@
+import { AuthConfigurationError } from '../errors/auth-configuration-error';
+
+/**
+ * The URL of the token request: `{authUrl}?grant_type=client_credentials` (spec), with the parameter
+ * appended after any query the merchant's URL already has, whose encoding is kept as given.
+ */
+export function tokenRequestUrl(targetId: string, authUrl: string | undefined): string {
+  const invalid = (reason: string) => new AuthConfigurationError('authUrl', `Target "${targetId}": ${reason}`);
+  if (typeof authUrl !== 'string' || authUrl === '') throw invalid('oauth auth needs an authUrl');
+  let url: URL;
+  try {
+    url = new URL(authUrl);
+  } catch {
+    // The URL itself is not repeated: a merchant may have pasted a secret into it.
+    throw invalid('authUrl is not an absolute URL');
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw invalid('authUrl must use http or https');
+  // axios would turn user info into its own Authorization header, replacing the one the spec asks for.
+  if (url.username !== '' || url.password !== '') {
+    throw invalid('authUrl must not carry user info; give the credentials as username and password');
+  }
+  const grantTypes = url.searchParams.getAll('grant_type');
+  if (grantTypes.some((value) => value !== 'client_credentials')) {
+    throw invalid('authUrl already has a grant_type other than client_credentials');
+  }
+  url.hash = '';
+  if (grantTypes.length === 0) {
+    url.search = url.search === '' ? '?grant_type=client_credentials' : `${url.search}&grant_type=client_credentials`;
+  }
+  return url.toString();
+}

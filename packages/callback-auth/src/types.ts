@@ -1,0 +1,62 @@
+import type { Redis } from 'ioredis';
+
+/** How callbacks to one notification target authenticate (spec: "Callbacks sent by the service"). */
+export type AuthMode = 'none' | 'basic' | 'oauth';
+
+/** The auth part of one notification target's settings, as stored for the merchant. */
+export interface TargetAuthSettings {
+  /** Stable id of the notification target; part of the token cache key and of error messages. */
+  targetId: string;
+  mode: AuthMode;
+  /** OAuth only: the merchant's Authentication URL, absolute http(s), without user info. */
+  authUrl?: string;
+  /** Basic and OAuth: the user name the merchant gave. Must not contain ':' (RFC 7617). */
+  username?: string;
+  /** Basic and OAuth: the password the merchant gave. */
+  password?: string;
+}
+
+/** Adds the authentication of one target to its callback POSTs. One implementation per mode. */
+export interface CallbackAuthStrategy {
+  readonly mode: AuthMode;
+  /**
+   * Headers to add to one callback POST, with lower-case names (e.g. `{ authorization: 'Bearer …' }`),
+   * fetching or reusing a token when the mode needs one. Throws a `CallbackAuthError` subclass when no
+   * credential can be had; Redis errors propagate as they are.
+   */
+  headers(): Promise<Record<string, string>>;
+  /**
+   * The target answered 401: forget the credential this instance last handed out, so that the next
+   * `headers()` (in any process) gets a fresh one. Resolves in every state of the strategy.
+   */
+  invalidate(): Promise<void>;
+}
+
+/** What the strategies need from the outside world. Only the OAuth strategy uses it today. */
+export interface AuthDependencies {
+  /**
+   * Redis connection holding the shared token cache and the fetch lock, so that all worker processes
+   * reuse one token per target. Not closed by this module. Strategies built on the same client also
+   * share one in-flight token request per target inside the process.
+   */
+  redis: Redis;
+  /** Prefix of every key written, e.g. `herald:`; tests pass a fresh one. */
+  keyPrefix: string;
+  /** Hard limit on one token request, from connect to the last body byte, in ms. Default 10 000. */
+  tokenRequestTimeoutMs?: number;
+  /** Largest token response body read, in bytes; a larger one is an `invalid_response`. Default 65 536. */
+  maxTokenResponseBytes?: number;
+  /**
+   * Taken off `expires_in` before the token is cached, so that a token is never sent in its last moments.
+   * Default: the smaller of 30 s and a tenth of the token's lifetime. A token whose lifetime is not longer
+   * than the margin is used for the callback that fetched it and not cached.
+   */
+  expiryMarginMs?: number;
+  /**
+   * How long `headers()` waits for a token that another process is fetching before it fails with
+   * `TokenWaitTimeoutError`, in ms. Default `tokenRequestTimeoutMs` + 2 000.
+   */
+  tokenWaitMs?: number;
+  /** Interval between cache reads while waiting for another process's token, in ms. Default 50. */
+  tokenPollIntervalMs?: number;
+}
