@@ -35,6 +35,12 @@ export interface Config {
   readonly shutdownTimeoutMs: number;
   /** READINESS_TIMEOUT_MS: how long /readyz waits for PostgreSQL and Redis. Default 2000. */
   readonly readinessTimeoutMs: number;
+  /** RATE_LIMIT_REQUESTS: GET /events requests allowed per API key in each window. Default 100. */
+  readonly rateLimitRequests: number;
+  /** RATE_LIMIT_WINDOW_SECONDS: length of the rate limit window. Default 1. */
+  readonly rateLimitWindowSeconds: number;
+  /** INGEST_BODY_LIMIT_BYTES: largest ingest request body. Default 5 MiB (1,000 events of about 5 KB). */
+  readonly ingestBodyLimitBytes: number;
 }
 
 /** Thrown when a variable is missing or malformed; the message names the variable. */
@@ -78,6 +84,9 @@ export function loadConfig(env: Env = process.env): Config {
     logLevel: oneOf(env, 'LOG_LEVEL', ['error', 'warn', 'info', 'http', 'debug'] as const, nodeEnv === 'test' ? 'warn' : 'info'),
     shutdownTimeoutMs: integer(env, 'SHUTDOWN_TIMEOUT_MS', 10_000, 0, 600_000),
     readinessTimeoutMs: integer(env, 'READINESS_TIMEOUT_MS', 2_000, 50, 60_000),
+    rateLimitRequests: integer(env, 'RATE_LIMIT_REQUESTS', 100, 1, 1_000_000),
+    rateLimitWindowSeconds: integer(env, 'RATE_LIMIT_WINDOW_SECONDS', 1, 1, 3_600),
+    ingestBodyLimitBytes: integer(env, 'INGEST_BODY_LIMIT_BYTES', 5 * 1024 * 1024, 1_024, 100 * 1024 * 1024),
   };
   return Object.freeze(config);
 }

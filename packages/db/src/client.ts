@@ -1,8 +1,7 @@
 import { PrismaPg } from '@prisma/adapter-pg';
 import { PrismaClient } from './generated/prisma/client';
 
-export { PrismaClient };
-export type { Prisma } from './generated/prisma/client';
+export { Prisma, PrismaClient } from './generated/prisma/client';
 
 export interface PrismaClientOptions {
   /** Most connections the pool opens. */

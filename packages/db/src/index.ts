@@ -1,5 +1,11 @@
-export { createPrismaClient, PrismaClient } from './client';
-export type { Prisma, PrismaClientOptions } from './client';
+export { createPrismaClient, Prisma, PrismaClient } from './client';
+export type { PrismaClientOptions } from './client';
 export { ensureDatabase, dropDatabase, quoteIdentifier } from './database';
 export { applyMigrations, readMigrations, MIGRATIONS_DIR, MigrationError } from './migrations';
 export type { Migration, MigrationResult } from './migrations';
+export { apiKeyRepository, hashApiKey } from './repositories/api-keys';
+export type { ApiKeyRecord, ApiKeyRepository, ApiKeyScope } from './repositories/api-keys';
+export { tenantRepository, DuplicateIdError } from './repositories/tenants';
+export type { MerchantRecord, ProgramRecord, TenantRepository } from './repositories/tenants';
+export { eventRepository, EventConflictError, UnknownTenantError } from './repositories/events';
+export type { EventListQuery, EventRepository, InsertEventsResult, NewEvent } from './repositories/events';

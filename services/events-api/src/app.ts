@@ -1,12 +1,18 @@
 import express, { type Express } from 'express';
 import type { Config } from '@herald/config';
-import type { PrismaClient } from '@herald/db';
+import { apiKeyRepository, eventRepository, tenantRepository, type PrismaClient } from '@herald/db';
 import type { Logger } from '@herald/logging';
-import type { Redis } from 'ioredis';
 import { pingRedis } from '@herald/queue';
+import type { Redis } from 'ioredis';
+import { adminRouter } from './admin/router';
+import { requireBearerToken } from './auth/bearer-token';
+import { eventsRouter } from './events/router';
 import { healthRouter } from './health/router';
 import { errorHandler, notFound } from './http/error-handler';
+import { createRateLimit } from './http/rate-limit';
 import { requestLog } from './http/request-log';
+import { ingestRouter } from './ingest/router';
+import { openApiRouter } from './openapi/router';
 
 /** Everything the API needs, built by server.ts (or by a test). */
 export interface AppDependencies {
@@ -19,20 +25,40 @@ export interface AppDependencies {
 
 /** Builds the Express app; does not listen, so tests can drive it with supertest. */
 export function createApp(deps: AppDependencies): Express {
+  const { config, logger, prisma, redis } = deps;
+  const tenants = tenantRepository(prisma);
+  const apiKeys = apiKeyRepository(prisma);
+  const events = eventRepository(prisma);
+  const rateLimit = createRateLimit({
+    redis,
+    keyPrefix: config.queuePrefix,
+    requests: config.rateLimitRequests,
+    windowSeconds: config.rateLimitWindowSeconds,
+  });
+
   const app = express();
   app.disable('x-powered-by');
   app.set('trust proxy', false);
-  app.use(requestLog(deps.logger));
+  app.use(requestLog(logger));
   app.use(
     healthRouter(
       [
-        { name: 'postgres', check: () => deps.prisma.$queryRaw`SELECT 1` },
-        { name: 'redis', check: () => pingRedis(deps.redis) },
+        { name: 'postgres', check: () => prisma.$queryRaw`SELECT 1` },
+        { name: 'redis', check: () => pingRedis(redis) },
       ],
-      deps.config.readinessTimeoutMs,
+      config.readinessTimeoutMs,
     ),
   );
+  app.use(openApiRouter());
+  app.use(eventsRouter({ apiKeys, events, rateLimit }));
+  app.use(
+    '/internal',
+    requireBearerToken(config.ingestToken, 'herald-ingest'),
+    express.json({ limit: config.ingestBodyLimitBytes, strict: false }),
+    ingestRouter({ events }),
+  );
+  app.use('/admin', requireBearerToken(config.adminToken, 'herald-admin'), express.json({ limit: '100kb' }), adminRouter({ tenants, apiKeys }));
   app.use(notFound);
-  app.use(errorHandler(deps.logger));
+  app.use(errorHandler(logger));
   return app;
 }

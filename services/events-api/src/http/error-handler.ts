@@ -1,4 +1,6 @@
 import type { ErrorRequestHandler, RequestHandler } from 'express';
+import { DuplicateIdError, EventConflictError, UnknownTenantError } from '@herald/db';
+import { ValidationError } from '@herald/domain';
 import type { Logger } from '@herald/logging';
 import { HttpError } from './http-error';
 import { problemType, sendProblem } from './problem';
@@ -21,9 +23,21 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
   };
 }
 
-/** Errors raised by Express itself or body-parser, with their status, become problems too. */
+/** Domain errors, and errors raised by Express itself or body-parser, become problems too. */
 function toHttpError(error: unknown): HttpError | undefined {
   if (error instanceof HttpError) return error;
+  if (error instanceof ValidationError) {
+    return new HttpError(400, error.code, 'Invalid request body', error.message, {
+      errors: error.violations.map(({ pointer, message }) => ({ pointer, message })),
+    });
+  }
+  if (error instanceof UnknownTenantError) {
+    return new HttpError(422, error.code, 'Unprocessable Content', error.message, { index: error.index, field: error.field });
+  }
+  if (error instanceof EventConflictError) {
+    return new HttpError(409, error.code, 'Conflict', error.message, { index: error.index, eventId: error.eventId });
+  }
+  if (error instanceof DuplicateIdError) return new HttpError(409, error.code, 'Conflict', error.message);
   const parserError = error as { type?: string; status?: number; expose?: boolean; message?: string };
   if (parserError?.type === 'entity.parse.failed') {
     return new HttpError(400, 'malformed_json', 'Malformed JSON', 'The request body is not valid JSON.');

@@ -1,0 +1,254 @@
+import type { Event } from '@herald/domain';
+import { Prisma, type PrismaClient } from '../client';
+import type { ApiKeyScope } from './api-keys';
+
+/** An event ready to store: every Event field (id and createdAt assigned) plus its tenant. */
+export interface NewEvent {
+  event: Event;
+  programId: string;
+  merchantId?: string;
+  /** SHA-256 of the producer's content: equal content makes a re-post a no-op, different content a conflict. */
+  contentHash: string;
+}
+
+export interface EventListQuery {
+  scope: ApiKeyScope;
+  origin?: string;
+  objectType?: string;
+  eventType?: string;
+  objectId?: string;
+  createdFrom?: Date;
+  createdTo?: Date;
+  /** 1-based. */
+  page: number;
+  pageSize: number;
+}
+
+export interface InsertEventsResult {
+  /** Every event of the batch as stored, in input order. */
+  events: Event[];
+  /** How many of them this call stored; the others were stored before with the same content. */
+  createdCount: number;
+}
+
+/** The event names a tenant that does not exist (or a merchant of another program). */
+export class UnknownTenantError extends Error {
+  override readonly name = 'UnknownTenantError';
+  readonly code = 'unknown_tenant';
+  constructor(
+    readonly field: 'programId' | 'merchantId',
+    readonly value: string,
+    /** Index in the ingest batch of the first event naming it. */
+    readonly index: number,
+  ) {
+    super(field === 'programId' ? `No program "${value}".` : `No merchant "${value}" in the event's program.`);
+  }
+}
+
+/** An event id exists already with different content. */
+export class EventConflictError extends Error {
+  override readonly name = 'EventConflictError';
+  readonly code = 'event_conflict';
+  constructor(
+    readonly eventId: string,
+    readonly index: number,
+  ) {
+    super(`Event ${eventId} exists already with different content.`);
+  }
+}
+
+// The scope key of event_counts rows: one row per tenant and combination of the spec's filters,
+// where '' stands for "any".
+function scopeKeys(programId: string, merchantId: string | undefined): string[] {
+  return merchantId ? [`program:${programId}`, `merchant:${merchantId}`] : [`program:${programId}`];
+}
+
+function scopeKey(scope: ApiKeyScope): string {
+  return scope.kind === 'merchant' ? `merchant:${scope.merchantId}` : `program:${scope.programId}`;
+}
+
+type EventRow = {
+  id: string;
+  created_at: Date;
+  source_system: string | null;
+  origin: string;
+  event_type: string;
+  object_id: string;
+  object_type: string;
+  metadata: Prisma.JsonValue | null;
+  data: Prisma.JsonValue | null;
+  context: string | null;
+};
+
+/** The event as a merchant sees it: optional fields that were not set are absent, not null. */
+function toEvent(row: EventRow): Event {
+  const event: Record<string, unknown> = {
+    id: row.id,
+    createdAt: row.created_at.toISOString(),
+    ...(row.source_system === null ? {} : { sourceSystem: row.source_system }),
+    origin: row.origin,
+    eventType: row.event_type,
+    objectId: row.object_id,
+    objectType: row.object_type,
+    ...(row.metadata === null ? {} : { metadata: row.metadata }),
+    ...(row.data === null ? {} : { data: row.data }),
+    ...(row.context === null ? {} : { context: row.context }),
+  };
+  return event as Event;
+}
+
+const EVENT_COLUMNS = Prisma.sql`e.id, e.created_at, e.source_system, e.origin, e.event_type, e.object_id, e.object_type, e.metadata, e.data, e.context`;
+
+export function eventRepository(prisma: PrismaClient) {
+  return {
+    /**
+     * Stores a batch atomically: either every new event (with its counters) or nothing. An event
+     * whose id exists with the same content is returned as stored; different content throws
+     * EventConflictError and stores nothing.
+     */
+    async insert(batch: readonly NewEvent[]): Promise<InsertEventsResult> {
+      return prisma.$transaction(async (tx) => {
+        await checkTenants(tx, batch);
+
+        const rows = batch.map(({ event, programId, merchantId, contentHash }) => ({
+          id: event.id,
+          programId,
+          merchantId: merchantId ?? null,
+          createdAt: new Date(event.createdAt),
+          sourceSystem: event.sourceSystem ?? null,
+          origin: event.origin,
+          eventType: event.eventType,
+          objectId: event.objectId,
+          objectType: event.objectType,
+          metadata: event.metadata ?? Prisma.DbNull,
+          data: (event.data as Prisma.InputJsonValue | undefined) ?? Prisma.DbNull,
+          context: event.context ?? null,
+          contentHash,
+        }));
+        const inserted = await tx.event.createManyAndReturn({ data: rows, skipDuplicates: true, select: { id: true } });
+        const createdIds = new Set(inserted.map((r) => r.id));
+
+        const others = batch.filter((item) => !createdIds.has(item.event.id));
+        const existingById = new Map<string, Event>();
+        if (others.length > 0) {
+          const stored = await tx.$queryRaw<Array<EventRow & { content_hash: string }>>`
+            SELECT ${EVENT_COLUMNS}, e.content_hash FROM events e WHERE e.id IN (${Prisma.join(others.map((o) => o.event.id))})`;
+          const byId = new Map(stored.map((row) => [row.id, row]));
+          for (const item of others) {
+            const row = byId.get(item.event.id);
+            const index = batch.indexOf(item);
+            if (!row || row.content_hash !== item.contentHash) throw new EventConflictError(item.event.id, index);
+            existingById.set(row.id, toEvent(row));
+          }
+        }
+
+        await addToCounts(tx, batch.filter((item) => createdIds.has(item.event.id)));
+
+        return {
+          events: batch.map((item) => existingById.get(item.event.id) ?? roundTrip(item.event)),
+          createdCount: createdIds.size,
+        };
+      });
+    },
+
+    /**
+     * One page of a tenant's events, oldest first by (createdAt, id), and the exact count of all
+     * matching events. Counts for the spec's filters come from event_counts; the extension filters
+     * count over their index.
+     */
+    async list(query: EventListQuery): Promise<{ count: number; events: Event[] }> {
+      const count = await countEvents(prisma, query);
+      const offset = (query.page - 1) * query.pageSize;
+      if (offset >= count) return { count, events: [] };
+      // Deferred join: find the page's ids on the narrow index first, then read only those rows.
+      const rows = await prisma.$queryRaw<EventRow[]>`
+        SELECT ${EVENT_COLUMNS}
+        FROM (
+          SELECT id, created_at FROM events
+          WHERE ${whereClause(query)}
+          ORDER BY created_at, id
+          OFFSET ${offset} LIMIT ${query.pageSize}
+        ) page
+        JOIN events e ON e.id = page.id
+        ORDER BY page.created_at, page.id`;
+      return { count, events: rows.map(toEvent) };
+    },
+  };
+}
+
+/** What a stored event reads back as (createdAt normalised to UTC milliseconds). */
+function roundTrip(event: Event): Event {
+  return { ...event, createdAt: new Date(event.createdAt).toISOString() };
+}
+
+type Tx = Prisma.TransactionClient;
+
+async function checkTenants(tx: Tx, batch: readonly NewEvent[]): Promise<void> {
+  const programIds = [...new Set(batch.map((b) => b.programId))];
+  const merchantIds = [...new Set(batch.flatMap((b) => (b.merchantId ? [b.merchantId] : [])))];
+  const programs = new Set((await tx.program.findMany({ where: { id: { in: programIds } }, select: { id: true } })).map((p) => p.id));
+  const merchants = new Map(
+    (await tx.merchant.findMany({ where: { id: { in: merchantIds } }, select: { id: true, programId: true } })).map((m) => [m.id, m.programId]),
+  );
+  batch.forEach((item, index) => {
+    if (!programs.has(item.programId)) throw new UnknownTenantError('programId', item.programId, index);
+    if (item.merchantId && merchants.get(item.merchantId) !== item.programId) {
+      throw new UnknownTenantError('merchantId', item.merchantId, index);
+    }
+  });
+}
+
+async function addToCounts(tx: Tx, created: readonly NewEvent[]): Promise<void> {
+  const increments = new Map<string, { scope: string; origin: string; objectType: string; count: number }>();
+  for (const { event, programId, merchantId } of created) {
+    for (const scope of scopeKeys(programId, merchantId)) {
+      for (const origin of ['', event.origin]) {
+        for (const objectType of ['', event.objectType]) {
+          const key = `${scope}\u0000${origin}\u0000${objectType}`;
+          const row = increments.get(key) ?? { scope, origin, objectType, count: 0 };
+          row.count += 1;
+          increments.set(key, row);
+        }
+      }
+    }
+  }
+  if (increments.size === 0) return;
+  // Sorted, so that concurrent batches lock the counter rows in the same order (no deadlock).
+  const values = [...increments.entries()]
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    .map(([, r]) => Prisma.sql`(${r.scope}, ${r.origin}, ${r.objectType}, ${r.count})`);
+  await tx.$executeRaw`
+    INSERT INTO event_counts (scope, origin, object_type, count) VALUES ${Prisma.join(values)}
+    ON CONFLICT (scope, origin, object_type) DO UPDATE SET count = event_counts.count + EXCLUDED.count`;
+}
+
+function usesOnlyCountedFilters(query: EventListQuery): boolean {
+  return query.eventType === undefined && query.objectId === undefined && query.createdFrom === undefined && query.createdTo === undefined;
+}
+
+async function countEvents(prisma: PrismaClient, query: EventListQuery): Promise<number> {
+  if (usesOnlyCountedFilters(query)) {
+    const row = await prisma.eventCount.findUnique({
+      where: { scope_origin_objectType: { scope: scopeKey(query.scope), origin: query.origin ?? '', objectType: query.objectType ?? '' } },
+      select: { count: true },
+    });
+    return Number(row?.count ?? 0);
+  }
+  const [row] = await prisma.$queryRaw<Array<{ count: bigint }>>`SELECT count(*) AS count FROM events WHERE ${whereClause(query)}`;
+  return Number(row?.count ?? 0);
+}
+
+function whereClause(query: EventListQuery): Prisma.Sql {
+  const conditions: Prisma.Sql[] = [
+    query.scope.kind === 'merchant' ? Prisma.sql`merchant_id = ${query.scope.merchantId}` : Prisma.sql`program_id = ${query.scope.programId}`,
+  ];
+  if (query.origin !== undefined) conditions.push(Prisma.sql`origin = ${query.origin}`);
+  if (query.objectType !== undefined) conditions.push(Prisma.sql`object_type = ${query.objectType}`);
+  if (query.eventType !== undefined) conditions.push(Prisma.sql`event_type = ${query.eventType}`);
+  if (query.objectId !== undefined) conditions.push(Prisma.sql`object_id = ${query.objectId}`);
+  if (query.createdFrom !== undefined) conditions.push(Prisma.sql`created_at >= ${query.createdFrom}`);
+  if (query.createdTo !== undefined) conditions.push(Prisma.sql`created_at < ${query.createdTo}`);
+  return Prisma.join(conditions, ' AND ');
+}
+
+export type EventRepository = ReturnType<typeof eventRepository>;

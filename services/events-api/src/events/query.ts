@@ -1,0 +1,64 @@
+import { EVENT_TYPES, OBJECT_TYPES, ORIGINS, compileValidator } from '@herald/domain';
+import type { EventListQuery } from '@herald/db';
+import { HttpError } from '../http/http-error';
+
+/** Most records one page may hold. */
+export const MAX_PAGE_SIZE = 100;
+export const DEFAULT_PAGE_SIZE = 20;
+
+/** The filter value `plan` selects events whose objectType is `subscription.plan` (the spec's note). */
+const OBJECT_TYPE_FILTERS = ['plan', ...OBJECT_TYPES] as const;
+
+/**
+ * Query parameters of GET /events, as strings (the query string's own type). The spec's are origin,
+ * page, pageSize and objectType; objectId, eventType, createdFrom and createdTo are Herald's
+ * documented extensions. Anything else is refused, so a typo never silently lists everything.
+ */
+export const eventsQuerySchema = {
+  $id: 'herald:api/events-query',
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    origin: { type: 'string', enum: ORIGINS, description: 'Origin that triggered the event: api, widget or automated.' },
+    page: { type: 'string', pattern: '^[1-9][0-9]{0,8}$', description: 'Page number to return, from 1. Default 1.' },
+    pageSize: {
+      type: 'string',
+      pattern: `^([1-9][0-9]?|${MAX_PAGE_SIZE})$`,
+      description: `Records per page, 1 to ${MAX_PAGE_SIZE}. Default ${DEFAULT_PAGE_SIZE}.`,
+    },
+    objectType: {
+      type: 'string',
+      enum: OBJECT_TYPE_FILTERS,
+      description: 'Type of the object linked to the event. `plan` selects events whose objectType is subscription.plan.',
+    },
+    objectId: { type: 'string', minLength: 1, maxLength: 255, description: 'Extension: only the events of this object.' },
+    eventType: { type: 'string', enum: EVENT_TYPES, description: 'Extension: only events of this type.' },
+    createdFrom: { type: 'string', format: 'date-time', description: 'Extension: events created at or after this time.' },
+    createdTo: { type: 'string', format: 'date-time', description: 'Extension: events created before this time.' },
+  },
+} as const;
+
+type RawQuery = Partial<Record<keyof (typeof eventsQuerySchema)['properties'], string>>;
+const validateQuery = compileValidator<RawQuery>(eventsQuerySchema);
+
+/** Parses and checks the query; a bad or unknown parameter is a 400 naming it. */
+export function parseEventsQuery(query: unknown): Omit<EventListQuery, 'scope'> {
+  const result = validateQuery(query);
+  if (!result.ok) {
+    const errors = result.violations.map((v) => ({ parameter: v.pointer.replace(/^\//, '').split('/')[0], message: v.message }));
+    throw new HttpError(400, 'invalid_query', 'Invalid query parameter', `Invalid query parameter: ${errors.map((e) => e.parameter).join(', ')}.`, {
+      errors,
+    });
+  }
+  const q = result.value;
+  return {
+    page: q.page === undefined ? 1 : Number(q.page),
+    pageSize: q.pageSize === undefined ? DEFAULT_PAGE_SIZE : Number(q.pageSize),
+    ...(q.origin === undefined ? {} : { origin: q.origin }),
+    ...(q.objectType === undefined ? {} : { objectType: q.objectType === 'plan' ? 'subscription.plan' : q.objectType }),
+    ...(q.objectId === undefined ? {} : { objectId: q.objectId }),
+    ...(q.eventType === undefined ? {} : { eventType: q.eventType }),
+    ...(q.createdFrom === undefined ? {} : { createdFrom: new Date(q.createdFrom) }),
+    ...(q.createdTo === undefined ? {} : { createdTo: new Date(q.createdTo) }),
+  };
+}

@@ -1,0 +1,36 @@
+import { Router } from 'express';
+import type { ApiKeyRepository, EventRepository } from '@herald/db';
+import type { EventPage } from '@herald/domain';
+import { HttpError } from '../http/http-error';
+import type { RateLimit } from '../http/rate-limit';
+import { checkRequiredHeaders } from './headers';
+import { parseEventsQuery } from './query';
+
+/** GET /events: the merchant API. A merchant key lists its merchant's events; a program key every event of its program. */
+export function eventsRouter(deps: { apiKeys: ApiKeyRepository; events: EventRepository; rateLimit: RateLimit }): Router {
+  const router = Router();
+  router.get('/events', async (req, res) => {
+    const key = req.get('x-api-key');
+    if (!key) throw unauthorized('The x-api-key header is required.');
+    const auth = await deps.apiKeys.authenticate(key);
+    if (!auth) throw unauthorized('The x-api-key is unknown or revoked.');
+    await deps.rateLimit(auth.keyId, res);
+    checkRequiredHeaders(req);
+    const query = parseEventsQuery(req.query);
+
+    const { count, events } = await deps.events.list({ ...query, scope: auth.scope });
+    const page: EventPage = {
+      page: query.page,
+      pageSize: query.pageSize,
+      count,
+      totalPages: Math.ceil(count / query.pageSize),
+      data: events,
+    };
+    res.json(page);
+  });
+  return router;
+}
+
+function unauthorized(detail: string): HttpError {
+  return new HttpError(401, 'unauthorized', 'Unauthorized', detail, { header: 'x-api-key' });
+}

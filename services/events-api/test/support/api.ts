@@ -1,0 +1,65 @@
+import { PassThrough } from 'node:stream';
+import request from 'supertest';
+import { loadConfig, type Config } from '@herald/config';
+import { createPrismaClient } from '@herald/db';
+import { createLogger } from '@herald/logging';
+import { createRedisConnection } from '@herald/queue';
+import { testDatabaseUrl, uniqueId } from '@herald/testing';
+import { createApp } from '../../src/app';
+
+/** An events-api on the test database and the real Redis, with its own queue prefix. */
+export function createTestApi(env: Record<string, string> = {}) {
+  const config: Config = loadConfig({
+    NODE_ENV: 'test',
+    DATABASE_URL: testDatabaseUrl(),
+    QUEUE_PREFIX: uniqueId('test'),
+    RATE_LIMIT_REQUESTS: '10000',
+    ...env,
+  });
+  const prisma = createPrismaClient(config.databaseUrl);
+  const redis = createRedisConnection(config.redisUrl, { role: 'client' });
+  const logOutput = new PassThrough();
+  const logger = createLogger({ level: 'error', service: 'test', stream: logOutput });
+  const app = createApp({ config, logger, prisma, redis });
+
+  const admin = (method: 'post' | 'delete' | 'get', path: string) =>
+    request(app)[method](`/admin${path}`).set('Authorization', `Bearer ${config.adminToken}`);
+  const ingest = (body: unknown) =>
+    request(app).post('/internal/events').set('Authorization', `Bearer ${config.ingestToken}`).send(body as object);
+
+  return {
+    app,
+    config,
+    prisma,
+    admin,
+    ingest,
+    /** GET /events with every header the spec requires, overridable per call. */
+    listEvents(apiKey: string | undefined, query: Record<string, string | number> = {}, headers: Record<string, string | undefined> = {}) {
+      const all: Record<string, string | undefined> = {
+        'x-api-key': apiKey,
+        'Content-Type': 'application/json',
+        'Accept-Language': 'en-US',
+        Origin: 'https://shop.example',
+        'User-Agent': 'herald-tests/1.0',
+        ...headers,
+      };
+      let req = request(app).get('/events').query(query);
+      for (const [name, value] of Object.entries(all)) if (value !== undefined) req = req.set(name, value);
+      return req;
+    },
+    /** A fresh program with one merchant, a merchant key and a program key. */
+    async createTenant() {
+      const program = (await admin('post', '/programs').send({ name: 'Program' }).expect(201)).body as { id: string };
+      const merchant = (await admin('post', '/merchants').send({ programId: program.id, name: 'Merchant' }).expect(201)).body as { id: string };
+      const merchantKey = (await admin('post', '/api-keys').send({ merchantId: merchant.id }).expect(201)).body as { id: string; key: string };
+      const programKey = (await admin('post', '/api-keys').send({ programId: program.id }).expect(201)).body as { id: string; key: string };
+      return { programId: program.id, merchantId: merchant.id, merchantKey, programKey };
+    },
+    async close() {
+      await prisma.$disconnect();
+      redis.disconnect();
+    },
+  };
+}
+
+export type TestApi = ReturnType<typeof createTestApi>;
