@@ -8,4 +8,4 @@ export type { ApiKeyRecord, ApiKeyRepository, ApiKeyScope } from './repositories
 export { tenantRepository, DuplicateIdError } from './repositories/tenants';
 export type { MerchantRecord, ProgramRecord, TenantRepository } from './repositories/tenants';
 export { eventRepository, EventConflictError, UnknownTenantError } from './repositories/events';
-export type { EventListQuery, EventRepository, InsertEventsResult, NewEvent } from './repositories/events';
+export type { EventListQuery, EventRepository, EventRepositoryOptions, InsertEventsResult, NewEvent } from './repositories/events';

@@ -1,6 +1,7 @@
 import type { Event } from '@herald/domain';
 import { Prisma, type PrismaClient } from '../client';
 import type { ApiKeyScope } from './api-keys';
+import { addToCounts, countOf, locateOffset, merchantScope, programScope, type CountKey } from './event-counts';
 
 /** An event ready to store: every Event field (id and createdAt assigned) plus its tenant. */
 export interface NewEvent {
@@ -57,14 +58,20 @@ export class EventConflictError extends Error {
   }
 }
 
-// The scope key of event_counts rows: one row per tenant and combination of the spec's filters,
-// where '' stands for "any".
-function scopeKeys(programId: string, merchantId: string | undefined): string[] {
-  return merchantId ? [`program:${programId}`, `merchant:${merchantId}`] : [`program:${programId}`];
+function countKey(query: EventListQuery): CountKey {
+  return {
+    scope: query.scope.kind === 'merchant' ? merchantScope(query.scope.merchantId) : programScope(query.scope.programId),
+    ...(query.origin === undefined ? {} : { origin: query.origin }),
+    ...(query.objectType === undefined ? {} : { objectType: query.objectType }),
+  };
 }
 
-function scopeKey(scope: ApiKeyScope): string {
-  return scope.kind === 'merchant' ? `merchant:${scope.merchantId}` : `program:${scope.programId}`;
+export interface EventRepositoryOptions {
+  /**
+   * From this offset on, a page's start is found through the bucket counters; below it, skipping
+   * index entries directly is cheaper. Default 2,000.
+   */
+  bucketWalkMinOffset?: number;
 }
 
 type EventRow = {
@@ -99,7 +106,8 @@ function toEvent(row: EventRow): Event {
 
 const EVENT_COLUMNS = Prisma.sql`e.id, e.created_at, e.source_system, e.origin, e.event_type, e.object_id, e.object_type, e.metadata, e.data, e.context`;
 
-export function eventRepository(prisma: PrismaClient) {
+export function eventRepository(prisma: PrismaClient, options: EventRepositoryOptions = {}) {
+  const bucketWalkMinOffset = options.bucketWalkMinOffset ?? 2_000;
   return {
     /**
      * Stores a batch atomically: either every new event (with its counters) or nothing. An event
@@ -142,7 +150,18 @@ export function eventRepository(prisma: PrismaClient) {
           }
         }
 
-        await addToCounts(tx, batch.filter((item) => createdIds.has(item.event.id)));
+        await addToCounts(
+          tx,
+          batch
+            .filter((item) => createdIds.has(item.event.id))
+            .map(({ event, programId, merchantId }) => ({
+              programId,
+              ...(merchantId === undefined ? {} : { merchantId }),
+              origin: event.origin,
+              objectType: event.objectType,
+              createdAt: new Date(event.createdAt),
+            })),
+        );
 
         return {
           events: batch.map((item) => existingById.get(item.event.id) ?? roundTrip(item.event)),
@@ -160,14 +179,19 @@ export function eventRepository(prisma: PrismaClient) {
       const count = await countEvents(prisma, query);
       const offset = (query.page - 1) * query.pageSize;
       if (offset >= count) return { count, events: [] };
+      // A deep page starts from the second the bucket counters point at, so only the events of that
+      // second are skipped; a shallow one skips index entries directly.
+      const start =
+        offset >= bucketWalkMinOffset && usesOnlyCountedFilters(query) ? await locateOffset(prisma, countKey(query), offset) : null;
+      const from = start ? Prisma.sql`AND created_at >= to_timestamp(${Number(start.fromSecond)})` : Prisma.empty;
       // Deferred join: find the page's ids on the narrow index first, then read only those rows.
       const rows = await prisma.$queryRaw<EventRow[]>`
         SELECT ${EVENT_COLUMNS}
         FROM (
           SELECT id, created_at FROM events
-          WHERE ${whereClause(query)}
+          WHERE ${whereClause(query)} ${from}
           ORDER BY created_at, id
-          OFFSET ${offset} LIMIT ${query.pageSize}
+          OFFSET ${start ? start.skip : offset} LIMIT ${query.pageSize}
         ) page
         JOIN events e ON e.id = page.id
         ORDER BY page.created_at, page.id`;
@@ -198,42 +222,12 @@ async function checkTenants(tx: Tx, batch: readonly NewEvent[]): Promise<void> {
   });
 }
 
-async function addToCounts(tx: Tx, created: readonly NewEvent[]): Promise<void> {
-  const increments = new Map<string, { scope: string; origin: string; objectType: string; count: number }>();
-  for (const { event, programId, merchantId } of created) {
-    for (const scope of scopeKeys(programId, merchantId)) {
-      for (const origin of ['', event.origin]) {
-        for (const objectType of ['', event.objectType]) {
-          const key = `${scope}\u0000${origin}\u0000${objectType}`;
-          const row = increments.get(key) ?? { scope, origin, objectType, count: 0 };
-          row.count += 1;
-          increments.set(key, row);
-        }
-      }
-    }
-  }
-  if (increments.size === 0) return;
-  // Sorted, so that concurrent batches lock the counter rows in the same order (no deadlock).
-  const values = [...increments.entries()]
-    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-    .map(([, r]) => Prisma.sql`(${r.scope}, ${r.origin}, ${r.objectType}, ${r.count})`);
-  await tx.$executeRaw`
-    INSERT INTO event_counts (scope, origin, object_type, count) VALUES ${Prisma.join(values)}
-    ON CONFLICT (scope, origin, object_type) DO UPDATE SET count = event_counts.count + EXCLUDED.count`;
-}
-
 function usesOnlyCountedFilters(query: EventListQuery): boolean {
   return query.eventType === undefined && query.objectId === undefined && query.createdFrom === undefined && query.createdTo === undefined;
 }
 
 async function countEvents(prisma: PrismaClient, query: EventListQuery): Promise<number> {
-  if (usesOnlyCountedFilters(query)) {
-    const row = await prisma.eventCount.findUnique({
-      where: { scope_origin_objectType: { scope: scopeKey(query.scope), origin: query.origin ?? '', objectType: query.objectType ?? '' } },
-      select: { count: true },
-    });
-    return Number(row?.count ?? 0);
-  }
+  if (usesOnlyCountedFilters(query)) return countOf(prisma, countKey(query));
   const [row] = await prisma.$queryRaw<Array<{ count: bigint }>>`SELECT count(*) AS count FROM events WHERE ${whereClause(query)}`;
   return Number(row?.count ?? 0);
 }

@@ -1,0 +1,134 @@
+import { Prisma, type PrismaClient } from '../client';
+
+/**
+ * Exact event counts per tenant scope and per combination of the spec's filters (origin,
+ * objectType), kept in the ingest transaction:
+ * - event_counts holds the totals, so GET /events never counts matching rows;
+ * - event_bucket_counts holds the same counts per day, minute and second of createdAt, so a deep
+ *   page is found by walking a few small rows instead of skipping every earlier event.
+ * An empty origin or objectType stands for "any".
+ */
+
+/** Bucket widths in seconds, coarsest first: a walk reads at most 365 + 1440 + 60 rows per year of data. */
+export const BUCKET_GRANULARITIES = [86_400, 60, 1] as const;
+
+/** The counters a stored event adds to. */
+export interface CountedEvent {
+  programId: string;
+  merchantId?: string;
+  origin: string;
+  objectType: string;
+  createdAt: Date;
+}
+
+/** Which counters a list query reads: a scope and the spec's filters. */
+export interface CountKey {
+  scope: string;
+  origin?: string;
+  objectType?: string;
+}
+
+export function programScope(programId: string): string {
+  return `program:${programId}`;
+}
+
+export function merchantScope(merchantId: string): string {
+  return `merchant:${merchantId}`;
+}
+
+type Tx = Prisma.TransactionClient;
+
+interface Increment {
+  scope: string;
+  origin: string;
+  objectType: string;
+  granularity: number;
+  bucketStart: bigint;
+  count: number;
+}
+
+/** Adds the events to every counter they belong to (call inside the transaction that stores them). */
+export async function addToCounts(tx: Tx, events: readonly CountedEvent[]): Promise<void> {
+  const totals = new Map<string, Omit<Increment, 'granularity' | 'bucketStart'>>();
+  const buckets = new Map<string, Increment>();
+  for (const event of events) {
+    const seconds = Math.floor(event.createdAt.getTime() / 1000);
+    const scopes = event.merchantId ? [programScope(event.programId), merchantScope(event.merchantId)] : [programScope(event.programId)];
+    for (const scope of scopes) {
+      for (const origin of ['', event.origin]) {
+        for (const objectType of ['', event.objectType]) {
+          const key = `${scope}\u0000${origin}\u0000${objectType}`;
+          const total = totals.get(key) ?? { scope, origin, objectType, count: 0 };
+          total.count += 1;
+          totals.set(key, total);
+          for (const granularity of BUCKET_GRANULARITIES) {
+            const bucketStart = BigInt(seconds - (((seconds % granularity) + granularity) % granularity));
+            const bucketKey = `${key}\u0000${granularity}\u0000${bucketStart}`;
+            const bucket = buckets.get(bucketKey) ?? { scope, origin, objectType, granularity, bucketStart, count: 0 };
+            bucket.count += 1;
+            buckets.set(bucketKey, bucket);
+          }
+        }
+      }
+    }
+  }
+  if (totals.size === 0) return;
+  // Rows sorted by key, so that concurrent batches lock shared counters in the same order (no
+  // deadlock). Passed as arrays: a batch spread over time touches thousands of buckets, more rows
+  // than PostgreSQL's 65,535 bind parameters allow as VALUES.
+  const total = sortedValues(totals);
+  await tx.$executeRaw`
+    INSERT INTO event_counts (scope, origin, object_type, count)
+    SELECT * FROM unnest(${total.map((r) => r.scope)}::text[], ${total.map((r) => r.origin)}::text[],
+                         ${total.map((r) => r.objectType)}::text[], ${total.map((r) => r.count)}::bigint[])
+    ON CONFLICT (scope, origin, object_type) DO UPDATE SET count = event_counts.count + EXCLUDED.count`;
+  const bucket = sortedValues(buckets);
+  await tx.$executeRaw`
+    INSERT INTO event_bucket_counts (scope, origin, object_type, granularity, bucket_start, count)
+    SELECT * FROM unnest(${bucket.map((r) => r.scope)}::text[], ${bucket.map((r) => r.origin)}::text[],
+                         ${bucket.map((r) => r.objectType)}::text[], ${bucket.map((r) => r.granularity)}::int[],
+                         ${bucket.map((r) => r.bucketStart)}::bigint[], ${bucket.map((r) => r.count)}::bigint[])
+    ON CONFLICT (scope, origin, object_type, granularity, bucket_start) DO UPDATE SET count = event_bucket_counts.count + EXCLUDED.count`;
+}
+
+function sortedValues<T>(map: Map<string, T>): T[] {
+  return [...map.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, value]) => value);
+}
+
+/** The exact number of events under the key. */
+export async function countOf(prisma: PrismaClient, key: CountKey): Promise<number> {
+  const row = await prisma.eventCount.findUnique({
+    where: { scope_origin_objectType: { scope: key.scope, origin: key.origin ?? '', objectType: key.objectType ?? '' } },
+    select: { count: true },
+  });
+  return Number(row?.count ?? 0);
+}
+
+/**
+ * Where the event at `offset` (0-based, in (createdAt, id) order) lies: the page starts at the
+ * first event created at or after `fromSecond` (epoch seconds), after skipping `skip` of them.
+ * Null when the counters hold no such position (then the caller skips the plain way).
+ */
+export async function locateOffset(prisma: PrismaClient, key: CountKey, offset: number): Promise<{ fromSecond: bigint; skip: number } | null> {
+  let remaining = BigInt(offset);
+  let from: bigint | null = null;
+  let to: bigint | null = null;
+  for (const granularity of BUCKET_GRANULARITIES) {
+    const [bucket] = await prisma.$queryRaw<Array<{ bucket_start: bigint; before: bigint }>>`
+      SELECT bucket_start, before FROM (
+        SELECT bucket_start, count, (sum(count) OVER (ORDER BY bucket_start) - count)::bigint AS before
+        FROM event_bucket_counts
+        WHERE scope = ${key.scope} AND origin = ${key.origin ?? ''} AND object_type = ${key.objectType ?? ''}
+          AND granularity = ${granularity}
+          ${from === null ? Prisma.empty : Prisma.sql`AND bucket_start >= ${from} AND bucket_start < ${to}`}
+      ) walk
+      WHERE before + count > ${remaining}
+      ORDER BY bucket_start
+      LIMIT 1`;
+    if (!bucket) return null;
+    remaining -= BigInt(bucket.before);
+    from = BigInt(bucket.bucket_start);
+    to = from + BigInt(granularity);
+  }
+  return from === null ? null : { fromSecond: from, skip: Number(remaining) };
+}
