@@ -3,6 +3,7 @@
  * `loadConfig()` once at start-up and passes the frozen result down; a bad value stops the
  * process at once with a message naming the variable.
  */
+import { isIP } from 'node:net';
 
 export type NodeEnv = 'development' | 'test' | 'production';
 export type LogLevel = 'error' | 'warn' | 'info' | 'http' | 'debug';
@@ -41,6 +42,19 @@ export interface Config {
   readonly rateLimitWindowSeconds: number;
   /** INGEST_BODY_LIMIT_BYTES: largest ingest request body. Default 5 MiB (1,000 events of about 5 KB). */
   readonly ingestBodyLimitBytes: number;
+  /**
+   * ALLOW_PRIVATE_TARGETS (`true` or `false`): whether notification target URLs (and OAuth
+   * Authentication URLs) may point at loopback, private, link-local, CGNAT or cloud metadata
+   * addresses. Default `false` when NODE_ENV=production, `true` otherwise (local receivers in
+   * development and tests).
+   */
+  readonly allowPrivateTargets: boolean;
+  /**
+   * TARGET_HOST_ALLOWLIST: comma-separated host names (or IP addresses) that targets may always
+   * use, even when private targets are not allowed, e.g. an internal receiver. Compared
+   * case-insensitively with the URL's host. Default: none.
+   */
+  readonly targetHostAllowlist: readonly string[];
 }
 
 /** Thrown when a variable is missing or malformed; the message names the variable. */
@@ -63,12 +77,15 @@ const DEV_INGEST_TOKEN = 'dev-ingest-token';
 const DEV_SECRETS_KEY = Buffer.from('herald-development-secrets-key!!', 'utf8');
 const PRODUCTION_TOKEN_MIN_LENGTH = 32;
 
+const NODE_ENVS = ['development', 'test', 'production'] as const;
+
+export const DEFAULT_API_URL = 'http://127.0.0.1:3000';
 export const DEFAULT_DATABASE_URL = 'postgresql://postgres@127.0.0.1:5432/herald';
 export const DEFAULT_REDIS_URL = 'redis://127.0.0.1:6379';
 
 /** Reads and validates the environment. Pure: pass an env object in tests. */
 export function loadConfig(env: Env = process.env): Config {
-  const nodeEnv = oneOf(env, 'NODE_ENV', ['development', 'test', 'production'] as const, 'development');
+  const nodeEnv = oneOf(env, 'NODE_ENV', NODE_ENVS, 'development');
   const production = nodeEnv === 'production';
 
   const config: Config = {
@@ -87,6 +104,8 @@ export function loadConfig(env: Env = process.env): Config {
     rateLimitRequests: integer(env, 'RATE_LIMIT_REQUESTS', 100, 1, 1_000_000),
     rateLimitWindowSeconds: integer(env, 'RATE_LIMIT_WINDOW_SECONDS', 1, 1, 3_600),
     ingestBodyLimitBytes: integer(env, 'INGEST_BODY_LIMIT_BYTES', 5 * 1024 * 1024, 1_024, 100 * 1024 * 1024),
+    allowPrivateTargets: boolean(env, 'ALLOW_PRIVATE_TARGETS', !production),
+    targetHostAllowlist: hostList(env, 'TARGET_HOST_ALLOWLIST'),
   };
   return Object.freeze(config);
 }
@@ -112,6 +131,27 @@ function integer(env: Env, name: string, fallback: number, min: number, max: num
   const parsed = Number(value);
   if (parsed < min || parsed > max) throw new ConfigError(name, `must be between ${min} and ${max}, got ${parsed}`);
   return parsed;
+}
+
+function boolean(env: Env, name: string, fallback: boolean): boolean {
+  const value = raw(env, name);
+  if (value === undefined) return fallback;
+  if (value !== 'true' && value !== 'false') throw new ConfigError(name, `must be true or false, got "${value}"`);
+  return value === 'true';
+}
+
+// A DNS name (letters, digits, hyphens, dots) or an IP address; IPv6 without brackets.
+const HOST = /^(?=.{1,253}$)([A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*\.?$/;
+
+function hostList(env: Env, name: string): readonly string[] {
+  const value = raw(env, name);
+  if (value === undefined) return Object.freeze([]);
+  const hosts = value.split(',').map((host) => host.trim().toLowerCase()).filter((host) => host !== '');
+  for (const host of hosts) {
+    if (!HOST.test(host) && isIP(host) === 0) throw new ConfigError(name, `"${host}" is not a host name or IP address`);
+  }
+  // A trailing dot names the same host; store the form URLs are compared in.
+  return Object.freeze(hosts.map((host) => host.replace(/\.$/, '')));
 }
 
 function text(env: Env, name: string, fallback: string, pattern: RegExp): string {
@@ -167,4 +207,24 @@ function secretsKey(env: Env, production: boolean): Buffer {
 /** TEST_DATABASE_URL: the database the test suites use (never the one the system runs on). */
 export function testDatabaseUrl(env: Env = process.env): string {
   return url(env, 'TEST_DATABASE_URL', ['postgres:', 'postgresql:'], 'postgresql://postgres@127.0.0.1:5432/herald_test');
+}
+
+/** What the `herald` support CLI needs: where the events-api is, and the admin token. */
+export interface CliConfig {
+  /** HERALD_API_URL: base URL (http or https) of the events-api the CLI calls. Default `http://127.0.0.1:3000`. */
+  readonly apiUrl: string;
+  /** ADMIN_TOKEN, under the same rules as the events-api's (required, and not the default, in production). */
+  readonly adminToken: string;
+}
+
+/**
+ * Reads only the CLI's variables: a client needs neither the database nor the secrets key, so it
+ * must not require them as `loadConfig` does under NODE_ENV=production.
+ */
+export function loadCliConfig(env: Env = process.env): CliConfig {
+  const production = oneOf(env, 'NODE_ENV', NODE_ENVS, 'development') === 'production';
+  return Object.freeze({
+    apiUrl: url(env, 'HERALD_API_URL', ['http:', 'https:'], DEFAULT_API_URL),
+    adminToken: token(env, 'ADMIN_TOKEN', DEV_ADMIN_TOKEN, production),
+  });
 }

@@ -9,3 +9,23 @@ export { tenantRepository, DuplicateIdError } from './repositories/tenants';
 export type { MerchantRecord, ProgramRecord, TenantRepository } from './repositories/tenants';
 export { eventRepository, EventConflictError, UnknownTenantError } from './repositories/events';
 export type { EventListQuery, EventRepository, EventRepositoryOptions, InsertEventsResult, NewEvent } from './repositories/events';
+export { createCredentialsCipher, credentialsCipherFromConfig, CredentialsCipherError } from './credentials-cipher';
+export type {
+  CredentialsCipher,
+  CredentialsCipherFailure,
+  CredentialsCipherOptions,
+  EncryptedCredentials,
+  Keyring,
+  TargetCredentials,
+} from './credentials-cipher';
+export { MASKED_PASSWORD, targetOwnerKey, targetRepository, TargetOwnerNotFoundError } from './repositories/targets';
+export type {
+  DeliveryTarget,
+  MaskedTargetAuth,
+  NotificationTargetRecord,
+  TargetAuth,
+  TargetInput,
+  TargetNotifications,
+  TargetOwner,
+  TargetRepository,
+} from './repositories/targets';

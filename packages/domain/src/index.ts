@@ -48,3 +48,9 @@ export type { Validation, Violation } from './violation';
 export { examplePaymentSeriesEvent } from './examples/payment-series-event';
 export { DomainError } from './errors/domain-error';
 export { ValidationError } from './errors/validation-error';
+export {
+  CALLBACK_AUTH_MODES,
+  MERCHANT_NOTIFICATION_OBJECT_TYPES,
+  type CallbackAuthMode,
+  type MerchantNotificationObjectType,
+} from './notifications';

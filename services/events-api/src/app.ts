@@ -1,6 +1,6 @@
 import express, { type Express } from 'express';
 import type { Config } from '@herald/config';
-import { apiKeyRepository, eventRepository, tenantRepository, type PrismaClient } from '@herald/db';
+import { apiKeyRepository, credentialsCipherFromConfig, eventRepository, targetRepository, tenantRepository, type PrismaClient } from '@herald/db';
 import type { Logger } from '@herald/logging';
 import { pingRedis } from '@herald/queue';
 import type { Redis } from 'ioredis';
@@ -13,6 +13,7 @@ import { createRateLimit } from './http/rate-limit';
 import { requestLog } from './http/request-log';
 import { ingestRouter } from './ingest/router';
 import { openApiRouter } from './openapi/router';
+import { targetsRouter } from './targets/router';
 
 /** Everything the API needs, built by server.ts (or by a test). */
 export interface AppDependencies {
@@ -29,6 +30,7 @@ export function createApp(deps: AppDependencies): Express {
   const tenants = tenantRepository(prisma);
   const apiKeys = apiKeyRepository(prisma);
   const events = eventRepository(prisma);
+  const targets = targetRepository(prisma, credentialsCipherFromConfig(config));
   const rateLimit = createRateLimit({
     redis,
     keyPrefix: config.queuePrefix,
@@ -57,7 +59,13 @@ export function createApp(deps: AppDependencies): Express {
     express.json({ limit: config.ingestBodyLimitBytes, strict: false }),
     ingestRouter({ events }),
   );
-  app.use('/admin', requireBearerToken(config.adminToken, 'herald-admin'), express.json({ limit: '100kb' }), adminRouter({ tenants, apiKeys }));
+  app.use(
+    '/admin',
+    requireBearerToken(config.adminToken, 'herald-admin'),
+    express.json({ limit: '100kb' }),
+    adminRouter({ tenants, apiKeys }),
+    targetsRouter({ targets, urlPolicy: { allowPrivate: config.allowPrivateTargets, hostAllowlist: config.targetHostAllowlist } }),
+  );
   app.use(notFound);
   app.use(errorHandler(logger));
   return app;

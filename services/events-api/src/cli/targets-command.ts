@@ -1,0 +1,152 @@
+import { parseArgs } from 'node:util';
+import type { CliConfig } from '@herald/config';
+import { adminRequest, type AdminResponse } from './admin-client';
+
+export const USAGE = `Usage:
+  pnpm herald targets set    (--program <id> | --merchant <id>) --url <url> --auth none|basic|oauth
+                             [--username <name> --password-stdin] [--auth-url <url>]
+                             [--object-types a,b] [--event-types a,b] [--disabled]
+  pnpm herald targets get    (--program <id> | --merchant <id>)
+  pnpm herald targets delete (--program <id> | --merchant <id>)
+
+The password is read from standard input (--password-stdin), never from the command line, where
+other users could see it in the process list. Example:
+  printf '%s' "$PASSWORD" | pnpm herald targets set --merchant m1 --url https://shop.example/hooks \\
+    --auth basic --username shop --password-stdin
+
+Environment: HERALD_API_URL (default http://127.0.0.1:3000), ADMIN_TOKEN.`;
+
+/** The command line is wrong; the message says how, and the usage follows it. */
+export class UsageError extends Error {
+  override readonly name = 'UsageError';
+  readonly code = 'usage';
+}
+
+/** What the command needs from its process, so tests can run it in memory. */
+export interface CliIo {
+  /** All of standard input, or undefined when it is a terminal (nothing piped in). */
+  readStdin(): Promise<string | undefined>;
+  stdout(text: string): void;
+  stderr(text: string): void;
+}
+
+const OPTIONS = {
+  program: { type: 'string' },
+  merchant: { type: 'string' },
+  url: { type: 'string' },
+  auth: { type: 'string' },
+  username: { type: 'string' },
+  'password-stdin': { type: 'boolean' },
+  'auth-url': { type: 'string' },
+  'object-types': { type: 'string' },
+  'event-types': { type: 'string' },
+  disabled: { type: 'boolean' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
+type Values = ReturnType<typeof parseArgs<{ options: typeof OPTIONS; allowPositionals: true }>>['values'];
+
+/**
+ * `herald targets set|get|delete`: the admin API's notification target operations for support
+ * staff. Prints the answer as JSON on stdout; returns the exit code (0 done, 1 refused or failed,
+ * 2 wrong command line).
+ */
+export async function runTargetsCommand(argv: readonly string[], io: CliIo, config: CliConfig): Promise<number> {
+  const command = parseCommandLine(argv);
+  if (command === 'help') {
+    io.stdout(`${USAGE}\n`);
+    return 0;
+  }
+  const { action, values } = command;
+  const owner = ownerPath(values);
+  let response: AdminResponse;
+  if (action === 'set') {
+    response = await adminRequest(config, 'PUT', owner.path, await targetBody(values, io));
+  } else {
+    refuseSetOptions(values, action);
+    response = await adminRequest(config, action === 'get' ? 'GET' : 'DELETE', owner.path);
+  }
+
+  // Anything but a 2xx is a failure: redirects are not followed (see adminRequest).
+  if (response.status < 200 || response.status >= 300) {
+    io.stderr(`${JSON.stringify(response.body ?? { status: response.status }, null, 2)}\n`);
+    return 1;
+  }
+  const printed = action === 'delete' ? { deleted: true, ...owner.id } : response.body;
+  io.stdout(`${JSON.stringify(printed, null, 2)}\n`);
+  return 0;
+}
+
+function parseCommandLine(argv: readonly string[]): 'help' | { action: 'set' | 'get' | 'delete'; values: Values } {
+  // Refused before parsing, and without echoing the argument: it holds the password.
+  if (argv.some((arg) => arg === '--password' || arg.startsWith('--password='))) {
+    throw new UsageError('--password is not accepted: pipe the password into standard input and pass --password-stdin');
+  }
+  let parsed: { values: Values; positionals: string[] };
+  try {
+    parsed = parseArgs({ args: [...argv], options: OPTIONS, allowPositionals: true, strict: true });
+  } catch (error) {
+    // Node's first sentence names the option (never its value); the rest is about positionals.
+    throw new UsageError((error as Error).message.split(/(?<=\.) /)[0]!);
+  }
+  if (parsed.values.help) return 'help';
+  const [group, action, ...rest] = parsed.positionals;
+  if (group !== 'targets' || (action !== 'set' && action !== 'get' && action !== 'delete') || rest.length > 0) {
+    throw new UsageError(`expected "targets set", "targets get" or "targets delete", got "${parsed.positionals.join(' ')}"`);
+  }
+  return { action, values: parsed.values };
+}
+
+function ownerPath(values: Values): { path: string; id: { programId: string } | { merchantId: string } } {
+  const { program, merchant } = values;
+  if ((program === undefined) === (merchant === undefined)) throw new UsageError('give exactly one of --program <id> and --merchant <id>');
+  return program !== undefined
+    ? { path: `/programs/${encodeURIComponent(program)}/notification-target`, id: { programId: program } }
+    : { path: `/merchants/${encodeURIComponent(merchant!)}/notification-target`, id: { merchantId: merchant! } };
+}
+
+const SET_ONLY = ['url', 'auth', 'username', 'password-stdin', 'auth-url', 'object-types', 'event-types', 'disabled'] as const;
+
+function refuseSetOptions(values: Values, action: string): void {
+  const given = SET_ONLY.filter((name) => values[name] !== undefined);
+  if (given.length > 0) throw new UsageError(`${given.map((name) => `--${name}`).join(', ')} only go with "targets set", not "${action}"`);
+}
+
+/** The PUT body; the server validates every value, this only checks which options go together. */
+async function targetBody(values: Values, io: CliIo): Promise<Record<string, unknown>> {
+  if (values.url === undefined) throw new UsageError('--url is required');
+  const mode = values.auth;
+  if (mode !== 'none' && mode !== 'basic' && mode !== 'oauth') throw new UsageError('--auth none, --auth basic or --auth oauth is required');
+
+  const needed = mode === 'none' ? [] : mode === 'basic' ? ['username', 'password-stdin'] : ['username', 'password-stdin', 'auth-url'];
+  for (const name of ['username', 'password-stdin', 'auth-url'] as const) {
+    const given = values[name] !== undefined;
+    if (given && !needed.includes(name)) throw new UsageError(`--${name} does not go with --auth ${mode}`);
+    if (!given && needed.includes(name)) throw new UsageError(`--auth ${mode} needs --${name}`);
+  }
+
+  const auth: Record<string, string> = { mode };
+  if (values['auth-url'] !== undefined) auth.authUrl = values['auth-url'];
+  if (values.username !== undefined) auth.username = values.username;
+  if (values['password-stdin']) auth.password = await passwordFromStdin(io);
+
+  const notifications = {
+    ...(values['object-types'] === undefined ? {} : { objectTypes: list(values['object-types']) }),
+    ...(values['event-types'] === undefined ? {} : { eventTypes: list(values['event-types']) }),
+  };
+  return { url: values.url, auth, notifications, enabled: !values.disabled };
+}
+
+async function passwordFromStdin(io: CliIo): Promise<string> {
+  const input = await io.readStdin();
+  if (input === undefined) throw new UsageError('--password-stdin: pipe the password into standard input (it is a terminal)');
+  // `echo secret |` adds a newline that is not part of the password.
+  return input.replace(/\r?\n$/, '');
+}
+
+function list(value: string): string[] {
+  return value
+    .split(',')
+    .map((item) => item.trim())
+    .filter((item) => item !== '');
+}

@@ -1,0 +1,94 @@
+import { Router, type Request } from 'express';
+import { TargetOwnerNotFoundError, type TargetAuth, type TargetInput, type TargetOwner, type TargetRepository } from '@herald/db';
+import { compileValidator, TENANT_ID_PATTERN, ValidationError, type Validator, type Violation } from '@herald/domain';
+import { HttpError } from '../http/http-error';
+import { parseBody } from '../http/validate-body';
+import { merchantTargetBodySchema, programTargetBodySchema, type TargetBody } from './schemas';
+import { checkTargetUrl, resolveHost, type ResolveHost, type TargetUrlPolicy } from './url-guard';
+
+const validators = {
+  program: compileValidator<TargetBody>(programTargetBodySchema),
+  merchant: compileValidator<TargetBody>(merchantTargetBodySchema),
+};
+
+const TENANT_ID = new RegExp(TENANT_ID_PATTERN);
+
+export interface TargetsRouterDependencies {
+  targets: TargetRepository;
+  /** Where target URLs may point (ALLOW_PRIVATE_TARGETS, TARGET_HOST_ALLOWLIST). */
+  urlPolicy: TargetUrlPolicy;
+  /** How host names are resolved for the URL guard. Default: dns.lookup, every address. */
+  resolveHost?: ResolveHost;
+}
+
+/**
+ * The notification target of a program or of a merchant, set by admins (mounted under /admin,
+ * behind the admin token): PUT creates or replaces it, GET shows it with the password masked,
+ * DELETE switches it off.
+ */
+export function targetsRouter(deps: TargetsRouterDependencies): Router {
+  const router = Router();
+  const resolve = deps.resolveHost ?? resolveHost;
+
+  for (const kind of ['program', 'merchant'] as const) {
+    const path = `/${kind}s/:ownerId/notification-target`;
+
+    router.put(path, async (req, res) => {
+      const owner = ownerOf(kind, req);
+      const input = await parseTargetInput(validators[kind], req.body, deps.urlPolicy, resolve);
+      try {
+        res.json(await deps.targets.upsert(owner, input));
+      } catch (error) {
+        throw error instanceof TargetOwnerNotFoundError ? notFound(error.message) : error;
+      }
+    });
+
+    router.get(path, async (req, res) => {
+      const owner = ownerOf(kind, req);
+      const target = await deps.targets.find(owner);
+      if (!target) throw noTarget(owner);
+      res.json(target);
+    });
+
+    router.delete(path, async (req, res) => {
+      const owner = ownerOf(kind, req);
+      if (!(await deps.targets.remove(owner))) throw noTarget(owner);
+      res.status(204).end();
+    });
+  }
+  return router;
+}
+
+function ownerOf(kind: 'program' | 'merchant', req: Request): TargetOwner {
+  const id = String(req.params.ownerId);
+  // An id no tenant can have names nothing: answer as for an unknown one, without a query.
+  if (!TENANT_ID.test(id)) throw notFound(`No ${kind} "${id}".`);
+  return kind === 'program' ? { kind, programId: id } : { kind, merchantId: id };
+}
+
+/** Schema first, then the URL rules (which resolve host names), each violation naming its field. */
+async function parseTargetInput(validate: Validator<TargetBody>, raw: unknown, policy: TargetUrlPolicy, resolve: ResolveHost): Promise<TargetInput> {
+  const body = parseBody(validate, raw);
+  const auth = toAuth(body.auth);
+  const checks = [checkTargetUrl(body.url, '/url', policy, resolve)];
+  if (auth.mode === 'oauth') checks.push(checkTargetUrl(auth.authUrl, '/auth/authUrl', policy, resolve));
+  const violations = (await Promise.all(checks)).filter((v): v is Violation => v !== undefined);
+  if (violations.length > 0) throw new ValidationError(violations);
+  return { url: body.url, auth, notifications: body.notifications ?? {}, enabled: body.enabled ?? true };
+}
+
+// The schema's per-mode rules guarantee the fields each mode needs.
+function toAuth(auth: TargetBody['auth']): TargetAuth {
+  const { mode, username = '', password = '', authUrl = '' } = auth;
+  if (mode === 'none') return { mode };
+  return mode === 'basic' ? { mode, username, password } : { mode, authUrl, username, password };
+}
+
+function noTarget(owner: TargetOwner): HttpError {
+  const name = owner.kind === 'program' ? `program "${owner.programId}"` : `merchant "${owner.merchantId}"`;
+  return notFound(`No notification target for ${name}.`);
+}
+
+function notFound(detail: string): HttpError {
+  return new HttpError(404, 'not_found', 'Not Found', detail);
+}

@@ -1,0 +1,77 @@
+import { CALLBACK_AUTH_MODES, EVENT_TYPES, MERCHANT_NOTIFICATION_OBJECT_TYPES, OBJECT_TYPES, type FromSchema } from '@herald/domain';
+
+// The body of PUT …/notification-target. The URL rules that JSON Schema cannot say (absolute
+// http(s), no user info, where the host resolves) live in url-guard.ts.
+
+const targetUrl = {
+  type: 'string',
+  maxLength: 2048,
+  description: 'Absolute http or https URL without user info, at most 2048 characters.',
+} as const;
+
+const auth = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['mode'],
+  properties: {
+    mode: { enum: CALLBACK_AUTH_MODES, description: 'none, basic or oauth.' },
+    username: {
+      type: 'string',
+      minLength: 1,
+      maxLength: 255,
+      // Basic and OAuth both send `Basic base64(username:password)`; RFC 7617 forbids ':' and
+      // control characters in the user-id, since the receiver splits at the first colon.
+      pattern: '^[^:\\u0000-\\u001f\\u007f]*$',
+      description: 'basic and oauth: 1 to 255 characters, no colon.',
+    },
+    password: { type: 'string', minLength: 1, maxLength: 255, description: 'basic and oauth: 1 to 255 characters. Never shown again.' },
+    authUrl: { ...targetUrl, description: 'oauth: the Authentication URL. ' + targetUrl.description },
+  },
+  allOf: [modeRule('none', []), modeRule('basic', ['username', 'password']), modeRule('oauth', ['authUrl', 'username', 'password'])],
+} as const;
+
+/** When auth.mode is `mode`, exactly `fields` (besides mode) are required and allowed. */
+function modeRule<const Mode extends string, const Fields extends readonly string[]>(mode: Mode, fields: Fields) {
+  return {
+    if: { required: ['mode'], properties: { mode: { const: mode } } },
+    then: {
+      required: fields,
+      properties: Object.fromEntries(['mode', ...fields].map((field) => [field, true])),
+      additionalProperties: false,
+    },
+  } as const;
+}
+
+function targetBodySchema<const Id extends string, const ObjectTypes extends readonly string[]>(id: Id, objectTypes: ObjectTypes) {
+  const list = <const Values extends readonly string[]>(values: Values, description: string) =>
+    ({ type: 'array', minItems: 1, uniqueItems: true, items: { enum: values }, description }) as const;
+  return {
+    $id: id,
+    type: 'object',
+    additionalProperties: false,
+    required: ['url', 'auth'],
+    properties: {
+      url: targetUrl,
+      auth,
+      notifications: {
+        type: 'object',
+        additionalProperties: false,
+        description: 'Which notifications the target receives. An absent list means all; an empty one is refused.',
+        properties: {
+          objectTypes: list(objectTypes, `Object types to notify: ${objectTypes.join(', ')}.`),
+          eventTypes: list(EVENT_TYPES, `Event types to notify: ${EVENT_TYPES.join(', ')}.`),
+        },
+      },
+      enabled: { type: 'boolean', description: 'Whether callbacks are sent. Default true.' },
+    },
+  } as const;
+}
+
+/** PUT /admin/programs/:programId/notification-target: every object type may be chosen. */
+export const programTargetBodySchema = targetBodySchema('herald:admin/program-notification-target', OBJECT_TYPES);
+
+/** PUT /admin/merchants/:merchantId/notification-target: only transaction-related object types. */
+export const merchantTargetBodySchema = targetBodySchema('herald:admin/merchant-notification-target', MERCHANT_NOTIFICATION_OBJECT_TYPES);
+
+/** A valid body of either PUT (the merchant one narrows objectTypes further). */
+export type TargetBody = FromSchema<typeof programTargetBodySchema, object>;

@@ -1,0 +1,163 @@
+import { spawn } from 'node:child_process';
+import { randomBytes, randomUUID } from 'node:crypto';
+import path from 'node:path';
+import { startService, testDatabaseUrl, uniqueId, type ServiceProcess } from '@herald/testing';
+
+const ROOT = path.resolve(__dirname, '../../..');
+const TSX = path.join(ROOT, 'node_modules/.bin/tsx');
+const CLI = path.join(ROOT, 'services/events-api/src/cli/herald.ts');
+const ADMIN_TOKEN = randomBytes(24).toString('base64url');
+
+let service: ServiceProcess;
+let apiUrl: string;
+
+beforeAll(async () => {
+  service = startService('services/events-api/src/server.ts', {
+    NODE_ENV: 'test',
+    LOG_LEVEL: 'http',
+    PORT: '0',
+    DATABASE_URL: testDatabaseUrl(),
+    QUEUE_PREFIX: uniqueId('cli'),
+    ADMIN_TOKEN,
+  });
+  const listening = await service.waitForLog('events-api listening');
+  apiUrl = `http://127.0.0.1:${String(listening.port)}`;
+});
+afterAll(() => service.stop('SIGTERM'));
+
+interface CliRun {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+  json: () => Record<string, unknown>;
+}
+
+/** Runs `pnpm herald …` as support staff would, with `stdin` piped in. */
+function herald(args: string[], stdin = ''): Promise<CliRun> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(TSX, [CLI, ...args], {
+      cwd: ROOT,
+      env: { ...process.env, HERALD_API_URL: apiUrl, ADMIN_TOKEN },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+    child.once('error', reject);
+    child.once('close', (code) => resolve({ code, stdout, stderr, json: () => JSON.parse(stdout) as Record<string, unknown> }));
+    child.stdin.end(stdin);
+  });
+}
+
+async function adminPost(pathname: string, body: object): Promise<{ id: string }> {
+  const res = await fetch(`${apiUrl}/admin${pathname}`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+  expect(res.status).toBe(201);
+  return (await res.json()) as { id: string };
+}
+
+/** A fresh program with one merchant, made through the running API. */
+async function newTenant(): Promise<{ programId: string; merchantId: string }> {
+  const program = await adminPost('/programs', { name: 'CLI program' });
+  const merchant = await adminPost('/merchants', { programId: program.id, name: 'CLI merchant' });
+  return { programId: program.id, merchantId: merchant.id };
+}
+
+describe('pnpm herald targets', () => {
+  it('sets a merchant target with basic auth from a piped password, shows it masked, and deletes it', async () => {
+    const { programId, merchantId } = await newTenant();
+    const password = `pw-${randomUUID()}`;
+
+    const set = await herald(
+      ['targets', 'set', '--merchant', merchantId, '--url', 'https://shop.example/hooks', '--auth', 'basic', '--username', 'shop', '--password-stdin'],
+      `${password}\n`,
+    );
+    expect(set).toMatchObject({ code: 0, stderr: '' });
+    expect(set.json()).toMatchObject({
+      programId,
+      merchantId,
+      url: 'https://shop.example/hooks',
+      auth: { mode: 'basic', username: 'shop', password: '********' },
+      notifications: {},
+      enabled: true,
+    });
+
+    const get = await herald(['targets', 'get', '--merchant', merchantId]);
+    expect(get.code).toBe(0);
+    expect(get.json()).toEqual(set.json());
+
+    const deleted = await herald(['targets', 'delete', '--merchant', merchantId]);
+    expect(deleted.code).toBe(0);
+    expect(deleted.json()).toEqual({ deleted: true, merchantId });
+
+    const gone = await herald(['targets', 'get', '--merchant', merchantId]);
+    expect(gone.code).toBe(1);
+    expect(JSON.parse(gone.stderr)).toMatchObject({ status: 404 });
+
+    for (const run of [set, get, deleted, gone]) expect(run.stdout + run.stderr).not.toContain(password);
+    expect(service.output()).toContain(`"path":"/admin/merchants/${merchantId}/notification-target"`);
+    expect(service.output()).not.toContain(password);
+  });
+
+  it('stores the password exactly as piped, without the trailing newline', async () => {
+    const { programId } = await newTenant();
+    const set = await herald(
+      [
+        'targets', 'set', '--program', programId, '--url', 'https://shop.example/hooks', '--auth', 'oauth',
+        '--auth-url', 'https://shop.example/token', '--username', 'client', '--password-stdin',
+        '--object-types', 'payment, refund', '--event-types', 'created,status.updated', '--disabled',
+      ],
+      'pass word with spaces\r\n',
+    );
+    expect(set.code).toBe(0);
+    expect(set.json()).toMatchObject({
+      auth: { mode: 'oauth', authUrl: 'https://shop.example/token', username: 'client', password: '********' },
+      notifications: { objectTypes: ['payment', 'refund'], eventTypes: ['created', 'status.updated'] },
+      enabled: false,
+    });
+  });
+
+  it('prints the problem of a refused request on stderr and exits 1', async () => {
+    const { merchantId } = await newTenant();
+    const run = await herald(['targets', 'set', '--merchant', merchantId, '--url', 'https://shop.example/', '--auth', 'none', '--object-types', 'subscription']);
+    expect(run.code).toBe(1);
+    expect(run.stdout).toBe('');
+    expect(JSON.parse(run.stderr)).toMatchObject({ status: 400, errors: [{ pointer: '/notifications/objectTypes/0' }] });
+  });
+
+  it('refuses a password on the command line without echoing it', async () => {
+    for (const args of [['--password', 'hunter2-cli'], ['--password=hunter2-cli']]) {
+      const run = await herald(['targets', 'set', '--program', 'p1', '--url', 'https://shop.example/', '--auth', 'basic', '--username', 'u', ...args]);
+      expect(run.code).toBe(2);
+      expect(run.stderr).toMatch(/--password-stdin/);
+      expect(run.stdout + run.stderr).not.toContain('hunter2-cli');
+    }
+  });
+
+  it.each([
+    [['targets', 'get'], /exactly one of --program <id> and --merchant <id>/],
+    [['targets', 'get', '--program', 'a', '--merchant', 'b'], /exactly one of/],
+    [['targets', 'list', '--program', 'a'], /expected "targets set", "targets get" or "targets delete"/],
+    [['targets', 'set', '--program', 'a', '--auth', 'none'], /--url is required/],
+    [['targets', 'set', '--program', 'a', '--url', 'https://x.example/'], /--auth none, --auth basic or --auth oauth is required/],
+    [['targets', 'set', '--program', 'a', '--url', 'https://x.example/', '--auth', 'basic', '--username', 'u'], /--auth basic needs --password-stdin/],
+    [['targets', 'set', '--program', 'a', '--url', 'https://x.example/', '--auth', 'none', '--username', 'u'], /--username does not go with --auth none/],
+    [['targets', 'get', '--program', 'a', '--url', 'https://x.example/'], /--url only go with "targets set"/],
+    [['targets', 'get', '--program', 'a', '--colour=red'], /: Unknown option '--colour'\.\n/],
+  ])('explains a wrong command line %j and exits 2', async (args, message) => {
+    const run = await herald(args);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toMatch(message);
+    expect(run.stderr).toMatch(/pnpm herald --help/);
+  });
+
+  it('prints its usage with --help', async () => {
+    const run = await herald(['--help']);
+    expect(run.code).toBe(0);
+    expect(run.stdout).toMatch(/^Usage:\n {2}pnpm herald targets set/);
+  });
+});
