@@ -55,6 +55,35 @@ export interface Config {
    * case-insensitively with the URL's host. Default: none.
    */
   readonly targetHostAllowlist: readonly string[];
+  /** How failed callbacks are retried (BullMQ attempts and exponential backoff) and how long jobs are kept. */
+  readonly retry: RetryConfig;
+  /** The outbox sweeper that enqueues deliveries whose enqueue after commit did not happen. */
+  readonly sweeper: SweeperConfig;
+  /** ENQUEUE_TIMEOUT_MS: longest wait for Redis when adding jobs; what misses it stays for the sweeper. Default 2000. */
+  readonly enqueueTimeoutMs: number;
+}
+
+/** Retry policy of callbacks: BullMQ's attempts with exponential backoff (delay x 2^(n-1)) and jitter. */
+export interface RetryConfig {
+  /** DELIVERY_ATTEMPTS: tries of a callback in all, the first included. Default 12. */
+  readonly attempts: number;
+  /** DELIVERY_BACKOFF_MS: wait before the first retry; each next one doubles. Default 30000. */
+  readonly backoffDelayMs: number;
+  /** DELIVERY_BACKOFF_JITTER: share of each wait drawn at random, 0 to 1. Default 0.2. */
+  readonly backoffJitter: number;
+  /** JOBS_KEEP_COMPLETED_SECONDS: how long delivered jobs stay in Redis (dashboard). Default 1 day. */
+  readonly keepCompletedSeconds: number;
+  /** JOBS_KEEP_FAILED_SECONDS: how long jobs that used every attempt stay for ops to retry. Default 14 days. */
+  readonly keepFailedSeconds: number;
+}
+
+export interface SweeperConfig {
+  /** SWEEPER_INTERVAL_MS: pause between sweeps. Default 5000. */
+  readonly intervalMs: number;
+  /** SWEEPER_GRACE_MS: deliveries younger than this are left to the events-api's own enqueue. Default 10000. */
+  readonly graceMs: number;
+  /** SWEEPER_BATCH_SIZE: most deliveries enqueued per sweep. Default 500. */
+  readonly batchSize: number;
 }
 
 /** Thrown when a variable is missing or malformed; the message names the variable. */
@@ -106,6 +135,19 @@ export function loadConfig(env: Env = process.env): Config {
     ingestBodyLimitBytes: integer(env, 'INGEST_BODY_LIMIT_BYTES', 5 * 1024 * 1024, 1_024, 100 * 1024 * 1024),
     allowPrivateTargets: boolean(env, 'ALLOW_PRIVATE_TARGETS', !production),
     targetHostAllowlist: hostList(env, 'TARGET_HOST_ALLOWLIST'),
+    retry: {
+      attempts: integer(env, 'DELIVERY_ATTEMPTS', 12, 1, 100),
+      backoffDelayMs: integer(env, 'DELIVERY_BACKOFF_MS', 30_000, 1, 86_400_000),
+      backoffJitter: fraction(env, 'DELIVERY_BACKOFF_JITTER', 0.2),
+      keepCompletedSeconds: integer(env, 'JOBS_KEEP_COMPLETED_SECONDS', 86_400, 0, 31_536_000),
+      keepFailedSeconds: integer(env, 'JOBS_KEEP_FAILED_SECONDS', 14 * 86_400, 0, 31_536_000),
+    },
+    enqueueTimeoutMs: integer(env, 'ENQUEUE_TIMEOUT_MS', 2_000, 50, 60_000),
+    sweeper: {
+      intervalMs: integer(env, 'SWEEPER_INTERVAL_MS', 5_000, 100, 3_600_000),
+      graceMs: integer(env, 'SWEEPER_GRACE_MS', 10_000, 0, 3_600_000),
+      batchSize: integer(env, 'SWEEPER_BATCH_SIZE', 500, 1, 10_000),
+    },
   };
   return Object.freeze(config);
 }
@@ -130,6 +172,14 @@ function integer(env: Env, name: string, fallback: number, min: number, max: num
   if (!/^\d+$/.test(value)) throw new ConfigError(name, `must be a whole number, got "${value}"`);
   const parsed = Number(value);
   if (parsed < min || parsed > max) throw new ConfigError(name, `must be between ${min} and ${max}, got ${parsed}`);
+  return parsed;
+}
+
+function fraction(env: Env, name: string, fallback: number): number {
+  const value = raw(env, name);
+  if (value === undefined) return fallback;
+  const parsed = Number(value);
+  if (!/^\d*\.?\d+$/.test(value) || parsed > 1) throw new ConfigError(name, `must be a number from 0 to 1, got "${value}"`);
   return parsed;
 }
 

@@ -29,3 +29,5 @@ export type {
   TargetOwner,
   TargetRepository,
 } from './repositories/targets';
+export { createDeliveries, deliveryRepository } from './repositories/deliveries';
+export type { DeliveryRef, DeliveryRepository, FanOutEvent, SweepOptions } from './repositories/deliveries';

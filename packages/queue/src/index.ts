@@ -1,56 +1,14 @@
-import { Redis } from 'ioredis';
-
 /**
  * What the events-api (producer) and the delivery-worker (consumer) share about the queue: its
  * name, its job payload, and how to connect. One module, so the two sides cannot drift apart.
  */
-
-/** The BullMQ queue holding one job per delivery (event x notification target). */
-export const DELIVERIES_QUEUE = 'deliveries';
-
-/**
- * Payload of a delivery job. Ids only: the worker loads the event and the target (with its
- * credentials) from PostgreSQL, so no secret and no merchant data ever sits in Redis.
- */
-export interface DeliveryJobData {
-  deliveryId: string;
-}
-
-export interface RedisConnectionOptions {
-  /**
-   * `worker`: commands wait for a reconnect (BullMQ workers require maxRetriesPerRequest: null).
-   * `client`: commands fail at once while Redis is unreachable, so an HTTP request never hangs on it.
-   */
-  role: 'worker' | 'client';
-  /** Name shown by `CLIENT LIST`, to tell Herald's connections apart. */
-  name?: string;
-}
-
-/** An ioredis connection for the given role. */
-export function createRedisConnection(redisUrl: string, options: RedisConnectionOptions): Redis {
-  const common = { connectionName: options.name, lazyConnect: false };
-  return options.role === 'worker'
-    ? new Redis(redisUrl, { ...common, maxRetriesPerRequest: null })
-    : new Redis(redisUrl, { ...common, maxRetriesPerRequest: 1, enableOfflineQueue: false, connectTimeout: 2_000, disconnectTimeout: 500 });
-}
-
-/**
- * Resolves when Redis answers a PING. A `client` connection refuses commands until it is
- * connected, so a connection still on its first connect is given the chance to finish (callers
- * bound the wait with their own timeout); one that is reconnecting fails at once.
- */
-export async function pingRedis(redis: Redis): Promise<void> {
-  if (redis.status === 'connecting' || redis.status === 'connect') {
-    await new Promise<void>((resolve, reject) => {
-      const settle = (error?: Error): void => {
-        redis.off('ready', settle);
-        redis.off('error', settle);
-        if (error) reject(error);
-        else resolve();
-      };
-      redis.once('ready', settle);
-      redis.once('error', settle);
-    });
-  }
-  await redis.ping();
-}
+export { DELIVERIES_QUEUE, type DeliveryJobData } from './delivery-job';
+export {
+  createDeliveryProducer,
+  createDeliveryQueue,
+  deliveryJobOptions,
+  type DeliveryProducer,
+  type DeliveryQueue,
+  type RetryPolicy,
+} from './delivery-queue';
+export { createRedisConnection, pingRedis, type RedisConnectionOptions } from './redis';

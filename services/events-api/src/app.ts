@@ -1,8 +1,16 @@
 import express, { type Express } from 'express';
 import type { Config } from '@herald/config';
-import { apiKeyRepository, credentialsCipherFromConfig, eventRepository, targetRepository, tenantRepository, type PrismaClient } from '@herald/db';
+import {
+  apiKeyRepository,
+  credentialsCipherFromConfig,
+  deliveryRepository,
+  eventRepository,
+  targetRepository,
+  tenantRepository,
+  type PrismaClient,
+} from '@herald/db';
 import type { Logger } from '@herald/logging';
-import { pingRedis } from '@herald/queue';
+import { pingRedis, type DeliveryProducer } from '@herald/queue';
 import type { Redis } from 'ioredis';
 import { adminRouter } from './admin/router';
 import { requireBearerToken } from './auth/bearer-token';
@@ -11,6 +19,7 @@ import { healthRouter } from './health/router';
 import { errorHandler, notFound } from './http/error-handler';
 import { createRateLimit } from './http/rate-limit';
 import { requestLog } from './http/request-log';
+import { publishDeliveries } from './ingest/outbox';
 import { ingestRouter } from './ingest/router';
 import { openApiRouter } from './openapi/router';
 import { targetsRouter } from './targets/router';
@@ -22,15 +31,18 @@ export interface AppDependencies {
   prisma: PrismaClient;
   /** A `client`-role connection: fails fast while Redis is down. */
   redis: Redis;
+  /** Adds delivery jobs over that connection. */
+  producer: DeliveryProducer;
 }
 
 /** Builds the Express app; does not listen, so tests can drive it with supertest. */
 export function createApp(deps: AppDependencies): Express {
-  const { config, logger, prisma, redis } = deps;
+  const { config, logger, prisma, redis, producer } = deps;
   const tenants = tenantRepository(prisma);
   const apiKeys = apiKeyRepository(prisma);
   const events = eventRepository(prisma);
   const targets = targetRepository(prisma, credentialsCipherFromConfig(config));
+  const publish = publishDeliveries({ producer, deliveries: deliveryRepository(prisma), logger });
   const rateLimit = createRateLimit({
     redis,
     keyPrefix: config.queuePrefix,
@@ -57,7 +69,7 @@ export function createApp(deps: AppDependencies): Express {
     '/internal',
     requireBearerToken(config.ingestToken, 'herald-ingest'),
     express.json({ limit: config.ingestBodyLimitBytes, strict: false }),
-    ingestRouter({ events }),
+    ingestRouter({ events, publish }),
   );
   app.use(
     '/admin',

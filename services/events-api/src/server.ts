@@ -4,7 +4,7 @@ import { loadConfig } from '@herald/config';
 import { createPrismaClient } from '@herald/db';
 import { exitOnSignal, exitOnStartupFailure } from '@herald/lifecycle';
 import { createLogger } from '@herald/logging';
-import { createRedisConnection } from '@herald/queue';
+import { createDeliveryProducer, createRedisConnection } from '@herald/queue';
 import { createApp } from './app';
 
 async function main(): Promise<void> {
@@ -17,7 +17,9 @@ async function main(): Promise<void> {
     // traffic back, and the API serves again as soon as they return (no restart needed).
     redis.on('error', (error) => logger.warn('redis connection error', { error: error.message }));
 
-    const app = createApp({ config, logger, prisma, redis });
+    const producer = createDeliveryProducer(redis, { prefix: config.queuePrefix, retry: config.retry, timeoutMs: config.enqueueTimeoutMs });
+    producer.queue.on('error', (error) => logger.warn('delivery queue error', { error: error.message }));
+    const app = createApp({ config, logger, prisma, redis, producer });
     const server = app.listen(config.port);
     await new Promise<void>((resolve, reject) => {
       server.once('listening', resolve);
@@ -33,6 +35,7 @@ async function main(): Promise<void> {
         const closed = new Promise<void>((resolve, reject) => server.close((error) => (error ? reject(error) : resolve())));
         server.closeIdleConnections();
         await closed;
+        await producer.close();
         await Promise.allSettled([prisma.$disconnect(), redis.quit()]);
       },
     });

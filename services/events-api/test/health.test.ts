@@ -2,7 +2,7 @@ import request from 'supertest';
 import { loadConfig } from '@herald/config';
 import { createPrismaClient, type PrismaClient } from '@herald/db';
 import { createLogger } from '@herald/logging';
-import { createRedisConnection } from '@herald/queue';
+import { createDeliveryProducer, createRedisConnection } from '@herald/queue';
 import { closedPort, testDatabaseUrl } from '@herald/testing';
 import type { Redis } from 'ioredis';
 import { PassThrough } from 'node:stream';
@@ -12,7 +12,8 @@ const config = loadConfig({ NODE_ENV: 'test', READINESS_TIMEOUT_MS: '1500' });
 const logger = createLogger({ level: 'error', service: 'test', stream: new PassThrough() });
 
 function appWith(prisma: PrismaClient, redis: Redis) {
-  return createApp({ config, logger, prisma, redis });
+  const producer = createDeliveryProducer(redis, { prefix: config.queuePrefix, retry: config.retry, timeoutMs: config.enqueueTimeoutMs });
+  return createApp({ config, logger, prisma, redis, producer });
 }
 
 describe('health endpoints', () => {

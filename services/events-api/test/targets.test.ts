@@ -1,11 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { PassThrough } from 'node:stream';
 import request from 'supertest';
 import { MASKED_PASSWORD } from '@herald/db';
 import { EVENT_TYPES, MERCHANT_NOTIFICATION_OBJECT_TYPES } from '@herald/domain';
-import { createLogger } from '@herald/logging';
-import { createRedisConnection } from '@herald/queue';
-import { createApp } from '../src/app';
 import { createTestApi, type TestApi } from './support/api';
 
 const api = createTestApi();
@@ -209,48 +205,41 @@ describe('PUT, GET and DELETE /admin/{programs|merchants}/:id/notification-targe
 });
 
 describe('secrets of notification targets', () => {
-  // An app over the same database whose logger writes everything, down to debug, into a string.
-  const logStream = new PassThrough();
-  let logs = '';
-  logStream.on('data', (chunk: Buffer) => (logs += chunk.toString('utf8')));
-  const redis = createRedisConnection(api.config.redisUrl, { role: 'client' });
-  const logged = { app: createApp({ config: api.config, logger: createLogger({ level: 'debug', service: 'test', stream: logStream }), prisma: api.prisma, redis }), config: api.config };
-  afterAll(() => redis.disconnect());
 
   it('never appear in logs or responses, whatever the outcome of the request', async () => {
     const { programId, merchantId } = await newTenant();
     const password = newPassword();
     const responses = [
-      await target('put', { programId }, { url: 'https://m.example/', auth: { mode: 'basic', username: 'u', password } }, logged),
-      await target('put', { merchantId }, { url: 'https://m.example/', auth: { mode: 'oauth', authUrl: 'https://m.example/t', username: 'u', password } }, logged),
-      await target('put', { programId }, { url: 'not a url', auth: { mode: 'basic', username: 'u:x', password } }, logged),
-      await target('put', { programId }, { url: 'https://m.example/', auth: { mode: 'none', password } }, logged),
-      await target('put', { programId: 'nobody-here' }, { url: 'https://m.example/', auth: { mode: 'basic', username: 'u', password } }, logged),
-      await target('get', { programId }, undefined, logged),
-      await target('get', { merchantId }, undefined, logged),
-      await target('delete', { programId }, undefined, logged),
+      await target('put', { programId }, { url: 'https://m.example/', auth: { mode: 'basic', username: 'u', password } }),
+      await target('put', { merchantId }, { url: 'https://m.example/', auth: { mode: 'oauth', authUrl: 'https://m.example/t', username: 'u', password } }),
+      await target('put', { programId }, { url: 'not a url', auth: { mode: 'basic', username: 'u:x', password } }),
+      await target('put', { programId }, { url: 'https://m.example/', auth: { mode: 'none', password } }),
+      await target('put', { programId: 'nobody-here' }, { url: 'https://m.example/', auth: { mode: 'basic', username: 'u', password } }),
+      await target('get', { programId }, undefined),
+      await target('get', { merchantId }, undefined),
+      await target('delete', { programId }, undefined),
     ];
     expect(responses.map((r) => r.status)).toEqual([200, 200, 400, 400, 404, 200, 200, 204]);
-    expect(logs).toContain('"path":"/admin/programs/');
-    expect(logs).not.toContain(password);
+    expect(api.logs()).toContain('"path":"/admin/programs/');
+    expect(api.logs()).not.toContain(password);
     for (const res of responses) expect(res.text).not.toContain(password);
   });
 
   it('answer 500 without leaking anything when stored credentials cannot be decrypted', async () => {
     const { programId } = await newTenant();
     const password = newPassword();
-    const put = await target('put', { programId }, { url: 'https://m.example/', auth: { mode: 'basic', username: 'u', password } }, logged);
+    const put = await target('put', { programId }, { url: 'https://m.example/', auth: { mode: 'basic', username: 'u', password } });
     // A ciphertext copied from another row: it decrypts only for the target it was written for.
     const other = await newTenant();
     const donor = await target('put', { programId: other.programId }, { url: 'https://m.example/', auth: { mode: 'basic', username: 'u', password } });
     const { credentials } = await api.prisma.notificationTarget.findUniqueOrThrow({ where: { id: donor.body.id } });
     await api.prisma.notificationTarget.update({ where: { id: put.body.id }, data: { credentials } });
 
-    const res = await target('get', { programId }, undefined, logged);
+    const res = await target('get', { programId }, undefined);
     expect(res.status).toBe(500);
     expect(res.text).not.toContain(password);
-    expect(logs).toContain('cannot be decrypted: authentication failed');
-    expect(logs).not.toContain(password);
+    expect(api.logs()).toContain('cannot be decrypted: authentication failed');
+    expect(api.logs()).not.toContain(password);
   });
 });
 

@@ -1,6 +1,7 @@
 import type { Event } from '@herald/domain';
 import { Prisma, type PrismaClient } from '../client';
 import type { ApiKeyScope } from './api-keys';
+import { createDeliveries, type DeliveryRef } from './deliveries';
 import { addToCounts, countOf, locateOffset, merchantScope, programScope, type CountKey } from './event-counts';
 
 /** An event ready to store: every Event field (id and createdAt assigned) plus its tenant. */
@@ -30,6 +31,8 @@ export interface InsertEventsResult {
   events: Event[];
   /** How many of them this call stored; the others were stored before with the same content. */
   createdCount: number;
+  /** The deliveries created with the new events, to enqueue once the transaction has committed. */
+  deliveries: DeliveryRef[];
 }
 
 /** The event names a tenant that does not exist (or a merchant of another program). */
@@ -110,7 +113,8 @@ export function eventRepository(prisma: PrismaClient, options: EventRepositoryOp
   const bucketWalkMinOffset = options.bucketWalkMinOffset ?? 2_000;
   return {
     /**
-     * Stores a batch atomically: either every new event (with its counters) or nothing. An event
+     * Stores a batch atomically: either every new event (with its counters and its deliveries to
+     * the notification targets it matches) or nothing. An event
      * whose id exists with the same content is returned as stored; different content throws
      * EventConflictError and stores nothing.
      */
@@ -150,22 +154,33 @@ export function eventRepository(prisma: PrismaClient, options: EventRepositoryOp
           }
         }
 
+        const created = batch.filter((item) => createdIds.has(item.event.id));
         await addToCounts(
           tx,
-          batch
-            .filter((item) => createdIds.has(item.event.id))
-            .map(({ event, programId, merchantId }) => ({
-              programId,
-              ...(merchantId === undefined ? {} : { merchantId }),
-              origin: event.origin,
-              objectType: event.objectType,
-              createdAt: new Date(event.createdAt),
-            })),
+          created.map(({ event, programId, merchantId }) => ({
+            programId,
+            ...(merchantId === undefined ? {} : { merchantId }),
+            origin: event.origin,
+            objectType: event.objectType,
+            createdAt: new Date(event.createdAt),
+          })),
+        );
+        // Re-posted events are not new: they get no second delivery.
+        const deliveries = await createDeliveries(
+          tx,
+          created.map(({ event, programId, merchantId }) => ({
+            eventId: event.id,
+            programId,
+            ...(merchantId === undefined ? {} : { merchantId }),
+            objectType: event.objectType,
+            eventType: event.eventType,
+          })),
         );
 
         return {
           events: batch.map((item) => existingById.get(item.event.id) ?? roundTrip(item.event)),
           createdCount: createdIds.size,
+          deliveries,
         };
       });
     },

@@ -1,5 +1,6 @@
 import { Router } from 'express';
 import { problemType, sendProblem } from '../http/problem';
+import { withTimeout } from '../util/timeout';
 
 /** A dependency the API needs to serve requests, e.g. PostgreSQL; `check` rejects when it does not answer. */
 export interface ReadinessCheck {
@@ -45,12 +46,4 @@ export function healthRouter(checks: readonly ReadinessCheck[], timeoutMs: numbe
     });
   });
   return router;
-}
-
-function withTimeout<T>(promise: Promise<T>, ms: number, message: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(message)), ms);
-  });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }

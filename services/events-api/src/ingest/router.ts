@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Router } from 'express';
-import type { EventRepository, NewEvent } from '@herald/db';
+import type { DeliveryRef, EventRepository, NewEvent } from '@herald/db';
 import { ValidationError, validateIngestBatch, validateIngestEvent, type Event, type IngestEvent, type Violation } from '@herald/domain';
 import { parseBody } from '../http/validate-body';
 import { contentHash } from './content-hash';
@@ -13,7 +13,7 @@ const MAX_JSON_DEPTH = 32;
  * POST /internal/events: the platform's producers store events (never merchants). The body is one
  * event or `{"events": [...]}`; a batch is stored whole or not at all.
  */
-export function ingestRouter(deps: { events: EventRepository }): Router {
+export function ingestRouter(deps: { events: EventRepository; publish: (refs: readonly DeliveryRef[]) => Promise<void> }): Router {
   const router = Router();
   router.post('/events', async (req, res) => {
     const isBatch = typeof req.body === 'object' && req.body !== null && !Array.isArray(req.body) && 'events' in req.body;
@@ -23,6 +23,7 @@ export function ingestRouter(deps: { events: EventRepository }): Router {
 
     const receivedAt = new Date().toISOString();
     const result = await deps.events.insert(inputs.map((input) => toNewEvent(input, receivedAt)));
+    await deps.publish(result.deliveries);
     const status = result.createdCount > 0 ? 201 : 200;
     res.status(status).json(isBatch ? { events: result.events } : result.events[0]);
   });

@@ -3,7 +3,7 @@ import request from 'supertest';
 import { loadConfig, type Config } from '@herald/config';
 import { createPrismaClient } from '@herald/db';
 import { createLogger } from '@herald/logging';
-import { createRedisConnection } from '@herald/queue';
+import { createDeliveryProducer, createRedisConnection } from '@herald/queue';
 import { testDatabaseUrl, uniqueId } from '@herald/testing';
 import { createApp } from '../../src/app';
 
@@ -18,11 +18,16 @@ export function createTestApi(env: Record<string, string> = {}) {
   });
   const prisma = createPrismaClient(config.databaseUrl);
   const redis = createRedisConnection(config.redisUrl, { role: 'client' });
+  // Everything down to debug is captured, so tests can search the logs for secrets.
   const logOutput = new PassThrough();
-  const logger = createLogger({ level: 'error', service: 'test', stream: logOutput });
-  const app = createApp({ config, logger, prisma, redis });
+  let logs = '';
+  logOutput.on('data', (chunk: Buffer) => (logs += chunk.toString('utf8')));
+  const logger = createLogger({ level: 'debug', service: 'test', stream: logOutput });
+  const producer = createDeliveryProducer(redis, { prefix: config.queuePrefix, retry: config.retry, timeoutMs: config.enqueueTimeoutMs });
+  const deliveryQueue = producer.queue;
+  const app = createApp({ config, logger, prisma, redis, producer });
 
-  const admin = (method: 'post' | 'delete' | 'get', path: string) =>
+  const admin = (method: 'post' | 'put' | 'delete' | 'get', path: string) =>
     request(app)[method](`/admin${path}`).set('Authorization', `Bearer ${config.adminToken}`);
   const ingest = (body: unknown) =>
     request(app).post('/internal/events').set('Authorization', `Bearer ${config.ingestToken}`).send(body as object);
@@ -31,6 +36,9 @@ export function createTestApi(env: Record<string, string> = {}) {
     app,
     config,
     prisma,
+    deliveryQueue,
+    /** The log lines written so far. */
+    logs: () => logs,
     admin,
     ingest,
     /** GET /events with every header the spec requires, overridable per call. */
@@ -56,6 +64,8 @@ export function createTestApi(env: Record<string, string> = {}) {
       return { programId: program.id, merchantId: merchant.id, merchantKey, programKey };
     },
     async close() {
+      await deliveryQueue.obliterate({ force: true }).catch(() => undefined);
+      await deliveryQueue.close();
       await prisma.$disconnect();
       redis.disconnect();
     },

@@ -1,0 +1,134 @@
+import { randomUUID } from 'node:crypto';
+import { MERCHANT_NOTIFICATION_OBJECT_TYPES } from '@herald/domain';
+import { Prisma, type PrismaClient } from '../client';
+
+/**
+ * Deliveries are the outbox between PostgreSQL and the queue: they are created in the transaction
+ * that stores their event, enqueued after the commit, and marked enqueued once BullMQ has them.
+ * A delivery left unmarked (Redis down, process killed in between) is enqueued by the sweeper.
+ */
+
+/** What the queue needs to know of a delivery: ids only, never content or credentials. */
+export interface DeliveryRef {
+  deliveryId: string;
+  eventId: string;
+  targetId: string;
+  programId: string;
+  merchantId: string | null;
+}
+
+/** An event just stored, as fan-out sees it. */
+export interface FanOutEvent {
+  eventId: string;
+  programId: string;
+  merchantId?: string;
+  objectType: string;
+  eventType: string;
+}
+
+const MERCHANT_OBJECT_TYPES: ReadonlySet<string> = new Set(MERCHANT_NOTIFICATION_OBJECT_TYPES);
+
+type Tx = Prisma.TransactionClient;
+
+interface TargetFilter {
+  id: string;
+  programId: string;
+  merchantId: string | null;
+  objectTypes: string[];
+  eventTypes: string[];
+}
+
+/** An empty list means every value. */
+function accepts(list: readonly string[], value: string): boolean {
+  return list.length === 0 || list.includes(value);
+}
+
+/**
+ * Creates one delivery per event and enabled target whose filters match: the program's target for
+ * every event of the program, and the merchant's target for the merchant's transaction-related
+ * events. Call inside the transaction that stores the events.
+ */
+export async function createDeliveries(tx: Tx, events: readonly FanOutEvent[]): Promise<DeliveryRef[]> {
+  if (events.length === 0) return [];
+  const programIds = [...new Set(events.map((e) => e.programId))];
+  const merchantIds = [...new Set(events.flatMap((e) => (e.merchantId ? [e.merchantId] : [])))];
+  const targets: TargetFilter[] = await tx.notificationTarget.findMany({
+    where: {
+      enabled: true,
+      deletedAt: null,
+      OR: [{ merchantId: null, programId: { in: programIds } }, ...(merchantIds.length ? [{ merchantId: { in: merchantIds } }] : [])],
+    },
+    select: { id: true, programId: true, merchantId: true, objectTypes: true, eventTypes: true },
+  });
+  const programTargets = new Map(targets.filter((t) => t.merchantId === null).map((t) => [t.programId, t]));
+  const merchantTargets = new Map(targets.filter((t) => t.merchantId !== null).map((t) => [t.merchantId!, t]));
+
+  const refs: DeliveryRef[] = [];
+  for (const event of events) {
+    const candidates = [
+      programTargets.get(event.programId),
+      event.merchantId && MERCHANT_OBJECT_TYPES.has(event.objectType) ? merchantTargets.get(event.merchantId) : undefined,
+    ];
+    for (const target of candidates) {
+      if (!target || !accepts(target.objectTypes, event.objectType) || !accepts(target.eventTypes, event.eventType)) continue;
+      refs.push({
+        deliveryId: randomUUID(),
+        eventId: event.eventId,
+        targetId: target.id,
+        programId: event.programId,
+        merchantId: event.merchantId ?? null,
+      });
+    }
+  }
+  if (refs.length > 0) {
+    await tx.delivery.createMany({ data: refs.map((r) => ({ id: r.deliveryId, eventId: r.eventId, targetId: r.targetId })) });
+  }
+  return refs;
+}
+
+export interface SweepOptions {
+  /** Most deliveries handled per sweep. */
+  limit: number;
+  /** Leave deliveries younger than this to the events-api's own post-commit enqueue. */
+  graceMs: number;
+}
+
+export function deliveryRepository(prisma: PrismaClient) {
+  return {
+    /** Records that BullMQ holds these deliveries' jobs. */
+    async markEnqueued(deliveryIds: readonly string[]): Promise<void> {
+      if (deliveryIds.length === 0) return;
+      await prisma.delivery.updateMany({ where: { id: { in: [...deliveryIds] }, enqueuedAt: null }, data: { enqueuedAt: new Date() } });
+    },
+
+    /**
+     * Enqueues pending deliveries that were never marked enqueued. Rows are locked with SKIP LOCKED
+     * while `enqueue` runs, so several sweepers (one per worker process) never take the same rows;
+     * jobs use the delivery id as job id, so a delivery enqueued twice still makes one job.
+     * Returns how many were enqueued.
+     */
+    async sweep(options: SweepOptions, enqueue: (refs: DeliveryRef[]) => Promise<void>): Promise<number> {
+      return prisma.$transaction(
+        async (tx) => {
+          const rows = await tx.$queryRaw<Array<{ id: string; event_id: string; target_id: string; program_id: string; merchant_id: string | null }>>`
+            SELECT d.id::text AS id, d.event_id, d.target_id::text AS target_id, e.program_id, e.merchant_id
+            FROM deliveries d JOIN events e ON e.id = d.event_id
+            WHERE d.status = 'pending' AND d.enqueued_at IS NULL
+              AND d.created_at < now() - make_interval(secs => ${options.graceMs / 1000})
+            ORDER BY d.created_at
+            LIMIT ${options.limit}
+            FOR UPDATE OF d SKIP LOCKED`;
+          if (rows.length === 0) return 0;
+          await enqueue(
+            rows.map((r) => ({ deliveryId: r.id, eventId: r.event_id, targetId: r.target_id, programId: r.program_id, merchantId: r.merchant_id })),
+          );
+          await tx.delivery.updateMany({ where: { id: { in: rows.map((r) => r.id) } }, data: { enqueuedAt: new Date() } });
+          return rows.length;
+        },
+        { timeout: 30_000 },
+      );
+    },
+  };
+}
+
+export type DeliveryRepository = ReturnType<typeof deliveryRepository>;

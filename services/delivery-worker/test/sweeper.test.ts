@@ -1,0 +1,101 @@
+import { PassThrough } from 'node:stream';
+import { randomUUID } from 'node:crypto';
+import { loadConfig } from '@herald/config';
+import { createPrismaClient, credentialsCipherFromConfig, deliveryRepository, eventRepository, targetRepository, tenantRepository } from '@herald/db';
+import { createLogger } from '@herald/logging';
+import { createDeliveryProducer, createRedisConnection } from '@herald/queue';
+import { testDatabaseUrl, uniqueId } from '@herald/testing';
+import { startSweeper } from '../src/sweeper';
+
+const config = loadConfig({ NODE_ENV: 'test', DATABASE_URL: testDatabaseUrl(), QUEUE_PREFIX: uniqueId('test') });
+const prisma = createPrismaClient(config.databaseUrl);
+const redis = createRedisConnection(config.redisUrl, { role: 'client' });
+const producer = createDeliveryProducer(redis, { prefix: config.queuePrefix, retry: config.retry, timeoutMs: config.enqueueTimeoutMs });
+const queue = producer.queue;
+const logger = createLogger({ level: 'error', service: 'test', stream: new PassThrough() });
+const deliveries = deliveryRepository(prisma);
+
+afterAll(async () => {
+  await queue.obliterate({ force: true });
+  await queue.close();
+  redis.disconnect();
+  await prisma.$disconnect();
+});
+
+/** Stores `n` events of a fresh tenant whose program and merchant both have a target, without enqueueing. */
+async function storeUnenqueued(n: number): Promise<string[]> {
+  const tenants = tenantRepository(prisma);
+  const program = await tenants.createProgram({ id: uniqueId('p'), name: 'p' });
+  const merchant = await tenants.createMerchant({ id: uniqueId('m'), programId: program.id, name: 'm' });
+  const targets = targetRepository(prisma, credentialsCipherFromConfig(config));
+  const target = { url: 'https://merchant.example/hooks', auth: { mode: 'none' as const }, notifications: {}, enabled: true };
+  await targets.upsert({ kind: 'program', programId: program.id }, target);
+  await targets.upsert({ kind: 'merchant', merchantId: merchant.id }, target);
+  const result = await eventRepository(prisma).insert(
+    Array.from({ length: n }, () => ({
+      event: { id: `Event-${randomUUID()}`, createdAt: new Date().toISOString(), origin: 'automated', eventType: 'created', objectId: 'o', objectType: 'payment' },
+      programId: program.id,
+      merchantId: merchant.id,
+      contentHash: randomUUID(),
+    })),
+  );
+  return result.deliveries.map((d) => d.deliveryId);
+}
+
+describe('the outbox sweeper', () => {
+  it('enqueues every delivery that was stored but never enqueued, exactly once, even with two sweepers at once', async () => {
+    const ids = await storeUnenqueued(60);
+    expect(ids).toHaveLength(120);
+    const sweepers = [1, 2].map(() =>
+      startSweeper({ deliveries, producer, logger, config: { intervalMs: 60_000, graceMs: 0, batchSize: 1_000 } }),
+    );
+    try {
+      const counts = await Promise.all([sweepers[0]!.sweepOnce(), sweepers[1]!.sweepOnce(), sweepers[0]!.sweepOnce()]);
+      // Other test files may leave deliveries of their own; ours are counted exactly once between the sweeps.
+      expect(counts.reduce((a, b) => a + b, 0)).toBeGreaterThanOrEqual(120);
+    } finally {
+      await Promise.all(sweepers.map((s) => s.stop()));
+    }
+    const rows = await prisma.delivery.findMany({ where: { id: { in: ids } } });
+    expect(rows.every((row) => row.enqueuedAt !== null)).toBe(true);
+    const jobs = await Promise.all(ids.map((id) => queue.getJob(id)));
+    expect(jobs.every((job) => job !== undefined && job.data.deliveryId === job.id)).toBe(true);
+    expect(await queue.count()).toBeGreaterThanOrEqual(120);
+    const ours = (await queue.getJobs(['waiting', 'delayed', 'active', 'prioritized'], 0, -1)).filter((job) => ids.includes(job.id!));
+    expect(ours).toHaveLength(120);
+  });
+
+  it('leaves deliveries younger than the grace period to the events-api', async () => {
+    const ids = await storeUnenqueued(3);
+    const sweeper = startSweeper({ deliveries, producer, logger, config: { intervalMs: 60_000, graceMs: 60_000, batchSize: 1_000 } });
+    try {
+      await sweeper.sweepOnce();
+    } finally {
+      await sweeper.stop();
+    }
+    const rows = await prisma.delivery.findMany({ where: { id: { in: ids } } });
+    expect(rows.every((row) => row.enqueuedAt === null)).toBe(true);
+  });
+
+  it('fails a sweep cleanly while Redis is unreachable and enqueues on the next one', async () => {
+    const ids = await storeUnenqueued(2);
+    const down = createRedisConnection('redis://127.0.0.1:1', { role: 'client' });
+    down.on('error', () => undefined);
+    const downProducer = createDeliveryProducer(down, { prefix: config.queuePrefix, retry: config.retry, timeoutMs: 500 });
+    downProducer.queue.on('error', () => undefined);
+    const failing = startSweeper({ deliveries, producer: downProducer, logger, config: { intervalMs: 60_000, graceMs: 0, batchSize: 1_000 } });
+    await expect(failing.sweepOnce()).rejects.toThrow();
+    await failing.stop();
+    await downProducer.close().catch(() => undefined);
+    down.disconnect();
+    expect((await prisma.delivery.findMany({ where: { id: { in: ids } } })).every((row) => row.enqueuedAt === null)).toBe(true);
+
+    const working = startSweeper({ deliveries, producer, logger, config: { intervalMs: 60_000, graceMs: 0, batchSize: 1_000 } });
+    try {
+      await working.sweepOnce();
+    } finally {
+      await working.stop();
+    }
+    expect((await Promise.all(ids.map((id) => queue.getJob(id)))).every(Boolean)).toBe(true);
+  });
+});
