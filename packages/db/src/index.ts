@@ -31,3 +31,4 @@ export type {
 } from './repositories/targets';
 export { createDeliveries, deliveryRepository } from './repositories/deliveries';
 export type { DeliveryRef, DeliveryRepository, FanOutEvent, SweepOptions } from './repositories/deliveries';
+export { isDatabaseUnavailable } from './availability';

@@ -1,9 +1,12 @@
 import type { ErrorRequestHandler, RequestHandler } from 'express';
-import { DuplicateIdError, EventConflictError, UnknownTenantError } from '@herald/db';
+import { DuplicateIdError, EventConflictError, isDatabaseUnavailable, UnknownTenantError } from '@herald/db';
 import { ValidationError } from '@herald/domain';
 import type { Logger } from '@herald/logging';
 import { HttpError } from './http-error';
 import { problemType, sendProblem } from './problem';
+
+// What a client is told to wait while PostgreSQL is unavailable.
+const DATABASE_RETRY_AFTER_SECONDS = 5;
 
 /** The one place where errors become HTTP answers. */
 export function errorHandler(logger: Logger): ErrorRequestHandler {
@@ -12,6 +15,7 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
       next(error);
       return;
     }
+    if (isDatabaseUnavailable(error)) logger.warn('database unavailable', { requestId: res.locals.requestId, path: req.path, error });
     const known = toHttpError(error);
     if (known) {
       res.set(known.headers);
@@ -38,6 +42,11 @@ function toHttpError(error: unknown): HttpError | undefined {
     return new HttpError(409, error.code, 'Conflict', error.message, { index: error.index, eventId: error.eventId });
   }
   if (error instanceof DuplicateIdError) return new HttpError(409, error.code, 'Conflict', error.message);
+  if (isDatabaseUnavailable(error)) {
+    return new HttpError(503, 'database_unavailable', 'Service Unavailable', 'The database is unavailable; retry later.', {}, {
+      'Retry-After': String(DATABASE_RETRY_AFTER_SECONDS),
+    });
+  }
   const parserError = error as { type?: string; status?: number; expose?: boolean; message?: string };
   if (parserError?.type === 'entity.parse.failed') {
     return new HttpError(400, 'malformed_json', 'Malformed JSON', 'The request body is not valid JSON.');

@@ -1,0 +1,22 @@
+/**
+ * Tells "PostgreSQL is down or overloaded" (retry later: HTTP 503) from every other database error
+ * (a bug or bad data: HTTP 500), whatever layer of Prisma raised it.
+ */
+
+// Prisma's own codes: cannot reach, timed out, server closed the connection, pool exhausted.
+const UNAVAILABLE_CODES = new Set(['P1001', 'P1002', 'P1008', 'P1017', 'P2024']);
+// What the pg driver adapter reports underneath.
+const UNAVAILABLE_KINDS = new Set(['DatabaseNotReachable', 'ConnectionClosed', 'SocketTimeout', 'TooManyConnections', 'TlsConnectionError']);
+// PostgreSQL SQLSTATEs of a server going away or refusing work: admin/crash shutdown, cannot connect now, too many connections.
+const UNAVAILABLE_SQLSTATES = new Set(['57P01', '57P02', '57P03', '53300', '08000', '08003', '08006']);
+
+export function isDatabaseUnavailable(error: unknown): boolean {
+  if (error === null || typeof error !== 'object') return false;
+  const { code, meta, name } = error as { code?: unknown; meta?: { driverAdapterError?: { cause?: { kind?: string; originalCode?: string } } }; name?: string };
+  if (typeof code === 'string' && UNAVAILABLE_CODES.has(code)) return true;
+  if (name === 'PrismaClientInitializationError') return true;
+  const cause = meta?.driverAdapterError?.cause;
+  if (cause?.kind && UNAVAILABLE_KINDS.has(cause.kind)) return true;
+  if (cause?.originalCode && UNAVAILABLE_SQLSTATES.has(cause.originalCode)) return true;
+  return typeof code === 'string' && UNAVAILABLE_SQLSTATES.has(code);
+}

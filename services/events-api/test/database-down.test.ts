@@ -1,0 +1,46 @@
+import { PassThrough } from 'node:stream';
+import request from 'supertest';
+import { loadConfig } from '@herald/config';
+import { createPrismaClient } from '@herald/db';
+import { createLogger } from '@herald/logging';
+import { createDeliveryProducer, createRedisConnection } from '@herald/queue';
+import { closedPort } from '@herald/testing';
+import { createApp } from '../src/app';
+
+describe('while PostgreSQL is unreachable', () => {
+  let app: ReturnType<typeof createApp>;
+  let close: () => Promise<void>;
+  const config = loadConfig({ NODE_ENV: 'test' });
+
+  beforeAll(async () => {
+    const port = await closedPort();
+    const prisma = createPrismaClient(`postgresql://postgres@127.0.0.1:${port}/herald`, { connectionTimeoutMs: 500 });
+    const redis = createRedisConnection(config.redisUrl, { role: 'client' });
+    const producer = createDeliveryProducer(redis, { prefix: 'unused', retry: config.retry, timeoutMs: 500 });
+    app = createApp({ config, prisma, redis, producer, logger: createLogger({ level: 'error', service: 'test', stream: new PassThrough() }) });
+    close = async () => {
+      await prisma.$disconnect();
+      redis.disconnect();
+    };
+  });
+  afterAll(() => close());
+
+  it('GET /events answers 503 problem+json with Retry-After', async () => {
+    const res = await request(app)
+      .get('/events')
+      .set({ 'x-api-key': 'hk_any', 'Content-Type': 'application/json', 'Accept-Language': 'en-US', Origin: 'https://a.example', 'User-Agent': 't' });
+    expect(res.status).toBe(503);
+    expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
+    expect(res.headers['retry-after']).toBe('5');
+    expect(res.body).toMatchObject({ type: '/problems/database_unavailable', status: 503 });
+  });
+
+  it('ingest answers 503 problem+json, so the producer retries later', async () => {
+    const res = await request(app)
+      .post('/internal/events')
+      .set('Authorization', `Bearer ${config.ingestToken}`)
+      .send({ programId: 'p', origin: 'api', eventType: 'created', objectId: 'o', objectType: 'payment' });
+    expect(res.status).toBe(503);
+    expect(res.body).toMatchObject({ type: '/problems/database_unavailable' });
+  });
+});
