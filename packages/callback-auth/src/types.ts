@@ -1,3 +1,4 @@
+import type { LookupFunction } from 'node:net';
 import type { Redis } from 'ioredis';
 
 /** How callbacks to one notification target authenticate (spec: "Callbacks sent by the service"). */
@@ -59,4 +60,10 @@ export interface AuthDependencies {
   tokenWaitMs?: number;
   /** Interval between cache reads while waiting for another process's token, in ms. Default 50. */
   tokenPollIntervalMs?: number;
+  /**
+   * How the token request resolves the Authentication URL's host, for the `lookup` option of its
+   * connection. The delivery worker passes its connect guard's lookup, so that the address actually
+   * connected to is checked against the SSRF policy. Default: dns.lookup.
+   */
+  lookup?: LookupFunction;
 }

@@ -59,8 +59,25 @@ export interface Config {
   readonly retry: RetryConfig;
   /** The outbox sweeper that enqueues deliveries whose enqueue after commit did not happen. */
   readonly sweeper: SweeperConfig;
+  /** The BullMQ worker of each delivery-worker process. */
+  readonly worker: WorkerConfig;
+  /** One callback attempt: its time limits and how much of the merchant's answer is kept. */
+  readonly callback: CallbackConfig;
   /** ENQUEUE_TIMEOUT_MS: longest wait for Redis when adding jobs; what misses it stays for the sweeper. Default 2000. */
   readonly enqueueTimeoutMs: number;
+  /** Who may open the Bull dashboard at /admin/queues (HTTP Basic). */
+  readonly dashboard: DashboardConfig;
+}
+
+/** HTTP Basic credentials of the Bull dashboard: ops staff, not merchants. */
+export interface DashboardConfig {
+  /** DASHBOARD_USERNAME: 1 to 255 characters, no colon or control character (RFC 7617). Default `admin`. */
+  readonly username: string;
+  /**
+   * DASHBOARD_PASSWORD. Required in production (at least 16 characters, not the development
+   * default); elsewhere `dev-dashboard-password`.
+   */
+  readonly password: string;
 }
 
 /** Retry policy of callbacks: BullMQ's attempts with exponential backoff (delay x 2^(n-1)) and jitter. */
@@ -75,6 +92,35 @@ export interface RetryConfig {
   readonly keepCompletedSeconds: number;
   /** JOBS_KEEP_FAILED_SECONDS: how long jobs that used every attempt stay for ops to retry. Default 14 days. */
   readonly keepFailedSeconds: number;
+  /**
+   * RETRY_AFTER_MAX_MS: longest wait a merchant's `Retry-After` (on 429 or 503) can impose before the
+   * next try; a longer one is cut to this. Default 3600000 (1 hour).
+   */
+  readonly retryAfterMaxMs: number;
+}
+
+/** How each delivery-worker process runs its BullMQ worker. */
+export interface WorkerConfig {
+  /** WORKER_CONCURRENCY: callbacks one process sends at the same time. Default 16. */
+  readonly concurrency: number;
+  /**
+   * WORKER_LOCK_DURATION_MS: how long a job stays locked to its worker without a renewal (renewed
+   * every half of it while the process lives). A process that dies leaves its jobs locked this long
+   * before another worker can take them again. Default 30000.
+   */
+  readonly lockDurationMs: number;
+  /** WORKER_STALLED_INTERVAL_MS: how often a worker looks for jobs whose lock expired (their worker died). Default 30000. */
+  readonly stalledIntervalMs: number;
+}
+
+/** Limits of one callback attempt. */
+export interface CallbackConfig {
+  /** CALLBACK_TIMEOUT_MS: longest one callback POST may take, from connecting to the last byte read. Default 10000. */
+  readonly timeoutMs: number;
+  /** CALLBACK_RESPONSE_MAX_BYTES: most bytes of the merchant's answer read and kept in the attempt log; the rest is not read. Default 4096. */
+  readonly responseMaxBytes: number;
+  /** OAUTH_TOKEN_TIMEOUT_MS: longest one OAuth token request may take. Default 10000. */
+  readonly tokenTimeoutMs: number;
 }
 
 export interface SweeperConfig {
@@ -102,9 +148,12 @@ type Env = Readonly<Record<string, string | undefined>>;
 
 const DEV_ADMIN_TOKEN = 'dev-admin-token';
 const DEV_INGEST_TOKEN = 'dev-ingest-token';
+const DEV_DASHBOARD_PASSWORD = 'dev-dashboard-password';
 // A published key: good only for development and tests, refused in production.
 const DEV_SECRETS_KEY = Buffer.from('herald-development-secrets-key!!', 'utf8');
 const PRODUCTION_TOKEN_MIN_LENGTH = 32;
+// A person types this one into a browser's login box, so it may be shorter than the bearer tokens.
+const PRODUCTION_PASSWORD_MIN_LENGTH = 16;
 
 const NODE_ENVS = ['development', 'test', 'production'] as const;
 
@@ -141,12 +190,28 @@ export function loadConfig(env: Env = process.env): Config {
       backoffJitter: fraction(env, 'DELIVERY_BACKOFF_JITTER', 0.2),
       keepCompletedSeconds: integer(env, 'JOBS_KEEP_COMPLETED_SECONDS', 86_400, 0, 31_536_000),
       keepFailedSeconds: integer(env, 'JOBS_KEEP_FAILED_SECONDS', 14 * 86_400, 0, 31_536_000),
+      retryAfterMaxMs: integer(env, 'RETRY_AFTER_MAX_MS', 3_600_000, 0, 86_400_000),
     },
     enqueueTimeoutMs: integer(env, 'ENQUEUE_TIMEOUT_MS', 2_000, 50, 60_000),
     sweeper: {
       intervalMs: integer(env, 'SWEEPER_INTERVAL_MS', 5_000, 100, 3_600_000),
       graceMs: integer(env, 'SWEEPER_GRACE_MS', 10_000, 0, 3_600_000),
       batchSize: integer(env, 'SWEEPER_BATCH_SIZE', 500, 1, 10_000),
+    },
+    worker: {
+      concurrency: integer(env, 'WORKER_CONCURRENCY', 16, 1, 1_000),
+      lockDurationMs: integer(env, 'WORKER_LOCK_DURATION_MS', 30_000, 1_000, 3_600_000),
+      stalledIntervalMs: integer(env, 'WORKER_STALLED_INTERVAL_MS', 30_000, 500, 3_600_000),
+    },
+    callback: {
+      timeoutMs: integer(env, 'CALLBACK_TIMEOUT_MS', 10_000, 10, 600_000),
+      responseMaxBytes: integer(env, 'CALLBACK_RESPONSE_MAX_BYTES', 4_096, 0, 1_048_576),
+      tokenTimeoutMs: integer(env, 'OAUTH_TOKEN_TIMEOUT_MS', 10_000, 10, 600_000),
+    },
+    dashboard: {
+      // RFC 7617: the user-id may hold neither a colon (the receiver splits there) nor a control character.
+      username: text(env, 'DASHBOARD_USERNAME', 'admin', /^[^:\u0000-\u001f\u007f]{1,255}$/),
+      password: token(env, 'DASHBOARD_PASSWORD', DEV_DASHBOARD_PASSWORD, production, PRODUCTION_PASSWORD_MIN_LENGTH),
     },
   };
   return Object.freeze(config);
@@ -224,13 +289,13 @@ function url(env: Env, name: string, protocols: string[], fallback: string): str
   return value;
 }
 
-function token(env: Env, name: string, devDefault: string, production: boolean): string {
+function token(env: Env, name: string, devDefault: string, production: boolean, minLength = PRODUCTION_TOKEN_MIN_LENGTH): string {
   const value = raw(env, name);
   if (!production) return value ?? devDefault;
   if (value === undefined) throw new ConfigError(name, 'is required when NODE_ENV=production');
   if (value === devDefault) throw new ConfigError(name, 'must not be the development default in production');
-  if (value.length < PRODUCTION_TOKEN_MIN_LENGTH) {
-    throw new ConfigError(name, `must be at least ${PRODUCTION_TOKEN_MIN_LENGTH} characters in production`);
+  if (value.length < minLength) {
+    throw new ConfigError(name, `must be at least ${minLength} characters in production`);
   }
   return value;
 }

@@ -5,6 +5,7 @@ const PROD_SECRETS = {
   ADMIN_TOKEN: 'a'.repeat(40),
   INGEST_TOKEN: 'i'.repeat(40),
   SECRETS_KEY: '00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff',
+  DASHBOARD_PASSWORD: 'd'.repeat(16),
 };
 
 function errorOf(env: Record<string, string>): ConfigError {
@@ -100,7 +101,7 @@ describe('loadConfig', () => {
       expect(loadConfig(PROD_SECRETS).nodeEnv).toBe('production');
     });
 
-    it.each(['ADMIN_TOKEN', 'INGEST_TOKEN', 'SECRETS_KEY'])('refuses to start without %s', (name) => {
+    it.each(['ADMIN_TOKEN', 'INGEST_TOKEN', 'SECRETS_KEY', 'DASHBOARD_PASSWORD'])('refuses to start without %s', (name) => {
       const env: Record<string, string> = { ...PROD_SECRETS };
       delete env[name];
       expect(errorOf(env).message).toBe(`${name}: is required when NODE_ENV=production`);
@@ -118,6 +119,32 @@ describe('loadConfig', () => {
     it('refuses the development tokens', () => {
       const dev = loadConfig({});
       expect(errorOf({ ...PROD_SECRETS, INGEST_TOKEN: dev.ingestToken }).variable).toBe('INGEST_TOKEN');
+      expect(errorOf({ ...PROD_SECRETS, DASHBOARD_PASSWORD: dev.dashboard.password }).message).toBe(
+        'DASHBOARD_PASSWORD: must not be the development default in production',
+      );
+    });
+
+    it('refuses a dashboard password shorter than 16 characters', () => {
+      expect(errorOf({ ...PROD_SECRETS, DASHBOARD_PASSWORD: 'p'.repeat(15) }).message).toBe(
+        'DASHBOARD_PASSWORD: must be at least 16 characters in production',
+      );
+    });
+  });
+
+  describe('the Bull dashboard credentials', () => {
+    it('default to admin and a development password outside production', () => {
+      expect(loadConfig({}).dashboard).toEqual({ username: 'admin', password: 'dev-dashboard-password' });
+    });
+
+    it('are read from DASHBOARD_USERNAME and DASHBOARD_PASSWORD', () => {
+      expect(loadConfig({ ...PROD_SECRETS, DASHBOARD_USERNAME: 'ops', DASHBOARD_PASSWORD: 'correct horse battery' }).dashboard).toEqual({
+        username: 'ops',
+        password: 'correct horse battery',
+      });
+    });
+
+    it('refuse a user name with a colon, which HTTP Basic cannot carry', () => {
+      expect(errorOf({ DASHBOARD_USERNAME: 'ops:team' }).variable).toBe('DASHBOARD_USERNAME');
     });
   });
 });

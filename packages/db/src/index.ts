@@ -32,3 +32,19 @@ export type {
 export { createDeliveries, deliveryRepository } from './repositories/deliveries';
 export type { DeliveryRef, DeliveryRepository, FanOutEvent, SweepOptions } from './repositories/deliveries';
 export { isDatabaseUnavailable } from './availability';
+export { DELIVERY_STATUSES, deliveryHistoryRepository } from './repositories/delivery-history';
+export type {
+  DeliveryAttemptRecord,
+  DeliveryDetail,
+  DeliveryFilter,
+  DeliveryHistoryRepository,
+  DeliveryListQuery,
+  DeliveryRecord,
+  DeliveryStatus,
+  FreeJobIds,
+  ReplayedDelivery,
+  ReplayResult,
+  ReplaySelection,
+} from './repositories/delivery-history';
+export { deliveryAttemptRepository } from './repositories/delivery-attempts';
+export type { AttemptOutcome, DeliveryAttemptRepository, DeliveryToAttempt, NewDeliveryAttempt } from './repositories/delivery-attempts';

@@ -1,8 +1,9 @@
 import { Queue, type JobsOptions } from 'bullmq';
 import type { Redis } from 'ioredis';
+import { DELIVERY_BACKOFF_TYPE } from './delivery-backoff';
 import { DELIVERIES_QUEUE, type DeliveryJobData } from './delivery-job';
 
-/** How failed callbacks are retried: BullMQ's own attempts and exponential backoff. */
+/** How failed callbacks are retried: BullMQ's own attempts, with the delays of deliveryBackoffStrategy. */
 export interface RetryPolicy {
   /** Total tries of a callback, the first included. */
   attempts: number;
@@ -23,11 +24,15 @@ export function createDeliveryQueue(connection: Redis, prefix: string): Delivery
   return new Queue<DeliveryJobData, unknown, string>(DELIVERIES_QUEUE, { connection, prefix });
 }
 
-/** The job options that carry the retry policy. */
+/**
+ * The job options that carry the retry policy. The backoff is Herald's own type: the worker's
+ * backoff strategy computes each delay (exponential with jitter from its config, or a merchant's
+ * Retry-After), so the delays live in one place, the worker's DELIVERY_BACKOFF_* settings.
+ */
 export function deliveryJobOptions(policy: RetryPolicy): JobsOptions {
   return {
     attempts: policy.attempts,
-    backoff: { type: 'exponential', delay: policy.backoffDelayMs, jitter: policy.backoffJitter },
+    backoff: { type: DELIVERY_BACKOFF_TYPE },
     removeOnComplete: { age: policy.keepCompletedSeconds },
     removeOnFail: { age: policy.keepFailedSeconds },
   };
@@ -36,7 +41,10 @@ export function deliveryJobOptions(policy: RetryPolicy): JobsOptions {
 /** Adds delivery jobs; rejects at once while Redis is unreachable, and after `timeoutMs` at most. */
 export interface DeliveryProducer {
   readonly queue: DeliveryQueue;
+  /** Adds one job per delivery; a delivery whose job exists already (in any state) is left alone. */
   enqueue(jobs: readonly DeliveryJobData[]): Promise<void>;
+  /** Step one of a replay: see `removeFinishedJobs`. */
+  removeFinishedJobs(deliveryIds: readonly string[]): Promise<Map<string, JobSlot>>;
   close(): Promise<void>;
 }
 
@@ -48,26 +56,55 @@ export interface DeliveryProducer {
 export function createDeliveryProducer(connection: Redis, options: { prefix: string; retry: RetryPolicy; timeoutMs: number }): DeliveryProducer {
   const queue = createDeliveryQueue(connection, options.prefix);
   const opts = deliveryJobOptions(options.retry);
+  // Fails at once while Redis is down, and after timeoutMs at most (the Redis work may still finish).
+  const bounded = async <T>(what: string, work: () => Promise<T>): Promise<T> => {
+    if (connection.status !== 'ready') throw new Error(`Redis is not connected (${connection.status})`);
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`${what} took over ${options.timeoutMs} ms`)), options.timeoutMs);
+    });
+    try {
+      return await Promise.race([work(), timeout]);
+    } finally {
+      clearTimeout(timer);
+    }
+  };
   return {
     queue,
     async enqueue(jobs) {
       if (jobs.length === 0) return;
-      if (connection.status !== 'ready') throw new Error(`Redis is not connected (${connection.status})`);
       // One round trip for the whole batch. The job id is the delivery id, so adding a delivery
       // that is already queued (the sweeper racing the API, a retried enqueue) is a no-op.
-      const added = queue.addBulk(jobs.map((data) => ({ name: jobName(data), data, opts: { ...opts, jobId: data.deliveryId } })));
-      let timer: NodeJS.Timeout | undefined;
-      const timeout = new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new Error(`enqueue took over ${options.timeoutMs} ms`)), options.timeoutMs);
-      });
-      try {
-        await Promise.race([added, timeout]);
-      } finally {
-        clearTimeout(timer);
-      }
+      await bounded('enqueue', () => queue.addBulk(jobs.map((data) => ({ name: jobName(data), data, opts: { ...opts, jobId: data.deliveryId } }))));
+    },
+    async removeFinishedJobs(deliveryIds) {
+      if (deliveryIds.length === 0) return new Map();
+      return bounded('removing finished jobs', () => removeFinishedJobs(queue, deliveryIds));
     },
     close: () => queue.close(),
   };
+}
+
+/** Whether a delivery id is free for a new job, or names a job that is still waiting, delayed or running. */
+export type JobSlot = 'free' | 'queued';
+
+/**
+ * Step one of a replay. A delivery's job id is its id, and BullMQ ignores an add whose job id
+ * exists, including a completed or failed job kept for the dashboard (JOBS_KEEP_*): so the
+ * finished jobs of these deliveries are removed, after which `enqueue` adds new ones with the full
+ * retry policy. Jobs still waiting, delayed or running stay (`queued`); they make the next attempt.
+ *
+ * Replays enqueue in a second step, after the deliveries are committed as pending: the worker
+ * skips a job whose delivery it reads as succeeded, so the new job must not be visible earlier.
+ */
+export async function removeFinishedJobs(queue: DeliveryQueue, deliveryIds: readonly string[]): Promise<Map<string, JobSlot>> {
+  const states = await Promise.all(deliveryIds.map((id) => queue.getJobState(id)));
+  const removed = await Promise.all(
+    deliveryIds.map((id, i) => (states[i] === 'completed' || states[i] === 'failed' ? queue.remove(id) : Promise.resolve(0))),
+  );
+  // `unknown`: no job (never enqueued, or removed by age). A finished job that could not be
+  // removed was retried from the dashboard meanwhile and is running: queued.
+  return new Map(deliveryIds.map((id, i) => [id, states[i] === 'unknown' || removed[i] === 1 ? 'free' : 'queued']));
 }
 
 /** A name that tells ops in the dashboard what the job is, with no secret in it. */

@@ -7,8 +7,17 @@ export {
   createDeliveryProducer,
   createDeliveryQueue,
   deliveryJobOptions,
+  removeFinishedJobs,
   type DeliveryProducer,
   type DeliveryQueue,
+  type JobSlot,
   type RetryPolicy,
 } from './delivery-queue';
 export { createRedisConnection, pingRedis, type RedisConnectionOptions } from './redis';
+export {
+  DELIVERY_BACKOFF_TYPE,
+  deliveryBackoffStrategy,
+  exponentialBackoffMs,
+  type DeliveryBackoffPolicy,
+  type RetryAfterHint,
+} from './delivery-backoff';

@@ -2,9 +2,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 
 const ROOT = path.resolve(__dirname, '../../..');
-const TSX = path.join(ROOT, 'node_modules/.bin/tsx');
 
-/** A service started as a real process (through tsx), with its output collected. */
+/** A service started as a real process (node with tsx's loader), with its output collected. */
 export interface ServiceProcess {
   child: ChildProcess;
   /** Everything written to stdout and stderr so far. */
@@ -19,7 +18,10 @@ export interface ServiceProcess {
 
 /** Starts `script` (a path from the repository root) with the given environment added. */
 export function startService(script: string, env: Record<string, string>): ServiceProcess {
-  const child = spawn(TSX, [path.join(ROOT, script)], {
+  // `node --import tsx`, not the tsx CLI: the CLI relays a signal to a child process and kills it
+  // outright when it has not acknowledged within 30 ms, so a busy service could be killed instead
+  // of shutting down gracefully. With the loader, signals reach the service itself.
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, script)], {
     cwd: ROOT,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -1,12 +1,13 @@
 // The delivery-worker process: config -> logger -> database -> Redis, then work until SIGTERM.
 // Run as many of these processes as needed (on one machine or many): they coordinate through
-// Redis and PostgreSQL row locks only.
+// Redis (the BullMQ queue, the OAuth token cache) and PostgreSQL row locks only.
 import { loadConfig } from '@herald/config';
 import { createPrismaClient, deliveryRepository } from '@herald/db';
 import { exitOnSignal, exitOnStartupFailure } from '@herald/lifecycle';
 import { createLogger } from '@herald/logging';
 import { createDeliveryProducer, createRedisConnection } from '@herald/queue';
 import { startSweeper } from './sweeper';
+import { startDeliveryWorker } from './worker';
 
 async function main(): Promise<void> {
   const config = loadConfig();
@@ -26,17 +27,23 @@ async function main(): Promise<void> {
     const sweeperProducer = createDeliveryProducer(sweeperRedis, { prefix: config.queuePrefix, retry: config.retry, timeoutMs: config.enqueueTimeoutMs });
     sweeperProducer.queue.on('error', (error) => logger.warn('delivery queue error', { error: error.message }));
     const sweeper = startSweeper({ deliveries: deliveryRepository(prisma), producer: sweeperProducer, config: config.sweeper, logger });
-    logger.info('delivery-worker ready', { pid: process.pid });
 
+    const worker = startDeliveryWorker({ config, prisma, connection: redis, logger });
+
+    // Registered before "ready" is logged, so that a signal sent on seeing it is always handled.
     exitOnSignal({
       logger,
       timeoutMs: config.shutdownTimeoutMs,
       stop: async () => {
-        await sweeper.stop();
+        // The worker takes no new job and waits for the callbacks in flight; a job still running
+        // when SHUTDOWN_TIMEOUT_MS runs out is cut off, and BullMQ's stalled-job check hands it to
+        // another worker once its lock expires (WORKER_LOCK_DURATION_MS).
+        await Promise.all([worker.close(), sweeper.stop()]);
         await sweeperProducer.close();
         await Promise.allSettled([prisma.$disconnect(), redis.quit(), sweeperRedis.quit()]);
       },
     });
+    logger.info('delivery-worker ready', { pid: process.pid, concurrency: config.worker.concurrency });
   } catch (error) {
     exitOnStartupFailure(logger, error);
   }

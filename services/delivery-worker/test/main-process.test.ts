@@ -1,20 +1,103 @@
-import { startService, testDatabaseUrl, type ServiceProcess } from '@herald/testing';
+import { applyMigrations } from '@herald/db';
+import { always, createScratchDatabase, startService, uniqueId, type HttpRecorder, type ServiceProcess } from '@herald/testing';
+import { useHttpRecorders, useWorlds, waitFor, type World } from './support/world';
+
+// Real worker processes, on a database of their own: a worker's sweeper enqueues every forgotten
+// delivery it finds, and must not find the other test files' deliveries.
+let database: { url: string; drop: () => Promise<void> };
+beforeAll(async () => {
+  database = await createScratchDatabase('herald_worker_process');
+  await applyMigrations(database.url);
+});
+afterAll(() => database.drop());
+
+const world = useWorlds();
+const startReceiver = useHttpRecorders();
+let services: ServiceProcess[] = [];
+afterEach(async () => {
+  await Promise.all(services.map((service) => service.stop('SIGKILL')));
+  services = [];
+});
+
+function startWorker(env: Record<string, string>): ServiceProcess {
+  const service = startService('services/delivery-worker/src/main.ts', { NODE_ENV: 'test', LOG_LEVEL: 'info', DATABASE_URL: database.url, ...env });
+  services.push(service);
+  return service;
+}
+
+/** The environment of worker processes serving `w`'s queue. */
+function workerEnv(w: World, env: Record<string, string> = {}): Record<string, string> {
+  return { QUEUE_PREFIX: w.config.queuePrefix, DELIVERY_BACKOFF_MS: '10', WORKER_CONCURRENCY: '8', ...env };
+}
+
+/** How many callbacks the receiver got per event id. */
+function receivedPerEvent(recorder: HttpRecorder): Map<string, number> {
+  const counts = new Map<string, number>();
+  for (const request of recorder.requests) {
+    const id = String(request.headers['webhook-id']);
+    counts.set(id, (counts.get(id) ?? 0) + 1);
+  }
+  return counts;
+}
 
 describe('the delivery-worker process', () => {
-  let service: ServiceProcess | undefined;
-  afterEach(async () => {
-    await service?.stop('SIGKILL');
-    service = undefined;
-  });
-
   it.each(['SIGTERM', 'SIGINT'] as const)('connects to PostgreSQL and Redis, then exits 0 on %s', async (signal) => {
-    service = startService('services/delivery-worker/src/main.ts', {
-      NODE_ENV: 'test',
-      LOG_LEVEL: 'info',
-      DATABASE_URL: testDatabaseUrl(),
-    });
+    const service = startWorker({ QUEUE_PREFIX: uniqueId('test') });
     await service.waitForLog('delivery-worker ready');
     expect(await service.stop(signal)).toBe(0);
     expect(service.output()).toContain('"message":"stopped"');
   });
+
+  it('finishes the callbacks in flight on SIGTERM in a burst of 200, and a restarted worker delivers the rest', async () => {
+    const w = world({}, database.url);
+    const receiver = await startReceiver(always({ status: 200, delayMs: 30 }));
+    const { programId } = await w.createTarget(`${receiver.origin}/hook`);
+    const sent = await w.sendEvents(programId, 200);
+
+    const first = startWorker(workerEnv(w));
+    await waitFor(async () => receiver.requests.length, (n) => n >= 40, 20_000, '40 callbacks');
+    expect(await first.stop('SIGTERM')).toBe(0);
+    // Stopped mid-burst, with nothing left running: every job is either done or still waiting.
+    const deliveredBefore = await w.prisma.delivery.count({ where: { id: { in: sent.map((s) => s.deliveryId) }, status: 'succeeded' } });
+    expect(deliveredBefore).toBeGreaterThanOrEqual(40);
+    expect(deliveredBefore).toBeLessThan(200);
+    expect(await w.queue.getActiveCount()).toBe(0);
+
+    startWorker(workerEnv(w));
+    await w.settled(
+      sent.map((s) => s.deliveryId),
+      ['succeeded'],
+      30_000,
+    );
+    const received = receivedPerEvent(receiver);
+    expect([...received.keys()].sort()).toEqual(sent.map((s) => s.event.id).sort());
+    // A graceful stop lets each callback finish and be recorded, so none is sent twice.
+    expect(receiver.requests.length - received.size).toBe(0);
+  }, 60_000);
+
+  it('hands the callbacks cut off by SHUTDOWN_TIMEOUT_MS to the next worker once their locks expire', async () => {
+    const w = world({}, database.url);
+    const receiver = await startReceiver(always({ status: 200, delayMs: 500 }));
+    const { programId } = await w.createTarget(`${receiver.origin}/hook`);
+    const sent = await w.sendEvents(programId, 40);
+    const env = workerEnv(w, { SHUTDOWN_TIMEOUT_MS: '100', WORKER_LOCK_DURATION_MS: '1000', WORKER_STALLED_INTERVAL_MS: '500' });
+
+    const first = startWorker(env);
+    await waitFor(async () => receiver.requests.length, (n) => n >= 8, 20_000, 'callbacks in flight');
+    // The callbacks in flight take 500 ms, the shutdown 100 ms at most: they are cut off.
+    expect(await first.stop('SIGTERM')).toBe(1);
+    const cutOff = await w.queue.getActiveCount();
+    expect(cutOff).toBeGreaterThan(0);
+
+    startWorker(env);
+    await w.settled(
+      sent.map((s) => s.deliveryId),
+      ['succeeded'],
+      30_000,
+    );
+    const received = receivedPerEvent(receiver);
+    expect(received.size).toBe(40);
+    // The merchant got the cut-off callbacks twice at most (webhook-id tells it so).
+    expect(receiver.requests.length - received.size).toBeLessThanOrEqual(cutOff);
+  }, 60_000);
 });

@@ -3,6 +3,7 @@ import type { Config } from '@herald/config';
 import {
   apiKeyRepository,
   credentialsCipherFromConfig,
+  deliveryHistoryRepository,
   deliveryRepository,
   eventRepository,
   targetRepository,
@@ -14,6 +15,9 @@ import { pingRedis, type DeliveryProducer } from '@herald/queue';
 import type { Redis } from 'ioredis';
 import { adminRouter } from './admin/router';
 import { requireBearerToken } from './auth/bearer-token';
+import { DASHBOARD_PATH, dashboardRouter } from './dashboard/router';
+import { createReplay } from './deliveries/replay';
+import { deliveriesRouter } from './deliveries/router';
 import { eventsRouter } from './events/router';
 import { healthRouter } from './health/router';
 import { errorHandler, notFound } from './http/error-handler';
@@ -42,7 +46,9 @@ export function createApp(deps: AppDependencies): Express {
   const apiKeys = apiKeyRepository(prisma);
   const events = eventRepository(prisma);
   const targets = targetRepository(prisma, credentialsCipherFromConfig(config));
-  const publish = publishDeliveries({ producer, deliveries: deliveryRepository(prisma), logger });
+  const outbox = deliveryRepository(prisma);
+  const history = deliveryHistoryRepository(prisma);
+  const publish = publishDeliveries({ producer, deliveries: outbox, logger });
   const rateLimit = createRateLimit({
     redis,
     keyPrefix: config.queuePrefix,
@@ -71,12 +77,15 @@ export function createApp(deps: AppDependencies): Express {
     express.json({ limit: config.ingestBodyLimitBytes, strict: false }),
     ingestRouter({ events, publish }),
   );
+  // Before the bearer-token admin API: a browser opens the dashboard with HTTP Basic.
+  app.use(DASHBOARD_PATH, dashboardRouter({ queue: producer.queue, credentials: config.dashboard }));
   app.use(
     '/admin',
     requireBearerToken(config.adminToken, 'herald-admin'),
     express.json({ limit: '100kb' }),
     adminRouter({ tenants, apiKeys }),
     targetsRouter({ targets, urlPolicy: { allowPrivate: config.allowPrivateTargets, hostAllowlist: config.targetHostAllowlist } }),
+    deliveriesRouter({ history, replay: createReplay({ history, outbox, producer, logger }) }),
   );
   app.use(notFound);
   app.use(errorHandler(logger));

@@ -7,6 +7,7 @@ const ROOT = path.resolve(__dirname, '../../..');
 const TSX = path.join(ROOT, 'node_modules/.bin/tsx');
 const CLI = path.join(ROOT, 'services/events-api/src/cli/herald.ts');
 const ADMIN_TOKEN = randomBytes(24).toString('base64url');
+const INGEST_TOKEN = randomBytes(24).toString('base64url');
 
 let service: ServiceProcess;
 let apiUrl: string;
@@ -19,6 +20,7 @@ beforeAll(async () => {
     DATABASE_URL: testDatabaseUrl(),
     QUEUE_PREFIX: uniqueId('cli'),
     ADMIN_TOKEN,
+    INGEST_TOKEN,
   });
   const listening = await service.waitForLog('events-api listening');
   apiUrl = `http://127.0.0.1:${String(listening.port)}`;
@@ -50,15 +52,18 @@ function herald(args: string[], stdin = ''): Promise<CliRun> {
   });
 }
 
-async function adminPost(pathname: string, body: object): Promise<{ id: string }> {
-  const res = await fetch(`${apiUrl}/admin${pathname}`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
+/** A call of the running API with a token; expects `status`. */
+async function call(method: 'POST' | 'PUT', pathname: string, token: string, body: object, status: number): Promise<{ id: string }> {
+  const res = await fetch(`${apiUrl}${pathname}`, {
+    method,
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
     body: JSON.stringify(body),
   });
-  expect(res.status).toBe(201);
+  expect(res.status).toBe(status);
   return (await res.json()) as { id: string };
 }
+
+const adminPost = (pathname: string, body: object) => call('POST', `/admin${pathname}`, ADMIN_TOKEN, body, 201);
 
 /** A fresh program with one merchant, made through the running API. */
 async function newTenant(): Promise<{ programId: string; merchantId: string }> {
@@ -159,5 +164,66 @@ describe('pnpm herald targets', () => {
     const run = await herald(['--help']);
     expect(run.code).toBe(0);
     expect(run.stdout).toMatch(/^Usage:\n {2}pnpm herald targets set/);
+    expect(run.stdout).toMatch(/\n {2}pnpm herald deliveries replay /);
+  });
+});
+
+describe('pnpm herald deliveries', () => {
+  /** A merchant with a target and one payment event: one delivery, its job waiting (no worker runs here). */
+  async function oneDelivery(): Promise<{ merchantId: string; eventId: string; deliveryId: string }> {
+    const { programId, merchantId } = await newTenant();
+    await call('PUT', `/admin/merchants/${merchantId}/notification-target`, ADMIN_TOKEN, { url: 'https://shop.example/hooks', auth: { mode: 'none' } }, 200);
+    const eventId = `Event-${randomUUID()}`;
+    await call('POST', '/internal/events', INGEST_TOKEN, { id: eventId, programId, merchantId, origin: 'api', eventType: 'created', objectId: 'pay-1', objectType: 'payment' }, 201);
+    const list = await herald(['deliveries', 'list', '--merchant', merchantId]);
+    expect(list.code).toBe(0);
+    const page = list.json() as { count: number; data: Array<{ id: string; eventId: string }> };
+    expect(page).toMatchObject({ page: 1, count: 1, data: [{ eventId }] });
+    return { merchantId, eventId, deliveryId: page.data[0]!.id };
+  }
+
+  it('lists, shows and replays deliveries over the admin API', async () => {
+    const { merchantId, eventId, deliveryId } = await oneDelivery();
+
+    const shown = await herald(['deliveries', 'show', deliveryId]);
+    expect(shown.code).toBe(0);
+    expect(shown.json()).toMatchObject({ id: deliveryId, eventId, status: 'pending', attempts: [] });
+
+    const ofEvent = await herald(['deliveries', 'show', '--event', eventId]);
+    expect(ofEvent.json()).toMatchObject({ eventId, data: [{ id: deliveryId }] });
+
+    const one = await herald(['deliveries', 'replay', deliveryId]);
+    expect(one.code).toBe(0);
+    expect(one.json()).toMatchObject({ deliveries: [{ id: deliveryId, status: 'pending', job: 'already-queued' }], more: false });
+
+    const bulk = await herald(['deliveries', 'replay', '--merchant', merchantId, '--status', 'pending', '--limit', '5']);
+    expect(bulk.code).toBe(0);
+    expect(bulk.json()).toMatchObject({ deliveries: [{ id: deliveryId }], more: false });
+
+    const paged = await herald(['deliveries', 'list', '--merchant', merchantId, '--page', '2', '--page-size', '1']);
+    expect(paged.json()).toMatchObject({ page: 2, pageSize: 1, count: 1, data: [] });
+  });
+
+  it('prints the problem of a refused request on stderr and exits 1', async () => {
+    const unbounded = await herald(['deliveries', 'replay', '--status', 'failed']);
+    expect(unbounded.code).toBe(1);
+    expect(JSON.parse(unbounded.stderr)).toMatchObject({ status: 400 });
+    const missing = await herald(['deliveries', 'show', randomUUID()]);
+    expect(missing.code).toBe(1);
+    expect(JSON.parse(missing.stderr)).toMatchObject({ status: 404 });
+  });
+
+  it.each([
+    [['deliveries', 'show'], /needs a delivery id or --event <eventId> alone/],
+    [['deliveries', 'show', 'd1', '--status', 'failed'], /takes no other option/],
+    [['deliveries', 'list', '--limit', '3'], /--limit can only be used with "deliveries replay"/],
+    [['deliveries', 'replay', '--page', '2'], /--page can only be used with "deliveries list"/],
+    [['deliveries', 'replay', '--merchant', 'm1', '--limit', 'ten'], /--limit must be a whole number/],
+    [['deliveries', 'retry'], /expected "deliveries list", "deliveries show" or "deliveries replay"/],
+    [['delivery', 'list'], /expected "targets …" or "deliveries …", got "delivery"/],
+  ])('explains a wrong command line %j and exits 2', async (args, message) => {
+    const run = await herald(args);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toMatch(message);
   });
 });

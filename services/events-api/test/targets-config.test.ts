@@ -5,6 +5,7 @@ const PRODUCTION = {
   ADMIN_TOKEN: 'a'.repeat(40),
   INGEST_TOKEN: 'i'.repeat(40),
   SECRETS_KEY: '00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff',
+  DASHBOARD_PASSWORD: 'd'.repeat(16),
 };
 
 describe('the configuration of notification targets', () => {

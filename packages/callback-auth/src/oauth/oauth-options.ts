@@ -1,3 +1,4 @@
+import type { LookupFunction } from 'node:net';
 import type { Redis } from 'ioredis';
 import { AuthConfigurationError } from '../errors/auth-configuration-error';
 import type { AuthDependencies } from '../types';
@@ -12,6 +13,7 @@ export interface OAuthOptions {
   readonly expiryMarginMs: number | undefined;
   readonly tokenWaitMs: number;
   readonly tokenPollIntervalMs: number;
+  readonly lookup: LookupFunction | undefined;
 }
 
 const DEFAULT_TOKEN_REQUEST_TIMEOUT_MS = 10_000;
@@ -38,6 +40,7 @@ export function resolveOAuthOptions(deps: AuthDependencies): OAuthOptions {
     expiryMarginMs: deps.expiryMarginMs === undefined ? undefined : integer(deps, 'expiryMarginMs', 0, 0),
     tokenWaitMs: integer(deps, 'tokenWaitMs', tokenRequestTimeoutMs + LOCK_SLACK_MS, 0),
     tokenPollIntervalMs: integer(deps, 'tokenPollIntervalMs', DEFAULT_TOKEN_POLL_INTERVAL_MS, 1),
+    lookup: deps.lookup,
   });
 }
 

@@ -1,4 +1,5 @@
-import axios, { AxiosError } from 'axios';
+import type { LookupFunction } from 'node:net';
+import axios, { AxiosError, type AxiosRequestConfig } from 'axios';
 import { basicAuthorization, type Credentials } from '../credentials';
 import { TokenRequestError } from '../errors/token-request-error';
 import { parseTokenResponse, type IssuedToken } from './token-response';
@@ -14,6 +15,8 @@ export interface TokenRequest {
 export interface TokenRequestLimits {
   readonly timeoutMs: number;
   readonly maxResponseBytes: number;
+  /** Resolves the host for the connection (see AuthDependencies.lookup); dns.lookup when undefined. */
+  readonly lookup?: LookupFunction | undefined;
 }
 
 // The body is three short strings; a larger one means absurd settings, not a token request.
@@ -52,6 +55,10 @@ export async function requestToken(request: TokenRequest, limits: TokenRequestLi
       // The body is parsed by parseTokenResponse, so that bad JSON is told apart from bad fields.
       transformResponse: (data: unknown) => data,
       validateStatus: () => true,
+      // A proxy from the environment would connect in our place, out of reach of `lookup`'s address check.
+      proxy: false,
+      // Node's lookup signature, which axios hands to http.request unchanged; its own type is narrower.
+      ...(limits.lookup ? { lookup: limits.lookup as AxiosRequestConfig['lookup'] } : {}),
     });
   } catch (error) {
     throw requestFailure(targetId, error, limits);

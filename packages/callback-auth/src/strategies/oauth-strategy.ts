@@ -86,6 +86,7 @@ export class OAuthStrategy implements CallbackAuthStrategy {
       const { accessToken, expiresInSeconds } = await requestToken(this.#request, {
         timeoutMs: this.#options.tokenRequestTimeoutMs,
         maxResponseBytes: this.#options.maxTokenResponseBytes,
+        lookup: this.#options.lookup,
       });
       const ttlMs = cacheTtlMs(expiresInSeconds, this.#options);
       if (ttlMs > 0) await this.#cache.store(accessToken, ttlMs);

@@ -1,20 +1,6 @@
-import { createServer, type IncomingHttpHeaders, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { always, closedPort, startHttpRecorder, type RecordedRequest, type Reply, type Responder } from '@herald/testing';
 
-/** One request as the fake endpoint received it. */
-export interface RecordedRequest {
-  method: string;
-  /** Path and query, as sent on the request line. */
-  url: string;
-  headers: IncomingHttpHeaders;
-  body: string;
-}
-
-/** A JSON (object) or raw (string) answer, or a function that writes the answer itself, or never does. */
-export type Reply = { status?: number; headers?: Record<string, string>; body?: unknown } | ((res: ServerResponse) => void);
-
-/** Chooses the answer to the n-th request (0-based). */
-export type Responder = (request: RecordedRequest, index: number) => Reply | Promise<Reply>;
+export { always, type RecordedRequest, type Reply, type Responder };
 
 export interface FakeTokenEndpoint {
   /** Base URL of the endpoint, e.g. `http://127.0.0.1:43210/oauth/token`. */
@@ -35,55 +21,13 @@ export function issueTokens(fields: Record<string, unknown> = {}): Responder {
   });
 }
 
-/** Answers with `reply` every time. */
-export function always(reply: Reply): Responder {
-  return () => reply;
-}
-
 /** A fake OAuth token endpoint on 127.0.0.1 that records every request; valid tokens unless told otherwise. */
 export async function startFakeTokenEndpoint(responder: Responder = issueTokens(), path = '/oauth/token'): Promise<FakeTokenEndpoint> {
-  const requests: RecordedRequest[] = [];
-  let respond = responder;
-  const server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', () => {
-      const recorded = { method: req.method ?? '', url: req.url ?? '', headers: req.headers, body: Buffer.concat(chunks).toString('utf8') };
-      requests.push(recorded);
-      void Promise.resolve(respond(recorded, requests.length - 1)).then((reply) => send(res, reply));
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}${path}`,
-    requests,
-    respondWith: (next) => {
-      respond = next;
-    },
-    close: () =>
-      new Promise<void>((resolve, reject) => {
-        server.close((error) => (error ? reject(error) : resolve()));
-        server.closeAllConnections();
-      }),
-  };
-}
-
-function send(res: ServerResponse, reply: Reply): void {
-  if (typeof reply === 'function') {
-    reply(res);
-    return;
-  }
-  const raw = typeof reply.body === 'string' ? reply.body : JSON.stringify(reply.body ?? {});
-  res.writeHead(reply.status ?? 200, { 'content-type': 'application/json', ...reply.headers });
-  res.end(raw);
+  const recorder = await startHttpRecorder(responder);
+  return { url: `${recorder.origin}${path}`, requests: recorder.requests, respondWith: recorder.respondWith, close: recorder.close };
 }
 
 /** A URL on 127.0.0.1 whose port nothing listens on (at the moment of the call). */
 export async function refusingUrl(): Promise<string> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return `http://127.0.0.1:${port}/oauth/token`;
+  return `http://127.0.0.1:${await closedPort()}/oauth/token`;
 }

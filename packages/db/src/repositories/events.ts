@@ -185,6 +185,12 @@ export function eventRepository(prisma: PrismaClient, options: EventRepositoryOp
       });
     },
 
+    /** One event exactly as GET /events returns it (the body of its callbacks); null when there is none. */
+    async findById(id: string): Promise<Event | null> {
+      const [row] = await prisma.$queryRaw<EventRow[]>`SELECT ${EVENT_COLUMNS} FROM events e WHERE e.id = ${id}`;
+      return row ? toEvent(row) : null;
+    },
+
     /**
      * One page of a tenant's events, oldest first by (createdAt, id), and the exact count of all
      * matching events. Counts for the spec's filters come from event_counts; the extension filters

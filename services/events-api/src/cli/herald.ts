@@ -1,7 +1,21 @@
 // `pnpm herald …`: support staff's command line over the events-api admin API.
-import { ConfigError, loadCliConfig } from '@herald/config';
+import { ConfigError, loadCliConfig, type CliConfig } from '@herald/config';
 import { AdminRequestError } from './admin-client';
-import { runTargetsCommand, UsageError, type CliIo } from './targets-command';
+import { UsageError, type CliIo } from './command';
+import { DELIVERIES_USAGE, runDeliveriesCommand } from './deliveries-command';
+import { runTargetsCommand, TARGETS_USAGE } from './targets-command';
+
+const USAGE = `Usage:
+${TARGETS_USAGE}
+
+${DELIVERIES_USAGE}
+
+Environment: HERALD_API_URL (default http://127.0.0.1:3000), ADMIN_TOKEN.`;
+
+const COMMANDS = new Map<string, (argv: readonly string[], io: CliIo, config: CliConfig) => Promise<number>>([
+  ['targets', runTargetsCommand],
+  ['deliveries', runDeliveriesCommand],
+]);
 
 const io: CliIo = {
   async readStdin() {
@@ -15,8 +29,16 @@ const io: CliIo = {
 };
 
 async function main(): Promise<number> {
+  const argv = process.argv.slice(2);
   try {
-    return await runTargetsCommand(process.argv.slice(2), io, loadCliConfig());
+    if (argv.includes('--help') || argv.includes('-h')) {
+      io.stdout(`${USAGE}\n`);
+      return 0;
+    }
+    const command = COMMANDS.get(argv[0] ?? '');
+    // Only the first word is echoed: a mistyped command line may hold anything.
+    if (!command) throw new UsageError(`expected "targets …" or "deliveries …", got "${argv[0] ?? ''}"`);
+    return await command(argv, io, loadCliConfig());
   } catch (error) {
     if (error instanceof UsageError) {
       io.stderr(`herald: ${error.message}\nRun "pnpm herald --help" for usage.\n`);

@@ -1,9 +1,9 @@
 import { parseArgs } from 'node:util';
 import type { CliConfig } from '@herald/config';
 import { adminRequest, type AdminResponse } from './admin-client';
+import { printAnswer, UsageError, usageErrorOf, type CliIo } from './command';
 
-export const USAGE = `Usage:
-  pnpm herald targets set    (--program <id> | --merchant <id>) --url <url> --auth none|basic|oauth
+export const TARGETS_USAGE = `  pnpm herald targets set    (--program <id> | --merchant <id>) --url <url> --auth none|basic|oauth
                              [--username <name> --password-stdin] [--auth-url <url>]
                              [--object-types a,b] [--event-types a,b] [--disabled]
   pnpm herald targets get    (--program <id> | --merchant <id>)
@@ -12,23 +12,7 @@ export const USAGE = `Usage:
 The password is read from standard input (--password-stdin), never from the command line, where
 other users could see it in the process list. Example:
   printf '%s' "$PASSWORD" | pnpm herald targets set --merchant m1 --url https://shop.example/hooks \\
-    --auth basic --username shop --password-stdin
-
-Environment: HERALD_API_URL (default http://127.0.0.1:3000), ADMIN_TOKEN.`;
-
-/** The command line is wrong; the message says how, and the usage follows it. */
-export class UsageError extends Error {
-  override readonly name = 'UsageError';
-  readonly code = 'usage';
-}
-
-/** What the command needs from its process, so tests can run it in memory. */
-export interface CliIo {
-  /** All of standard input, or undefined when it is a terminal (nothing piped in). */
-  readStdin(): Promise<string | undefined>;
-  stdout(text: string): void;
-  stderr(text: string): void;
-}
+    --auth basic --username shop --password-stdin`;
 
 const OPTIONS = {
   program: { type: 'string' },
@@ -41,7 +25,6 @@ const OPTIONS = {
   'object-types': { type: 'string' },
   'event-types': { type: 'string' },
   disabled: { type: 'boolean' },
-  help: { type: 'boolean', short: 'h' },
 } as const;
 
 type Values = ReturnType<typeof parseArgs<{ options: typeof OPTIONS; allowPositionals: true }>>['values'];
@@ -52,12 +35,7 @@ type Values = ReturnType<typeof parseArgs<{ options: typeof OPTIONS; allowPositi
  * 2 wrong command line).
  */
 export async function runTargetsCommand(argv: readonly string[], io: CliIo, config: CliConfig): Promise<number> {
-  const command = parseCommandLine(argv);
-  if (command === 'help') {
-    io.stdout(`${USAGE}\n`);
-    return 0;
-  }
-  const { action, values } = command;
+  const { action, values } = parseCommandLine(argv);
   const owner = ownerPath(values);
   let response: AdminResponse;
   if (action === 'set') {
@@ -67,17 +45,10 @@ export async function runTargetsCommand(argv: readonly string[], io: CliIo, conf
     response = await adminRequest(config, action === 'get' ? 'GET' : 'DELETE', owner.path);
   }
 
-  // Anything but a 2xx is a failure: redirects are not followed (see adminRequest).
-  if (response.status < 200 || response.status >= 300) {
-    io.stderr(`${JSON.stringify(response.body ?? { status: response.status }, null, 2)}\n`);
-    return 1;
-  }
-  const printed = action === 'delete' ? { deleted: true, ...owner.id } : response.body;
-  io.stdout(`${JSON.stringify(printed, null, 2)}\n`);
-  return 0;
+  return printAnswer(io, response, action === 'delete' ? { deleted: true, ...owner.id } : response.body);
 }
 
-function parseCommandLine(argv: readonly string[]): 'help' | { action: 'set' | 'get' | 'delete'; values: Values } {
+function parseCommandLine(argv: readonly string[]): { action: 'set' | 'get' | 'delete'; values: Values } {
   // Refused before parsing, and without echoing the argument: it holds the password.
   if (argv.some((arg) => arg === '--password' || arg.startsWith('--password='))) {
     throw new UsageError('--password is not accepted: pipe the password into standard input and pass --password-stdin');
@@ -86,10 +57,8 @@ function parseCommandLine(argv: readonly string[]): 'help' | { action: 'set' | '
   try {
     parsed = parseArgs({ args: [...argv], options: OPTIONS, allowPositionals: true, strict: true });
   } catch (error) {
-    // Node's first sentence names the option (never its value); the rest is about positionals.
-    throw new UsageError((error as Error).message.split(/(?<=\.) /)[0]!);
+    throw usageErrorOf(error);
   }
-  if (parsed.values.help) return 'help';
   const [group, action, ...rest] = parsed.positionals;
   if (group !== 'targets' || (action !== 'set' && action !== 'get' && action !== 'delete') || rest.length > 0) {
     throw new UsageError(`expected "targets set", "targets get" or "targets delete", got "${parsed.positionals.join(' ')}"`);

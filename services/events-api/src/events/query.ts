@@ -1,10 +1,6 @@
 import { EVENT_TYPES, OBJECT_TYPES, ORIGINS, compileValidator } from '@herald/domain';
 import type { EventListQuery } from '@herald/db';
-import { HttpError } from '../http/http-error';
-
-/** Most records one page may hold. */
-export const MAX_PAGE_SIZE = 100;
-export const DEFAULT_PAGE_SIZE = 20;
+import { pageOf, pagingParameters, parseQuery } from '../http/query';
 
 /** The filter value `plan` selects events whose objectType is `subscription.plan` (the spec's note). */
 const OBJECT_TYPE_FILTERS = ['plan', ...OBJECT_TYPES] as const;
@@ -20,12 +16,7 @@ export const eventsQuerySchema = {
   additionalProperties: false,
   properties: {
     origin: { type: 'string', enum: ORIGINS, description: 'Origin that triggered the event: api, widget or automated.' },
-    page: { type: 'string', pattern: '^[1-9][0-9]{0,8}$', description: 'Page number to return, from 1. Default 1.' },
-    pageSize: {
-      type: 'string',
-      pattern: `^([1-9][0-9]?|${MAX_PAGE_SIZE})$`,
-      description: `Records per page, 1 to ${MAX_PAGE_SIZE}. Default ${DEFAULT_PAGE_SIZE}.`,
-    },
+    ...pagingParameters,
     objectType: {
       type: 'string',
       enum: OBJECT_TYPE_FILTERS,
@@ -43,17 +34,9 @@ const validateQuery = compileValidator<RawQuery>(eventsQuerySchema);
 
 /** Parses and checks the query; a bad or unknown parameter is a 400 naming it. */
 export function parseEventsQuery(query: unknown): Omit<EventListQuery, 'scope'> {
-  const result = validateQuery(query);
-  if (!result.ok) {
-    const errors = result.violations.map((v) => ({ parameter: v.pointer.replace(/^\//, '').split('/')[0], message: v.message }));
-    throw new HttpError(400, 'invalid_query', 'Invalid query parameter', `Invalid query parameter: ${errors.map((e) => e.parameter).join(', ')}.`, {
-      errors,
-    });
-  }
-  const q = result.value;
+  const q = parseQuery(validateQuery, query);
   return {
-    page: q.page === undefined ? 1 : Number(q.page),
-    pageSize: q.pageSize === undefined ? DEFAULT_PAGE_SIZE : Number(q.pageSize),
+    ...pageOf(q),
     ...(q.origin === undefined ? {} : { origin: q.origin }),
     ...(q.objectType === undefined ? {} : { objectType: q.objectType === 'plan' ? 'subscription.plan' : q.objectType }),
     ...(q.objectId === undefined ? {} : { objectId: q.objectId }),

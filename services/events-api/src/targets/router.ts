@@ -1,10 +1,11 @@
 import { Router, type Request } from 'express';
 import { TargetOwnerNotFoundError, type TargetAuth, type TargetInput, type TargetOwner, type TargetRepository } from '@herald/db';
 import { compileValidator, TENANT_ID_PATTERN, ValidationError, type Validator, type Violation } from '@herald/domain';
+import { resolveHost, type AddressPolicy, type ResolveHost } from '@herald/outbound';
 import { HttpError } from '../http/http-error';
 import { parseBody } from '../http/validate-body';
 import { merchantTargetBodySchema, programTargetBodySchema, type TargetBody } from './schemas';
-import { checkTargetUrl, resolveHost, type ResolveHost, type TargetUrlPolicy } from './url-guard';
+import { checkTargetUrl } from './url-guard';
 
 const validators = {
   program: compileValidator<TargetBody>(programTargetBodySchema),
@@ -16,7 +17,7 @@ const TENANT_ID = new RegExp(TENANT_ID_PATTERN);
 export interface TargetsRouterDependencies {
   targets: TargetRepository;
   /** Where target URLs may point (ALLOW_PRIVATE_TARGETS, TARGET_HOST_ALLOWLIST). */
-  urlPolicy: TargetUrlPolicy;
+  urlPolicy: AddressPolicy;
   /** How host names are resolved for the URL guard. Default: dns.lookup, every address. */
   resolveHost?: ResolveHost;
 }
@@ -67,7 +68,7 @@ function ownerOf(kind: 'program' | 'merchant', req: Request): TargetOwner {
 }
 
 /** Schema first, then the URL rules (which resolve host names), each violation naming its field. */
-async function parseTargetInput(validate: Validator<TargetBody>, raw: unknown, policy: TargetUrlPolicy, resolve: ResolveHost): Promise<TargetInput> {
+async function parseTargetInput(validate: Validator<TargetBody>, raw: unknown, policy: AddressPolicy, resolve: ResolveHost): Promise<TargetInput> {
   const body = parseBody(validate, raw);
   const auth = toAuth(body.auth);
   const checks = [checkTargetUrl(body.url, '/url', policy, resolve)];

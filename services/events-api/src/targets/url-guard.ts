@@ -1,90 +1,12 @@
-import { lookup } from 'node:dns/promises';
-import { BlockList, isIP } from 'node:net';
+import { isIP } from 'node:net';
 import type { Violation } from '@herald/domain';
+import { checksHost, firstRefusedAddress, policyHost, resolveHost, type AddressPolicy, type ResolveHost } from '@herald/outbound';
 
 // Checks a notification target URL (or OAuth Authentication URL) when an admin sets it: its form,
 // and, unless private targets are allowed, that its host is not an address inside Herald's own
-// network (SSRF). This is a check at configuration time only: a host name can resolve elsewhere
-// later (DNS rebinding), so the delivery worker must check the address it actually connects to
-// again at send time (a later issue).
-
-/** Where target URLs may point; built from ALLOW_PRIVATE_TARGETS and TARGET_HOST_ALLOWLIST. */
-export interface TargetUrlPolicy {
-  /** Loopback, private, link-local, CGNAT and metadata addresses are allowed (development, tests). */
-  allowPrivate: boolean;
-  /** Hosts always allowed, lower case, without brackets or trailing dot. */
-  hostAllowlist: readonly string[];
-}
-
-/** Every address a host name resolves to. */
-export type ResolveHost = (hostname: string) => Promise<string[]>;
-
-/** getaddrinfo has no timeout of its own; a hung resolver must not hang the admin request. */
-const RESOLVE_TIMEOUT_MS = 5_000;
-
-/** dns.lookup with every address (as connections would resolve it, /etc/hosts included), bounded in time. */
-export const resolveHost: ResolveHost = async (hostname) => {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`resolving ${hostname} timed out`)), RESOLVE_TIMEOUT_MS);
-  });
-  try {
-    const addresses = await Promise.race([lookup(hostname, { all: true, verbatim: true }), timeout]);
-    return addresses.map((a) => a.address);
-  } finally {
-    clearTimeout(timer);
-  }
-};
-
-function blockList(subnets: readonly string[]): BlockList {
-  const list = new BlockList();
-  for (const subnet of subnets) {
-    const [network, prefix] = subnet.split('/') as [string, string];
-    list.addSubnet(network, Number(prefix), isIP(network) === 6 ? 'ipv6' : 'ipv4');
-  }
-  return list;
-}
-
-// Most specific first, so that the message names the closest category. Node's BlockList matches
-// IPv4-mapped IPv6 addresses (::ffff:127.0.0.1) against the IPv4 rules as well.
-const REFUSED: ReadonlyArray<readonly [string, BlockList]> = [
-  ['a cloud metadata', blockList(['169.254.169.254/32', 'fd00:ec2::254/128'])],
-  ['a loopback', blockList(['127.0.0.0/8', '::1/128'])],
-  ['an unspecified', blockList(['0.0.0.0/8', '::/128'])],
-  ['a private', blockList(['10.0.0.0/8', '172.16.0.0/12', '192.168.0.0/16', 'fc00::/7'])],
-  ['a link-local', blockList(['169.254.0.0/16', 'fe80::/10'])],
-  ['a shared (CGNAT)', blockList(['100.64.0.0/10'])],
-  [
-    'a reserved',
-    blockList([
-      '192.0.0.0/24', // IETF protocol assignments
-      '198.18.0.0/15', // benchmarking
-      '224.0.0.0/4', // multicast
-      '240.0.0.0/4', // reserved, and the broadcast address
-      'ff00::/8', // multicast
-      '::/96', // deprecated IPv4-compatible addresses
-      '64:ff9b:1::/48', // local-use NAT64
-    ]),
-  ],
-];
-
-// Well-known NAT64 prefix: the last 32 bits are an IPv4 address, which decides.
-const NAT64 = blockList(['64:ff9b::/96']);
-
-/** What kind of refused address `address` is (e.g. "a loopback"), or undefined when it is public. */
-export function refusedAddressKind(address: string): string | undefined {
-  const family = isIP(address) === 6 ? 'ipv6' : 'ipv4';
-  if (family === 'ipv6' && NAT64.check(address, 'ipv6')) return refusedAddressKind(embeddedIpv4(address));
-  return REFUSED.find(([, list]) => list.check(address, family))?.[0];
-}
-
-function embeddedIpv4(ipv6: string): string {
-  // The URL parser writes the address in canonical compressed form; the groups left out by "::"
-  // are zeros, so the last two groups written (or zeros) are the last 32 bits.
-  const groups = new URL(`http://[${ipv6}]/`).hostname.slice(1, -1).split(':');
-  const [high, low] = groups.slice(-2).map((group) => Number.parseInt(group || '0', 16)) as [number, number];
-  return [high >> 8, high & 0xff, low >> 8, low & 0xff].join('.');
-}
+// network (SSRF). The address rules live in @herald/outbound: a host name can resolve elsewhere
+// later (DNS rebinding), so the delivery worker applies the same rules to the address it actually
+// connects to at send time.
 
 const HTTP_URL_START = /^https?:\/\//i;
 const WHITESPACE_OR_CONTROL = /[\s\u0000-\u001f\u007f]/;
@@ -97,7 +19,7 @@ const WHITESPACE_OR_CONTROL = /[\s\u0000-\u001f\u007f]/;
 export async function checkTargetUrl(
   value: string,
   pointer: string,
-  policy: TargetUrlPolicy,
+  policy: AddressPolicy,
   resolve: ResolveHost = resolveHost,
 ): Promise<Violation | undefined> {
   const invalid = (message: string): Violation => ({ pointer, keyword: 'format', message });
@@ -111,10 +33,8 @@ export async function checkTargetUrl(
     return invalid('must be an absolute http or https URL');
   }
   if (url.username !== '' || url.password !== '') return invalid('must not contain a user name or password (set them in auth)');
-  if (policy.allowPrivate) return undefined;
-
-  const host = url.hostname.replace(/^\[(.*)\]$/, '$1').replace(/\.$/, '').toLowerCase();
-  if (policy.hostAllowlist.includes(host)) return undefined;
+  const host = policyHost(url);
+  if (!checksHost(policy, host)) return undefined;
   let addresses: string[];
   try {
     addresses = isIP(host) === 0 ? await resolve(host) : [host];
@@ -122,12 +42,8 @@ export async function checkTargetUrl(
     return { pointer, keyword: 'host', message: `host ${host} could not be resolved` };
   }
   if (addresses.length === 0) return { pointer, keyword: 'host', message: `host ${host} could not be resolved` };
-  for (const address of addresses) {
-    const kind = refusedAddressKind(address);
-    if (kind) {
-      const named = address === host ? host : `${host} (${address})`;
-      return { pointer, keyword: 'host', message: `must not point at ${kind} address: ${named}; private targets are not allowed` };
-    }
-  }
-  return undefined;
+  const refused = firstRefusedAddress(addresses);
+  if (!refused) return undefined;
+  const named = refused.address === host ? host : `${host} (${refused.address})`;
+  return { pointer, keyword: 'host', message: `must not point at ${refused.kind} address: ${named}; private targets are not allowed` };
 }

@@ -25,6 +25,9 @@ export function createTestApi(env: Record<string, string> = {}) {
   const logger = createLogger({ level: 'debug', service: 'test', stream: logOutput });
   const producer = createDeliveryProducer(redis, { prefix: config.queuePrefix, retry: config.retry, timeoutMs: config.enqueueTimeoutMs });
   const deliveryQueue = producer.queue;
+  // Tests of an unreachable Redis check the answers; the connection's retries need no printing.
+  redis.on('error', () => undefined);
+  deliveryQueue.on('error', () => undefined);
   const app = createApp({ config, logger, prisma, redis, producer });
 
   const admin = (method: 'post' | 'put' | 'delete' | 'get', path: string) =>
@@ -64,8 +67,9 @@ export function createTestApi(env: Record<string, string> = {}) {
       return { programId: program.id, merchantId: merchant.id, merchantKey, programKey };
     },
     async close() {
-      await deliveryQueue.obliterate({ force: true }).catch(() => undefined);
-      await deliveryQueue.close();
+      // With Redis unreachable, obliterate would wait for a connection forever.
+      if (redis.status === 'ready') await deliveryQueue.obliterate({ force: true }).catch(() => undefined);
+      await deliveryQueue.close().catch(() => undefined);
       await prisma.$disconnect();
       redis.disconnect();
     },

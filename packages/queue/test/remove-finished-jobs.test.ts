@@ -1,0 +1,118 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import { Worker } from 'bullmq';
+import type { Redis } from 'ioredis';
+import { createDeliveryProducer, createRedisConnection, DELIVERIES_QUEUE, pingRedis, type DeliveryJobData, type DeliveryProducer } from '../src';
+
+const REDIS_URL = process.env['REDIS_URL'] ?? 'redis://127.0.0.1:6379';
+// One attempt, so that a failure is final and the test needs no backoff strategy.
+const RETRY = { attempts: 1, backoffDelayMs: 1_000, backoffJitter: 0, keepCompletedSeconds: 3_600, keepFailedSeconds: 3_600 };
+
+let client: Redis;
+let workerConnection: Redis;
+let producer: DeliveryProducer;
+let worker: Worker<DeliveryJobData>;
+
+beforeEach(async () => {
+  const prefix = `test_${randomBytes(6).toString('hex')}`;
+  client = createRedisConnection(REDIS_URL, { role: 'client' });
+  workerConnection = createRedisConnection(REDIS_URL, { role: 'worker' });
+  await pingRedis(client);
+  producer = createDeliveryProducer(client, { prefix, retry: RETRY, timeoutMs: 5_000 });
+  // No processor: the test takes jobs by hand, so each ends exactly as the test says.
+  worker = new Worker<DeliveryJobData>(DELIVERIES_QUEUE, null, { connection: workerConnection, prefix, autorun: false });
+});
+
+afterEach(async () => {
+  await producer.queue.obliterate({ force: true }).catch(() => undefined);
+  await worker.close();
+  await producer.close();
+  client.disconnect();
+  workerConnection.disconnect();
+});
+
+function delivery(): DeliveryJobData {
+  return { deliveryId: randomUUID(), eventId: `Event-${randomUUID()}`, targetId: randomUUID(), programId: 'p1', merchantId: 'm1' };
+}
+
+/** Takes the next job and ends it as the worker would after its last attempt. */
+async function finishNextJob(outcome: 'completed' | 'failed'): Promise<void> {
+  const token = randomUUID();
+  const job = await worker.getNextJob(token);
+  if (!job) throw new Error('no job to take');
+  if (outcome === 'completed') await job.moveToCompleted('delivered', token, false);
+  else await job.moveToFailed(new Error('merchant answered 500'), token, false);
+}
+
+/** A replay as the events-api does it: free the job id, then enqueue (after the database commit). */
+async function replay(data: DeliveryJobData) {
+  const slots = await producer.removeFinishedJobs([data.deliveryId]);
+  if (slots.get(data.deliveryId) === 'free') await producer.enqueue([data]);
+  return slots;
+}
+
+describe('removeFinishedJobs, then enqueue: replaying a delivery', () => {
+  it('creates a new waiting job for a delivery whose job completed, where a plain enqueue does nothing', async () => {
+    const data = delivery();
+    await producer.enqueue([data]);
+    await finishNextJob('completed');
+    const finished = (await producer.queue.getJob(data.deliveryId))!;
+    expect(await finished.getState()).toBe('completed');
+
+    await producer.enqueue([data]);
+    expect(await producer.queue.getJobState(data.deliveryId)).toBe('completed');
+
+    expect(await replay(data)).toEqual(new Map([[data.deliveryId, 'free']]));
+    const again = (await producer.queue.getJob(data.deliveryId))!;
+    expect(await again.getState()).toBe('waiting');
+    expect(again.finishedOn).toBeUndefined();
+    expect(again.returnvalue).toBeNull();
+    expect(again.timestamp).toBeGreaterThanOrEqual(finished.timestamp);
+    expect(again.data).toEqual(data);
+    expect(again.name).toBe(finished.name);
+    expect(again.opts.attempts).toBe(RETRY.attempts);
+  });
+
+  it('creates a new job with every attempt again for a delivery whose job failed', async () => {
+    const data = delivery();
+    await producer.enqueue([data]);
+    await finishNextJob('failed');
+    expect(await producer.queue.getJobState(data.deliveryId)).toBe('failed');
+
+    expect(await replay(data)).toEqual(new Map([[data.deliveryId, 'free']]));
+    const again = (await producer.queue.getJob(data.deliveryId))!;
+    expect(await again.getState()).toBe('waiting');
+    expect(again.attemptsMade).toBe(0);
+    expect(again.failedReason).toBeUndefined();
+  });
+
+  it('says the id is free for a delivery that has no job', async () => {
+    const data = delivery();
+    expect(await replay(data)).toEqual(new Map([[data.deliveryId, 'free']]));
+    expect(await producer.queue.getJobState(data.deliveryId)).toBe('waiting');
+  });
+
+  it('leaves a job that is still waiting or running, and a replay adds no second one', async () => {
+    const waiting = delivery();
+    const running = delivery();
+    await producer.enqueue([running]);
+    const active = (await worker.getNextJob(randomUUID()))!;
+    expect(active.id).toBe(running.deliveryId);
+    await producer.enqueue([waiting]);
+
+    expect(await producer.removeFinishedJobs([waiting.deliveryId, running.deliveryId])).toEqual(
+      new Map([
+        [waiting.deliveryId, 'queued'],
+        [running.deliveryId, 'queued'],
+      ]),
+    );
+    await replay(waiting);
+    expect(await producer.queue.getJobCounts('waiting', 'active')).toEqual({ waiting: 1, active: 1 });
+  });
+
+  it('refuses at once while Redis is not connected', async () => {
+    const ended = new Promise((resolve) => client.once('end', resolve));
+    client.disconnect();
+    await ended;
+    await expect(producer.removeFinishedJobs([randomUUID()])).rejects.toThrow(/Redis is not connected/);
+  });
+});

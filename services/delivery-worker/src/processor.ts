@@ -1,0 +1,186 @@
+import { performance } from 'node:perf_hooks';
+import { AuthConfigurationError, TokenRequestError, TokenWaitTimeoutError, UnknownAuthModeError, type CallbackAuthStrategy } from '@herald/callback-auth';
+import {
+  CredentialsCipherError,
+  type AttemptOutcome,
+  type DeliveryAttemptRepository,
+  type DeliveryTarget,
+  type DeliveryToAttempt,
+  type EventRepository,
+  type TargetRepository,
+} from '@herald/db';
+import type { Logger } from '@herald/logging';
+import { REFUSED_ADDRESS_CODE, RefusedAddressError } from '@herald/outbound';
+import type { DeliveryJobData } from '@herald/queue';
+import { UnrecoverableError } from 'bullmq';
+import type { CallbackResponse, SendCallback } from './callback-sender';
+import { CallbackAttemptError, type AttemptErrorKind } from './errors/callback-attempt-error';
+import { CallbackRequestError } from './errors/callback-request-error';
+
+/** What the processor reads of a BullMQ job. */
+export interface DeliveryJob {
+  readonly data: DeliveryJobData;
+  /** Tries BullMQ counted before this one (a replayed job keeps its count unless reset). */
+  readonly attemptsMade: number;
+  readonly opts: { readonly attempts?: number };
+}
+
+/** The job's return value (kept by BullMQ for the dashboard). Failures are thrown instead. */
+export type DeliveryOutcome = { outcome: 'delivered'; attempt: number; statusCode: 200 } | { outcome: 'already-delivered' };
+
+export interface DeliveryProcessorDependencies {
+  deliveries: Pick<DeliveryAttemptRepository, 'findForAttempt' | 'record'>;
+  events: Pick<EventRepository, 'findById'>;
+  targets: Pick<TargetRepository, 'loadForDelivery'>;
+  /**
+   * The auth strategy of a target, built for each attempt: an OAuth strategy's `invalidate()`
+   * forgets the token that instance handed out, so an instance shared by concurrent attempts would
+   * let one attempt's 401 throw away the fresh token another just fetched.
+   */
+  authFor(target: DeliveryTarget): CallbackAuthStrategy;
+  send: SendCallback;
+  /** The User-Agent header of callbacks. */
+  userAgent: string;
+  logger: Logger;
+}
+
+/** How an attempt ended, before it is recorded. */
+type AttemptResult =
+  | { delivered: true; statusCode: 200; responseBody: string }
+  | {
+      delivered: false;
+      errorKind: AttemptErrorKind;
+      errorMessage: string;
+      /** False when trying again cannot help until someone changes the target. */
+      retryable: boolean;
+      statusCode?: number;
+      responseBody?: string;
+      retryAfterMs?: number;
+    };
+
+/**
+ * The delivery use case: one attempt of one delivery. Loads the delivery (a delivered one is not
+ * sent again), its target and its event; sends one POST of the event, exactly as GET /events shows
+ * it, to the target's current URL; records the attempt and the delivery's new state. Delivered
+ * only on HTTP 200; any other outcome is recorded and thrown, so that BullMQ retries with its
+ * backoff, or, when the target is gone or its settings unusable, fails the job at once.
+ */
+export function createDeliveryProcessor(deps: DeliveryProcessorDependencies): (job: DeliveryJob) => Promise<DeliveryOutcome> {
+  const { logger } = deps;
+
+  /** One POST; the timestamp is that of the POST itself, so a receiver can check it for freshness. */
+  const post = async (url: string, eventId: string, body: string, auth: CallbackAuthStrategy): Promise<CallbackResponse> =>
+    deps.send({
+      url,
+      body,
+      headers: {
+        'content-type': 'application/json',
+        'user-agent': deps.userAgent,
+        // Standard Webhooks headers: the id is the event's, the same on every retry, so the
+        // merchant can drop a callback it has already processed.
+        'webhook-id': eventId,
+        'webhook-timestamp': String(Math.floor(Date.now() / 1000)),
+        ...(await auth.headers()),
+      },
+    });
+
+  const attempt = async (delivery: DeliveryToAttempt): Promise<AttemptResult> => {
+    const target = await deps.targets.loadForDelivery(delivery.targetId);
+    if (!target || target.deletedAt !== null || !target.enabled) {
+      const state = !target ? 'no longer exists' : target.deletedAt !== null ? 'was deleted' : 'is switched off';
+      return { delivered: false, errorKind: 'target_unavailable', errorMessage: `the notification target ${state}; not sent`, retryable: false };
+    }
+    const event = await deps.events.findById(delivery.eventId);
+    if (!event) return { delivered: false, errorKind: 'internal', errorMessage: `event ${delivery.eventId} does not exist`, retryable: false };
+    const body = JSON.stringify(event);
+    const auth = deps.authFor(target);
+
+    let response = await post(target.url, event.id, body, auth);
+    if (response.status === 401 && auth.mode === 'oauth') {
+      // The token may have been revoked before it expired: one more POST with a fresh token, within
+      // this attempt. A second 401 is the merchant's answer.
+      await auth.invalidate();
+      response = await post(target.url, event.id, body, auth);
+    }
+    return resultOf(response);
+  };
+
+  return async (job) => {
+    const { deliveryId } = job.data;
+    const delivery = await deps.deliveries.findForAttempt(deliveryId);
+    // Nothing to record an attempt against: the job is the only trace, in the failed set.
+    if (!delivery) throw new UnrecoverableError(`delivery ${deliveryId} does not exist`);
+    if (delivery.status === 'succeeded') return { outcome: 'already-delivered' };
+
+    const startedAt = new Date();
+    const started = performance.now();
+    let result: AttemptResult;
+    try {
+      result = await attempt(delivery);
+    } catch (error) {
+      result = failureOf(error);
+    }
+    const durationMs = Math.round(performance.now() - started);
+    const lastTry = job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
+    const outcome: AttemptOutcome = result.delivered ? 'succeeded' : !result.retryable || lastTry ? 'failed' : 'pending';
+
+    const number = await deps.deliveries.record(
+      deliveryId,
+      {
+        startedAt,
+        durationMs,
+        ...(result.statusCode === undefined ? {} : { statusCode: result.statusCode }),
+        ...(result.delivered ? {} : { errorKind: result.errorKind, errorMessage: result.errorMessage }),
+        ...(result.responseBody === undefined ? {} : { responseBody: result.responseBody }),
+      },
+      outcome,
+    );
+    const context = { deliveryId, eventId: delivery.eventId, targetId: delivery.targetId, attempt: number, durationMs };
+    if (result.delivered) {
+      // One line per callback, like the events-api's request log: shown from LOG_LEVEL=http.
+      logger.http('callback delivered', context);
+      return { outcome: 'delivered', attempt: number, statusCode: 200 };
+    }
+    logger.warn(outcome === 'failed' ? 'callback failed; no more attempts' : 'callback attempt failed; will retry', {
+      ...context,
+      errorKind: result.errorKind,
+      statusCode: result.statusCode,
+      error: result.errorMessage,
+    });
+    if (!result.retryable) throw new UnrecoverableError(result.errorMessage);
+    throw new CallbackAttemptError(result.errorKind, result.errorMessage, number, result.statusCode, result.retryAfterMs);
+  };
+}
+
+/** HTTP 200, and only 200, is delivered (spec: "Expected response: HTTP 200 OK"). */
+function resultOf(response: CallbackResponse): AttemptResult {
+  const { status, body: responseBody } = response;
+  if (status === 200) return { delivered: true, statusCode: 200, responseBody };
+  if (status >= 300 && status < 400) {
+    return { delivered: false, errorKind: 'redirect', errorMessage: `the target redirected (HTTP ${status}); redirects are not followed`, retryable: true, statusCode: status, responseBody };
+  }
+  return {
+    delivered: false,
+    errorKind: 'http_status',
+    errorMessage: `the target answered HTTP ${status}; only 200 counts as delivered`,
+    retryable: true,
+    statusCode: status,
+    responseBody,
+    ...(response.retryAfterMs === undefined ? {} : { retryAfterMs: response.retryAfterMs }),
+  };
+}
+
+/** The failure an error stands for. Every message here is free of secrets (see each error's class). */
+function failureOf(error: unknown): AttemptResult {
+  const failed = (errorKind: AttemptErrorKind, errorMessage: string, retryable = true): AttemptResult => ({ delivered: false, errorKind, errorMessage, retryable });
+  if (error instanceof CallbackRequestError) return failed(error.kind, error.message);
+  // DNS answers change: a refused address is tried again (and checked again) on the next attempt.
+  if (error instanceof RefusedAddressError) return failed('address_refused', error.message);
+  if (error instanceof TokenRequestError) return failed(error.causeCode === REFUSED_ADDRESS_CODE ? 'address_refused' : 'oauth', error.message);
+  if (error instanceof TokenWaitTimeoutError) return failed('oauth', error.message);
+  if (error instanceof AuthConfigurationError || error instanceof UnknownAuthModeError || error instanceof CredentialsCipherError) {
+    return failed('configuration', error.message, false);
+  }
+  const message = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+  return failed('internal', message.slice(0, 500));
+}

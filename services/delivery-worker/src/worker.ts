@@ -1,0 +1,82 @@
+import { hostname } from 'node:os';
+import { createAuthStrategy, type CallbackAuthStrategy } from '@herald/callback-auth';
+import type { Config } from '@herald/config';
+import { credentialsCipherFromConfig, deliveryAttemptRepository, eventRepository, targetRepository, type DeliveryTarget, type PrismaClient } from '@herald/db';
+import type { Logger } from '@herald/logging';
+import { createConnectGuard, type ConnectGuard } from '@herald/outbound';
+import { DELIVERIES_QUEUE, deliveryBackoffStrategy, type DeliveryJobData } from '@herald/queue';
+import { Worker } from 'bullmq';
+import type { Redis } from 'ioredis';
+import { createCallbackSender } from './callback-sender';
+import { createDeliveryProcessor, type DeliveryOutcome } from './processor';
+import { HERALD_USER_AGENT } from './user-agent';
+
+/**
+ * How many times a job whose worker died (its lock expired) is taken up again; one stall more and
+ * BullMQ fails it ("job stalled more than allowable limit"). A callback has no side effect on
+ * Herald's side that a re-run would repeat (the merchant deduplicates on webhook-id), so the limit
+ * is only a guard against a job that kills its worker every time. See README "Delivery and retries".
+ */
+const MAX_STALLED_COUNT = 3;
+
+export interface DeliveryWorkerDependencies {
+  config: Config;
+  prisma: PrismaClient;
+  /**
+   * A `worker`-role connection: commands wait for Redis to come back instead of failing. BullMQ
+   * uses it (and a blocking copy it makes), and so does the OAuth token cache. Not closed here.
+   */
+  connection: Redis;
+  logger: Logger;
+}
+
+export type DeliveryWorker = Worker<DeliveryJobData, DeliveryOutcome, string>;
+
+/**
+ * The BullMQ worker of the deliveries queue: takes up to WORKER_CONCURRENCY jobs at once and runs
+ * the delivery processor on each. Any number of these, in any number of processes and machines,
+ * share the queue: BullMQ hands each job to one worker at a time, and the OAuth token cache lives
+ * in Redis. `close()` takes no new job and waits for the jobs in flight.
+ */
+export function startDeliveryWorker(deps: DeliveryWorkerDependencies): DeliveryWorker {
+  const { config, prisma, logger } = deps;
+  const guard = createConnectGuard({ allowPrivate: config.allowPrivateTargets, hostAllowlist: config.targetHostAllowlist });
+  const processor = createDeliveryProcessor({
+    deliveries: deliveryAttemptRepository(prisma),
+    events: eventRepository(prisma),
+    targets: targetRepository(prisma, credentialsCipherFromConfig(config)),
+    authFor: (target) => authStrategyFor(target, deps, guard),
+    send: createCallbackSender({ timeoutMs: config.callback.timeoutMs, responseMaxBytes: config.callback.responseMaxBytes, guard }),
+    userAgent: HERALD_USER_AGENT,
+    logger,
+  });
+  const worker: DeliveryWorker = new Worker(DELIVERIES_QUEUE, (job) => processor(job), {
+    connection: deps.connection,
+    prefix: config.queuePrefix,
+    name: `${hostname()}:${process.pid}`,
+    concurrency: config.worker.concurrency,
+    lockDuration: config.worker.lockDurationMs,
+    stalledInterval: config.worker.stalledIntervalMs,
+    maxStalledCount: MAX_STALLED_COUNT,
+    // Delivery jobs carry the custom backoff type (packages/queue deliveryJobOptions): every
+    // retry's delay comes from here, exponential with jitter or a merchant's Retry-After.
+    settings: { backoffStrategy: deliveryBackoffStrategy(config.retry) },
+  });
+  worker.on('error', (error) => logger.warn('delivery worker error', { error: error.message }));
+  return worker;
+}
+
+function authStrategyFor(target: DeliveryTarget, deps: DeliveryWorkerDependencies, guard: ConnectGuard): CallbackAuthStrategy {
+  // The token request connects through the guard's lookup; an Authentication URL whose host is an
+  // IP address is never looked up, so it is checked here.
+  if (target.auth.mode === 'oauth') guard.checkUrl(target.auth.authUrl);
+  return createAuthStrategy(
+    { targetId: target.id, ...target.auth },
+    {
+      redis: deps.connection,
+      keyPrefix: `${deps.config.queuePrefix}:`,
+      tokenRequestTimeoutMs: deps.config.callback.tokenTimeoutMs,
+      ...(guard.lookup ? { lookup: guard.lookup } : {}),
+    },
+  );
+}

@@ -1,0 +1,89 @@
+import { Router } from 'express';
+import type { DeliveryFilter, DeliveryHistoryRepository, DeliveryStatus, ReplaySelection } from '@herald/db';
+import { compileValidator, ValidationError } from '@herald/domain';
+import { HttpError } from '../http/http-error';
+import { pageOf, parseQuery } from '../http/query';
+import { parseBody } from '../http/validate-body';
+import type { ReplayAnswer } from './replay';
+import {
+  deliveriesQuerySchema,
+  REPLAY_DEFAULT_LIMIT,
+  REPLAY_SCOPE_FIELDS,
+  replayBodySchema,
+  type DeliveriesQuery,
+  type ReplayBody,
+} from './schemas';
+import { deliveryDetailView, deliveryView } from './views';
+
+const validateQuery = compileValidator<DeliveriesQuery>(deliveriesQuerySchema);
+const validateReplayBody = compileValidator<ReplayBody>(replayBodySchema);
+
+export interface DeliveriesRouterDependencies {
+  history: DeliveryHistoryRepository;
+  replay: (selection: ReplaySelection) => Promise<ReplayAnswer>;
+}
+
+/**
+ * Delivery history and replay for support and ops (mounted under /admin, behind the admin token):
+ * list and filter deliveries, show one with every attempt, list an event's deliveries, and replay
+ * one delivery or a bounded set of them.
+ */
+export function deliveriesRouter(deps: DeliveriesRouterDependencies): Router {
+  const router = Router();
+
+  router.get('/deliveries', async (req, res) => {
+    const query = parseQuery(validateQuery, req.query);
+    const { page, pageSize } = pageOf(query);
+    const { count, deliveries } = await deps.history.list({ filter: filterOf(query), page, pageSize });
+    res.json({ page, pageSize, count, totalPages: Math.ceil(count / pageSize), data: deliveries.map(deliveryView) });
+  });
+
+  // Before /deliveries/:id/replay would match it with the id "replay".
+  router.post('/deliveries/replay', async (req, res) => {
+    const body = parseBody(validateReplayBody, req.body ?? {});
+    if (!REPLAY_SCOPE_FIELDS.some((field) => body[field] !== undefined)) {
+      throw new ValidationError([
+        { pointer: '', message: `must name at least one of ${REPLAY_SCOPE_FIELDS.join(', ')}, so that a replay never takes every delivery`, keyword: 'scope' },
+      ]);
+    }
+    res.status(202).json(await deps.replay({ filter: filterOf(body), limit: body.limit ?? REPLAY_DEFAULT_LIMIT }));
+  });
+
+  router.get('/deliveries/:id', async (req, res) => {
+    const detail = await deps.history.find(req.params.id!);
+    if (!detail) throw noDelivery(req.params.id!);
+    res.json(deliveryDetailView(detail));
+  });
+
+  router.post('/deliveries/:id/replay', async (req, res) => {
+    const answer = await deps.replay({ deliveryId: req.params.id! });
+    if (answer.deliveries.length === 0) throw noDelivery(req.params.id!);
+    res.status(202).json(answer);
+  });
+
+  router.get('/events/:eventId/deliveries', async (req, res) => {
+    const eventId = req.params.eventId!;
+    const deliveries = await deps.history.listForEvent(eventId);
+    if (!deliveries) throw new HttpError(404, 'not_found', 'Not Found', `No event "${eventId}".`);
+    res.json({ eventId, data: deliveries.map(deliveryDetailView) });
+  });
+
+  return router;
+}
+
+/** The filter fields of a valid query or body, typed. */
+function filterOf(input: DeliveriesQuery | ReplayBody): DeliveryFilter {
+  return {
+    ...(input.status === undefined ? {} : { status: input.status as DeliveryStatus }),
+    ...(input.programId === undefined ? {} : { programId: input.programId }),
+    ...(input.merchantId === undefined ? {} : { merchantId: input.merchantId }),
+    ...(input.eventId === undefined ? {} : { eventId: input.eventId }),
+    ...(input.targetId === undefined ? {} : { targetId: input.targetId }),
+    ...(input.createdFrom === undefined ? {} : { createdFrom: new Date(input.createdFrom) }),
+    ...(input.createdTo === undefined ? {} : { createdTo: new Date(input.createdTo) }),
+  };
+}
+
+function noDelivery(id: string): HttpError {
+  return new HttpError(404, 'not_found', 'Not Found', `No delivery "${id}".`);
+}

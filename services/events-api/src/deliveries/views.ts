@@ -1,0 +1,27 @@
+import type { DeliveryDetail, DeliveryRecord } from '@herald/db';
+import { redact } from '@herald/logging';
+
+// Free text the worker stored from the outside world: its error messages and the first bytes of
+// the merchant's answer, which an echoing endpoint may fill with the request's own Authorization
+// header. The log redaction rules apply to it before an admin sees it.
+function scrub(text: string | null): string | null {
+  return text === null ? null : (redact(text) as string);
+}
+
+/** A delivery as the admin API shows it. */
+export function deliveryView(record: DeliveryRecord): DeliveryRecord {
+  return { ...record, lastError: scrub(record.lastError) };
+}
+
+/** A delivery with its target and every attempt, as the admin API shows it. */
+export function deliveryDetailView(detail: DeliveryDetail): DeliveryDetail {
+  return {
+    ...deliveryView(detail),
+    target: detail.target,
+    attempts: detail.attempts.map((attempt) => ({
+      ...attempt,
+      errorMessage: scrub(attempt.errorMessage),
+      responseBody: scrub(attempt.responseBody),
+    })),
+  };
+}

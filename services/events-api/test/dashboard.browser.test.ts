@@ -1,0 +1,201 @@
+// The acceptance test of the Bull dashboard: a real headless Chromium (Debian's package, driven by
+// playwright-core; no browser is downloaded), a real events-api and a real delivery-worker as
+// processes, and a merchant receiver on loopback. Needs /usr/bin/chromium: see README "Operations".
+import { randomBytes, randomUUID } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { chromium, type BrowserContext } from 'playwright-core';
+import { startService, testDatabaseUrl, uniqueId, type ServiceProcess } from '@herald/testing';
+
+const CHROMIUM = '/usr/bin/chromium';
+const CHROMIUM_ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
+
+const ADMIN_TOKEN = randomBytes(24).toString('base64url');
+const INGEST_TOKEN = randomBytes(24).toString('base64url');
+const DASHBOARD = { username: 'ops', password: `dashboard-${randomUUID()}` };
+const TARGET_PASSWORD = `target-${randomUUID()}`;
+
+jest.setTimeout(120_000);
+
+/** The merchant's endpoint: records every callback and answers with `status`. */
+interface Receiver {
+  url: string;
+  status: number;
+  requests: Array<{ headers: IncomingHttpHeaders; body: string; answered: number }>;
+  server: Server;
+}
+
+async function startReceiver(): Promise<Receiver> {
+  const receiver: Receiver = { url: '', status: 500, requests: [], server: createServer() };
+  receiver.server.on('request', (req, res) => {
+    let body = '';
+    req.on('data', (chunk: Buffer) => (body += chunk.toString('utf8')));
+    req.on('end', () => {
+      receiver.requests.push({ headers: req.headers, body, answered: receiver.status });
+      res.writeHead(receiver.status, { 'content-type': 'text/plain' }).end(receiver.status === 200 ? 'ok' : 'not now');
+    });
+  });
+  await new Promise<void>((resolve) => receiver.server.listen(0, '127.0.0.1', resolve));
+  receiver.url = `http://127.0.0.1:${(receiver.server.address() as AddressInfo).port}/hooks`;
+  return receiver;
+}
+
+async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+let receiver: Receiver;
+let api: ServiceProcess;
+let worker: ServiceProcess;
+let apiUrl: string;
+const profiles: string[] = [];
+
+beforeAll(async () => {
+  if (!existsSync(CHROMIUM)) {
+    throw new Error(`${CHROMIUM} is missing: install Debian's chromium (apt-get update && apt-get install -y chromium), see README "Operations"`);
+  }
+  receiver = await startReceiver();
+  const env = {
+    NODE_ENV: 'test',
+    LOG_LEVEL: 'info',
+    DATABASE_URL: testDatabaseUrl(),
+    QUEUE_PREFIX: uniqueId('browser'),
+    ADMIN_TOKEN,
+    INGEST_TOKEN,
+    DASHBOARD_USERNAME: DASHBOARD.username,
+    DASHBOARD_PASSWORD: DASHBOARD.password,
+    // One try, so that a 500 fails the job at once and it waits in the failed set for ops.
+    DELIVERY_ATTEMPTS: '1',
+  };
+  api = startService('services/events-api/src/server.ts', { ...env, PORT: '0' });
+  worker = startService('services/delivery-worker/src/main.ts', env);
+  const [listening] = await Promise.all([api.waitForLog('events-api listening'), worker.waitForLog('delivery-worker ready')]);
+  apiUrl = `http://127.0.0.1:${String(listening.port)}`;
+});
+
+afterAll(async () => {
+  await Promise.all([api?.stop(), worker?.stop()]);
+  await new Promise((resolve) => receiver?.server.close(resolve));
+  await Promise.all(profiles.map((dir) => rm(dir, { recursive: true, force: true })));
+});
+
+/** One call of the running events-api with a bearer token; `T` is the JSON answer's shape. */
+async function call<T = unknown>(method: 'GET' | 'POST' | 'PUT', pathname: string, token: string, body?: object): Promise<{ status: number; body: T; text: string }> {
+  const res = await fetch(`${apiUrl}${pathname}`, {
+    method,
+    headers: { authorization: `Bearer ${token}`, ...(body ? { 'content-type': 'application/json' } : {}) },
+    ...(body ? { body: JSON.stringify(body) } : {}),
+  });
+  const text = await res.text();
+  return { status: res.status, body: (text ? JSON.parse(text) : undefined) as T, text };
+}
+
+/** Headless Chromium on a fresh profile, with or without the dashboard credentials. */
+async function openBrowser(credentials?: { username: string; password: string }): Promise<BrowserContext> {
+  const profile = await mkdtemp(path.join(tmpdir(), 'herald-chromium-'));
+  profiles.push(profile);
+  return chromium.launchPersistentContext(profile, {
+    executablePath: CHROMIUM,
+    headless: true,
+    args: CHROMIUM_ARGS,
+    ...(credentials ? { httpCredentials: credentials } : {}),
+  });
+}
+
+describe('the Bull dashboard in a browser', () => {
+  it('answers 401 without credentials', async () => {
+    const browser = await openBrowser();
+    try {
+      const page = await browser.newPage();
+      // With no credentials to give, Chromium gives up the navigation after the 401 challenge.
+      const [response] = await Promise.all([page.waitForResponse(`${apiUrl}/admin/queues`), page.goto(`${apiUrl}/admin/queues`).catch(() => null)]);
+      expect(response.status()).toBe(401);
+      expect(response.headers()['www-authenticate']).toMatch(/^Basic realm="Herald dashboard"/);
+    } finally {
+      await browser.close();
+    }
+  });
+
+  it('retries a failed delivery job, and the merchant, answering 200 now, gets the callback', async () => {
+    const program = await call<{ id: string }>('POST', '/admin/programs', ADMIN_TOKEN, { name: 'Browser test program' });
+    expect(program.status).toBe(201);
+    const programId = program.body.id;
+    const target = await call('PUT', `/admin/programs/${programId}/notification-target`, ADMIN_TOKEN, {
+      url: receiver.url,
+      auth: { mode: 'basic', username: 'shop', password: TARGET_PASSWORD },
+    });
+    expect(target.status).toBe(200);
+    const eventId = `Event-${randomUUID()}`;
+    const ingested = await call('POST', '/internal/events', INGEST_TOKEN, {
+      id: eventId,
+      programId,
+      origin: 'api',
+      eventType: 'created',
+      objectId: 'sub-1',
+      objectType: 'subscription',
+    });
+    expect(ingested.status).toBe(201);
+
+    // The worker's one try meets the 500: the delivery fails and its job waits in the failed set.
+    const failed = await until('the delivery to fail', async () => {
+      const res = await call<{ data: Array<{ id: string; status: string }> }>('GET', `/admin/events/${eventId}/deliveries`, ADMIN_TOKEN);
+      return res.body.data[0]?.status === 'failed' ? res.body.data[0] : undefined;
+    });
+    const deliveryId = failed.id;
+    expect(receiver.requests.map((r) => r.answered)).toEqual([500]);
+    receiver.status = 200;
+
+    const browser = await openBrowser(DASHBOARD);
+    try {
+      const page = await browser.newPage();
+      const response = await page.goto(`${apiUrl}/admin/queues/queue/deliveries?status=failed`);
+      expect(response?.status()).toBe(200);
+      // Find the failed job by its id (the delivery id) and open it.
+      await page.getByRole('link', { name: deliveryId }).click();
+      await page.waitForURL(`**/queue/deliveries/${deliveryId}**`);
+      // The job's retry button is an icon (its "Retry" label is a tooltip); the board asks to confirm.
+      await page.locator('button:has(svg.lucide-refresh-cw)').first().click();
+      await page.getByRole('button', { name: 'Confirm' }).click();
+      await until('the callback answered 200', async () => (receiver.requests.some((r) => r.answered === 200) ? true : undefined));
+      const delivered = await until('the delivery to succeed', async () => {
+        const res = await call<{ status: string; attempts: Array<{ number: number; statusCode: number }> }>('GET', `/admin/deliveries/${deliveryId}`, ADMIN_TOKEN);
+        return res.body.status === 'succeeded' ? res : undefined;
+      });
+      expect(delivered.body.attempts.map((a) => [a.number, a.statusCode])).toEqual([
+        [1, 500],
+        [2, 200],
+      ]);
+      const callback = receiver.requests.at(-1)!;
+      expect(callback.headers.authorization).toBe(`Basic ${Buffer.from(`shop:${TARGET_PASSWORD}`).toString('base64')}`);
+      expect(JSON.parse(callback.body)).toMatchObject({ id: eventId, objectType: 'subscription' });
+
+      // Nothing the dashboard, the admin API or the logs show holds the target's password.
+      const dashboardJson = await page.evaluate(async (url) => (await fetch(url)).text(), `${apiUrl}/admin/queues/api/queues?activeQueue=deliveries&status=latest`);
+      const seen = [dashboardJson, await page.content(), delivered.text, api.output(), worker.output()].join('\n');
+      expect(seen).toContain(deliveryId);
+      expect(seen).not.toContain(TARGET_PASSWORD);
+      expect(seen).not.toContain(Buffer.from(`shop:${TARGET_PASSWORD}`).toString('base64'));
+    } finally {
+      await browser.close();
+    }
+  });
+});

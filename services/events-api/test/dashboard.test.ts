@@ -1,0 +1,127 @@
+import { randomUUID } from 'node:crypto';
+import request from 'supertest';
+import { createTestApi } from './support/api';
+import { ingestEvent } from './support/events';
+import { createFakeWorker } from './support/fake-worker';
+
+const USERNAME = 'ops';
+const PASSWORD = `dashboard-${randomUUID()}`;
+const api = createTestApi({ DASHBOARD_USERNAME: USERNAME, DASHBOARD_PASSWORD: PASSWORD });
+const worker = createFakeWorker(api);
+afterAll(async () => {
+  await worker.close();
+  await api.close();
+});
+
+beforeEach(() => api.deliveryQueue.drain(true));
+
+const basic = (username: string, password: string) => `Basic ${Buffer.from(`${username}:${password}`).toString('base64')}`;
+const AS_OPS = basic(USERNAME, PASSWORD);
+
+/** A dashboard request with the right credentials. */
+function dashboard(method: 'get' | 'put' | 'post', path: string) {
+  return request(api.app)[method](`/admin/queues${path}`).set('Authorization', AS_OPS);
+}
+
+/** The dashboard's JSON view of the deliveries queue, with the jobs of one status. */
+async function queueView(status: string) {
+  const res = await dashboard('get', `/api/queues?activeQueue=deliveries&status=${status}&page=1&jobsPerPage=50`).expect(200);
+  const queue = res.body.queues.find((q: { name: string }) => q.name === 'deliveries');
+  return { text: res.text, queue };
+}
+
+/** A tenant whose program target uses basic auth with `password`; one event ingested. Returns the event id. */
+async function deliveryWithPassword(password: string): Promise<string> {
+  const { programId } = await api.createTenant();
+  await api
+    .admin('put', `/programs/${programId}/notification-target`)
+    .send({ url: 'https://program.example/hooks', auth: { mode: 'basic', username: 'shop', password } })
+    .expect(200);
+  const event = ingestEvent({ programId }, { objectType: 'subscription' });
+  await api.ingest(event).expect(201);
+  return event.id;
+}
+
+describe('the Bull dashboard at /admin/queues', () => {
+  it.each(['/', '/api/queues', '/static/nothing.js', '/no-such-page'])('answers %s with 401 and a Basic challenge without credentials', async (path) => {
+    const res = await request(api.app).get(`/admin/queues${path}`).expect(401);
+    expect(res.headers['www-authenticate']).toBe('Basic realm="Herald dashboard", charset="UTF-8"');
+    expect(res.type).toBe('application/problem+json');
+  });
+
+  it.each([
+    ['a wrong password', basic(USERNAME, 'wrong')],
+    ['a wrong user name', basic('admin', PASSWORD)],
+    ['the password with a suffix', basic(USERNAME, `${PASSWORD}x`)],
+    ['no colon', `Basic ${Buffer.from(USERNAME + PASSWORD).toString('base64')}`],
+    ['the admin bearer token', `Bearer ${api.config.adminToken}`],
+  ])('answers 401 to %s', async (_case, authorization) => {
+    const res = await request(api.app).get('/admin/queues').set('Authorization', authorization).expect(401);
+    expect(res.headers['www-authenticate']).toMatch(/^Basic realm=/);
+  });
+
+  it('serves the dashboard page with the right credentials', async () => {
+    const res = await dashboard('get', '/').expect(200);
+    expect(res.type).toBe('text/html');
+    expect(res.text).toContain('Herald deliveries');
+  });
+
+  it('lists the deliveries queue and its jobs in its JSON API, named for people', async () => {
+    const eventId = await deliveryWithPassword(`pw-${randomUUID()}`);
+    const { queue } = await queueView('waiting');
+    expect(queue).toMatchObject({ name: 'deliveries', counts: { waiting: 1 }, allowRetries: true, allowCompletedRetries: false });
+    expect(queue.jobs).toHaveLength(1);
+    expect(queue.jobs[0].name).toMatch(new RegExp(`^${eventId} -> program `));
+    expect(Object.keys(queue.jobs[0].data).sort()).toEqual(['deliveryId', 'eventId', 'merchantId', 'programId', 'targetId']);
+  });
+
+  it('retries a failed job: it waits again', async () => {
+    await deliveryWithPassword(`pw-${randomUUID()}`);
+    const [deliveryId] = await worker.runAll(() => ({ outcome: 'failed' }));
+    const { queue } = await queueView('failed');
+    expect(queue.jobs.map((job: { id: string }) => job.id)).toEqual([deliveryId]);
+
+    await dashboard('put', `/api/queues/deliveries/${deliveryId}/retry`).expect(204);
+    expect(await api.deliveryQueue.getJobState(deliveryId!)).toBe('waiting');
+  });
+
+  it('refuses to retry a completed job, which the worker would not send again', async () => {
+    await deliveryWithPassword(`pw-${randomUUID()}`);
+    const [deliveryId] = await worker.runAll(() => ({ outcome: 'succeeded' }));
+    const res = await dashboard('put', `/api/queues/deliveries/${deliveryId}/retry`).expect(403);
+    expect(res.text).toContain('/replay');
+    await dashboard('put', '/api/queues/deliveries/retry/completed').expect(403);
+    expect(await api.deliveryQueue.getJobState(deliveryId!)).toBe('completed');
+  });
+
+  it.each([
+    ['post', '/api/queues/deliveries/add'],
+    ['put', '/api/queues/deliveries/empty'],
+    ['put', '/api/queues/deliveries/obliterate'],
+    ['put', '/api/queues/deliveries/clean/wait'],
+  ] as const)('refuses %s %s, which would write job data or drop deliveries', async (method, path) => {
+    await deliveryWithPassword(`pw-${randomUUID()}`);
+    await dashboard(method, path).send({ name: 'x', data: { deliveryId: 'forged' } }).expect(403);
+    expect(await api.deliveryQueue.getJobCounts('waiting')).toEqual({ waiting: 1 });
+  });
+
+  it.each(['completed', 'failed'])('lets ops clean %s jobs', async (status) => {
+    await dashboard('put', `/api/queues/deliveries/clean/${status}`).expect(200);
+  });
+
+  it('shows no target password in any job, whatever its state, nor in the logs', async () => {
+    const password = `pw-${randomUUID()}`;
+    await deliveryWithPassword(password);
+    const waiting = await queueView('waiting');
+    await worker.runAll(() => ({ outcome: 'failed' }));
+    const failed = await queueView('failed');
+    const latest = await queueView('latest');
+    const jobId = failed.queue.jobs[0].id as string;
+    const job = await dashboard('get', `/api/queues/deliveries/${jobId}`).expect(200);
+
+    const seen = [waiting.text, failed.text, latest.text, job.text, api.logs()].join('\n');
+    expect(seen).toContain(jobId);
+    expect(seen).not.toContain(password);
+    expect(seen).not.toContain(Buffer.from(`shop:${password}`).toString('base64'));
+  });
+});
