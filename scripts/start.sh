@@ -12,8 +12,10 @@ if ! pnpm --silent db:migrate; then
   exit 1
 fi
 
+# node with tsx's loader rather than the tsx CLI, which kills a child that is slow to acknowledge a
+# signal: the services must get the whole SHUTDOWN_TIMEOUT_MS to finish their work.
 exec node_modules/.bin/concurrently \
   --names api,worker --prefix-colors blue,magenta \
   --kill-others --kill-signal SIGTERM --success all \
-  "node_modules/.bin/tsx services/events-api/src/server.ts" \
-  "node_modules/.bin/tsx services/delivery-worker/src/main.ts"
+  "node --import tsx services/events-api/src/server.ts" \
+  "node --import tsx services/delivery-worker/src/main.ts"
