@@ -66,4 +66,10 @@ export interface AuthDependencies {
    * connected to is checked against the SSRF policy. Default: dns.lookup.
    */
   lookup?: LookupFunction;
+  /**
+   * Called once for every HTTP request to a token endpoint, just before it is sent, whatever its
+   * answer (not for tokens reused from the cache or from another process's fetch), e.g. to count
+   * token requests in metrics. Must not throw.
+   */
+  onTokenRequest?: () => void;
 }

@@ -44,6 +44,14 @@ describe('the oauth token cache', () => {
     expect(env.endpoint.requests).toHaveLength(1);
   });
 
+  it('calls onTokenRequest once for one token request, and not for the cached token', async () => {
+    const onTokenRequest = jest.fn();
+    await inNewProcess({ onTokenRequest }).headers();
+    await inNewProcess({ onTokenRequest }).headers();
+    expect(env.endpoint.requests).toHaveLength(1);
+    expect(onTokenRequest).toHaveBeenCalledTimes(1);
+  });
+
   it('makes exactly one token request for 50 concurrent headers() calls', async () => {
     env.endpoint.respondWith(slowly(100));
     const strategy = inNewProcess();

@@ -67,6 +67,24 @@ export interface Config {
   readonly enqueueTimeoutMs: number;
   /** Who may open the Bull dashboard at /admin/queues (HTTP Basic). */
   readonly dashboard: DashboardConfig;
+  /** The Prometheus `/metrics` endpoints of both services. */
+  readonly metrics: MetricsConfig;
+}
+
+/** Where the services expose their Prometheus metrics, and who may read them. */
+export interface MetricsConfig {
+  /**
+   * METRICS_PORT: port of each delivery-worker's own HTTP listener (`/metrics`, `/healthz`,
+   * `/readyz`); 0 takes a free port, which the worker logs. The events-api serves `/metrics` on
+   * PORT. Default 9464 (Prometheus's registered port for Node.js exporters).
+   */
+  readonly port: number;
+  /**
+   * METRICS_TOKEN: when set, `/metrics` on both services requires `Authorization: Bearer <token>`
+   * (at least 16 characters); unset, `/metrics` is open, so set it wherever the events-api's port is
+   * reachable from outside. Default: unset.
+   */
+  readonly token: string | undefined;
 }
 
 /** HTTP Basic credentials of the Bull dashboard: ops staff, not merchants. */
@@ -155,6 +173,9 @@ const PRODUCTION_TOKEN_MIN_LENGTH = 32;
 // A person types this one into a browser's login box, so it may be shorter than the bearer tokens.
 const PRODUCTION_PASSWORD_MIN_LENGTH = 16;
 
+// A scraper's credential, typed once into its configuration.
+const METRICS_TOKEN_MIN_LENGTH = 16;
+
 const NODE_ENVS = ['development', 'test', 'production'] as const;
 
 export const DEFAULT_API_URL = 'http://127.0.0.1:3000';
@@ -212,6 +233,10 @@ export function loadConfig(env: Env = process.env): Config {
       // RFC 7617: the user-id may hold neither a colon (the receiver splits there) nor a control character.
       username: text(env, 'DASHBOARD_USERNAME', 'admin', /^[^:\u0000-\u001f\u007f]{1,255}$/),
       password: token(env, 'DASHBOARD_PASSWORD', DEV_DASHBOARD_PASSWORD, production, PRODUCTION_PASSWORD_MIN_LENGTH),
+    },
+    metrics: {
+      port: integer(env, 'METRICS_PORT', 9464, 0, 65535),
+      token: optionalSecret(env, 'METRICS_TOKEN', METRICS_TOKEN_MIN_LENGTH),
     },
   };
   return Object.freeze(config);
@@ -297,6 +322,15 @@ function token(env: Env, name: string, devDefault: string, production: boolean, 
   if (value.length < minLength) {
     throw new ConfigError(name, `must be at least ${minLength} characters in production`);
   }
+  return value;
+}
+
+function optionalSecret(env: Env, name: string, minLength: number): string | undefined {
+  const value = raw(env, name);
+  if (value === undefined) return undefined;
+  if (value.length < minLength) throw new ConfigError(name, `must be at least ${minLength} characters`);
+  // Sent in an HTTP header: a control character or a space would not survive the trip.
+  if (!/^[\x21-\x7e]+$/.test(value)) throw new ConfigError(name, 'must be printable ASCII without spaces');
   return value;
 }
 

@@ -46,3 +46,5 @@ export function exitOnStartupFailure(logger: Logger, error: unknown): never {
   logger.error('start-up failed', { error });
   process.exit(1);
 }
+
+export { checkReadiness, withTimeout, type ReadinessCheck, type ReadinessReport } from './readiness';

@@ -5,7 +5,9 @@ import { loadConfig } from '@herald/config';
 import { createPrismaClient, deliveryRepository } from '@herald/db';
 import { exitOnSignal, exitOnStartupFailure } from '@herald/lifecycle';
 import { createLogger } from '@herald/logging';
-import { createDeliveryProducer, createRedisConnection } from '@herald/queue';
+import { createMetrics } from '@herald/metrics';
+import { createDeliveryProducer, createRedisConnection, pingRedis } from '@herald/queue';
+import { startMonitoringServer } from './monitoring-server';
 import { startSweeper } from './sweeper';
 import { startDeliveryWorker } from './worker';
 
@@ -26,9 +28,24 @@ async function main(): Promise<void> {
     sweeperRedis.on('error', () => undefined);
     const sweeperProducer = createDeliveryProducer(sweeperRedis, { prefix: config.queuePrefix, retry: config.retry, timeoutMs: config.enqueueTimeoutMs });
     sweeperProducer.queue.on('error', (error) => logger.warn('delivery queue error', { error: error.message }));
-    const sweeper = startSweeper({ deliveries: deliveryRepository(prisma), producer: sweeperProducer, config: config.sweeper, logger });
+    const metrics = createMetrics({ service: 'delivery-worker' });
+    metrics.watchQueue(sweeperProducer.queue);
+    // Before any work starts: a port already taken stops the process while it holds no job.
+    const monitoring = await startMonitoringServer({
+      port: config.metrics.port,
+      metrics,
+      // The fail-fast connection: /readyz must answer within its timeout while Redis is down.
+      checks: [
+        { name: 'postgres', check: () => prisma.$queryRaw`SELECT 1` },
+        { name: 'redis', check: () => pingRedis(sweeperRedis) },
+      ],
+      readinessTimeoutMs: config.readinessTimeoutMs,
+      token: config.metrics.token,
+    });
+    logger.info('metrics listening', { port: monitoring.port });
+    const sweeper = startSweeper({ deliveries: deliveryRepository(prisma), producer: sweeperProducer, config: config.sweeper, logger, metrics });
 
-    const worker = startDeliveryWorker({ config, prisma, connection: redis, logger });
+    const worker = startDeliveryWorker({ config, prisma, connection: redis, logger, metrics });
 
     // Registered before "ready" is logged, so that a signal sent on seeing it is always handled.
     exitOnSignal({
@@ -38,7 +55,7 @@ async function main(): Promise<void> {
         // The worker takes no new job and waits for the callbacks in flight; a job still running
         // when SHUTDOWN_TIMEOUT_MS runs out is cut off, and BullMQ's stalled-job check hands it to
         // another worker once its lock expires (WORKER_LOCK_DURATION_MS).
-        await Promise.all([worker.close(), sweeper.stop()]);
+        await Promise.all([worker.close(), sweeper.stop(), monitoring.close()]);
         await sweeperProducer.close();
         await Promise.allSettled([prisma.$disconnect(), redis.quit(), sweeperRedis.quit()]);
       },

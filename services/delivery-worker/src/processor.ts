@@ -10,6 +10,7 @@ import {
   type TargetRepository,
 } from '@herald/db';
 import type { Logger } from '@herald/logging';
+import type { HeraldMetrics } from '@herald/metrics';
 import { REFUSED_ADDRESS_CODE, RefusedAddressError } from '@herald/outbound';
 import type { DeliveryJobData } from '@herald/queue';
 import { UnrecoverableError } from 'bullmq';
@@ -42,6 +43,8 @@ export interface DeliveryProcessorDependencies {
   /** The User-Agent header of callbacks. */
   userAgent: string;
   logger: Logger;
+  /** Counts each recorded attempt by outcome, with its duration. */
+  metrics: Pick<HeraldMetrics, 'deliveryAttempt'>;
 }
 
 /** How an attempt ended, before it is recorded. */
@@ -120,7 +123,8 @@ export function createDeliveryProcessor(deps: DeliveryProcessorDependencies): (j
     } catch (error) {
       result = failureOf(error);
     }
-    const durationMs = Math.round(performance.now() - started);
+    const durationSeconds = (performance.now() - started) / 1000;
+    const durationMs = Math.round(durationSeconds * 1000);
     const lastTry = job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
     const outcome: AttemptOutcome = result.delivered ? 'succeeded' : !result.retryable || lastTry ? 'failed' : 'pending';
 
@@ -135,6 +139,7 @@ export function createDeliveryProcessor(deps: DeliveryProcessorDependencies): (j
       },
       outcome,
     );
+    deps.metrics.deliveryAttempt(result.delivered ? 'delivered' : outcome === 'failed' ? 'failed' : 'attempt_failed', durationSeconds);
     const context = { deliveryId, eventId: delivery.eventId, targetId: delivery.targetId, attempt: number, durationMs };
     if (result.delivered) {
       // One line per callback, like the events-api's request log: shown from LOG_LEVEL=http.

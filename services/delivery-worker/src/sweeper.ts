@@ -1,6 +1,7 @@
 import type { SweeperConfig } from '@herald/config';
 import type { DeliveryRepository } from '@herald/db';
 import type { Logger } from '@herald/logging';
+import type { HeraldMetrics } from '@herald/metrics';
 import type { DeliveryProducer } from '@herald/queue';
 
 export interface SweeperDependencies {
@@ -8,6 +9,8 @@ export interface SweeperDependencies {
   producer: DeliveryProducer;
   config: SweeperConfig;
   logger: Logger;
+  /** Counts the deliveries each sweep enqueues. */
+  metrics: Pick<HeraldMetrics, 'sweeperEnqueued'>;
 }
 
 export interface Sweeper {
@@ -29,8 +32,11 @@ export function startSweeper(deps: SweeperDependencies): Sweeper {
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<void> = Promise.resolve();
 
-  const sweepOnce = (): Promise<number> =>
-    deps.deliveries.sweep({ limit: config.batchSize, graceMs: config.graceMs }, (refs) => deps.producer.enqueue(refs));
+  const sweepOnce = async (): Promise<number> => {
+    const enqueued = await deps.deliveries.sweep({ limit: config.batchSize, graceMs: config.graceMs }, (refs) => deps.producer.enqueue(refs));
+    deps.metrics.sweeperEnqueued(enqueued);
+    return enqueued;
+  };
 
   const loop = async (): Promise<void> => {
     let delay = config.intervalMs;

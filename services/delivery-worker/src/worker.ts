@@ -3,6 +3,7 @@ import { createAuthStrategy, type CallbackAuthStrategy } from '@herald/callback-
 import type { Config } from '@herald/config';
 import { credentialsCipherFromConfig, deliveryAttemptRepository, eventRepository, targetRepository, type DeliveryTarget, type PrismaClient } from '@herald/db';
 import type { Logger } from '@herald/logging';
+import type { HeraldMetrics } from '@herald/metrics';
 import { createConnectGuard, type ConnectGuard } from '@herald/outbound';
 import { DELIVERIES_QUEUE, deliveryBackoffStrategy, type DeliveryJobData } from '@herald/queue';
 import { Worker } from 'bullmq';
@@ -28,6 +29,8 @@ export interface DeliveryWorkerDependencies {
    */
   connection: Redis;
   logger: Logger;
+  /** Where attempts and OAuth token requests are counted. */
+  metrics: Pick<HeraldMetrics, 'deliveryAttempt' | 'oauthTokenRequested'>;
 }
 
 export type DeliveryWorker = Worker<DeliveryJobData, DeliveryOutcome, string>;
@@ -49,6 +52,7 @@ export function startDeliveryWorker(deps: DeliveryWorkerDependencies): DeliveryW
     send: createCallbackSender({ timeoutMs: config.callback.timeoutMs, responseMaxBytes: config.callback.responseMaxBytes, guard }),
     userAgent: HERALD_USER_AGENT,
     logger,
+    metrics: deps.metrics,
   });
   const worker: DeliveryWorker = new Worker(DELIVERIES_QUEUE, (job) => processor(job), {
     connection: deps.connection,
@@ -76,6 +80,7 @@ function authStrategyFor(target: DeliveryTarget, deps: DeliveryWorkerDependencie
       redis: deps.connection,
       keyPrefix: `${deps.config.queuePrefix}:`,
       tokenRequestTimeoutMs: deps.config.callback.tokenTimeoutMs,
+      onTokenRequest: () => deps.metrics.oauthTokenRequested(),
       ...(guard.lookup ? { lookup: guard.lookup } : {}),
     },
   );

@@ -20,7 +20,7 @@ afterEach(async () => {
 });
 
 function startWorker(env: Record<string, string>): ServiceProcess {
-  const service = startService('services/delivery-worker/src/main.ts', { NODE_ENV: 'test', LOG_LEVEL: 'info', DATABASE_URL: database.url, ...env });
+  const service = startService('services/delivery-worker/src/main.ts', { NODE_ENV: 'test', LOG_LEVEL: 'info', DATABASE_URL: database.url, METRICS_PORT: '0', ...env });
   services.push(service);
   return service;
 }
@@ -46,6 +46,16 @@ describe('the delivery-worker process', () => {
     await service.waitForLog('delivery-worker ready');
     expect(await service.stop(signal)).toBe(0);
     expect(service.output()).toContain('"message":"stopped"');
+  });
+
+  it('serves /healthz and /metrics on the free port METRICS_PORT=0 chose, and logs that port', async () => {
+    const service = startWorker({ QUEUE_PREFIX: uniqueId('test') });
+    const { port } = await service.waitForLog('metrics listening');
+    await service.waitForLog('delivery-worker ready');
+    expect(port).toEqual(expect.any(Number));
+    expect((await fetch(`http://127.0.0.1:${port}/healthz`)).status).toBe(200);
+    expect(await (await fetch(`http://127.0.0.1:${port}/metrics`)).text()).toContain('service="delivery-worker"');
+    expect(await service.stop('SIGTERM')).toBe(0);
   });
 
   it('finishes the callbacks in flight on SIGTERM in a burst of 200, and a restarted worker delivers the rest', async () => {

@@ -3,8 +3,9 @@ import { randomUUID } from 'node:crypto';
 import { loadConfig } from '@herald/config';
 import { createPrismaClient, credentialsCipherFromConfig, deliveryRepository, eventRepository, targetRepository, tenantRepository } from '@herald/db';
 import { createLogger } from '@herald/logging';
+import { createMetrics } from '@herald/metrics';
 import { createDeliveryProducer, createRedisConnection } from '@herald/queue';
-import { testDatabaseUrl, uniqueId } from '@herald/testing';
+import { metricValue, testDatabaseUrl, uniqueId } from '@herald/testing';
 import { startSweeper } from '../src/sweeper';
 
 const config = loadConfig({ NODE_ENV: 'test', DATABASE_URL: testDatabaseUrl(), QUEUE_PREFIX: uniqueId('test') });
@@ -14,6 +15,7 @@ const producer = createDeliveryProducer(redis, { prefix: config.queuePrefix, ret
 const queue = producer.queue;
 const logger = createLogger({ level: 'error', service: 'test', stream: new PassThrough() });
 const deliveries = deliveryRepository(prisma);
+const metrics = createMetrics({ service: 'test' });
 
 afterAll(async () => {
   await queue.obliterate({ force: true });
@@ -46,13 +48,15 @@ describe('the outbox sweeper', () => {
   it('enqueues every delivery that was stored but never enqueued, exactly once, even with two sweepers at once', async () => {
     const ids = await storeUnenqueued(60);
     expect(ids).toHaveLength(120);
+    const sweeperMetrics = createMetrics({ service: 'test' });
     const sweepers = [1, 2].map(() =>
-      startSweeper({ deliveries, producer, logger, config: { intervalMs: 60_000, graceMs: 0, batchSize: 1_000 } }),
+      startSweeper({ deliveries, producer, logger, metrics: sweeperMetrics, config: { intervalMs: 60_000, graceMs: 0, batchSize: 1_000 } }),
     );
     try {
       const counts = await Promise.all([sweepers[0]!.sweepOnce(), sweepers[1]!.sweepOnce(), sweepers[0]!.sweepOnce()]);
       // Other test files may leave deliveries of their own; ours are counted exactly once between the sweeps.
       expect(counts.reduce((a, b) => a + b, 0)).toBeGreaterThanOrEqual(120);
+      expect(metricValue(await sweeperMetrics.exposition(), 'herald_sweeper_enqueued_total')).toBe(counts.reduce((a, b) => a + b, 0));
     } finally {
       await Promise.all(sweepers.map((s) => s.stop()));
     }
@@ -67,7 +71,7 @@ describe('the outbox sweeper', () => {
 
   it('leaves deliveries younger than the grace period to the events-api', async () => {
     const ids = await storeUnenqueued(3);
-    const sweeper = startSweeper({ deliveries, producer, logger, config: { intervalMs: 60_000, graceMs: 60_000, batchSize: 1_000 } });
+    const sweeper = startSweeper({ deliveries, producer, logger, metrics, config: { intervalMs: 60_000, graceMs: 60_000, batchSize: 1_000 } });
     try {
       await sweeper.sweepOnce();
     } finally {
@@ -83,14 +87,14 @@ describe('the outbox sweeper', () => {
     down.on('error', () => undefined);
     const downProducer = createDeliveryProducer(down, { prefix: config.queuePrefix, retry: config.retry, timeoutMs: 500 });
     downProducer.queue.on('error', () => undefined);
-    const failing = startSweeper({ deliveries, producer: downProducer, logger, config: { intervalMs: 60_000, graceMs: 0, batchSize: 1_000 } });
+    const failing = startSweeper({ deliveries, producer: downProducer, logger, metrics, config: { intervalMs: 60_000, graceMs: 0, batchSize: 1_000 } });
     await expect(failing.sweepOnce()).rejects.toThrow();
     await failing.stop();
     await downProducer.close().catch(() => undefined);
     down.disconnect();
     expect((await prisma.delivery.findMany({ where: { id: { in: ids } } })).every((row) => row.enqueuedAt === null)).toBe(true);
 
-    const working = startSweeper({ deliveries, producer, logger, config: { intervalMs: 60_000, graceMs: 0, batchSize: 1_000 } });
+    const working = startSweeper({ deliveries, producer, logger, metrics, config: { intervalMs: 60_000, graceMs: 0, batchSize: 1_000 } });
     try {
       await working.sweepOnce();
     } finally {

@@ -11,6 +11,7 @@ import {
   type PrismaClient,
 } from '@herald/db';
 import type { Logger } from '@herald/logging';
+import { createMetrics, type HeraldMetrics } from '@herald/metrics';
 import { pingRedis, type DeliveryProducer } from '@herald/queue';
 import type { Redis } from 'ioredis';
 import { adminRouter } from './admin/router';
@@ -25,6 +26,7 @@ import { createRateLimit } from './http/rate-limit';
 import { requestLog } from './http/request-log';
 import { publishDeliveries } from './ingest/outbox';
 import { ingestRouter } from './ingest/router';
+import { metricsRouter } from './metrics/router';
 import { openApiRouter } from './openapi/router';
 import { targetsRouter } from './targets/router';
 
@@ -37,11 +39,15 @@ export interface AppDependencies {
   redis: Redis;
   /** Adds delivery jobs over that connection. */
   producer: DeliveryProducer;
+  /** The process's metrics, served at /metrics. Default: a registry of its own (`service="events-api"`). */
+  metrics?: HeraldMetrics;
 }
 
 /** Builds the Express app; does not listen, so tests can drive it with supertest. */
 export function createApp(deps: AppDependencies): Express {
   const { config, logger, prisma, redis, producer } = deps;
+  const metrics = deps.metrics ?? createMetrics({ service: 'events-api' });
+  metrics.watchQueue(producer.queue);
   const tenants = tenantRepository(prisma);
   const apiKeys = apiKeyRepository(prisma);
   const events = eventRepository(prisma);
@@ -59,7 +65,7 @@ export function createApp(deps: AppDependencies): Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('trust proxy', false);
-  app.use(requestLog(logger));
+  app.use(requestLog(logger, metrics));
   app.use(
     healthRouter(
       [
@@ -69,13 +75,14 @@ export function createApp(deps: AppDependencies): Express {
       config.readinessTimeoutMs,
     ),
   );
+  app.use(metricsRouter({ metrics, token: config.metrics.token }));
   app.use(openApiRouter());
   app.use(eventsRouter({ apiKeys, events, rateLimit }));
   app.use(
     '/internal',
     requireBearerToken(config.ingestToken, 'herald-ingest'),
     express.json({ limit: config.ingestBodyLimitBytes, strict: false }),
-    ingestRouter({ events, publish }),
+    ingestRouter({ events, publish, metrics }),
   );
   // Before the bearer-token admin API: a browser opens the dashboard with HTTP Basic.
   app.use(DASHBOARD_PATH, dashboardRouter({ queue: producer.queue, credentials: config.dashboard }));

@@ -14,6 +14,7 @@ export interface OAuthOptions {
   readonly tokenWaitMs: number;
   readonly tokenPollIntervalMs: number;
   readonly lookup: LookupFunction | undefined;
+  readonly onTokenRequest: (() => void) | undefined;
 }
 
 const DEFAULT_TOKEN_REQUEST_TIMEOUT_MS = 10_000;
@@ -41,6 +42,7 @@ export function resolveOAuthOptions(deps: AuthDependencies): OAuthOptions {
     tokenWaitMs: integer(deps, 'tokenWaitMs', tokenRequestTimeoutMs + LOCK_SLACK_MS, 0),
     tokenPollIntervalMs: integer(deps, 'tokenPollIntervalMs', DEFAULT_TOKEN_POLL_INTERVAL_MS, 1),
     lookup: deps.lookup,
+    onTokenRequest: deps.onTokenRequest,
   });
 }
 

@@ -83,6 +83,7 @@ export class OAuthStrategy implements CallbackAuthStrategy {
       // Another process may have stored a token between our read and our lock.
       const cached = await this.#cache.read();
       if (cached !== undefined) return cached;
+      this.#options.onTokenRequest?.();
       const { accessToken, expiresInSeconds } = await requestToken(this.#request, {
         timeoutMs: this.#options.tokenRequestTimeoutMs,
         maxResponseBytes: this.#options.maxTokenResponseBytes,

@@ -13,6 +13,7 @@ import {
 } from '@herald/db';
 import type { Event } from '@herald/domain';
 import { createLogger } from '@herald/logging';
+import { createMetrics, type HeraldMetrics } from '@herald/metrics';
 import { createDeliveryProducer, createRedisConnection, type DeliveryProducer, type DeliveryQueue } from '@herald/queue';
 import { startHttpRecorder, testDatabaseUrl, uniqueId, type HttpRecorder, type Responder } from '@herald/testing';
 import type { Redis } from 'ioredis';
@@ -44,6 +45,8 @@ export class World {
   readonly config: Config;
   readonly prisma: PrismaClient;
   readonly queue: DeliveryQueue;
+  /** The metrics every worker of this world counts into, as the workers of one process would. */
+  readonly metrics: HeraldMetrics = createMetrics({ service: 'delivery-worker' });
   readonly #redis: Redis[] = [];
   readonly #workers: DeliveryWorker[] = [];
   readonly #producer: DeliveryProducer;
@@ -70,6 +73,7 @@ export class World {
       prisma: this.prisma,
       connection: this.#connect('worker'),
       logger: createLogger({ level: 'debug', service: 'test-worker', stream }),
+      metrics: this.metrics,
     });
     this.#workers.push(worker);
     return worker;

@@ -1,12 +1,6 @@
 import { Router } from 'express';
+import { checkReadiness, type ReadinessCheck } from '@herald/lifecycle';
 import { problemType, sendProblem } from '../http/problem';
-import { withTimeout } from '../util/timeout';
-
-/** A dependency the API needs to serve requests, e.g. PostgreSQL; `check` rejects when it does not answer. */
-export interface ReadinessCheck {
-  name: string;
-  check: () => Promise<unknown>;
-}
 
 /**
  * GET /healthz: the process is up (for a liveness probe; never touches a dependency).
@@ -18,21 +12,8 @@ export function healthRouter(checks: readonly ReadinessCheck[], timeoutMs: numbe
     res.json({ status: 'ok' });
   });
   router.get('/readyz', async (_req, res) => {
-    const results = await Promise.all(
-      checks.map(async ({ name, check }) => {
-        try {
-          await withTimeout(check(), timeoutMs, `${name} did not answer within ${timeoutMs} ms`);
-          return { name, ok: true as const };
-        } catch (error) {
-          return { name, ok: false as const, error: error instanceof Error ? error.message : String(error) };
-        }
-      }),
-    );
-    const checksByName = Object.fromEntries(
-      results.map((r) => [r.name, r.ok ? { status: 'up' } : { status: 'down', error: r.error }]),
-    );
-    const down = results.filter((r) => !r.ok).map((r) => r.name);
-    if (down.length === 0) {
+    const { ready, checks: checksByName, down } = await checkReadiness(checks, timeoutMs);
+    if (ready) {
       res.json({ status: 'ready', checks: checksByName });
       return;
     }

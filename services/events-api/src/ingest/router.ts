@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Router } from 'express';
 import type { DeliveryRef, EventRepository, NewEvent } from '@herald/db';
 import { ValidationError, validateIngestBatch, validateIngestEvent, type Event, type IngestEvent, type Violation } from '@herald/domain';
+import type { HeraldMetrics } from '@herald/metrics';
 import { parseBody } from '../http/validate-body';
 import { contentHash } from './content-hash';
 import { depthViolations } from './json-depth';
@@ -13,7 +14,11 @@ const MAX_JSON_DEPTH = 32;
  * POST /internal/events: the platform's producers store events (never merchants). The body is one
  * event or `{"events": [...]}`; a batch is stored whole or not at all.
  */
-export function ingestRouter(deps: { events: EventRepository; publish: (refs: readonly DeliveryRef[]) => Promise<void> }): Router {
+export function ingestRouter(deps: {
+  events: EventRepository;
+  publish: (refs: readonly DeliveryRef[]) => Promise<void>;
+  metrics: Pick<HeraldMetrics, 'eventsIngested'>;
+}): Router {
   const router = Router();
   router.post('/events', async (req, res) => {
     const isBatch = typeof req.body === 'object' && req.body !== null && !Array.isArray(req.body) && 'events' in req.body;
@@ -23,6 +28,8 @@ export function ingestRouter(deps: { events: EventRepository; publish: (refs: re
 
     const receivedAt = new Date().toISOString();
     const result = await deps.events.insert(inputs.map((input) => toNewEvent(input, receivedAt)));
+    // Counted once committed: an idempotent repeat of a stored event adds nothing.
+    deps.metrics.eventsIngested(result.createdCount);
     await deps.publish(result.deliveries);
     const status = result.createdCount > 0 ? 201 : 200;
     res.status(status).json(isBatch ? { events: result.events } : result.events[0]);

@@ -1,0 +1,134 @@
+/**
+ * Herald's Prometheus metrics, all defined here: one registry per process, with the default Node.js
+ * process metrics, every series labelled with the `service` that wrote it. Callers use the typed
+ * helpers of `HeraldMetrics` and never prom-client itself, so names, labels and buckets cannot drift
+ * between the events-api and the delivery-worker.
+ *
+ * Labels hold bounded values only (outcomes, queue states, HTTP methods, route patterns, status
+ * codes): never an id, a URL or anything a merchant sends.
+ */
+import { withTimeout } from '@herald/lifecycle';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+/** How one callback attempt ended: delivered; failed with a retry to come; failed for good (no retry left, or not retryable). */
+export type DeliveryOutcomeLabel = 'delivered' | 'attempt_failed' | 'failed';
+
+/** The BullMQ job states whose counts `herald_queue_jobs` reports. */
+export const QUEUE_STATES = ['waiting', 'active', 'delayed', 'completed', 'failed', 'prioritized'] as const;
+export type QueueState = (typeof QUEUE_STATES)[number];
+
+/** What the queue gauge reads: BullMQ's `Queue.getJobCounts`, typed structurally so this package needs no BullMQ. */
+export interface JobCountsSource {
+  getJobCounts(...states: QueueState[]): Promise<Record<string, number>>;
+}
+
+/** The route label of a request that matched no route (404s, and answers given by middleware before any route). */
+export const UNMATCHED_ROUTE = 'unmatched';
+
+/** One finished HTTP request. */
+export interface HttpRequestSample {
+  method: string;
+  /** The route pattern (`/admin/deliveries/:id`), never the raw URL; `UNMATCHED_ROUTE` when none matched. */
+  route: string;
+  status: number;
+  durationSeconds: number;
+}
+
+export interface MetricsOptions {
+  /** Value of the `service` label on every series, e.g. `events-api`. */
+  service: string;
+  /** Longest a scrape waits for the queue's job counts before it leaves `herald_queue_jobs` out, in ms. Default 1000. */
+  queueCountsTimeoutMs?: number;
+}
+
+export interface HeraldMetrics {
+  /** Content-Type of `exposition()`: the Prometheus text format. */
+  readonly contentType: string;
+  /** Every series in the Prometheus text format; reads the queue's job counts first. */
+  exposition(): Promise<string>;
+  /** `herald_events_ingested_total`: events newly stored by the ingest endpoint (an idempotent repeat is not counted). */
+  eventsIngested(count: number): void;
+  /** `herald_deliveries_total{outcome}` and `herald_delivery_attempt_duration_seconds`: one callback attempt. */
+  deliveryAttempt(outcome: DeliveryOutcomeLabel, durationSeconds: number): void;
+  /** `herald_oauth_token_requests_total`: one HTTP request to a merchant's token endpoint, whatever its answer. */
+  oauthTokenRequested(): void;
+  /** `herald_sweeper_enqueued_total`: deliveries the outbox sweeper put in the queue. */
+  sweeperEnqueued(count: number): void;
+  /** `herald_http_request_duration_seconds{method,route,status}`. */
+  httpRequest(sample: HttpRequestSample): void;
+  /** Reports `herald_queue_jobs{state}` from this queue at every scrape. One queue per registry. */
+  watchQueue(queue: JobCountsSource): void;
+}
+
+const DEFAULT_QUEUE_COUNTS_TIMEOUT_MS = 1_000;
+// A callback may take up to CALLBACK_TIMEOUT_MS (10 s by default), twice with an OAuth 401.
+const ATTEMPT_BUCKETS = [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 30];
+const HTTP_BUCKETS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+
+/** A fresh registry with Herald's metrics. Call once per process (tests make one per app or worker). */
+export function createMetrics(options: MetricsOptions): HeraldMetrics {
+  const registry = new Registry();
+  registry.setDefaultLabels({ service: options.service });
+  collectDefaultMetrics({ register: registry });
+  const registers = [registry];
+  const queueCountsTimeoutMs = options.queueCountsTimeoutMs ?? DEFAULT_QUEUE_COUNTS_TIMEOUT_MS;
+
+  const eventsIngested = new Counter({ name: 'herald_events_ingested_total', help: 'Events newly stored by the ingest endpoint.', registers });
+  const deliveries = new Counter({
+    name: 'herald_deliveries_total',
+    help: 'Callback attempts by outcome: delivered, attempt_failed (a retry follows) or failed (no retry left).',
+    labelNames: ['outcome'] as const,
+    registers,
+  });
+  const attemptDuration = new Histogram({
+    name: 'herald_delivery_attempt_duration_seconds',
+    help: 'Duration of one callback attempt, token request and a second POST after a 401 included.',
+    buckets: ATTEMPT_BUCKETS,
+    registers,
+  });
+  const tokenRequests = new Counter({ name: 'herald_oauth_token_requests_total', help: 'HTTP requests to merchants\' OAuth token endpoints.', registers });
+  const sweeperEnqueued = new Counter({ name: 'herald_sweeper_enqueued_total', help: 'Deliveries enqueued by the outbox sweeper.', registers });
+  const httpDuration = new Histogram({
+    name: 'herald_http_request_duration_seconds',
+    help: 'Duration of HTTP requests by method, route pattern and status code.',
+    labelNames: ['method', 'route', 'status'] as const,
+    buckets: HTTP_BUCKETS,
+    registers,
+  });
+  // Every outcome starts at 0, so a rate over a fresh process is defined.
+  for (const outcome of ['delivered', 'attempt_failed', 'failed'] satisfies DeliveryOutcomeLabel[]) deliveries.inc({ outcome }, 0);
+
+  let queue: JobCountsSource | undefined;
+  new Gauge({
+    name: 'herald_queue_jobs',
+    help: 'Jobs of the deliveries queue by state, read from Redis at scrape time.',
+    labelNames: ['state'] as const,
+    registers,
+    async collect() {
+      if (!queue) return;
+      try {
+        const counts = await withTimeout(queue.getJobCounts(...QUEUE_STATES), queueCountsTimeoutMs, 'queue job counts timed out');
+        for (const state of QUEUE_STATES) this.set({ state }, counts[state] ?? 0);
+      } catch {
+        // Redis is down: report no value rather than a stale one (readiness says why).
+        this.reset();
+      }
+    },
+  });
+
+  return {
+    contentType: registry.contentType,
+    exposition: () => registry.metrics(),
+    eventsIngested: (count) => eventsIngested.inc(count),
+    deliveryAttempt(outcome, durationSeconds) {
+      deliveries.inc({ outcome });
+      attemptDuration.observe(durationSeconds);
+    },
+    oauthTokenRequested: () => tokenRequests.inc(),
+    sweeperEnqueued: (count) => sweeperEnqueued.inc(count),
+    httpRequest: ({ method, route, status, durationSeconds }) => httpDuration.observe({ method, route, status: String(status) }, durationSeconds),
+    watchQueue(source) {
+      queue = source;
+    },
+  };
+}
