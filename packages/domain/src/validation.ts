@@ -27,8 +27,40 @@ export type Validator<T> = (input: unknown) => Validation<T>;
  */
 export function compileValidator<T>(schema: object): Validator<T> {
   const validate = ajv.compile(schema);
-  return (input) =>
-    validate(input) ? { ok: true, value: input as T } : { ok: false, violations: toViolations(validate.errors ?? []) };
+  return (input) => {
+    const violations = validate(input) ? [] : toViolations(validate.errors ?? []);
+    violations.push(...unstorableTextViolations(input));
+    return violations.length === 0 ? { ok: true, value: input as T } : { ok: false, violations };
+  };
+}
+
+// PostgreSQL stores neither U+0000 (in text or jsonb) nor a lone UTF-16 surrogate (in jsonb):
+// either would fail the INSERT and turn a producer's bad input into a 500. JSON Schema cannot say
+// "no such character anywhere, keys included", so every validator checks it here.
+const UNSTORABLE_CHARACTER = /[\u0000\p{Cs}]/u;
+
+/** A violation for every string or property name in `input` that PostgreSQL could not store. */
+function unstorableTextViolations(input: unknown): Violation[] {
+  const violations: Violation[] = [];
+  // Iterative: the input may be nested far deeper than the call stack allows.
+  const pending: Array<{ value: unknown; pointer: string }> = [{ value: input, pointer: '' }];
+  for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
+    const { value, pointer } = next;
+    if (typeof value === 'string') {
+      if (UNSTORABLE_CHARACTER.test(value)) violations.push(unstorableText(pointer));
+    } else if (value !== null && typeof value === 'object') {
+      for (const [key, item] of Object.entries(value)) {
+        const itemPointer = `${pointer}/${escapePointerToken(key)}`;
+        if (UNSTORABLE_CHARACTER.test(key)) violations.push(unstorableText(itemPointer));
+        pending.push({ value: item, pointer: itemPointer });
+      }
+    }
+  }
+  return violations;
+}
+
+function unstorableText(pointer: string): Violation {
+  return { pointer, keyword: 'unstorableText', message: 'must not contain U+0000 or an unpaired UTF-16 surrogate' };
 }
 
 /** Checks an Event (as stored and listed). */

@@ -32,6 +32,22 @@ describe('compileValidator', () => {
     expect(oneOfTwo({ a: 'x', b: 'y' }).ok).toBe(false);
   });
 
+  it('refuses U+0000 and unpaired surrogates anywhere, property names included, which PostgreSQL cannot store', () => {
+    const free = compileValidator<unknown>({ type: 'object' });
+    const result = free({ a: 'x\u0000', b: [{ c: 'ok', 'd\u0000': 1 }], e: '\ud800', f: 'paired \ud83d\ude00 is fine' });
+    expect(result.ok).toBe(false);
+    if (result.ok) return;
+    expect(result.violations.map((v) => v.pointer).sort()).toEqual(['/a', '/b/0/d\u0000', '/e']);
+    expect(result.violations.every((v) => v.keyword === 'unstorableText')).toBe(true);
+  });
+
+  it('reports unstorable text beside the schema violations of the same input', () => {
+    const result = validate({ label: 'not-an-email\u0000', address });
+    expect(result.ok).toBe(false);
+    if (result.ok) return;
+    expect(result.violations.map((v) => v.keyword).sort()).toEqual(['format', 'unstorableText']);
+  });
+
   it('refuses a schema with an unknown keyword at once', () => {
     expect(() => compileValidator<unknown>({ type: 'string', maxLenght: 3 })).toThrow(/unknown keyword/);
   });

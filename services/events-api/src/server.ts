@@ -6,6 +6,7 @@ import { exitOnSignal, exitOnStartupFailure } from '@herald/lifecycle';
 import { createLogger } from '@herald/logging';
 import { createDeliveryProducer, createRedisConnection } from '@herald/queue';
 import { createApp } from './app';
+import { createHttpServer } from './http/http-server';
 
 async function main(): Promise<void> {
   const config = loadConfig();
@@ -20,7 +21,7 @@ async function main(): Promise<void> {
     const producer = createDeliveryProducer(redis, { prefix: config.queuePrefix, retry: config.retry, timeoutMs: config.enqueueTimeoutMs });
     producer.queue.on('error', (error) => logger.warn('delivery queue error', { error: error.message }));
     const app = createApp({ config, logger, prisma, redis, producer });
-    const server = app.listen(config.port);
+    const server = createHttpServer(app).listen(config.port);
     await new Promise<void>((resolve, reject) => {
       server.once('listening', resolve);
       server.once('error', reject);
