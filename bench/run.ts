@@ -1,0 +1,568 @@
+/**
+ * `pnpm bench [--quick]`: measures Herald against this machine's own ceilings, in the same run.
+ *
+ * Everything runs on 127.0.0.1 with its own database (created, migrated, dropped), its own queue
+ * prefix (keys deleted at the end) and its own receiver process. Every figure stands beside a
+ * ceiling measured in the same run, as a ratio, because these machines are shared and noisy.
+ * Writes bench/results/latest.json and prints a table. Exits 1 on an error, never on slowness.
+ */
+import { execSync } from 'node:child_process';
+import { Agent, request } from 'node:http';
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import autocannon from 'autocannon';
+import { Queue, Worker } from 'bullmq';
+import { Redis } from 'ioredis';
+import { applyMigrations, createPrismaClient, dropDatabase, ensureDatabase, type PrismaClient } from '@herald/db';
+import { databaseUrlFor, startService, uniqueId, type ServiceProcess } from '@herald/testing';
+
+const QUICK = process.argv.includes('--quick');
+const ROOT = path.resolve(__dirname, '..');
+const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+const ADMIN_TOKEN = 'dev-admin-token';
+const INGEST_TOKEN = 'dev-ingest-token';
+const WORKER_CONCURRENCY = 16;
+
+/** Sizes of each scenario: every loop is bounded in count and in time. */
+const SIZE = QUICK
+  ? { ingestEvents: 1_000, ingestBatch: 250, rawPosts: 3_000, bareJobs: 3_000, listEvents: 20_000, deepPage: 200, listSeconds: 3, oauthEvents: 500, e2eRate: 40, e2eSeconds: 3 }
+  : { ingestEvents: 15_000, ingestBatch: 500, rawPosts: 40_000, bareJobs: 30_000, listEvents: 1_000_000, deepPage: 10_000, listSeconds: 10, oauthEvents: 5_000, e2eRate: 100, e2eSeconds: 15 };
+/** Longest any wait for deliveries may take before the run fails. */
+const DRAIN_TIMEOUT_MS = QUICK ? 60_000 : 180_000;
+
+interface Row {
+  scenario: string;
+  figure: number;
+  unit: string;
+  ceiling?: number;
+  ceilingName?: string;
+  ratio?: number;
+  target?: string;
+  note?: string;
+}
+
+const rows: Row[] = [];
+/** Processes whose error log lines are printed when the run fails. */
+const serviceLogs: Array<[string, ServiceProcess]> = [];
+const cleanups: Array<() => Promise<void>> = [];
+const log = (message: string): void => console.error(`[bench ${new Date().toISOString().slice(11, 19)}] ${message}`);
+const round = (n: number, digits = 2): number => Number(n.toFixed(digits));
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+function addRow(row: Row): void {
+  if (row.ceiling !== undefined && row.ceiling > 0 && row.ratio === undefined) row.ratio = round(row.figure / row.ceiling, 3);
+  rows.push(row);
+  log(`${row.scenario}: ${row.figure} ${row.unit}${row.ratio !== undefined ? ` (ratio ${row.ratio} of ${row.ceilingName})` : ''}`);
+}
+
+async function startListening(script: string, env: Record<string, string>): Promise<{ proc: ServiceProcess; port: number }> {
+  const proc = startService(script, env);
+  cleanups.push(async () => void (await proc.stop('SIGTERM', 15_000)));
+  const entry = await proc.waitForLog(/listening/, 30_000);
+  return { proc, port: Number(entry.port) };
+}
+
+async function http(method: string, url: string, token: string | undefined, body?: unknown, expect?: number[]): Promise<any> {
+  const res = await fetch(url, {
+    method,
+    headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) },
+    body: body === undefined ? undefined : JSON.stringify(body),
+    signal: AbortSignal.timeout(60_000),
+  });
+  const text = await res.text();
+  if (expect && !expect.includes(res.status)) throw new Error(`${method} ${url} answered ${res.status}: ${text.slice(0, 500)}`);
+  return text ? JSON.parse(text) : undefined;
+}
+
+/** Peak resident set size (VmHWM) of a process, in MB. */
+function peakRssMb(pid: number | undefined): number {
+  if (!pid) return NaN;
+  const match = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return match ? round(Number(match[1]) / 1024, 1) : NaN;
+}
+
+function percentile(sorted: number[], p: number): number {
+  if (sorted.length === 0) return NaN;
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
+}
+
+async function deleteRedisKeys(prefix: string): Promise<void> {
+  const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: 2 });
+  try {
+    let cursor = '0';
+    do {
+      const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
+      cursor = next;
+      if (keys.length > 0) await redis.del(...keys);
+    } while (cursor !== '0');
+  } finally {
+    redis.disconnect();
+  }
+}
+
+const CALLBACK_BODY = JSON.stringify({
+  id: `Event-${randomUUID()}`,
+  createdAt: new Date().toISOString(),
+  origin: 'api',
+  eventType: 'created',
+  objectId: 'pay-000001',
+  objectType: 'payment',
+});
+
+/**
+ * One raw POST over node:http with a keep-alive agent: the transport the worker's sender (axios)
+ * uses too, without Herald's work around it. (Node 20's fetch is slower than the worker here, so
+ * it would be no ceiling.)
+ */
+const rawAgent = new Agent({ keepAlive: true, maxSockets: 64 });
+function postOnce(url: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { method: 'POST', agent: rawAgent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(CALLBACK_BODY) }, timeout: 10_000 }, (res) => {
+      res.resume();
+      res.on('end', () => (res.statusCode === 200 ? resolve() : reject(new Error(`receiver answered ${res.statusCode}`))));
+    });
+    req.on('timeout', () => req.destroy(new Error('raw POST timed out')));
+    req.on('error', reject);
+    req.end(CALLBACK_BODY);
+  });
+}
+
+/** Ceiling 1: a raw POST loop (node:http, keep-alive) at the given concurrency. */
+async function rawPostLoop(url: string, concurrency: number, total: number): Promise<number> {
+  let sent = 0;
+  const started = performance.now();
+  const deadline = Date.now() + 60_000;
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (sent < total && Date.now() < deadline) {
+        sent += 1;
+        await postOnce(url);
+      }
+    }),
+  );
+  return sent / ((performance.now() - started) / 1000);
+}
+
+/** Ceiling 2: a bare BullMQ worker (no database) whose processor does one raw POST. */
+async function bareBullmq(url: string, concurrency: number, total: number, prefix: string): Promise<number> {
+  const connection = { host: '127.0.0.1', port: Number(new URL(REDIS_URL).port || 6379), maxRetriesPerRequest: null };
+  const queue = new Queue('bare', { connection, prefix });
+  try {
+    for (let i = 0; i < total; i += 1000) {
+      await queue.addBulk(
+        Array.from({ length: Math.min(1000, total - i) }, (_, j) => ({
+          name: 'delivery',
+          data: { deliveryId: randomUUID(), eventId: `Event-${i + j}`, targetId: randomUUID(), programId: 'p', merchantId: null },
+          opts: { jobId: `bare-${i + j}`, removeOnComplete: { age: 3600 }, attempts: 1 },
+        })),
+      );
+    }
+    let done = 0;
+    let finished!: () => void;
+    const allDone = new Promise<void>((resolve) => (finished = resolve));
+    const started = performance.now();
+    const worker = new Worker(
+      'bare',
+      () => postOnce(url),
+      { connection, prefix, concurrency },
+    );
+    worker.on('completed', () => {
+      done += 1;
+      if (done >= total) finished();
+    });
+    await Promise.race([allDone, sleep(DRAIN_TIMEOUT_MS)]);
+    const seconds = (performance.now() - started) / 1000;
+    await worker.close();
+    if (done < total) throw new Error(`bare BullMQ worker completed ${done} of ${total} jobs in time`);
+    return total / seconds;
+  } finally {
+    await queue.close();
+  }
+}
+
+async function main(): Promise<void> {
+  const runStarted = Date.now();
+  const id = uniqueId('bench').toLowerCase();
+  const databaseUrl = databaseUrlFor(`herald_${id}`);
+  const queuePrefix = `herald_${id}`;
+  const barePrefix = `${queuePrefix}_bare`;
+  log(`${QUICK ? 'quick' : 'full'} run: database herald_${id}, queue prefix ${queuePrefix}`);
+
+  await ensureDatabase(databaseUrl);
+  cleanups.push(() => dropDatabase(databaseUrl));
+  cleanups.push(() => deleteRedisKeys(queuePrefix));
+  cleanups.push(() => deleteRedisKeys(barePrefix));
+  await applyMigrations(databaseUrl);
+  const prisma: PrismaClient = createPrismaClient(databaseUrl, { maxConnections: 2 });
+  cleanups.push(() => prisma.$disconnect());
+
+  const receiver = await startListening('bench/receiver.ts', {});
+  const receiverUrl = `http://127.0.0.1:${receiver.port}`;
+  const serviceEnv: Record<string, string> = {
+    NODE_ENV: 'development',
+    DATABASE_URL: databaseUrl,
+    REDIS_URL,
+    QUEUE_PREFIX: queuePrefix,
+    LOG_LEVEL: 'info',
+    RATE_LIMIT_REQUESTS: '1000000',
+    ALLOW_PRIVATE_TARGETS: 'true',
+    METRICS_PORT: '0',
+    WORKER_CONCURRENCY: String(WORKER_CONCURRENCY),
+  };
+  const api = await startListening('services/events-api/src/server.ts', { ...serviceEnv, PORT: '0' });
+  serviceLogs.push(['events-api', api.proc]);
+  const apiUrl = `http://127.0.0.1:${api.port}`;
+  const stats = (): Promise<{ callbacks: number; tokens: number }> => http('GET', `${receiverUrl}/stats`, undefined);
+  const reset = (): Promise<void> => http('POST', `${receiverUrl}/reset`, undefined);
+
+  // Tenants: P/M with a program target and a merchant target (fan-out 2 for payments);
+  // O with an OAuth program target; L for the list benchmark (no target, no deliveries).
+  await http('POST', `${apiUrl}/admin/programs`, ADMIN_TOKEN, { id: 'bench-p', name: 'bench' }, [201]);
+  await http('POST', `${apiUrl}/admin/merchants`, ADMIN_TOKEN, { id: 'bench-m', programId: 'bench-p', name: 'bench' }, [201]);
+  await http('PUT', `${apiUrl}/admin/programs/bench-p/notification-target`, ADMIN_TOKEN, { url: `${receiverUrl}/hook/program`, auth: { mode: 'none' } }, [200, 201]);
+  await http('PUT', `${apiUrl}/admin/merchants/bench-m/notification-target`, ADMIN_TOKEN, { url: `${receiverUrl}/hook/merchant`, auth: { mode: 'none' } }, [200, 201]);
+  await http('POST', `${apiUrl}/admin/programs`, ADMIN_TOKEN, { id: 'bench-o', name: 'oauth' }, [201]);
+  await http('PUT', `${apiUrl}/admin/programs/bench-o/notification-target`, ADMIN_TOKEN, {
+    url: `${receiverUrl}/hook/oauth`,
+    auth: { mode: 'oauth', authUrl: `${receiverUrl}/token`, username: 'bench-client', password: 'bench-secret' },
+  }, [200, 201]);
+
+  // --- Ceilings of delivery, same receiver, same concurrency ---
+  await reset();
+  // Warm-up (JIT, connection pools) so that the first ceiling is not measured cold.
+  await rawPostLoop(`${receiverUrl}/hook/raw`, 2 * WORKER_CONCURRENCY, 2_000);
+  const raw16 = await rawPostLoop(`${receiverUrl}/hook/raw`, WORKER_CONCURRENCY, SIZE.rawPosts);
+  const raw32 = await rawPostLoop(`${receiverUrl}/hook/raw`, 2 * WORKER_CONCURRENCY, SIZE.rawPosts);
+  addRow({ scenario: `ceiling: raw POST loop, ${WORKER_CONCURRENCY} in flight`, figure: round(raw16, 0), unit: 'req/s' });
+  addRow({ scenario: `ceiling: raw POST loop, ${2 * WORKER_CONCURRENCY} in flight`, figure: round(raw32, 0), unit: 'req/s' });
+  const bare = await bareBullmq(`${receiverUrl}/hook/bare`, WORKER_CONCURRENCY, SIZE.bareJobs, barePrefix);
+  addRow({ scenario: `ceiling: bare BullMQ worker + 1 POST, concurrency ${WORKER_CONCURRENCY}`, figure: round(bare, 0), unit: 'jobs/s', ceiling: raw16, ceilingName: 'raw POST loop' });
+  await deleteRedisKeys(barePrefix);
+
+  // --- Ingest (no worker running, so jobs wait in Redis for the delivery phase) ---
+  const ingest = async (count: number, programId: string, merchantId: string | undefined, objectType: string): Promise<number> => {
+    const started = performance.now();
+    const batches: unknown[][] = [];
+    for (let i = 0; i < count; i += SIZE.ingestBatch) {
+      batches.push(
+        Array.from({ length: Math.min(SIZE.ingestBatch, count - i) }, (_, j) => ({
+          programId,
+          ...(merchantId ? { merchantId } : {}),
+          origin: 'api',
+          eventType: 'created',
+          objectId: `obj-${i + j}`,
+          objectType,
+          metadata: { bench: 'true' },
+        })),
+      );
+    }
+    let next = 0;
+    await Promise.all(
+      [0, 1].map(async () => {
+        while (next < batches.length) {
+          const events = batches[next++]!;
+          await http('POST', `${apiUrl}/internal/events`, INGEST_TOKEN, { events }, [201]);
+        }
+      }),
+    );
+    return count / ((performance.now() - started) / 1000);
+  };
+  const ingestRate = await ingest(SIZE.ingestEvents, 'bench-p', 'bench-m', 'payment');
+  addRow({ scenario: `ingest, batches of ${SIZE.ingestBatch}, 2 in flight, fan-out 2`, figure: round(ingestRate, 0), unit: 'events/s', target: '>= 10,000 events/s' });
+
+  // --- Delivery with N worker processes: drain the callbacks queued by the ingest ---
+  const startWorkers = async (n: number): Promise<ServiceProcess[]> => {
+    const workers = Array.from({ length: n }, () => startService('services/delivery-worker/src/main.ts', serviceEnv));
+    workers.forEach((w, i) => {
+      cleanups.push(async () => void (await w.stop('SIGTERM', 15_000)));
+      serviceLogs.push([`delivery-worker ${n}.${i + 1}`, w]);
+    });
+    await Promise.all(workers.map((w) => w.waitForLog('delivery-worker ready', 30_000)));
+    return workers;
+  };
+  const waitForCallbacks = async (expected: number): Promise<{ rate: number; seconds: number }> => {
+    const deadline = Date.now() + DRAIN_TIMEOUT_MS;
+    let first: { at: number; count: number } | undefined;
+    for (;;) {
+      const { callbacks } = await stats();
+      const now = performance.now();
+      if (!first && callbacks > 0) first = { at: now, count: callbacks };
+      if (callbacks >= expected) {
+        const seconds = first ? (now - first.at) / 1000 : 0;
+        return { rate: seconds > 0 ? (callbacks - first!.count) / seconds : NaN, seconds };
+      }
+      if (Date.now() > deadline) throw new Error(`only ${callbacks} of ${expected} callbacks within ${DRAIN_TIMEOUT_MS} ms`);
+      await sleep(50);
+    }
+  };
+  const expected = 2 * SIZE.ingestEvents;
+  await reset();
+  let workers = await startWorkers(1);
+  const one = await waitForCallbacks(expected);
+  const rssOne = peakRssMb(workers[0]!.child.pid);
+  for (const w of workers) await w.stop('SIGTERM', 15_000);
+  addRow({ scenario: '1 delivery-worker, callbacks/s vs bare BullMQ + POST', figure: round(one.rate, 0), unit: 'callbacks/s', ceiling: bare, ceilingName: 'bare BullMQ + POST', target: '>= 0.6' });
+  addRow({ scenario: '1 delivery-worker, callbacks/s vs raw POST loop (16)', figure: round(one.rate, 0), unit: 'callbacks/s', ceiling: raw16, ceilingName: 'raw POST loop 16' });
+
+  await ingest(SIZE.ingestEvents, 'bench-p', 'bench-m', 'payment');
+  await reset();
+  workers = await startWorkers(2);
+  const two = await waitForCallbacks(expected);
+  const rssTwo = workers.map((w) => peakRssMb(w.child.pid));
+  addRow({ scenario: '2 delivery-workers, callbacks/s vs 1 worker', figure: round(two.rate, 0), unit: 'callbacks/s', ceiling: one.rate, ceilingName: '1 worker', target: '>= 1.6' });
+  addRow({ scenario: '2 delivery-workers, callbacks/s vs raw POST loop (32)', figure: round(two.rate, 0), unit: 'callbacks/s', ceiling: raw32, ceilingName: 'raw POST loop 32' });
+  addRow({ scenario: '2 delivery-workers, callbacks/s vs 2 x bare BullMQ + POST', figure: round(two.rate, 0), unit: 'callbacks/s', ceiling: 2 * bare, ceilingName: '2 x bare BullMQ + POST' });
+  const attempts = Number((await prisma.$queryRaw<Array<{ n: bigint }>>`SELECT count(*) AS n FROM delivery_attempts`)[0]!.n);
+  if (attempts < 2 * expected) throw new Error(`expected ${2 * expected} recorded attempts, found ${attempts}`);
+
+  // --- OAuth: one target, a 60 s token, callbacks spread over the 2 running workers ---
+  await reset();
+  await ingest(SIZE.oauthEvents, 'bench-o', undefined, 'subscription');
+  const oauth = await waitForCallbacks(SIZE.oauthEvents);
+  const tokenRequests = (await stats()).tokens;
+  addRow({
+    scenario: `OAuth: token requests for ${SIZE.oauthEvents} callbacks (2 workers, ${round(oauth.seconds, 1)} s, 60 s token)`,
+    figure: tokenRequests,
+    unit: 'token requests',
+    target: `${Math.ceil(Math.max(oauth.seconds, 1) / 60)} (1 per token lifetime)`,
+  });
+
+  // --- End-to-end latency at a fixed moderate rate (2 workers running) ---
+  await reset();
+  const sentAt = new Map<string, number>();
+  const e2eCount = SIZE.e2eRate * SIZE.e2eSeconds;
+  const e2eStarted = Date.now();
+  const pending: Array<Promise<unknown>> = [];
+  for (let i = 0; i < e2eCount; i += 1) {
+    const wait = e2eStarted + (i * 1000) / SIZE.e2eRate - Date.now();
+    if (wait > 0) await sleep(wait);
+    const eventId = `Event-${randomUUID()}`;
+    sentAt.set(eventId, Date.now());
+    // Settled at once, so that a failed request is reported by the await below, never as an
+    // unhandled rejection that would end the process before it cleans up.
+    pending.push(
+      http('POST', `${apiUrl}/internal/events`, INGEST_TOKEN, { id: eventId, programId: 'bench-p', origin: 'api', eventType: 'created', objectId: `e2e-${i}`, objectType: 'subscription' }, [201]).then(
+        () => undefined,
+        (error: unknown) => error,
+      ),
+    );
+  }
+  const failed = (await Promise.all(pending)).filter((e): e is Error => e instanceof Error);
+  if (failed.length > 0) throw new Error(`${failed.length} of ${e2eCount} ingest requests failed, the first: ${failed[0]!.message}`);
+  await waitForCallbacks(e2eCount);
+  const arrivals = (await http('GET', `${receiverUrl}/arrivals`, undefined)) as Record<string, number>;
+  const latencies = [...sentAt].map(([eventId, at]) => (arrivals[eventId] ?? NaN) - at).filter(Number.isFinite).sort((a, b) => a - b);
+  if (latencies.length !== e2eCount) throw new Error(`latency: ${latencies.length} of ${e2eCount} callbacks matched`);
+  for (const p of [50, 95, 99]) {
+    addRow({ scenario: `end-to-end ingest -> receiver p${p} at ${SIZE.e2eRate} events/s (2 workers)`, figure: percentile(latencies, p), unit: 'ms' });
+  }
+  const rssUnderLoad = Math.max(rssOne, ...rssTwo, ...workers.map((w) => peakRssMb(w.child.pid)));
+  for (const w of workers) await w.stop('SIGTERM', 15_000);
+  addRow({ scenario: 'peak RSS of a delivery-worker under load (VmHWM)', figure: rssUnderLoad, unit: 'MB', target: '< 200 MB' });
+
+  // --- GET /events on many events, seeded with SQL ---
+  log(`seeding ${SIZE.listEvents} events`);
+  const seedStarted = performance.now();
+  await http('POST', `${apiUrl}/admin/programs`, ADMIN_TOKEN, { id: 'bench-l', name: 'list' }, [201]);
+  for (let m = 0; m < 4; m += 1) await http('POST', `${apiUrl}/admin/merchants`, ADMIN_TOKEN, { id: `bench-l-m${m}`, programId: 'bench-l', name: 'list' }, [201]);
+  const { key } = (await http('POST', `${apiUrl}/admin/api-keys`, ADMIN_TOKEN, { merchantId: 'bench-l-m0' }, [201])) as { key: string };
+  await seedEvents(prisma, SIZE.listEvents);
+  log(`seeded in ${round((performance.now() - seedStarted) / 1000, 1)} s`);
+
+  const listHeaders = { 'x-api-key': key, 'content-type': 'application/json', 'accept-language': 'en-US', 'user-agent': 'herald-bench', origin: 'https://bench.example' };
+  const perMerchant = SIZE.listEvents / 4;
+  const check = async (query: string, expectCount: number): Promise<string> => {
+    const res = await fetch(`${apiUrl}/events?${query}`, { headers: listHeaders });
+    const text = await res.text();
+    if (res.status !== 200) throw new Error(`GET /events?${query} answered ${res.status}: ${text.slice(0, 300)}`);
+    const body = JSON.parse(text) as { count: number; data: unknown[] };
+    if (body.count !== expectCount || body.data.length !== 20) throw new Error(`GET /events?${query}: count ${body.count} (expected ${expectCount}), ${body.data.length} items`);
+    return text;
+  };
+  const page1 = await check('page=1&pageSize=20', perMerchant);
+  await check('origin=api&objectType=payment&page=1&pageSize=20', filteredCount(SIZE.listEvents));
+  await check(`page=${SIZE.deepPage}&pageSize=20`, perMerchant);
+  const pageFile = path.join(mkdtempSync(path.join(os.tmpdir(), 'herald-bench-')), 'page.json');
+  writeFileSync(pageFile, page1);
+  const bareApp = await startListening('bench/bare-express.ts', { BENCH_PAGE_FILE: pageFile });
+
+  const cannon = async (url: string): Promise<{ rps: number; p50: number; p99: number }> => {
+    const result = await autocannon({ url, connections: 32, duration: SIZE.listSeconds, headers: listHeaders });
+    if (result.errors > 0 || result.non2xx > 0 || result.timeouts > 0) throw new Error(`autocannon ${url}: ${result.errors} errors, ${result.non2xx} non-2xx, ${result.timeouts} timeouts`);
+    return { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99 };
+  };
+  const bareList = await cannon(`http://127.0.0.1:${bareApp.port}/events`);
+  addRow({ scenario: `ceiling: bare Express static page (${page1.length} bytes), 32 connections`, figure: round(bareList.rps, 0), unit: 'req/s', note: `p50 ${bareList.p50} ms, p99 ${bareList.p99} ms` });
+  const pages: Array<[string, string]> = [
+    ['page 1', 'page=1&pageSize=20'],
+    ['filtered page 1 (origin=api, objectType=payment)', 'origin=api&objectType=payment&page=1&pageSize=20'],
+    [`page ${SIZE.deepPage}`, `page=${SIZE.deepPage}&pageSize=20`],
+  ];
+  let page1P99 = NaN;
+  for (const [name, query] of pages) {
+    const r = await cannon(`${apiUrl}/events?${query}`);
+    if (name === 'page 1') page1P99 = r.p99;
+    addRow({ scenario: `GET /events ${name}, ${SIZE.listEvents} events, req/s`, figure: round(r.rps, 0), unit: 'req/s', ceiling: bareList.rps, ceilingName: 'bare Express', target: name === 'page 1' ? '>= 0.5' : undefined });
+    addRow({ scenario: `GET /events ${name}, p50 / p99 latency`, figure: r.p99, unit: 'ms p99', note: `p50 ${r.p50} ms`, ceiling: bareList.p99 || undefined, ceilingName: 'bare Express p99' });
+    if (name.startsWith('page ') && name !== 'page 1') {
+      addRow({ scenario: `GET /events ${name} p99 / page 1 p99`, figure: r.p99, unit: 'ms p99', ceiling: page1P99, ceilingName: 'page 1 p99', target: '<= 3' });
+    }
+  }
+
+  // --- Report ---
+  const commit = gitCommit();
+  const result = {
+    date: new Date().toISOString(),
+    mode: QUICK ? 'quick' : 'full',
+    commit,
+    durationSeconds: round((Date.now() - runStarted) / 1000, 1),
+    machine: {
+      os: `${os.type()} ${os.release()} ${os.arch()}`,
+      cpus: os.cpus().map((c) => ({ model: c.model, speedMHz: c.speed })),
+      cpuCount: os.cpus().length,
+      totalMemoryMB: Math.round(os.totalmem() / 2 ** 20),
+      freeMemoryMB: Math.round(os.freemem() / 2 ** 20),
+      loadAverage: os.loadavg(),
+      node: process.version,
+    },
+    sizes: SIZE,
+    workerConcurrency: WORKER_CONCURRENCY,
+    notBuilt: [
+      'a ceiling for ingest (bare INSERT of the same rows plus a bare addBulk)',
+      'a measured 2-process bare BullMQ ceiling (2 x the single bare worker is used)',
+      'an OAuth run longer than one token lifetime (renewal)',
+    ],
+    results: rows,
+  };
+  writeFileSync(path.join(ROOT, 'bench/results/latest.json'), `${JSON.stringify(result, null, 2)}\n`);
+  printTable(result.date, commit);
+}
+
+/** Events created in the seed for merchant m0 with origin api and objectType payment. */
+function filteredCount(total: number): number {
+  let n = 0;
+  for (let i = 0; i < total; i += 12) if (Math.floor(i / 12) % 8 === 6) n += 1;
+  return n;
+}
+
+const SEED_OBJECT_TYPES = "ARRAY['subscription','subscription.plan','billing-cycle','payment-series','transactions','manual-retry','payment','refund']";
+
+/**
+ * Seeds `total` events in one INSERT ... SELECT generate_series, then fills event_counts and
+ * event_bucket_counts from them exactly as addToCounts would have (scopes program and merchant,
+ * origin any/one x objectType any/one, buckets of a day, a minute and a second): deep pages and
+ * counts read those counters, so they must match the rows. Events are 5 ms apart (dense, so that the per-second buckets stay few: 200 a second), spread over 4
+ * merchants, origins cycling every event and object types every 12 events.
+ */
+async function seedEvents(prisma: PrismaClient, total: number): Promise<void> {
+  await prisma.$executeRawUnsafe(`
+    INSERT INTO events (id, program_id, merchant_id, created_at, origin, event_type, object_id, object_type, content_hash)
+    SELECT 'Event-' || gen_random_uuid(), 'bench-l', 'bench-l-m' || (i % 4),
+           timestamptz '2026-01-01T00:00:00Z' + i * interval '5 milliseconds',
+           (ARRAY['api','widget','automated'])[1 + i % 3], 'created', 'obj-' || i,
+           (${SEED_OBJECT_TYPES})[1 + (i / 12) % 8], md5(i::text)
+    FROM generate_series(0, ${total - 1}) AS i`);
+  const expanded = `
+    FROM events e
+    CROSS JOIN LATERAL (VALUES ('program:' || e.program_id), ('merchant:' || e.merchant_id)) s(scope)
+    CROSS JOIN LATERAL (VALUES (''), (e.origin)) o(origin)
+    CROSS JOIN LATERAL (VALUES (''), (e.object_type)) t(object_type)`;
+  await prisma.$executeRawUnsafe(`
+    INSERT INTO event_counts (scope, origin, object_type, count)
+    SELECT s.scope, o.origin, t.object_type, count(*) ${expanded}
+    WHERE e.program_id = 'bench-l' AND s.scope IS NOT NULL
+    GROUP BY 1, 2, 3
+    ON CONFLICT (scope, origin, object_type) DO UPDATE SET count = event_counts.count + EXCLUDED.count`);
+  await prisma.$executeRawUnsafe(`
+    INSERT INTO event_bucket_counts (scope, origin, object_type, granularity, bucket_start, count)
+    SELECT s.scope, o.origin, t.object_type, g.granularity,
+           floor(extract(epoch FROM e.created_at))::bigint - (floor(extract(epoch FROM e.created_at))::bigint % g.granularity), count(*)
+    ${expanded}
+    CROSS JOIN (VALUES (86400), (60), (1)) g(granularity)
+    WHERE e.program_id = 'bench-l' AND s.scope IS NOT NULL
+    GROUP BY 1, 2, 3, 4, 5
+    ON CONFLICT (scope, origin, object_type, granularity, bucket_start) DO UPDATE SET count = event_bucket_counts.count + EXCLUDED.count`);
+  await prisma.$executeRawUnsafe('ANALYZE events');
+  await prisma.$executeRawUnsafe('ANALYZE event_bucket_counts');
+}
+
+function gitCommit(): string {
+  try {
+    const head = execSync('git rev-parse --short HEAD', { cwd: ROOT, encoding: 'utf8' }).trim();
+    const dirty = execSync('git status --porcelain', { cwd: ROOT, encoding: 'utf8' }).trim() !== '';
+    return dirty ? `${head}+uncommitted` : head;
+  } catch {
+    return 'unknown';
+  }
+}
+
+function printTable(date: string, commit: string): void {
+  const lines = rows.map((r) => [
+    r.scenario,
+    `${r.figure} ${r.unit}`,
+    r.ratio !== undefined ? `${r.ratio} of ${r.ceilingName}` : '',
+    r.target ?? '',
+    r.note ?? '',
+  ]);
+  const head = ['scenario', 'figure', 'ratio', 'target', 'note'];
+  const widths = head.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i]!.length)));
+  const fmt = (cells: string[]): string => `| ${cells.map((c, i) => c.padEnd(widths[i]!)).join(' | ')} |`;
+  console.log(`Herald bench (${QUICK ? 'quick' : 'full'}), ${date}, commit ${commit}, ${os.cpus().length} cpus, node ${process.version}`);
+  console.log(fmt(head));
+  console.log(`|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`);
+  for (const l of lines) console.log(fmt(l));
+}
+
+async function cleanup(): Promise<void> {
+  rawAgent.destroy();
+  // In reverse: processes first, then Redis keys and the database they used.
+  for (const fn of cleanups.reverse()) {
+    try {
+      await fn();
+    } catch (error) {
+      log(`cleanup: ${(error as Error).message}`);
+    }
+  }
+  cleanups.length = 0;
+}
+
+let interrupted = false;
+// Whatever escapes main() still stops the processes and drops the database before exiting.
+for (const event of ['unhandledRejection', 'uncaughtException'] as const) {
+  process.once(event, (error: unknown) => {
+    log(`FAILED (${event}): ${(error as Error)?.stack ?? String(error)}`);
+    void cleanup().finally(() => process.exit(1));
+  });
+}
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, () => {
+    interrupted = true;
+    log(`${signal}: cleaning up`);
+    void cleanup().finally(() => process.exit(130));
+  });
+}
+// The whole run is bounded: a hang past this fails the run (after cleaning up).
+const watchdog = setTimeout(() => {
+  log('run exceeded its time limit');
+  void cleanup().finally(() => process.exit(1));
+}, QUICK ? 4 * 60_000 : 12 * 60_000);
+
+main()
+  .then(async () => {
+    await cleanup();
+    clearTimeout(watchdog);
+    process.exit(0);
+  })
+  .catch(async (error: unknown) => {
+    if (interrupted) return;
+    log(`FAILED: ${(error as Error).stack ?? String(error)}`);
+    for (const [name, proc] of serviceLogs) {
+      const errors = proc.output().split('\n').filter((line) => /"level":"error"/.test(line)).slice(-5);
+      if (errors.length > 0) log(`${name} errors:\n${errors.join('\n')}`);
+    }
+    await cleanup();
+    clearTimeout(watchdog);
+    process.exit(1);
+  });

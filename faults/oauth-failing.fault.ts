@@ -1,0 +1,61 @@
+import { applyMigrations } from '@herald/db';
+import { createScratchDatabase, type Reply } from '@herald/testing';
+import { report } from './support/report';
+import { useHttpRecorders, useWorlds } from './support/world';
+
+// Scenario 5: the merchant's OAuth token endpoint fails in every way in turn (500, invalid JSON,
+// no access_token, expires_in -1, expires_in 0, a token the target then rejects with 401) before it
+// hands out a good token. The attempts must fail with clear errors and be retried, every callback
+// must end delivered, and the token requests must stay few (one fetch at a time, cached), not one
+// per callback.
+
+const CALLBACKS = 100;
+
+let database: { url: string; drop: () => Promise<void> };
+beforeAll(async () => {
+  database = await createScratchDatabase('herald_faults_oauth');
+  await applyMigrations(database.url);
+});
+afterAll(() => database.drop());
+
+const world = useWorlds();
+const startReceiver = useHttpRecorders();
+
+const BAD_TOKEN_ANSWERS: Reply[] = [
+  { status: 500, body: { error: 'server_error' } },
+  { status: 200, body: '{"access_token": "x", ' },
+  { status: 200, body: { expires_in: 3600, token_type: 'Bearer' } },
+  { status: 200, body: { access_token: 'negative', expires_in: -1, token_type: 'Bearer' } },
+  { status: 200, body: { access_token: 'zero', expires_in: 0, token_type: 'Bearer' } },
+  { status: 200, body: { access_token: 'revoked', expires_in: 3600, token_type: 'Bearer' } },
+];
+
+it(`delivers all of ${CALLBACKS} OAuth callbacks through a failing token endpoint without a token request storm`, async () => {
+  const w = world({ DELIVERY_ATTEMPTS: '10', DELIVERY_BACKOFF_MS: '50', WORKER_CONCURRENCY: '16' }, database.url);
+  const tokens = await startReceiver((_request, index) => BAD_TOKEN_ANSWERS[index] ?? { status: 200, body: { access_token: 'good', expires_in: 3600, token_type: 'Bearer' } });
+  const target = await startReceiver((request) => (request.headers.authorization === 'Bearer good' ? { status: 200 } : { status: 401 }));
+  const { programId } = await w.createTarget(`${target.origin}/hook`, { mode: 'oauth', authUrl: `${tokens.origin}/token`, username: 'client', password: 'client-secret-for-faults' });
+  const sent = await w.sendEvents(programId, CALLBACKS);
+  const started = Date.now();
+  w.startWorker();
+  const rows = await w.settled(sent.map((s) => s.deliveryId), ['succeeded', 'failed'], 60_000);
+  const attempts = await w.prisma.deliveryAttempt.findMany({ where: { deliveryId: { in: sent.map((s) => s.deliveryId) } } });
+  const byKind: Record<string, number> = {};
+  for (const attempt of attempts) byKind[attempt.errorKind ?? 'none (delivered)'] = (byKind[attempt.errorKind ?? 'none (delivered)'] ?? 0) + 1;
+  const oauthMessages = [...new Set(attempts.filter((a) => a.errorKind === 'oauth').map((a) => a.errorMessage))];
+  const delivered = rows.filter((row) => row.status === 'succeeded').length;
+
+  report('5. OAuth endpoint failing', `${CALLBACKS} callbacks to an OAuth target; the token endpoint answered in turn: 500, invalid JSON, no access_token, expires_in -1, expires_in 0, a token the target rejects (401); then good tokens`, {
+    'events accepted': CALLBACKS,
+    delivered,
+    'token requests': tokens.requests.length,
+    'callback requests': target.requests.length,
+    'attempts by error kind': byKind,
+    'oauth attempt errors (distinct messages)': oauthMessages,
+    seconds: ((Date.now() - started) / 1000).toFixed(1),
+  });
+  expect(delivered).toBe(CALLBACKS);
+  expect(oauthMessages.every((message) => typeof message === 'string' && message.length > 0 && !message.includes('client-secret-for-faults'))).toBe(true);
+  // One token fetch at a time per target: a storm would be one per callback or more.
+  expect(tokens.requests.length).toBeLessThan(CALLBACKS / 2);
+});

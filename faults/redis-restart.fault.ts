@@ -1,0 +1,86 @@
+import { applyMigrations } from '@herald/db';
+import { createScratchDatabase, startHttpRecorder, type HttpRecorder } from '@herald/testing';
+import { startPrivateRedis, type PrivateRedis } from './support/redis-server';
+import { report } from './support/report';
+import { newEvents, System } from './support/system';
+
+// Scenario 2: the Redis of the queue (a private redis-server) is killed and started again in the
+// middle of ingest and delivery. With an append-only file (how a queue's Redis should run), every
+// accepted event's delivery must arrive. Without persistence the restart empties Redis: the figures
+// show what is lost (see the README, "Reliability").
+
+const BATCHES = 40;
+const BATCH = 10;
+const DOWN_MS = 1_500;
+
+let database: { url: string; drop: () => Promise<void> };
+beforeAll(async () => {
+  database = await createScratchDatabase('herald_faults_redis');
+  await applyMigrations(database.url);
+});
+afterAll(() => database.drop());
+
+let redis: PrivateRedis | undefined;
+let system: System | undefined;
+let receiver: HttpRecorder | undefined;
+afterEach(async () => {
+  await system?.close();
+  await receiver?.close();
+  await redis?.remove();
+  system = receiver = redis = undefined;
+});
+
+it.each([
+  { persistent: true, label: 'with an append-only file', title: 'delivers every accepted event when Redis (with an append-only file) restarts during ingest and delivery' },
+  { persistent: false, label: 'without persistence', title: 'counts the accepted events lost when Redis without persistence restarts during ingest and delivery' },
+])('$title', async ({ persistent, label }) => {
+  redis = await startPrivateRedis({ persistent });
+  receiver = await startHttpRecorder(() => ({ status: 200, delayMs: 10 }));
+  system = new System(database.url, redis.url, {
+    DELIVERY_ATTEMPTS: '20',
+    DELIVERY_BACKOFF_MS: '200',
+    ENQUEUE_TIMEOUT_MS: '500',
+    SWEEPER_GRACE_MS: '1000',
+    SWEEPER_INTERVAL_MS: '500',
+  });
+  await system.startApi();
+  await system.startWorker({ WORKER_CONCURRENCY: '8' });
+  const tenant = await system.createTenant(`${receiver.origin}/hook`);
+  const started = Date.now();
+
+  const acceptedIds: string[] = [];
+  const ingestStatus: Record<string, number> = {};
+  let restart: Promise<void> | undefined;
+  for (let b = 0; b < BATCHES; b++) {
+    if (b === Math.floor(BATCHES / 3)) {
+      await redis.kill('SIGKILL');
+      const r = redis;
+      restart = new Promise((resolve) => setTimeout(resolve, DOWN_MS)).then(() => r.start());
+    }
+    const events = newEvents(tenant, BATCH, `b${b}`);
+    const answer = await system.ingest(events, 20_000);
+    ingestStatus[answer.status] = (ingestStatus[answer.status] ?? 0) + 1;
+    if (answer.status === 201) acceptedIds.push(...events.map((event) => String(event.id)));
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  await restart;
+
+  const received = (): Set<string> => new Set(receiver!.requests.map((request) => String(request.headers['webhook-id'])));
+  const deadline = Date.now() + (persistent ? 60_000 : 20_000);
+  while (acceptedIds.some((id) => !received().has(id)) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 250));
+  const got = received();
+  const lost = acceptedIds.filter((id) => !got.has(id)).length;
+
+  report(`2. Redis restarted (${label})`, `${BATCHES} ingest batches of ${BATCH}, 100 ms apart; the private redis-server was killed (SIGKILL) before batch ${Math.floor(BATCHES / 3) + 1} and started again ${DOWN_MS} ms later, while callbacks were being sent`, {
+    'events accepted': acceptedIds.length,
+    'ingest answers by status': ingestStatus,
+    delivered: acceptedIds.length - lost,
+    'accepted events never delivered': lost,
+    'callback requests received': receiver.requests.length,
+    duplicates: receiver.requests.length - got.size,
+    'processes alive': system.services.every((service) => service.child.exitCode === null),
+    seconds: ((Date.now() - started) / 1000).toFixed(1),
+  });
+  expect(Object.keys(ingestStatus).filter((status) => Number(status) >= 500)).toEqual([]);
+  if (persistent) expect(lost).toBe(0);
+});

@@ -1,0 +1,9 @@
+import { rmSync } from 'node:fs';
+import globalSetup from '../../packages/testing/src/global-setup';
+import { REPORT_FILE } from './report';
+
+// The root run's setup (test database created and migrated), and a fresh report file per run.
+export default async function faultsGlobalSetup(): Promise<void> {
+  rmSync(REPORT_FILE, { force: true });
+  await globalSetup();
+}
