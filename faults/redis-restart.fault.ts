@@ -39,7 +39,7 @@ it.each([
   // Callbacks slower than ingest (2 at a time, 50 ms each: 40/s against 100/s), so that the
   // queue holds a backlog of jobs when Redis is killed.
   receiver = await startHttpRecorder(() => ({ status: 200, delayMs: 50 }));
-  system = new System(database.url, redis.url, {
+  system = new System(`2-redis-restart-${persistent ? 'aof' : 'volatile'}`, database.url, redis.url, {
     DELIVERY_ATTEMPTS: '20',
     DELIVERY_BACKOFF_MS: '200',
     ENQUEUE_TIMEOUT_MS: '500',
