@@ -5,6 +5,7 @@ import { createTenantApi } from './support/api';
 import { createRandom, faultSeed, type Random } from './support/prng';
 import { pool, rawRequest, type RawAnswer } from './support/raw-http';
 import { report } from './support/report';
+import { recordSecret, saveResponses } from './support/run-dir';
 
 // Scenario 6: 10,000 generated malformed requests, half to GET /events and half to
 // POST /internal/events, against an events-api listening on 127.0.0.1. Nothing may answer 5xx, and
@@ -14,7 +15,7 @@ const GET_REQUESTS = 5_000;
 const POST_REQUESTS = 5_000;
 const SEED = faultSeed(6);
 
-const api = createTenantApi();
+const api = createTenantApi('6-bad-input');
 let server: Server;
 let origin: string;
 let tenant: Awaited<ReturnType<typeof api.createTenant>>;
@@ -26,6 +27,7 @@ beforeAll(async () => {
   server = createHttpServer(api.app).listen(0, '127.0.0.1');
   await new Promise((resolve) => server.once('listening', resolve));
   origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  for (const t of [tenant, otherTenant]) [t.merchantKey.key, t.programKey.key].forEach((key) => recordSecret('api key', key));
 });
 afterAll(async () => {
   await new Promise((resolve) => server.close(resolve));
@@ -207,6 +209,7 @@ async function fire(requests: Array<{ method: string; path: string; headers: Rec
   const sample = (what: string, request: (typeof requests)[number], answer?: RawAnswer): void => {
     if (tally.samples.length < 20) tally.samples.push(`${what}: ${request.method} ${request.path.slice(0, 200)} ${JSON.stringify(request.headers).slice(0, 300)} body=${String(request.body ?? '').slice(0, 200)} -> ${answer ? `${answer.status} ${answer.contentType} ${answer.body.slice(0, 300)}` : ''}`);
   };
+  const answers: string[] = [];
   await pool(requests.length, 8, async (i) => {
     const request = requests[i]!;
     let answer: RawAnswer;
@@ -217,6 +220,7 @@ async function fire(requests: Array<{ method: string; path: string; headers: Rec
       sample(`no answer (${(error as Error).message})`, request);
       return;
     }
+    answers.push(answer.body);
     tally.byStatus[answer.status] = (tally.byStatus[answer.status] ?? 0) + 1;
     if (answer.status >= 500) {
       tally.serverErrors++;
@@ -234,6 +238,7 @@ async function fire(requests: Array<{ method: string; path: string; headers: Rec
       }
     }
   });
+  saveResponses('6-bad-input', answers);
   return tally;
 }
 

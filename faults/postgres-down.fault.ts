@@ -28,7 +28,7 @@ afterAll(async () => {
 
 it('answers 503 problem+json while PostgreSQL is down, retries the jobs, and recovers when it returns', async () => {
   receiver = await startHttpRecorder(() => ({ status: 500 }));
-  system = new System(cluster.url('herald'), 'redis://127.0.0.1:6379', { DELIVERY_ATTEMPTS: '25', DELIVERY_BACKOFF_MS: '250', DELIVERY_BACKOFF_JITTER: '0' });
+  system = new System('3-postgres-down', cluster.url('herald'), 'redis://127.0.0.1:6379', { DELIVERY_ATTEMPTS: '25', DELIVERY_BACKOFF_MS: '250', DELIVERY_BACKOFF_JITTER: '0' });
   await system.startApi();
   const worker = await system.startWorker();
   const tenant = await system.createTenant(`${receiver.origin}/hook`);

@@ -1,18 +1,31 @@
 import { applyMigrations } from '@herald/db';
-import { always, createScratchDatabase } from '@herald/testing';
+import { createScratchDatabase, startHttpRecorder, type HttpRecorder } from '@herald/testing';
+import { dumpRedisKeys } from './support/redis-dump';
 import { report } from './support/report';
-import { useHttpRecorders, useWorlds } from './support/world';
+import { keptFiles, recordedSecrets, recordSecret, type SecretKind } from './support/run-dir';
+import { newEvents, System } from './support/system';
 
-// Scenario 8 (partial): callbacks to a Basic-auth target, half of them failing and retried; then
-// the worker's logs (down to debug), every job in Redis (data, return values, failure reasons,
-// stack traces) and the attempt log in PostgreSQL are searched for the password and its
-// Authorization header. Not yet covered: the events-api's logs and responses, the dashboard's JSON.
+// Scenario 8, run last (faults/support/sequencer.cjs): first traffic of its own through a real
+// events-api and delivery-worker (debug logs) with every kind of credential: a Basic-auth program
+// target whose merchant answers 401 echoing the Authorization header in every other answer, an
+// OAuth merchant target whose token endpoint fails once and whose first token the target
+// rejects, a merchant API key, the admin, ingest and dashboard credentials. Then everything the
+// whole run produced is searched for every credential any scenario used: the logs of every
+// service process and in-process service of every scenario, every Redis key of every queue (job
+// data, return values, failure reasons, stack traces, events, the OAuth token cache), the API
+// answers every scenario received, and this scenario's GET /events, admin target views, delivery
+// and attempt history, and the dashboard's JSON. The one exception is the OAuth token cache in Redis,
+// which holds access tokens by design (searched for every other credential).
 
-/** JSON of rows that may hold BigInt columns. */
-const json = (value: unknown): string => JSON.stringify(value, (_key, v: unknown) => (typeof v === 'bigint' ? v.toString() : v));
-
-const SECRET = 'faults-S3cret-P4ssw0rd-9f8e7d';
-const CALLBACKS = 100;
+const EVENTS = 60;
+const BASIC_PASSWORD = 'faults-basic-P4ssw0rd-9f8e7d';
+const CLIENT_SECRET = 'faults-secrets-client-secret-41b7';
+const TOKENS = { rejected: 'faults-secrets-token-rejected-8c2a', good: 'faults-secrets-token-good-d91f' };
+const DASHBOARD = { username: 'ops', password: 'faults-dashboard-password-6e0c' };
+const base64 = (text: string): string => Buffer.from(text).toString('base64');
+/** Part of the Redis key of a cached OAuth token (packages/callback-auth token-cache.ts). */
+const TOKEN_CACHE_KEY = ':callback-auth:token:';
+const TOKEN_CACHE_PLACE = '[OAuth token cache]';
 
 let database: { url: string; drop: () => Promise<void> };
 beforeAll(async () => {
@@ -21,38 +34,159 @@ beforeAll(async () => {
 });
 afterAll(() => database.drop());
 
-const world = useWorlds();
-const startReceiver = useHttpRecorders();
+let system: System | undefined;
+const receivers: HttpRecorder[] = [];
+afterEach(async () => {
+  await system?.close();
+  await Promise.all(receivers.splice(0).map((receiver) => receiver.close()));
+  system = undefined;
+});
 
-it('leaves no credential in worker logs, Redis job data or the attempt log', async () => {
-  const w = world({ DELIVERY_ATTEMPTS: '3', DELIVERY_BACKOFF_MS: '10' }, database.url);
-  // Every other request is refused with a 401, so failed attempts and retries get logged.
-  const receiver = await startReceiver((_request, index) => (index % 2 === 0 ? { status: 401, body: { error: 'unauthorized' } } : { status: 200 }));
-  const { programId } = await w.createTarget(`${receiver.origin}/hook`, { mode: 'basic', username: 'shop', password: SECRET });
-  const sent = await w.sendEvents(programId, CALLBACKS);
-  w.startWorker();
-  const rows = await w.settled(sent.map((s) => s.deliveryId), ['succeeded', 'failed'], 60_000);
+async function receiver(...args: Parameters<typeof startHttpRecorder>): Promise<HttpRecorder> {
+  const started = await startHttpRecorder(...args);
+  receivers.push(started);
+  return started;
+}
 
-  const basic = Buffer.from(`shop:${SECRET}`).toString('base64');
-  const needles = [SECRET, basic];
-  const jobs = await w.queue.getJobs(['completed', 'failed', 'delayed', 'waiting', 'active']);
-  const places: Record<string, string> = {
-    'worker logs': w.logs(),
-    'Redis job data': JSON.stringify(jobs.map((job) => job.asJSON())),
-    'attempt log (PostgreSQL)': json(await w.prisma.deliveryAttempt.findMany({ where: { deliveryId: { in: sent.map((s) => s.deliveryId) } } })),
-    'deliveries (PostgreSQL)': json(rows),
-  };
-  const found = Object.entries(places).filter(([, text]) => needles.some((needle) => text.includes(needle))).map(([place]) => place);
-  // The merchant itself must of course receive the credential, or the test proves nothing.
-  const sentToMerchant = receiver.requests.filter((request) => request.headers.authorization === `Basic ${basic}`).length;
+it('leaves no credential of the whole run in any log, Redis key, API answer or dashboard view', async () => {
+  const own: Array<{ kind: SecretKind; value: string }> = [
+    { kind: 'basic password', value: BASIC_PASSWORD },
+    { kind: 'basic password', value: base64(`shop:${BASIC_PASSWORD}`) },
+    { kind: 'oauth client secret', value: CLIENT_SECRET },
+    { kind: 'oauth client secret', value: base64(`client:${CLIENT_SECRET}`) },
+    { kind: 'oauth access token', value: TOKENS.rejected },
+    { kind: 'oauth access token', value: TOKENS.good },
+    { kind: 'dashboard password', value: DASHBOARD.password },
+    { kind: 'dashboard password', value: base64(`${DASHBOARD.username}:${DASHBOARD.password}`) },
+  ];
+  own.forEach(({ kind, value }) => recordSecret(kind, value));
 
-  report('8. secrets (partial)', `${CALLBACKS} Basic-auth callbacks, every other answer a 401; searched ${Object.keys(places).join(', ')} for the password and its Base64 header`, {
-    'callback requests tried': receiver.requests.length,
-    'requests carrying the credential to the merchant': sentToMerchant,
-    delivered: rows.filter((row) => row.status === 'succeeded').length,
-    'bytes searched': Object.values(places).reduce((n, text) => n + text.length, 0),
-    'places where a credential was found': found.length ? found : 'none',
+  // Every other answer of the Basic merchant is a 401 that echoes the Authorization header back.
+  const basicMerchant = await receiver((request, index) =>
+    index % 2 === 0 ? { status: 401, body: { error: 'unauthorized', youSent: request.headers.authorization } } : { status: 200 },
+  );
+  const tokenEndpoint = await receiver((_request, index) =>
+    index === 0 ? { status: 500, body: { error: 'server_error' } } : { status: 200, body: { access_token: index === 1 ? TOKENS.rejected : TOKENS.good, expires_in: 3600, token_type: 'Bearer' } },
+  );
+  const oauthMerchant = await receiver((request) => (request.headers.authorization === `Bearer ${TOKENS.good}` ? { status: 200 } : { status: 401 }));
+
+  system = new System('8-secrets', database.url, 'redis://127.0.0.1:6379', {
+    LOG_LEVEL: 'debug',
+    DELIVERY_ATTEMPTS: '10',
+    DELIVERY_BACKOFF_MS: '50',
+    DASHBOARD_USERNAME: DASHBOARD.username,
+    DASHBOARD_PASSWORD: DASHBOARD.password,
   });
-  expect(sentToMerchant).toBeGreaterThan(0);
+  await system.startApi();
+  await system.startWorker();
+  const tenant = await system.createTenant(`${basicMerchant.origin}/hook`);
+  const basicTarget = await system.admin('PUT', `/programs/${tenant.programId}/notification-target`, {
+    url: `${basicMerchant.origin}/hook`,
+    auth: { mode: 'basic', username: 'shop', password: BASIC_PASSWORD },
+  });
+  const oauthTarget = await system.admin('PUT', `/merchants/${tenant.merchantId}/notification-target`, {
+    url: `${oauthMerchant.origin}/hook`,
+    auth: { mode: 'oauth', authUrl: `${tokenEndpoint.origin}/token`, username: 'client', password: CLIENT_SECRET },
+  });
+  expect([basicTarget.status, oauthTarget.status]).toEqual([200, 200]);
+  const events = newEvents(tenant, EVENTS, 'secrets');
+  expect((await system.ingest(events)).status).toBe(201);
+
+  // Wait for every delivery (program and merchant target, 2 per event) to settle, through the API.
+  const deadline = Date.now() + 60_000;
+  const settled = async (): Promise<boolean> => {
+    const pending = JSON.parse((await system!.admin('GET', `/deliveries?programId=${tenant.programId}&status=pending&pageSize=1`)).body) as { count: number };
+    return pending.count === 0;
+  };
+  while (!(await settled()) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 250));
+
+  // The API's views: this scenario's answers are kept by the System and searched below.
+  const views: string[] = [];
+  const keep = async (answer: Promise<{ status: number; body: string }>): Promise<unknown> => {
+    const { status, body } = await answer;
+    expect(status).toBe(200);
+    views.push(body);
+    return JSON.parse(body) as unknown;
+  };
+  for (let page = 1, pages = 1; page <= pages; page++) {
+    pages = ((await keep(system.listEvents(tenant.key, `?page=${page}&pageSize=100`))) as { totalPages: number }).totalPages;
+  }
+  await keep(system.admin('GET', `/programs/${tenant.programId}/notification-target`));
+  await keep(system.admin('GET', `/merchants/${tenant.merchantId}/notification-target`));
+  const deliveries: Array<{ id: string; status: string }> = [];
+  for (let page = 1, pages = 1; page <= pages; page++) {
+    const listed = (await keep(system.admin('GET', `/deliveries?programId=${tenant.programId}&page=${page}&pageSize=100`))) as { totalPages: number; data: Array<{ id: string; status: string }> };
+    pages = listed.totalPages;
+    deliveries.push(...listed.data);
+  }
+  for (const delivery of deliveries) await keep(system.admin('GET', `/deliveries/${delivery.id}`));
+  for (const event of events.slice(0, 10)) await keep(system.admin('GET', `/events/${String(event.id)}/deliveries`));
+  // The dashboard's JSON: every job list, some jobs one by one, the workers and Redis stats.
+  const dashboard = (path: string) =>
+    system!.request('GET', `/admin/queues/api${path}`, { authorization: `Basic ${base64(`${DASHBOARD.username}:${DASHBOARD.password}`)}` });
+  const dashboardViews: string[] = [];
+  const keepDashboard = async (path: string): Promise<unknown> => {
+    const answer = await dashboard(path);
+    expect(answer.status).toBe(200);
+    dashboardViews.push(answer.body);
+    return JSON.parse(answer.body) as unknown;
+  };
+  for (const status of ['latest', 'active', 'waiting', 'delayed', 'completed', 'failed']) {
+    await keepDashboard(`/queues?activeQueue=deliveries&status=${status}&page=1&jobsPerPage=100`);
+  }
+  for (const delivery of deliveries.slice(0, 20)) await keepDashboard(`/queues/deliveries/${delivery.id}`);
+  await keepDashboard('/queues/deliveries/workers');
+  await keepDashboard('/redis/stats');
+  const ownRedis = await dumpRedisKeys(system.redisUrl, `${system.queuePrefix}:*`);
+
+  // What the whole run left (this scenario's own logs and Redis keys are read live: the System
+  // keeps them in the run directory only when it closes).
+  const places = new Map<string, string>();
+  for (const dir of ['logs', 'responses'] as const) for (const file of keptFiles(dir)) places.set(`${dir}/${file.name}`, file.text);
+  system.services.forEach((service, i) => places.set(`logs/8-secrets-live-${service === system!.api ? 'events-api' : 'delivery-worker'}-${i}`, service.output()));
+  // The OAuth token cache holds access tokens by design (the workers share them through Redis,
+  // README "Delivery and retries"): there, only the other credentials are searched for.
+  const addRedis = (name: string, lines: string[]): void => {
+    places.set(`redis/${name}`, lines.filter((line) => !line.includes(TOKEN_CACHE_KEY)).join('\n'));
+    places.set(`redis/${name} ${TOKEN_CACHE_PLACE}`, lines.filter((line) => line.includes(TOKEN_CACHE_KEY)).join('\n'));
+  };
+  for (const file of keptFiles('redis')) addRedis(file.name, file.text.split('\n'));
+  addRedis('8-secrets-live', ownRedis);
+  places.set('responses/8-secrets-api-views', views.join('\n'));
+  places.set('responses/8-secrets-dashboard-json', dashboardViews.join('\n'));
+
+  const needles = new Map<string, SecretKind>();
+  for (const { kind, value } of recordedSecrets()) needles.set(value, kind);
+  const found: string[] = [];
+  for (const [place, text] of places) {
+    for (const [needle, kind] of needles) {
+      if (kind === 'oauth access token' && place.endsWith(TOKEN_CACHE_PLACE)) continue;
+      if (text.includes(needle)) found.push(`${kind} in ${place}`);
+    }
+  }
+  // The control: the same search over what the merchants received finds their credentials.
+  const control = JSON.stringify([basicMerchant.requests, tokenEndpoint.requests, oauthMerchant.requests].flat().map((r) => r.headers));
+  const foundInControl = [...needles].filter(([needle]) => control.includes(needle)).map(([, kind]) => kind);
+  const scenariosCovered = [...new Set([...places.keys()].map((place) => /^\w+\/(\d)/.exec(place)?.[1]).filter(Boolean))].sort();
+  const bytes = (prefix: string): number => [...places].filter(([place]) => place.startsWith(prefix)).reduce((n, [, text]) => n + Buffer.byteLength(text), 0);
+  const finalStatus = JSON.parse((await system.admin('GET', `/deliveries?programId=${tenant.programId}&status=succeeded&pageSize=1`)).body) as { count: number };
+
+  report('8. secrets', `${EVENTS} events to a Basic-auth program target (every other answer a 401 echoing the Authorization header) and an OAuth merchant target (token endpoint 500 once, first token rejected); then every log, Redis key and API answer of the whole run, and this scenario's GET /events, target views, delivery and attempt history and dashboard JSON, searched for every credential of the run`, {
+    'deliveries delivered': `${finalStatus.count} of ${EVENTS * 2}`,
+    'requests carrying the Basic credential to the merchant': basicMerchant.requests.filter((r) => r.headers.authorization === `Basic ${base64(`shop:${BASIC_PASSWORD}`)}`).length,
+    'token requests carrying the client secret': tokenEndpoint.requests.filter((r) => r.headers.authorization === `Basic ${base64(`client:${CLIENT_SECRET}`)}` || r.body.includes(CLIENT_SECRET)).length,
+    'callbacks carrying the good token': oauthMerchant.requests.filter((r) => r.headers.authorization === `Bearer ${TOKENS.good}`).length,
+    'credentials searched for': Object.fromEntries([...new Set(needles.values())].map((kind) => [kind, [...needles.values()].filter((k) => k === kind).length])),
+    'scenarios whose output was searched': scenariosCovered.join(', '),
+    'places searched': { logs: [...places.keys()].filter((p) => p.startsWith('logs/')).length, 'redis dumps': [...places.keys()].filter((p) => p.startsWith('redis/')).length, 'answer files': [...places.keys()].filter((p) => p.startsWith('responses/')).length },
+    'MB searched': { logs: (bytes('logs/') / 1e6).toFixed(1), redis: (bytes('redis/') / 1e6).toFixed(1), 'API answers and dashboard JSON': (bytes('responses/') / 1e6).toFixed(1) },
+    'OAuth token cache entries (hold an access token by design)': [...places].filter(([place, text]) => place.endsWith(TOKEN_CACHE_PLACE) && text).reduce((n, [, text]) => n + text.split('\n').length, 0),
+    'credentials found': found.length ? found.slice(0, 20) : 'none',
+  });
+  // The credentials must really have been used, or the search proves nothing.
+  expect(finalStatus.count).toBe(EVENTS * 2);
+  expect(basicMerchant.requests.some((r) => r.headers.authorization === `Basic ${base64(`shop:${BASIC_PASSWORD}`)}`)).toBe(true);
+  expect(oauthMerchant.requests.some((r) => r.headers.authorization === `Bearer ${TOKENS.rejected}`)).toBe(true);
+  expect(new Set(foundInControl)).toEqual(new Set(['basic password', 'oauth client secret', 'oauth access token']));
   expect(found).toEqual([]);
 });

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { createTenantApi } from './support/api';
 import { createRandom, faultSeed } from './support/prng';
 import { report } from './support/report';
+import { recordSecret, saveResponses } from './support/run-dir';
 
 // Scenario 7: randomized programs, merchants and keys (seeded). Every key pages through GET /events
 // with random filters and must see exactly its tenant's events: a merchant key its merchant's, a
@@ -12,7 +13,7 @@ const SEED = faultSeed(7);
 const EVENTS = 600;
 const PROBES = 300;
 
-const api = createTenantApi();
+const api = createTenantApi('7-tenant-isolation');
 afterAll(() => api.close());
 
 interface Key {
@@ -50,6 +51,8 @@ it('never shows a key another tenant\'s event', async () => {
   }
   const revoked = (await api.admin('post', '/api-keys').send({ merchantId: programs[0]!.merchants[0] }).expect(201)).body as { id: string; key: string };
   await api.admin('delete', `/api-keys/${revoked.id}`).expect(200);
+  [...keys.map((k) => k.key), revoked.key].forEach((key) => recordSecret('api key', key));
+  const answers: string[] = [];
 
   for (let sent = 0; sent < EVENTS; sent += 50) {
     const batch = Array.from({ length: 50 }, () => {
@@ -86,6 +89,7 @@ it('never shows a key another tenant\'s event', async () => {
     const seen = new Set<string>();
     for (let page = 1; ; page++) {
       const res = await api.listEvents(key.key, { ...filter, page, pageSize });
+      answers.push(res.text);
       requests++;
       expect(res.status).toBe(200);
       const body = res.body as { data: Array<{ id: string }>; totalPages: number };
@@ -107,11 +111,14 @@ it('never shows a key another tenant\'s event', async () => {
     const foreign = [...owner.values()].filter((o) => o.programId !== key.programId || (key.merchantId !== undefined && o.merchantId !== key.merchantId));
     const target = r.pick(foreign);
     const res = await api.listEvents(key.key, { objectId: target.objectId });
+    answers.push(res.text);
     requests++;
     for (const event of (res.body as { data: Array<{ id: string }> }).data) if (!visibleTo(key, event.id)) leaks++;
   }
   const revokedAnswer = await api.listEvents(revoked.key);
+  answers.push(revokedAnswer.text);
   requests++;
+  saveResponses('7-tenant-isolation', answers);
 
   report('7. tenant isolation', `${programCount} programs, ${programs.reduce((n, p) => n + p.merchants.length, 0)} merchants, ${keys.length} keys (+1 revoked), ${EVENTS} events (seed ${SEED}); every key paged through its events with a random filter, then ${PROBES} probes of other tenants' objectIds`, {
     'events accepted': EVENTS,

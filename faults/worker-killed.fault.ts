@@ -1,6 +1,7 @@
 import { applyMigrations } from '@herald/db';
 import { always, createScratchDatabase, startService, type HttpRecorder, type ServiceProcess } from '@herald/testing';
 import { report } from './support/report';
+import { saveServiceLog } from './support/run-dir';
 import { useHttpRecorders, useWorlds, waitFor } from './support/world';
 
 // Scenario 1: a delivery-worker process is killed with SIGKILL in the middle of 1,000 callbacks (no
@@ -17,11 +18,13 @@ beforeAll(async () => {
 });
 afterAll(() => database.drop());
 
-const world = useWorlds();
+const world = useWorlds('1-worker-killed');
 const startReceiver = useHttpRecorders();
 const services: ServiceProcess[] = [];
 afterEach(async () => {
-  await Promise.all(services.splice(0).map((service) => service.stop('SIGKILL')));
+  const stopped = services.splice(0);
+  await Promise.all(stopped.map((service) => service.stop('SIGKILL')));
+  stopped.forEach((service) => saveServiceLog('1-worker-killed-worker', service.output()));
 });
 
 function perEvent(recorder: HttpRecorder): Map<string, number> {

@@ -2,6 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { startService, uniqueId, type ServiceProcess } from '@herald/testing';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
+import { dumpRedisKeys } from './redis-dump';
+import { recordSecret, saveRedisDump, saveResponses, saveServiceLog } from './run-dir';
 
 const ADMIN = 'dev-admin-token';
 const INGEST = 'dev-ingest-token';
@@ -24,12 +26,19 @@ export class System {
   readonly services: ServiceProcess[] = [];
   api?: ServiceProcess;
   origin = '';
+  /** Bodies of the API's answers, kept for scenario 8's search at `close()`. */
+  readonly #answers: string[] = [];
 
+  /** `scenario` names what this system leaves in the run directory (logs, Redis keys, answers). */
   constructor(
+    readonly scenario: string,
     readonly databaseUrl: string,
     readonly redisUrl: string,
     readonly env: Record<string, string> = {},
-  ) {}
+  ) {
+    recordSecret('admin token', ADMIN);
+    recordSecret('ingest token', INGEST);
+  }
 
   #env(extra: Record<string, string>): Record<string, string> {
     return { NODE_ENV: 'test', LOG_LEVEL: 'info', DATABASE_URL: this.databaseUrl, REDIS_URL: this.redisUrl, QUEUE_PREFIX: this.queuePrefix, METRICS_PORT: '0', ...this.env, ...extra };
@@ -59,7 +68,10 @@ export class System {
         body: body === undefined ? undefined : JSON.stringify(body),
         signal: AbortSignal.timeout(timeoutMs),
       });
-      return { status: res.status, contentType: res.headers.get('content-type') ?? '', body: await res.text(), ms: Date.now() - started };
+      const answer = { status: res.status, contentType: res.headers.get('content-type') ?? '', body: await res.text(), ms: Date.now() - started };
+      // The one answer that holds a credential by design: a new API key, shown once.
+      if (!(method === 'POST' && path === '/admin/api-keys')) this.#answers.push(answer.body);
+      return answer;
     } catch (error) {
       return { status: 0, contentType: '', body: String(error), ms: Date.now() - started };
     }
@@ -82,14 +94,22 @@ export class System {
     const program = JSON.parse((await this.admin('POST', '/programs', { name: 'Faults' })).body) as { id: string };
     const merchant = JSON.parse((await this.admin('POST', '/merchants', { programId: program.id, name: 'Faults' })).body) as { id: string };
     const key = JSON.parse((await this.admin('POST', '/api-keys', { merchantId: merchant.id })).body) as { key: string };
+    recordSecret('api key', key.key);
     const target = await this.admin('PUT', `/programs/${program.id}/notification-target`, { url, auth: { mode: 'none' } });
     if (target.status !== 200) throw new Error(`target: ${target.status} ${target.body}`);
     return { programId: program.id, merchantId: merchant.id, key: key.key };
   }
 
-  /** Stops every process (SIGKILL) and removes this system's keys from Redis. */
+  /**
+   * Stops every process (SIGKILL) and removes this system's keys from Redis, after keeping the
+   * processes' logs, the keys and the API's answers in the run directory.
+   */
   async close(): Promise<void> {
-    await Promise.all(this.services.splice(0).map((service) => service.stop('SIGKILL')));
+    const services = this.services.splice(0);
+    await Promise.all(services.map((service) => service.stop('SIGKILL')));
+    services.forEach((service) => saveServiceLog(`${this.scenario}-${service === this.api ? 'events-api' : 'delivery-worker'}`, service.output()));
+    saveResponses(this.scenario, this.#answers.splice(0));
+    saveRedisDump(this.scenario, await dumpRedisKeys(this.redisUrl, `${this.queuePrefix}:*`));
     await deleteKeys(this.redisUrl, `${this.queuePrefix}:*`);
   }
 }

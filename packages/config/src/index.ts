@@ -59,6 +59,8 @@ export interface Config {
   readonly retry: RetryConfig;
   /** The outbox sweeper that enqueues deliveries whose enqueue after commit did not happen. */
   readonly sweeper: SweeperConfig;
+  /** The reconciler that requeues pending deliveries whose job the queue lost. */
+  readonly reconciler: ReconcilerConfig;
   /** The BullMQ worker of each delivery-worker process. */
   readonly worker: WorkerConfig;
   /** One callback attempt: its time limits and how much of the merchant's answer is kept. */
@@ -150,6 +152,18 @@ export interface SweeperConfig {
   readonly batchSize: number;
 }
 
+export interface ReconcilerConfig {
+  /** RECONCILER_INTERVAL_MS: pause between passes. Default 60000. */
+  readonly intervalMs: number;
+  /**
+   * RECONCILER_STALE_AFTER_MS: a pending delivery is checked once it was enqueued, and last found
+   * alive in the queue, longer ago than this. Default 300000 (5 minutes).
+   */
+  readonly staleAfterMs: number;
+  /** RECONCILER_BATCH_SIZE: most pending deliveries checked per pass. Default 500. */
+  readonly batchSize: number;
+}
+
 /** Thrown when a variable is missing or malformed; the message names the variable. */
 export class ConfigError extends Error {
   override readonly name = 'ConfigError';
@@ -218,6 +232,11 @@ export function loadConfig(env: Env = process.env): Config {
       intervalMs: integer(env, 'SWEEPER_INTERVAL_MS', 5_000, 100, 3_600_000),
       graceMs: integer(env, 'SWEEPER_GRACE_MS', 10_000, 0, 3_600_000),
       batchSize: integer(env, 'SWEEPER_BATCH_SIZE', 500, 1, 10_000),
+    },
+    reconciler: {
+      intervalMs: integer(env, 'RECONCILER_INTERVAL_MS', 60_000, 100, 3_600_000),
+      staleAfterMs: integer(env, 'RECONCILER_STALE_AFTER_MS', 300_000, 0, 86_400_000),
+      batchSize: integer(env, 'RECONCILER_BATCH_SIZE', 500, 1, 10_000),
     },
     worker: {
       concurrency: integer(env, 'WORKER_CONCURRENCY', 16, 1, 1_000),

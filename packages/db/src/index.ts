@@ -30,7 +30,7 @@ export type {
   TargetRepository,
 } from './repositories/targets';
 export { createDeliveries, deliveryRepository } from './repositories/deliveries';
-export type { DeliveryRef, DeliveryRepository, FanOutEvent, SweepOptions } from './repositories/deliveries';
+export type { DeliveryRef, DeliveryRepository, FanOutEvent, ReconcileOptions, ReconcileResult, SweepOptions } from './repositories/deliveries';
 export { isDatabaseUnavailable } from './availability';
 export { DELIVERY_STATUSES, deliveryHistoryRepository } from './repositories/delivery-history';
 export type {

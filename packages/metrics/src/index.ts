@@ -54,6 +54,11 @@ export interface HeraldMetrics {
   oauthTokenRequested(): void;
   /** `herald_sweeper_enqueued_total`: deliveries the outbox sweeper put in the queue. */
   sweeperEnqueued(count: number): void;
+  /**
+   * `herald_reconciler_checked_total` and `herald_reconciler_requeued_total`: pending deliveries
+   * whose job the reconciler looked up, and those it gave a new job because theirs was lost.
+   */
+  reconciled(checked: number, requeued: number): void;
   /** `herald_http_request_duration_seconds{method,route,status}`. */
   httpRequest(sample: HttpRequestSample): void;
   /** Reports `herald_queue_jobs{state}` from this queue at every scrape. One queue per registry. */
@@ -88,6 +93,12 @@ export function createMetrics(options: MetricsOptions): HeraldMetrics {
   });
   const tokenRequests = new Counter({ name: 'herald_oauth_token_requests_total', help: 'HTTP requests to merchants\' OAuth token endpoints.', registers });
   const sweeperEnqueued = new Counter({ name: 'herald_sweeper_enqueued_total', help: 'Deliveries enqueued by the outbox sweeper.', registers });
+  const reconcilerChecked = new Counter({ name: 'herald_reconciler_checked_total', help: 'Pending deliveries whose job the reconciler looked up in the queue.', registers });
+  const reconcilerRequeued = new Counter({
+    name: 'herald_reconciler_requeued_total',
+    help: 'Pending deliveries the reconciler gave a new job because the queue had lost theirs.',
+    registers,
+  });
   const httpDuration = new Histogram({
     name: 'herald_http_request_duration_seconds',
     help: 'Duration of HTTP requests by method, route pattern and status code.',
@@ -126,6 +137,10 @@ export function createMetrics(options: MetricsOptions): HeraldMetrics {
     },
     oauthTokenRequested: () => tokenRequests.inc(),
     sweeperEnqueued: (count) => sweeperEnqueued.inc(count),
+    reconciled(checked, requeued) {
+      reconcilerChecked.inc(checked);
+      reconcilerRequeued.inc(requeued);
+    },
     httpRequest: ({ method, route, status, durationSeconds }) => httpDuration.observe({ method, route, status: String(status) }, durationSeconds),
     watchQueue(source) {
       queue = source;

@@ -45,6 +45,11 @@ export interface DeliveryProducer {
   enqueue(jobs: readonly DeliveryJobData[]): Promise<void>;
   /** Step one of a replay: see `removeFinishedJobs`. */
   removeFinishedJobs(deliveryIds: readonly string[]): Promise<Map<string, JobSlot>>;
+  /**
+   * For deliveries the database holds as pending: gives a new job to each whose job is gone or
+   * finished (see `removeFinishedJobs`), leaves the others alone, and returns the ids it requeued.
+   */
+  requeueDead(jobs: readonly DeliveryJobData[]): Promise<Set<string>>;
   close(): Promise<void>;
 }
 
@@ -81,6 +86,15 @@ export function createDeliveryProducer(connection: Redis, options: { prefix: str
       if (deliveryIds.length === 0) return new Map();
       return bounded('removing finished jobs', () => removeFinishedJobs(queue, deliveryIds));
     },
+    async requeueDead(jobs) {
+      if (jobs.length === 0) return new Set();
+      return bounded('requeueing dead jobs', async () => {
+        const slots = await removeFinishedJobs(queue, jobs.map((job) => job.deliveryId));
+        const dead = jobs.filter((job) => slots.get(job.deliveryId) === 'free');
+        if (dead.length > 0) await queue.addBulk(dead.map((data) => ({ name: jobName(data), data, opts: { ...opts, jobId: data.deliveryId } })));
+        return new Set(dead.map((job) => job.deliveryId));
+      });
+    },
     close: () => queue.close(),
   };
 }
@@ -99,12 +113,14 @@ export type JobSlot = 'free' | 'queued';
  */
 export async function removeFinishedJobs(queue: DeliveryQueue, deliveryIds: readonly string[]): Promise<Map<string, JobSlot>> {
   const states = await Promise.all(deliveryIds.map((id) => queue.getJobState(id)));
+  // `unknown` is removed too: a job hash left without its state (a Redis that evicted or lost
+  // part of the queue) would make BullMQ ignore the next add under that id.
   const removed = await Promise.all(
-    deliveryIds.map((id, i) => (states[i] === 'completed' || states[i] === 'failed' ? queue.remove(id) : Promise.resolve(0))),
+    deliveryIds.map((id, i) => (states[i] === 'completed' || states[i] === 'failed' || states[i] === 'unknown' ? queue.remove(id) : Promise.resolve(0))),
   );
   // `unknown`: no job (never enqueued, or removed by age). A finished job that could not be
   // removed was retried from the dashboard meanwhile and is running: queued.
-  return new Map(deliveryIds.map((id, i) => [id, states[i] === 'unknown' || removed[i] === 1 ? 'free' : 'queued']));
+  return new Map(deliveryIds.map((id, i) => [id, removed[i] === 1 ? 'free' : 'queued']));
 }
 
 /** A name that tells ops in the dashboard what the job is, with no secret in it. */

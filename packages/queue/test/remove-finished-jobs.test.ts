@@ -91,6 +91,31 @@ describe('removeFinishedJobs, then enqueue: replaying a delivery', () => {
     expect(await producer.queue.getJobState(data.deliveryId)).toBe('waiting');
   });
 
+  it('frees the id of a job whose hash outlived its place in the queue, which would otherwise block the add', async () => {
+    const data = delivery();
+    await producer.enqueue([data]);
+    // Part of the queue lost (an evicting Redis): the job's hash is there, the wait list lost it.
+    await client.lrem(`${producer.queue.opts.prefix}:${DELIVERIES_QUEUE}:wait`, 0, data.deliveryId);
+    expect(await producer.queue.getJobState(data.deliveryId)).toBe('unknown');
+    await producer.enqueue([data]);
+    expect(await producer.queue.getJobState(data.deliveryId)).toBe('unknown');
+
+    expect(await replay(data)).toEqual(new Map([[data.deliveryId, 'free']]));
+    expect(await producer.queue.getJobState(data.deliveryId)).toBe('waiting');
+  });
+
+  it('gives a new job only to the deliveries whose job is gone or finished (requeueDead)', async () => {
+    const [lost, done, waiting] = [delivery(), delivery(), delivery()];
+    await producer.enqueue([done]);
+    await finishNextJob('failed');
+    await producer.enqueue([waiting]);
+    const before = (await producer.queue.getJob(waiting.deliveryId))!;
+
+    expect(await producer.requeueDead([lost, done, waiting])).toEqual(new Set([lost.deliveryId, done.deliveryId]));
+    expect(await producer.queue.getJobCounts('waiting', 'failed')).toEqual({ waiting: 3, failed: 0 });
+    expect((await producer.queue.getJob(waiting.deliveryId))!.timestamp).toBe(before.timestamp);
+  });
+
   it('leaves a job that is still waiting or running, and a replay adds no second one', async () => {
     const waiting = delivery();
     const running = delivery();

@@ -42,8 +42,11 @@ export function inTurn(...replies: Reply[]): Responder {
   return (_request, index) => replies[Math.min(index, replies.length - 1)] ?? {};
 }
 
-/** An HTTP server on 127.0.0.1 that records every request and answers as told (200 by default). */
-export async function startHttpRecorder(responder: Responder = always({ status: 200 })): Promise<HttpRecorder> {
+/**
+ * An HTTP server on 127.0.0.1 that records every request and answers as told (200 by default), on
+ * `options.port` (a free one by default: a test starts a server where nothing listened before).
+ */
+export async function startHttpRecorder(responder: Responder = always({ status: 200 }), options: { port?: number } = {}): Promise<HttpRecorder> {
   const requests: RecordedRequest[] = [];
   let respond = responder;
   const server = createServer((req, res) => {
@@ -55,7 +58,10 @@ export async function startHttpRecorder(responder: Responder = always({ status: 
       void Promise.resolve(respond(recorded, requests.length - 1)).then((reply) => send(res, reply));
     });
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 0, '127.0.0.1', resolve);
+  });
   const { port } = server.address() as AddressInfo;
   return {
     origin: `http://127.0.0.1:${port}`,

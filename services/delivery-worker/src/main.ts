@@ -8,6 +8,7 @@ import { createLogger } from '@herald/logging';
 import { createMetrics } from '@herald/metrics';
 import { createDeliveryProducer, createRedisConnection, pingRedis } from '@herald/queue';
 import { startMonitoringServer } from './monitoring-server';
+import { startReconciler } from './reconciler';
 import { startSweeper } from './sweeper';
 import { startDeliveryWorker } from './worker';
 
@@ -22,8 +23,8 @@ async function main(): Promise<void> {
     await prisma.$queryRaw`SELECT 1`;
     await redis.ping();
 
-    // The sweeper enqueues over a fail-fast connection: while Redis is down a sweep fails at once
-    // (and releases its row locks) instead of waiting inside a database transaction.
+    // The sweeper and the reconciler enqueue over a fail-fast connection: while Redis is down a
+    // pass fails at once (and releases its row locks) instead of waiting inside a transaction.
     const sweeperRedis = createRedisConnection(config.redisUrl, { role: 'client', name: 'herald:sweeper' });
     sweeperRedis.on('error', () => undefined);
     const sweeperProducer = createDeliveryProducer(sweeperRedis, { prefix: config.queuePrefix, retry: config.retry, timeoutMs: config.enqueueTimeoutMs });
@@ -43,7 +44,9 @@ async function main(): Promise<void> {
       token: config.metrics.token,
     });
     logger.info('metrics listening', { port: monitoring.port });
-    const sweeper = startSweeper({ deliveries: deliveryRepository(prisma), producer: sweeperProducer, config: config.sweeper, logger, metrics });
+    const deliveries = deliveryRepository(prisma);
+    const sweeper = startSweeper({ deliveries, producer: sweeperProducer, config: config.sweeper, logger, metrics });
+    const reconciler = startReconciler({ deliveries, producer: sweeperProducer, config: config.reconciler, logger, metrics });
 
     const worker = startDeliveryWorker({ config, prisma, connection: redis, logger, metrics });
 
@@ -55,7 +58,7 @@ async function main(): Promise<void> {
         // The worker takes no new job and waits for the callbacks in flight; a job still running
         // when SHUTDOWN_TIMEOUT_MS runs out is cut off, and BullMQ's stalled-job check hands it to
         // another worker once its lock expires (WORKER_LOCK_DURATION_MS).
-        await Promise.all([worker.close(), sweeper.stop(), monitoring.close()]);
+        await Promise.all([worker.close(), sweeper.stop(), reconciler.stop(), monitoring.close()]);
         await sweeperProducer.close();
         await Promise.allSettled([prisma.$disconnect(), redis.quit(), sweeperRedis.quit()]);
       },

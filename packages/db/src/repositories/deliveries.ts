@@ -93,6 +93,25 @@ export interface SweepOptions {
   graceMs: number;
 }
 
+export interface ReconcileOptions {
+  /** Most deliveries checked per pass. */
+  limit: number;
+  /** Check only deliveries enqueued, and last found alive in the queue, longer ago than this. */
+  staleMs: number;
+}
+
+/** What one reconciliation pass did. */
+export interface ReconcileResult {
+  /** Pending deliveries whose job was looked up in the queue. */
+  checked: number;
+  /** Those among them that were given a new job. */
+  requeued: number;
+}
+
+type RefRow = { id: string; event_id: string; target_id: string; program_id: string; merchant_id: string | null };
+
+const toRef = (r: RefRow): DeliveryRef => ({ deliveryId: r.id, eventId: r.event_id, targetId: r.target_id, programId: r.program_id, merchantId: r.merchant_id });
+
 export function deliveryRepository(prisma: PrismaClient) {
   return {
     /** Records that BullMQ holds these deliveries' jobs. */
@@ -110,7 +129,7 @@ export function deliveryRepository(prisma: PrismaClient) {
     async sweep(options: SweepOptions, enqueue: (refs: DeliveryRef[]) => Promise<void>): Promise<number> {
       return prisma.$transaction(
         async (tx) => {
-          const rows = await tx.$queryRaw<Array<{ id: string; event_id: string; target_id: string; program_id: string; merchant_id: string | null }>>`
+          const rows = await tx.$queryRaw<RefRow[]>`
             SELECT d.id::text AS id, d.event_id, d.target_id::text AS target_id, e.program_id, e.merchant_id
             FROM deliveries d JOIN events e ON e.id = d.event_id
             WHERE d.status = 'pending' AND d.enqueued_at IS NULL
@@ -119,11 +138,48 @@ export function deliveryRepository(prisma: PrismaClient) {
             LIMIT ${options.limit}
             FOR UPDATE OF d SKIP LOCKED`;
           if (rows.length === 0) return 0;
-          await enqueue(
-            rows.map((r) => ({ deliveryId: r.id, eventId: r.event_id, targetId: r.target_id, programId: r.program_id, merchantId: r.merchant_id })),
-          );
+          await enqueue(rows.map(toRef));
           await tx.delivery.updateMany({ where: { id: { in: rows.map((r) => r.id) } }, data: { enqueuedAt: new Date() } });
           return rows.length;
+        },
+        { timeout: 30_000 },
+      );
+    },
+
+    /**
+     * Finds pending deliveries that were enqueued, and last found alive in the queue, more than
+     * `staleMs` ago, seen longest ago first, and hands them to `requeueDead`, which looks up their
+     * jobs and gives a new job to each whose job is gone (a Redis that lost its data) or finished
+     * while the delivery is still pending (BullMQ failed a job that stalled too often, or the last
+     * attempt could not record its outcome); it returns the ids it requeued. Rows stay locked
+     * (SKIP LOCKED) meanwhile, so several workers never check the same rows, and the worker's
+     * recording of an attempt waits for the pass. Every row checked is stamped, so the next pass
+     * moves on to others and a large backlog of deliveries waiting out their backoff is checked in
+     * turn, `limit` at a time.
+     */
+    async reconcile(options: ReconcileOptions, requeueDead: (refs: DeliveryRef[]) => Promise<ReadonlySet<string>>): Promise<ReconcileResult> {
+      return prisma.$transaction(
+        async (tx) => {
+          const staleSeconds = options.staleMs / 1000;
+          // The (status, enqueued_at) index narrows the scan to pending deliveries; they are few
+          // next to the delivered ones, so ordering by the expression needs no index of its own.
+          const rows = await tx.$queryRaw<RefRow[]>`
+            SELECT d.id::text AS id, d.event_id, d.target_id::text AS target_id, e.program_id, e.merchant_id
+            FROM deliveries d JOIN events e ON e.id = d.event_id
+            WHERE d.status = 'pending'
+              AND d.enqueued_at < now() - make_interval(secs => ${staleSeconds})
+              AND coalesce(d.queue_checked_at, d.enqueued_at) < now() - make_interval(secs => ${staleSeconds})
+            ORDER BY coalesce(d.queue_checked_at, d.enqueued_at)
+            LIMIT ${options.limit}
+            FOR UPDATE OF d SKIP LOCKED`;
+          if (rows.length === 0) return { checked: 0, requeued: 0 };
+          const dead = await requeueDead(rows.map(toRef));
+          const now = new Date();
+          const requeued = rows.filter((r) => dead.has(r.id)).map((r) => r.id);
+          const alive = rows.filter((r) => !dead.has(r.id)).map((r) => r.id);
+          await tx.delivery.updateMany({ where: { id: { in: alive } }, data: { queueCheckedAt: now } });
+          await tx.delivery.updateMany({ where: { id: { in: requeued } }, data: { queueCheckedAt: now, enqueuedAt: now } });
+          return { checked: rows.length, requeued: requeued.length };
         },
         { timeout: 30_000 },
       );

@@ -1,0 +1,163 @@
+import { randomUUID } from 'node:crypto';
+import { PassThrough } from 'node:stream';
+import { applyMigrations, deliveryRepository } from '@herald/db';
+import { createLogger } from '@herald/logging';
+import { createMetrics } from '@herald/metrics';
+import { createDeliveryProducer, createRedisConnection, DELIVERIES_QUEUE, pingRedis, type DeliveryJobData, type DeliveryProducer } from '@herald/queue';
+import { always, createScratchDatabase, metricValue } from '@herald/testing';
+import { Worker } from 'bullmq';
+import type { Redis } from 'ioredis';
+import { startReconciler, type Reconciler } from '../src/reconciler';
+import { useHttpRecorders, useWorlds, waitFor, type World } from './support/world';
+
+// The reconciler requeues deliveries of every queue prefix it finds in its database: a database
+// of this file's own keeps it away from the deliveries other test files are working on.
+let database: { url: string; drop: () => Promise<void> };
+beforeAll(async () => {
+  database = await createScratchDatabase('herald_reconciler');
+  await applyMigrations(database.url);
+});
+afterAll(() => database.drop());
+
+const world = useWorlds();
+const startReceiver = useHttpRecorders();
+const open: Array<{ close(): Promise<unknown> }> = [];
+const connections: Redis[] = [];
+afterEach(async () => {
+  await Promise.all(open.splice(0).map((thing) => thing.close()));
+  connections.splice(0).forEach((redis) => redis.disconnect());
+});
+
+/** A producer on a connection of its own, connected unless Redis is unreachable. */
+async function producerOf(w: World, redisUrl = w.config.redisUrl): Promise<DeliveryProducer> {
+  const redis = createRedisConnection(redisUrl, { role: 'client' });
+  redis.on('error', () => undefined);
+  connections.push(redis);
+  await pingRedis(redis).catch(() => undefined);
+  const producer = createDeliveryProducer(redis, { prefix: w.config.queuePrefix, retry: w.config.retry, timeoutMs: 2_000 });
+  producer.queue.on('error', () => undefined);
+  open.push(producer);
+  return producer;
+}
+
+/** A reconciler of the world's queue that checks every pending delivery at once (stale after 0 ms). */
+async function reconcilerOf(w: World, producer?: DeliveryProducer, metrics = createMetrics({ service: 'test' })): Promise<Reconciler> {
+  const reconciler = startReconciler({
+    deliveries: deliveryRepository(w.prisma),
+    producer: producer ?? (await producerOf(w)),
+    config: { intervalMs: 3_600_000, staleAfterMs: 0, batchSize: 1_000 },
+    logger: createLogger({ level: 'error', service: 'test', stream: new PassThrough() }),
+    metrics,
+  });
+  open.push({ close: () => reconciler.stop() });
+  return reconciler;
+}
+
+/** A world on this file's database, where the deliveries earlier tests left pending are closed first. */
+async function freshWorld(): Promise<World> {
+  const w = world({}, database.url);
+  await w.prisma.delivery.updateMany({ where: { status: 'pending' }, data: { status: 'failed' } });
+  return w;
+}
+
+describe('the reconciler', () => {
+  it('requeues pending deliveries whose jobs Redis lost, and the worker then delivers each once', async () => {
+    const w = await freshWorld();
+    const receiver = await startReceiver(always({ status: 200 }));
+    const { programId } = await w.createTarget(`${receiver.origin}/hook`);
+    const sent = await w.sendEvents(programId, 20);
+    // Redis loses the queue (a restart without persistence, a FLUSHALL): every key of it is gone.
+    await w.queue.obliterate({ force: true });
+    expect(await w.queue.getJob(sent[0]!.deliveryId)).toBeUndefined();
+
+    const metrics = createMetrics({ service: 'test' });
+    const result = await (await reconcilerOf(w, undefined, metrics)).reconcileOnce();
+    expect(result).toEqual({ checked: 20, requeued: 20 });
+    expect(metricValue(await metrics.exposition(), 'herald_reconciler_requeued_total')).toBe(20);
+    expect(metricValue(await metrics.exposition(), 'herald_reconciler_checked_total')).toBe(20);
+
+    w.startWorker();
+    const rows = await w.settled(sent.map((s) => s.deliveryId), ['succeeded', 'failed']);
+    expect(rows.every((row) => row.status === 'succeeded')).toBe(true);
+    expect(new Set(receiver.requests.map((r) => r.headers['webhook-id'])).size).toBe(20);
+    expect(receiver.requests).toHaveLength(20);
+  });
+
+  it('leaves a pending delivery whose job is still queued alone, and stamps both as checked', async () => {
+    const w = await freshWorld();
+    const { programId } = await w.createTarget('https://merchant.example/hook');
+    const [alive, lost] = await w.sendEvents(programId, 2);
+    await w.queue.remove(lost!.deliveryId);
+    const before = await w.queue.getJob(alive!.deliveryId);
+    const reconciler = await reconcilerOf(w);
+
+    expect(await reconciler.reconcileOnce()).toEqual({ checked: 2, requeued: 1 });
+    const after = await w.queue.getJob(alive!.deliveryId);
+    // The very same job: not removed and added again.
+    expect(after!.timestamp).toBe(before!.timestamp);
+    expect(await w.queue.getJobState(lost!.deliveryId)).toBe('waiting');
+
+    const rows = await w.prisma.delivery.findMany({ where: { id: { in: [alive!.deliveryId, lost!.deliveryId] } } });
+    expect(rows.every((row) => row.queueCheckedAt !== null && row.status === 'pending')).toBe(true);
+    const requeued = rows.find((row) => row.id === lost!.deliveryId)!;
+    expect(requeued.enqueuedAt!.getTime()).toBe(requeued.queueCheckedAt!.getTime());
+  });
+
+  it('never checks a delivery twice when two reconcilers run at once', async () => {
+    const w = await freshWorld();
+    const { programId } = await w.createTarget('https://merchant.example/hook');
+    await w.sendEvents(programId, 40);
+    await w.queue.obliterate({ force: true });
+    const results = await Promise.all((await Promise.all([reconcilerOf(w), reconcilerOf(w)])).map((r) => r.reconcileOnce()));
+    expect(results.reduce((n, r) => n + r.requeued, 0)).toBe(40);
+    expect(results.reduce((n, r) => n + r.checked, 0)).toBe(40);
+    expect(await w.queue.getWaitingCount()).toBe(40);
+  });
+
+  it('requeues a delivery whose job BullMQ failed for stalling too often, which the processor never records', async () => {
+    const w = await freshWorld();
+    const receiver = await startReceiver(always({ status: 200 }));
+    const { programId } = await w.createTarget(`${receiver.origin}/hook`);
+    const [sent] = await w.sendEvents(programId, 1);
+    // A worker that dies holding the job: it takes the job and its lock is never renewed. Another
+    // worker's stalled-job check, allowing no stall, then marks the job to fail, as BullMQ does
+    // after maxStalledCount stalls (one per worker death, WORKER_LOCK_DURATION_MS after it).
+    const connection = createRedisConnection(w.config.redisUrl, { role: 'worker' });
+    connections.push(connection);
+    const dying = new Worker<DeliveryJobData>(DELIVERIES_QUEUE, null, { connection, prefix: w.config.queuePrefix, autorun: false, lockDuration: 300 });
+    const checker = new Worker<DeliveryJobData>(DELIVERIES_QUEUE, null, { connection, prefix: w.config.queuePrefix, autorun: false, maxStalledCount: 0, stalledInterval: 200 });
+    open.push(dying, checker);
+    expect((await dying.getNextJob(randomUUID()))?.id).toBe(sent!.deliveryId);
+    const stalled = new Promise((resolve) => checker.once('stalled', resolve));
+    void checker.startStalledCheckTimer();
+    await stalled;
+    await checker.close();
+
+    // The next worker to take the job fails it at once, without running the processor: the
+    // delivery stays pending, no attempt recorded, nothing sent.
+    w.startWorker();
+    const failed = await waitFor(() => w.queue.getJob(sent!.deliveryId), (job) => job?.finishedOn !== undefined, 10_000, 'the stalled job to fail');
+    expect(await failed!.getState()).toBe('failed');
+    expect(failed!.failedReason).toMatch(/stalled more than allowable limit/);
+    const stuck = await w.prisma.delivery.findUniqueOrThrow({ where: { id: sent!.deliveryId } });
+    expect(stuck.status).toBe('pending');
+    expect(await w.attempts(sent!.deliveryId)).toHaveLength(0);
+    expect(receiver.requests).toHaveLength(0);
+
+    expect(await (await reconcilerOf(w)).reconcileOnce()).toEqual({ checked: 1, requeued: 1 });
+    const [row] = await w.settled([sent!.deliveryId], ['succeeded', 'failed']);
+    expect(row!.status).toBe('succeeded');
+    expect(receiver.requests).toHaveLength(1);
+  });
+
+  it('fails a pass cleanly while Redis is unreachable, leaving the deliveries for the next pass', async () => {
+    const w = await freshWorld();
+    const { programId } = await w.createTarget('https://merchant.example/hook');
+    const sent = await w.sendEvents(programId, 3);
+    await w.queue.obliterate({ force: true });
+    await expect((await reconcilerOf(w, await producerOf(w, 'redis://127.0.0.1:1'))).reconcileOnce()).rejects.toThrow(/Redis is not connected/);
+    const rows = await w.prisma.delivery.findMany({ where: { id: { in: sent.map((s) => s.deliveryId) } } });
+    expect(rows.every((row) => row.queueCheckedAt === null)).toBe(true);
+    expect(await (await reconcilerOf(w)).reconcileOnce()).toEqual({ checked: 3, requeued: 3 });
+  });
+});
