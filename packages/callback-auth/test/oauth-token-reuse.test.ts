@@ -129,6 +129,28 @@ describe('the oauth token cache', () => {
     await expect(env.redis.keys()).resolves.toEqual([]);
   });
 
+  it('keeps the token in Redis encrypted, readable by another process with the same credentials', async () => {
+    const deps = env.redis.deps();
+    await createAuthStrategy(settings(), deps).headers();
+    const stored = await deps.redis.get(cacheOf(deps).tokenKey);
+    expect(stored).toEqual(expect.any(String));
+    expect(stored).not.toContain('token-1');
+    expect(Buffer.from(stored!, 'base64url').toString('latin1')).not.toContain('token-1');
+    await expect(inNewProcess().headers()).resolves.toEqual({ authorization: 'Bearer token-1' });
+    expect(env.endpoint.requests).toHaveLength(1);
+  });
+
+  it('treats a cached value it cannot decrypt as no token, and fetches a new one', async () => {
+    const deps = env.redis.deps();
+    await createAuthStrategy(settings(), deps).headers();
+    const key = cacheOf(deps).tokenKey;
+    const stored = Buffer.from((await deps.redis.get(key))!, 'base64url');
+    stored[stored.length - 1]! ^= 1;
+    await deps.redis.set(key, stored.toString('base64url'), 'PX', 60_000);
+    await expect(inNewProcess().headers()).resolves.toEqual({ authorization: 'Bearer token-2' });
+    expect(env.endpoint.requests).toHaveLength(2);
+  });
+
   it('requests a new token when the password changes, under another cache key', async () => {
     await inNewProcess().headers();
     await expect(inNewProcess({}, { password: 'secret-2' }).headers()).resolves.toEqual({ authorization: 'Bearer token-2' });

@@ -1,4 +1,4 @@
-import { createHash, randomUUID } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHmac, hkdfSync, randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { TokenRequest } from './token-request';
 
@@ -6,28 +6,37 @@ import type { TokenRequest } from './token-request';
 // a value that another process wrote in between.
 const DELETE_IF_EQUAL = `if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end`;
 
+const IV_BYTES = 12;
+const TAG_BYTES = 16;
+
 /**
  * The Redis side of one target's OAuth token: the cached token and the lock that lets one process at a
  * time fetch it.
  *
- * Keys: `{prefix}callback-auth:token:{targetId}:{fingerprint}` and `…:lock:…`, where the fingerprint is
- * the SHA-256 of (token URL, username, password): changed settings never meet an old token, and the
+ * Keys: `{prefix}callback-auth:token:{targetId}:{fingerprint}` and `…:lock:…`; the fingerprint is
+ * derived from (token URL, username, password): changed settings never meet an old token, and the
  * secret itself never appears in a key.
  *
- * The token is stored in plaintext with a Redis TTL no longer than its own lifetime: it is a short-lived
- * bearer credential, Redis sits inside the service's trust boundary next to the job data, and encrypting
- * it would need a key whose management this module should not own.
+ * The token is stored encrypted (AES-256-GCM), with a Redis TTL no longer than its own lifetime. The
+ * key is derived (HKDF) from the same client credentials, which every worker decrypts from the
+ * database anyway: whoever reads Redis without the database's secrets gets no bearer token, and this
+ * module needs no key of its own. The IV is an HMAC of the token, so one token always encrypts to
+ * the same value and `deleteIfCurrent` can compare in Redis; only equal tokens share an IV.
  */
 export class TokenCache {
   readonly #redis: Redis;
   readonly #tokenKey: string;
   readonly #lockKey: string;
+  readonly #encryptionKey: Buffer;
+  readonly #ivKey: Buffer;
 
   constructor(redis: Redis, keyPrefix: string, request: TokenRequest) {
     const { targetId, url, credentials } = request;
-    const fingerprint = createHash('sha256')
-      .update(JSON.stringify([url, credentials.username, credentials.password]))
-      .digest('hex');
+    const secret = JSON.stringify([url, credentials.username, credentials.password]);
+    const derive = (purpose: string): Buffer => Buffer.from(hkdfSync('sha256', secret, targetId, `herald token cache: ${purpose}`, 32));
+    const fingerprint = derive('key name').toString('hex');
+    this.#encryptionKey = derive('encryption');
+    this.#ivKey = derive('iv');
     this.#redis = redis;
     this.#tokenKey = `${keyPrefix}callback-auth:token:${targetId}:${fingerprint}`;
     this.#lockKey = `${keyPrefix}callback-auth:lock:${targetId}:${fingerprint}`;
@@ -43,17 +52,40 @@ export class TokenCache {
     return this.#lockKey;
   }
 
+  /** The cached token, or undefined when there is none or it cannot be decrypted (then it is fetched anew). */
   async read(): Promise<string | undefined> {
-    return (await this.#redis.get(this.#tokenKey)) ?? undefined;
+    const stored = await this.#redis.get(this.#tokenKey);
+    return stored === null ? undefined : this.#decrypt(stored);
   }
 
   async store(token: string, ttlMs: number): Promise<void> {
-    await this.#redis.set(this.#tokenKey, token, 'PX', ttlMs);
+    await this.#redis.set(this.#tokenKey, this.#encrypt(token), 'PX', ttlMs);
   }
 
   /** Deletes the cached token only if it is still `token`, so a fresher one from another process survives. */
   async deleteIfCurrent(token: string): Promise<void> {
-    await this.#redis.eval(DELETE_IF_EQUAL, 1, this.#tokenKey, token);
+    await this.#redis.eval(DELETE_IF_EQUAL, 1, this.#tokenKey, this.#encrypt(token));
+  }
+
+  /** base64url of iv ‖ tag ‖ ciphertext. */
+  #encrypt(token: string): string {
+    const iv = createHmac('sha256', this.#ivKey).update(token).digest().subarray(0, IV_BYTES);
+    const cipher = createCipheriv('aes-256-gcm', this.#encryptionKey, iv);
+    const ciphertext = Buffer.concat([cipher.update(token, 'utf8'), cipher.final()]);
+    return Buffer.concat([iv, cipher.getAuthTag(), ciphertext]).toString('base64url');
+  }
+
+  #decrypt(stored: string): string | undefined {
+    const bytes = Buffer.from(stored, 'base64url');
+    if (bytes.length <= IV_BYTES + TAG_BYTES) return undefined;
+    try {
+      const decipher = createDecipheriv('aes-256-gcm', this.#encryptionKey, bytes.subarray(0, IV_BYTES));
+      decipher.setAuthTag(bytes.subarray(IV_BYTES, IV_BYTES + TAG_BYTES));
+      return Buffer.concat([decipher.update(bytes.subarray(IV_BYTES + TAG_BYTES)), decipher.final()]).toString('utf8');
+    } catch {
+      // Written under other credentials or tampered with: a cache miss, never a wrong token.
+      return undefined;
+    }
   }
 
   /** Takes the fetch lock for `ttlMs`; returns the holder id to pass to `unlock`, or undefined if taken. */
