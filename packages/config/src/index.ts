@@ -30,6 +30,12 @@ export interface Config {
   readonly secretsKey: Buffer;
   /** SECRETS_KEY_ID: names the key in stored ciphertexts so keys can rotate. Default `k1`. */
   readonly secretsKeyId: string;
+  /**
+   * SECRETS_PREVIOUS_KEYS: keys retired by a rotation that may still have written stored credentials,
+   * by key id (`id:key` pairs, comma-separated, each key like SECRETS_KEY). Read, never written with.
+   * Default none.
+   */
+  readonly secretsPreviousKeys: Readonly<Record<string, Buffer>>;
   /** LOG_LEVEL. Default `info` (`warn` under NODE_ENV=test). */
   readonly logLevel: LogLevel;
   /** SHUTDOWN_TIMEOUT_MS: how long a service waits for in-flight work on SIGTERM. Default 10000. */
@@ -182,6 +188,7 @@ const DEV_ADMIN_TOKEN = 'dev-admin-token';
 const DEV_INGEST_TOKEN = 'dev-ingest-token';
 const DEV_DASHBOARD_PASSWORD = 'dev-dashboard-password';
 // A published key: good only for development and tests, refused in production.
+const SECRETS_KEY_ID = /^[A-Za-z0-9_-]{1,32}$/;
 const DEV_SECRETS_KEY = Buffer.from('herald-development-secrets-key!!', 'utf8');
 const PRODUCTION_TOKEN_MIN_LENGTH = 32;
 // A person types this one into a browser's login box, so it may be shorter than the bearer tokens.
@@ -200,6 +207,7 @@ export const DEFAULT_REDIS_URL = 'redis://127.0.0.1:6379';
 export function loadConfig(env: Env = process.env): Config {
   const nodeEnv = oneOf(env, 'NODE_ENV', NODE_ENVS, 'development');
   const production = nodeEnv === 'production';
+  const secretsKeyId = text(env, 'SECRETS_KEY_ID', 'k1', SECRETS_KEY_ID);
 
   const config: Config = {
     nodeEnv,
@@ -210,7 +218,8 @@ export function loadConfig(env: Env = process.env): Config {
     adminToken: token(env, 'ADMIN_TOKEN', DEV_ADMIN_TOKEN, production),
     ingestToken: token(env, 'INGEST_TOKEN', DEV_INGEST_TOKEN, production),
     secretsKey: secretsKey(env, production),
-    secretsKeyId: text(env, 'SECRETS_KEY_ID', 'k1', /^[A-Za-z0-9_-]{1,32}$/),
+    secretsKeyId,
+    secretsPreviousKeys: secretsPreviousKeys(env, secretsKeyId),
     logLevel: oneOf(env, 'LOG_LEVEL', ['error', 'warn', 'info', 'http', 'debug'] as const, nodeEnv === 'test' ? 'warn' : 'info'),
     shutdownTimeoutMs: integer(env, 'SHUTDOWN_TIMEOUT_MS', 10_000, 0, 600_000),
     readinessTimeoutMs: integer(env, 'READINESS_TIMEOUT_MS', 2_000, 50, 60_000),
@@ -360,16 +369,39 @@ function secretsKey(env: Env, production: boolean): Buffer {
     if (production) throw new ConfigError(name, 'is required when NODE_ENV=production');
     return DEV_SECRETS_KEY;
   }
+  const key = parseSecretsKey(name, value);
+  if (production && key.equals(DEV_SECRETS_KEY)) {
+    throw new ConfigError(name, 'must not be the development key in production');
+  }
+  return key;
+}
+
+/** A 32-byte key written as 64 hex characters or as base64; `name` is for the error message. */
+function parseSecretsKey(name: string, value: string): Buffer {
   const key = /^[0-9a-fA-F]{64}$/.test(value) ? Buffer.from(value, 'hex') : Buffer.from(value, 'base64');
   // Buffer.from(..., 'base64') ignores bad characters, so check the round trip as well as the length.
   const isBase64 = key.toString('base64').replace(/=+$/, '') === value.replace(/=+$/, '');
   if (key.length !== 32 || (!/^[0-9a-fA-F]{64}$/.test(value) && !isBase64)) {
     throw new ConfigError(name, 'must be 32 bytes, written as 64 hex characters or as base64');
   }
-  if (production && key.equals(DEV_SECRETS_KEY)) {
-    throw new ConfigError(name, 'must not be the development key in production');
-  }
   return key;
+}
+
+function secretsPreviousKeys(env: Env, currentKeyId: string): Readonly<Record<string, Buffer>> {
+  const name = 'SECRETS_PREVIOUS_KEYS';
+  const value = raw(env, name);
+  const keys: Record<string, Buffer> = {};
+  if (value === undefined) return Object.freeze(keys);
+  for (const pair of value.split(',')) {
+    const separator = pair.indexOf(':');
+    const id = pair.slice(0, separator).trim();
+    if (separator < 0 || !SECRETS_KEY_ID.test(id)) throw new ConfigError(name, 'must be comma-separated id:key pairs, each id matching [A-Za-z0-9_-]{1,32}');
+    if (id in keys) throw new ConfigError(name, `names key id ${id} twice`);
+    if (id === currentKeyId) throw new ConfigError(name, `names key id ${id}, which is SECRETS_KEY_ID: a previous key needs an id of its own`);
+    // The error names the key id, never the key.
+    keys[id] = parseSecretsKey(`${name} (key id ${id})`, pair.slice(separator + 1).trim());
+  }
+  return Object.freeze(keys);
 }
 
 /** TEST_DATABASE_URL: the database the test suites use (never the one the system runs on). */

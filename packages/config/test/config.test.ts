@@ -67,6 +67,26 @@ describe('loadConfig', () => {
     expect(config.secretsKey.equals(Buffer.alloc(32, 7))).toBe(true);
   });
 
+  it('reads SECRETS_PREVIOUS_KEYS as id:key pairs, keys in hex or base64', () => {
+    const config = loadConfig({ SECRETS_KEY_ID: 'k3', SECRETS_PREVIOUS_KEYS: `k1:${'ab'.repeat(32)}, k2:${Buffer.alloc(32, 9).toString('base64')}` });
+    expect(Object.keys(config.secretsPreviousKeys)).toEqual(['k1', 'k2']);
+    expect(config.secretsPreviousKeys['k1']).toEqual(Buffer.alloc(32, 0xab));
+    expect(config.secretsPreviousKeys['k2']).toEqual(Buffer.alloc(32, 9));
+    expect(loadConfig({}).secretsPreviousKeys).toEqual({});
+  });
+
+  it.each([
+    ['k1', /id:key pairs/],
+    ['k.1:' + 'ab'.repeat(32), /id:key pairs/],
+    ['k0:short', /SECRETS_PREVIOUS_KEYS \(key id k0\): must be 32 bytes/],
+    [`k0:${'ab'.repeat(32)},k0:${'cd'.repeat(32)}`, /names key id k0 twice/],
+    [`k1:${'ab'.repeat(32)}`, /which is SECRETS_KEY_ID/],
+  ])('refuses SECRETS_PREVIOUS_KEYS=%p, never quoting a key', (value, message) => {
+    const error = errorOf({ SECRETS_PREVIOUS_KEYS: value });
+    expect(error.message).toMatch(message);
+    expect(error.message).not.toContain('abab');
+  });
+
   it('accepts SECRETS_KEY written as 64 hex characters', () => {
     const config = loadConfig({ SECRETS_KEY: 'ff'.repeat(32) });
     expect(config.secretsKey.equals(Buffer.alloc(32, 0xff))).toBe(true);

@@ -10,14 +10,12 @@ import type { Config } from '@herald/config';
 // (or relabelled with another key id) fails to decrypt instead of lending its credentials.
 //
 // Key rotation. `decrypt` takes the key named in the ciphertext from a keyring, so several keys
-// can be readable at once; config supplies only the current key today (SECRETS_KEY as
-// SECRETS_KEY_ID). To rotate:
-//   1. add a SECRETS_PREVIOUS_KEYS variable (`id:key` pairs) to packages/config and pass those keys
-//      into the keyring next to the current one (not done yet: until then a rotation loses the
-//      credentials written with the old key);
-//   2. deploy with the new key as SECRETS_KEY / SECRETS_KEY_ID and the old one as a previous key;
-//   3. re-encrypt every row whose credentials_key_id is the old id (a PUT of the target does it);
-//   4. remove the old key once no row names it.
+// can be readable at once: the current one (SECRETS_KEY as SECRETS_KEY_ID) and the retired ones
+// (SECRETS_PREVIOUS_KEYS). To rotate:
+//   1. deploy with the new key as SECRETS_KEY / SECRETS_KEY_ID and the old one in
+//      SECRETS_PREVIOUS_KEYS (both services);
+//   2. run `pnpm db:reencrypt-credentials`: it rewrites every row under the current key;
+//   3. remove the old key once it reports no row left under another key.
 
 const VERSION = 'v1';
 const KEY_BYTES = 32;
@@ -137,9 +135,12 @@ export function createCredentialsCipher(options: CredentialsCipherOptions): Cred
   };
 }
 
-/** The cipher of a service: the current key of the configuration (see the rotation note above). */
-export function credentialsCipherFromConfig(config: Pick<Config, 'secretsKey' | 'secretsKeyId'>): CredentialsCipher {
-  return createCredentialsCipher({ currentKeyId: config.secretsKeyId, keyring: { [config.secretsKeyId]: config.secretsKey } });
+/** The cipher of a service: the current key and the previous ones of the configuration (see the rotation note above). */
+export function credentialsCipherFromConfig(config: Pick<Config, 'secretsKey' | 'secretsKeyId' | 'secretsPreviousKeys'>): CredentialsCipher {
+  return createCredentialsCipher({
+    currentKeyId: config.secretsKeyId,
+    keyring: { ...config.secretsPreviousKeys, [config.secretsKeyId]: config.secretsKey },
+  });
 }
 
 function additionalData(keyId: string, targetId: string): Buffer {

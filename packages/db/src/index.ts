@@ -10,6 +10,7 @@ export type { MerchantRecord, ProgramRecord, TenantRepository } from './reposito
 export { eventRepository, EventConflictError, UnknownTenantError } from './repositories/events';
 export type { EventListQuery, EventRepository, EventRepositoryOptions, InsertEventsResult, NewEvent } from './repositories/events';
 export { createCredentialsCipher, credentialsCipherFromConfig, CredentialsCipherError } from './credentials-cipher';
+export { reencryptCredentials, type ReencryptionResult } from './credentials-rotation';
 export type {
   CredentialsCipher,
   CredentialsCipherFailure,

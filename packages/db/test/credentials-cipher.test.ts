@@ -129,7 +129,7 @@ describe('the credentials cipher', () => {
   });
 
   it('is built from the configured key and key id', () => {
-    const fromConfig = credentialsCipherFromConfig({ secretsKey: keyOne, secretsKeyId: 'prod-2026' });
+    const fromConfig = credentialsCipherFromConfig({ secretsKey: keyOne, secretsKeyId: 'prod-2026', secretsPreviousKeys: {} });
     const targetId = randomUUID();
     const { ciphertext, keyId } = fromConfig.encrypt(credentials, targetId);
     expect(keyId).toBe('prod-2026');
@@ -137,5 +137,13 @@ describe('the credentials cipher', () => {
     expect(createCredentialsCipher({ currentKeyId: 'prod-2026', keyring: { 'prod-2026': keyOne } }).decrypt(ciphertext, targetId)).toEqual(
       credentials,
     );
+  });
+
+  it('reads what a previous key wrote, and writes with the current key only', () => {
+    const targetId = randomUUID();
+    const old = createCredentialsCipher({ currentKeyId: 'k1', keyring: { k1: keyOne } }).encrypt(credentials, targetId);
+    const rotated = credentialsCipherFromConfig({ secretsKey: randomBytes(32), secretsKeyId: 'k2', secretsPreviousKeys: { k1: keyOne } });
+    expect(rotated.decrypt(old.ciphertext, targetId)).toEqual(credentials);
+    expect(rotated.encrypt(credentials, targetId).keyId).toBe('k2');
   });
 });

@@ -1,0 +1,32 @@
+// `pnpm db:reencrypt-credentials`: step 2 of a SECRETS_KEY rotation (see credentials-cipher.ts).
+// Rewrites every notification target's credentials under the current key; prints progress and,
+// at the end, the targets it could not read (never any credential).
+import { loadConfig } from '@herald/config';
+import { createPrismaClient } from '../client';
+import { credentialsCipherFromConfig } from '../credentials-cipher';
+import { reencryptCredentials } from '../credentials-rotation';
+
+async function main(): Promise<number> {
+  const config = loadConfig();
+  const prisma = createPrismaClient(config.databaseUrl);
+  try {
+    const result = await reencryptCredentials(prisma, credentialsCipherFromConfig(config), {
+      onProgress: (progress) => console.log(`re-encrypted ${progress.reencrypted} target(s) so far, ${progress.unreadable.length} unreadable`),
+    });
+    console.log(`${result.reencrypted} target(s) re-encrypted under key ${config.secretsKeyId}; ${result.changedMeanwhile} changed by an admin meanwhile (already current)`);
+    for (const { targetId, keyId, reason } of result.unreadable) {
+      console.error(`target ${targetId}: credentials under key ${keyId ?? '(none)'} cannot be read (${reason.replaceAll('_', ' ')}); add that key to SECRETS_PREVIOUS_KEYS or set the target's credentials again`);
+    }
+    return result.unreadable.length === 0 ? 0 : 1;
+  } finally {
+    await prisma.$disconnect();
+  }
+}
+
+main().then(
+  (code) => process.exit(code),
+  (error: unknown) => {
+    console.error(`db:reencrypt-credentials failed: ${error instanceof Error ? error.message : String(error)}`);
+    process.exit(1);
+  },
+);
