@@ -1,4 +1,5 @@
 import { Prisma, type PrismaClient } from '../client';
+import type { Sql } from '../sql';
 
 /**
  * Exact event counts per tenant scope and per combination of the spec's filters (origin,
@@ -36,8 +37,6 @@ export function merchantScope(merchantId: string): string {
   return `merchant:${merchantId}`;
 }
 
-type Tx = Prisma.TransactionClient;
-
 interface Increment {
   scope: string;
   origin: string;
@@ -48,7 +47,7 @@ interface Increment {
 }
 
 /** Adds the events to every counter they belong to (call inside the transaction that stores them). */
-export async function addToCounts(tx: Tx, events: readonly CountedEvent[]): Promise<void> {
+export async function addToCounts(sql: Sql, events: readonly CountedEvent[]): Promise<void> {
   const totals = new Map<string, Omit<Increment, 'granularity' | 'bucketStart'>>();
   const buckets = new Map<string, Increment>();
   for (const event of events) {
@@ -73,22 +72,33 @@ export async function addToCounts(tx: Tx, events: readonly CountedEvent[]): Prom
     }
   }
   if (totals.size === 0) return;
-  // Rows sorted by key, so that concurrent batches lock shared counters in the same order (no
-  // deadlock). Passed as arrays: a batch spread over time touches thousands of buckets, more rows
-  // than PostgreSQL's 65,535 bind parameters allow as VALUES.
+  // One statement for both tables. Rows are sorted by key, so that concurrent batches lock shared
+  // counters in the same order (no deadlock). Passed as arrays: a batch spread over time touches
+  // thousands of buckets, more rows than PostgreSQL's 65,535 bind parameters allow as VALUES.
   const total = sortedValues(totals);
-  await tx.$executeRaw`
-    INSERT INTO event_counts (scope, origin, object_type, count)
-    SELECT * FROM unnest(${total.map((r) => r.scope)}::text[], ${total.map((r) => r.origin)}::text[],
-                         ${total.map((r) => r.objectType)}::text[], ${total.map((r) => r.count)}::bigint[])
-    ON CONFLICT (scope, origin, object_type) DO UPDATE SET count = event_counts.count + EXCLUDED.count`;
   const bucket = sortedValues(buckets);
-  await tx.$executeRaw`
-    INSERT INTO event_bucket_counts (scope, origin, object_type, granularity, bucket_start, count)
-    SELECT * FROM unnest(${bucket.map((r) => r.scope)}::text[], ${bucket.map((r) => r.origin)}::text[],
-                         ${bucket.map((r) => r.objectType)}::text[], ${bucket.map((r) => r.granularity)}::int[],
-                         ${bucket.map((r) => r.bucketStart)}::bigint[], ${bucket.map((r) => r.count)}::bigint[])
-    ON CONFLICT (scope, origin, object_type, granularity, bucket_start) DO UPDATE SET count = event_bucket_counts.count + EXCLUDED.count`;
+  await sql.query(
+    `WITH totals AS (
+       INSERT INTO event_counts (scope, origin, object_type, count)
+       SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[])
+       ON CONFLICT (scope, origin, object_type) DO UPDATE SET count = event_counts.count + EXCLUDED.count
+     )
+     INSERT INTO event_bucket_counts (scope, origin, object_type, granularity, bucket_start, count)
+     SELECT * FROM unnest($5::text[], $6::text[], $7::text[], $8::int[], $9::bigint[], $10::bigint[])
+     ON CONFLICT (scope, origin, object_type, granularity, bucket_start) DO UPDATE SET count = event_bucket_counts.count + EXCLUDED.count`,
+    [
+      total.map((r) => r.scope),
+      total.map((r) => r.origin),
+      total.map((r) => r.objectType),
+      total.map((r) => r.count),
+      bucket.map((r) => r.scope),
+      bucket.map((r) => r.origin),
+      bucket.map((r) => r.objectType),
+      bucket.map((r) => r.granularity),
+      bucket.map((r) => String(r.bucketStart)),
+      bucket.map((r) => r.count),
+    ],
+  );
 }
 
 function sortedValues<T>(map: Map<string, T>): T[] {

@@ -1,5 +1,6 @@
 import type { Event } from '@herald/domain';
-import { Prisma, type PrismaClient } from '../client';
+import { Prisma, sqlPool, type PrismaClient } from '../client';
+import { inTransaction, type Sql } from '../sql';
 import type { ApiKeyScope } from './api-keys';
 import { createDeliveries, type DeliveryRef } from './deliveries';
 import { addToCounts, countOf, locateOffset, merchantScope, programScope, type CountKey } from './event-counts';
@@ -107,7 +108,8 @@ function toEvent(row: EventRow): Event {
   return event as Event;
 }
 
-const EVENT_COLUMNS = Prisma.sql`e.id, e.created_at, e.source_system, e.origin, e.event_type, e.object_id, e.object_type, e.metadata, e.data, e.context`;
+const EVENT_COLUMN_LIST = 'e.id, e.created_at, e.source_system, e.origin, e.event_type, e.object_id, e.object_type, e.metadata, e.data, e.context';
+const EVENT_COLUMNS = Prisma.raw(EVENT_COLUMN_LIST);
 
 export function eventRepository(prisma: PrismaClient, options: EventRepositoryOptions = {}) {
   const bucketWalkMinOffset = options.bucketWalkMinOffset ?? 2_000;
@@ -119,32 +121,43 @@ export function eventRepository(prisma: PrismaClient, options: EventRepositoryOp
      * EventConflictError and stores nothing.
      */
     async insert(batch: readonly NewEvent[]): Promise<InsertEventsResult> {
-      return prisma.$transaction(async (tx) => {
-        await checkTenants(tx, batch);
+      // Plain SQL in one transaction, a statement per table whatever the batch size: the rows
+      // travel as arrays through unnest (measured: Prisma's createMany and per-row work cost the
+      // ingest several times what PostgreSQL spends storing the rows).
+      return inTransaction(sqlPool(prisma), async (sql) => {
+        await checkTenants(sql, batch);
 
-        const rows = batch.map(({ event, programId, merchantId, contentHash }) => ({
-          id: event.id,
-          programId,
-          merchantId: merchantId ?? null,
-          createdAt: new Date(event.createdAt),
-          sourceSystem: event.sourceSystem ?? null,
-          origin: event.origin,
-          eventType: event.eventType,
-          objectId: event.objectId,
-          objectType: event.objectType,
-          metadata: event.metadata ?? Prisma.DbNull,
-          data: (event.data as Prisma.InputJsonValue | undefined) ?? Prisma.DbNull,
-          context: event.context ?? null,
-          contentHash,
-        }));
-        const inserted = await tx.event.createManyAndReturn({ data: rows, skipDuplicates: true, select: { id: true } });
+        const { rows: inserted } = await sql.query<{ id: string }>(
+          `INSERT INTO events (id, program_id, merchant_id, created_at, source_system, origin, event_type, object_id, object_type, metadata, data, context, content_hash)
+           SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::timestamptz[], $5::text[], $6::text[], $7::text[], $8::text[],
+                                $9::text[], $10::jsonb[], $11::jsonb[], $12::text[], $13::text[])
+           ON CONFLICT (id) DO NOTHING
+           RETURNING id`,
+          [
+            batch.map((b) => b.event.id),
+            batch.map((b) => b.programId),
+            batch.map((b) => b.merchantId ?? null),
+            batch.map((b) => new Date(b.event.createdAt).toISOString()),
+            batch.map((b) => b.event.sourceSystem ?? null),
+            batch.map((b) => b.event.origin),
+            batch.map((b) => b.event.eventType),
+            batch.map((b) => b.event.objectId),
+            batch.map((b) => b.event.objectType),
+            batch.map((b) => jsonOrNull(b.event.metadata)),
+            batch.map((b) => jsonOrNull(b.event.data)),
+            batch.map((b) => b.event.context ?? null),
+            batch.map((b) => b.contentHash),
+          ],
+        );
         const createdIds = new Set(inserted.map((r) => r.id));
 
         const others = batch.filter((item) => !createdIds.has(item.event.id));
         const existingById = new Map<string, Event>();
         if (others.length > 0) {
-          const stored = await tx.$queryRaw<Array<EventRow & { content_hash: string }>>`
-            SELECT ${EVENT_COLUMNS}, e.content_hash FROM events e WHERE e.id IN (${Prisma.join(others.map((o) => o.event.id))})`;
+          const { rows: stored } = await sql.query<EventRow & { content_hash: string }>(
+            `SELECT ${EVENT_COLUMN_LIST}, e.content_hash FROM events e WHERE e.id = ANY($1::text[])`,
+            [others.map((o) => o.event.id)],
+          );
           const byId = new Map(stored.map((row) => [row.id, row]));
           for (const item of others) {
             const row = byId.get(item.event.id);
@@ -156,7 +169,7 @@ export function eventRepository(prisma: PrismaClient, options: EventRepositoryOp
 
         const created = batch.filter((item) => createdIds.has(item.event.id));
         await addToCounts(
-          tx,
+          sql,
           created.map(({ event, programId, merchantId }) => ({
             programId,
             ...(merchantId === undefined ? {} : { merchantId }),
@@ -167,7 +180,7 @@ export function eventRepository(prisma: PrismaClient, options: EventRepositoryOp
         );
         // Re-posted events are not new: they get no second delivery.
         const deliveries = await createDeliveries(
-          tx,
+          sql,
           created.map(({ event, programId, merchantId }) => ({
             eventId: event.id,
             programId,
@@ -226,15 +239,23 @@ function roundTrip(event: Event): Event {
   return { ...event, createdAt: new Date(event.createdAt).toISOString() };
 }
 
-type Tx = Prisma.TransactionClient;
+/** A JSON column's parameter: the value's JSON text, or SQL NULL when the field is absent. */
+function jsonOrNull(value: unknown): string | null {
+  return value === undefined || value === null ? null : JSON.stringify(value);
+}
 
-async function checkTenants(tx: Tx, batch: readonly NewEvent[]): Promise<void> {
+async function checkTenants(sql: Sql, batch: readonly NewEvent[]): Promise<void> {
   const programIds = [...new Set(batch.map((b) => b.programId))];
   const merchantIds = [...new Set(batch.flatMap((b) => (b.merchantId ? [b.merchantId] : [])))];
-  const programs = new Set((await tx.program.findMany({ where: { id: { in: programIds } }, select: { id: true } })).map((p) => p.id));
-  const merchants = new Map(
-    (await tx.merchant.findMany({ where: { id: { in: merchantIds } }, select: { id: true, programId: true } })).map((m) => [m.id, m.programId]),
+  // One round trip: programs come back with a null merchant, merchants with their program.
+  const { rows } = await sql.query<{ program_id: string; merchant_id: string | null }>(
+    `SELECT id AS program_id, NULL AS merchant_id FROM programs WHERE id = ANY($1::text[])
+     UNION ALL
+     SELECT program_id, id FROM merchants WHERE id = ANY($2::text[])`,
+    [programIds, merchantIds],
   );
+  const programs = new Set(rows.filter((r) => r.merchant_id === null).map((r) => r.program_id));
+  const merchants = new Map(rows.filter((r) => r.merchant_id !== null).map((r) => [r.merchant_id!, r.program_id]));
   batch.forEach((item, index) => {
     if (!programs.has(item.programId)) throw new UnknownTenantError('programId', item.programId, index);
     if (item.merchantId && merchants.get(item.merchantId) !== item.programId) {
