@@ -1,4 +1,3 @@
-import { Prisma, type PrismaClient } from '../client';
 import type { Sql } from '../sql';
 
 /**
@@ -105,36 +104,30 @@ function sortedValues<T>(map: Map<string, T>): T[] {
   return [...map.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, value]) => value);
 }
 
-/** The exact number of events under the key. */
-export async function countOf(prisma: PrismaClient, key: CountKey): Promise<number> {
-  const row = await prisma.eventCount.findUnique({
-    where: { scope_origin_objectType: { scope: key.scope, origin: key.origin ?? '', objectType: key.objectType ?? '' } },
-    select: { count: true },
-  });
-  return Number(row?.count ?? 0);
-}
-
 /**
  * Where the event at `offset` (0-based, in (createdAt, id) order) lies: the page starts at the
  * first event created at or after `fromSecond` (epoch seconds), after skipping `skip` of them.
  * Null when the counters hold no such position (then the caller skips the plain way).
  */
-export async function locateOffset(prisma: PrismaClient, key: CountKey, offset: number): Promise<{ fromSecond: bigint; skip: number } | null> {
+export async function locateOffset(sql: Sql, key: CountKey, offset: number): Promise<{ fromSecond: bigint; skip: number } | null> {
   let remaining = BigInt(offset);
   let from: bigint | null = null;
   let to: bigint | null = null;
   for (const granularity of BUCKET_GRANULARITIES) {
-    const [bucket] = await prisma.$queryRaw<Array<{ bucket_start: bigint; before: bigint }>>`
-      SELECT bucket_start, before FROM (
-        SELECT bucket_start, count, (sum(count) OVER (ORDER BY bucket_start) - count)::bigint AS before
-        FROM event_bucket_counts
-        WHERE scope = ${key.scope} AND origin = ${key.origin ?? ''} AND object_type = ${key.objectType ?? ''}
-          AND granularity = ${granularity}
-          ${from === null ? Prisma.empty : Prisma.sql`AND bucket_start >= ${from} AND bucket_start < ${to}`}
-      ) walk
-      WHERE before + count > ${remaining}
-      ORDER BY bucket_start
-      LIMIT 1`;
+    // int8 columns come back from node-postgres as strings.
+    const { rows } = await sql.query<{ bucket_start: string; before: string }>(
+      `SELECT bucket_start, before FROM (
+         SELECT bucket_start, count, (sum(count) OVER (ORDER BY bucket_start) - count)::bigint AS before
+         FROM event_bucket_counts
+         WHERE scope = $1 AND origin = $2 AND object_type = $3 AND granularity = $4
+           AND ($5::bigint IS NULL OR (bucket_start >= $5 AND bucket_start < $6))
+       ) walk
+       WHERE before + count > $7
+       ORDER BY bucket_start
+       LIMIT 1`,
+      [key.scope, key.origin ?? '', key.objectType ?? '', granularity, from === null ? null : String(from), to === null ? null : String(to), String(remaining)],
+    );
+    const bucket = rows[0];
     if (!bucket) return null;
     remaining -= BigInt(bucket.before);
     from = BigInt(bucket.bucket_start);

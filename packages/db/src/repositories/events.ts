@@ -3,7 +3,7 @@ import { Prisma, sqlPool, type PrismaClient } from '../client';
 import { inTransaction, type Sql } from '../sql';
 import type { ApiKeyScope } from './api-keys';
 import { createDeliveries, type DeliveryRef } from './deliveries';
-import { addToCounts, countOf, locateOffset, merchantScope, programScope, type CountKey } from './event-counts';
+import { addToCounts, locateOffset, merchantScope, programScope, type CountKey } from './event-counts';
 
 /** An event ready to store: every Event field (id and createdAt assigned) plus its tenant. */
 export interface NewEvent {
@@ -210,26 +210,43 @@ export function eventRepository(prisma: PrismaClient, options: EventRepositoryOp
      * count over their index.
      */
     async list(query: EventListQuery): Promise<{ count: number; events: Event[] }> {
-      const count = await countEvents(prisma, query);
+      const sql = sqlPool(prisma);
       const offset = (query.page - 1) * query.pageSize;
-      if (offset >= count) return { count, events: [] };
       // A deep page starts from the second the bucket counters point at, so only the events of that
-      // second are skipped; a shallow one skips index entries directly.
+      // second are skipped; a shallow one skips index entries directly. (Past the last event the
+      // walk finds no bucket, and the count below leaves the page empty.)
       const start =
-        offset >= bucketWalkMinOffset && usesOnlyCountedFilters(query) ? await locateOffset(prisma, countKey(query), offset) : null;
-      const from = start ? Prisma.sql`AND created_at >= to_timestamp(${Number(start.fromSecond)})` : Prisma.empty;
-      // Deferred join: find the page's ids on the narrow index first, then read only those rows.
-      const rows = await prisma.$queryRaw<EventRow[]>`
-        SELECT ${EVENT_COLUMNS}
-        FROM (
-          SELECT id, created_at FROM events
-          WHERE ${whereClause(query)} ${from}
-          ORDER BY created_at, id
-          OFFSET ${start ? start.skip : offset} LIMIT ${query.pageSize}
-        ) page
-        JOIN events e ON e.id = page.id
-        ORDER BY page.created_at, page.id`;
-      return { count, events: rows.map(toEvent) };
+        offset >= bucketWalkMinOffset && usesOnlyCountedFilters(query) ? await locateOffset(sql, countKey(query), offset) : null;
+      const params = new Params();
+      const where = whereClause(query, params);
+      const from = start ? `AND created_at >= to_timestamp(${params.add(Number(start.fromSecond))})` : '';
+      const skip = params.add(start ? start.skip : offset);
+      const limit = params.add(query.pageSize);
+      const count = countSql(query, params);
+      // One round trip for the count and the page. The count is computed once (MATERIALIZED); the
+      // page is read only when the count says it exists (a one-time filter), and through a deferred join: the page's ids are found on the
+      // narrow index first, then only those rows are read.
+      const { rows } = await sql.query<Partial<EventRow> & { total: string }>(
+        `WITH c AS MATERIALIZED (SELECT (${count}) AS total)
+         SELECT c.total, p.*
+         FROM c
+         LEFT JOIN LATERAL (
+           SELECT ${EVENT_COLUMN_LIST}
+           FROM (
+             SELECT id, created_at FROM events
+             WHERE c.total > ${params.add(offset)} AND ${where} ${from}
+             ORDER BY created_at, id
+             OFFSET ${skip} LIMIT ${limit}
+           ) page
+           JOIN events e ON e.id = page.id
+         ) p ON true
+         ORDER BY p.created_at, p.id`,
+        params.values,
+      );
+      return {
+        count: Number(rows[0]?.total ?? 0),
+        events: rows.filter((row): row is EventRow & { total: string } => row.id !== null && row.id !== undefined).map(toEvent),
+      };
     },
   };
 }
@@ -268,23 +285,36 @@ function usesOnlyCountedFilters(query: EventListQuery): boolean {
   return query.eventType === undefined && query.objectId === undefined && query.createdFrom === undefined && query.createdTo === undefined;
 }
 
-async function countEvents(prisma: PrismaClient, query: EventListQuery): Promise<number> {
-  if (usesOnlyCountedFilters(query)) return countOf(prisma, countKey(query));
-  const [row] = await prisma.$queryRaw<Array<{ count: bigint }>>`SELECT count(*) AS count FROM events WHERE ${whereClause(query)}`;
-  return Number(row?.count ?? 0);
+/** Positional parameters of one node-postgres statement. */
+class Params {
+  readonly values: unknown[] = [];
+  /** Adds a value and returns its placeholder. */
+  add(value: unknown): string {
+    this.values.push(value);
+    return `$${this.values.length}`;
+  }
 }
 
-function whereClause(query: EventListQuery): Prisma.Sql {
-  const conditions: Prisma.Sql[] = [
-    query.scope.kind === 'merchant' ? Prisma.sql`merchant_id = ${query.scope.merchantId}` : Prisma.sql`program_id = ${query.scope.programId}`,
+/** The exact count of the query's events: from event_counts for the spec's filters, else over their index. */
+function countSql(query: EventListQuery, params: Params): string {
+  if (usesOnlyCountedFilters(query)) {
+    const key = countKey(query);
+    return `SELECT coalesce((SELECT count FROM event_counts WHERE scope = ${params.add(key.scope)} AND origin = ${params.add(key.origin ?? '')} AND object_type = ${params.add(key.objectType ?? '')}), 0)`;
+  }
+  return `SELECT count(*) FROM events WHERE ${whereClause(query, params)}`;
+}
+
+function whereClause(query: EventListQuery, params: Params): string {
+  const conditions = [
+    query.scope.kind === 'merchant' ? `merchant_id = ${params.add(query.scope.merchantId)}` : `program_id = ${params.add(query.scope.programId)}`,
   ];
-  if (query.origin !== undefined) conditions.push(Prisma.sql`origin = ${query.origin}`);
-  if (query.objectType !== undefined) conditions.push(Prisma.sql`object_type = ${query.objectType}`);
-  if (query.eventType !== undefined) conditions.push(Prisma.sql`event_type = ${query.eventType}`);
-  if (query.objectId !== undefined) conditions.push(Prisma.sql`object_id = ${query.objectId}`);
-  if (query.createdFrom !== undefined) conditions.push(Prisma.sql`created_at >= ${query.createdFrom}`);
-  if (query.createdTo !== undefined) conditions.push(Prisma.sql`created_at < ${query.createdTo}`);
-  return Prisma.join(conditions, ' AND ');
+  if (query.origin !== undefined) conditions.push(`origin = ${params.add(query.origin)}`);
+  if (query.objectType !== undefined) conditions.push(`object_type = ${params.add(query.objectType)}`);
+  if (query.eventType !== undefined) conditions.push(`event_type = ${params.add(query.eventType)}`);
+  if (query.objectId !== undefined) conditions.push(`object_id = ${params.add(query.objectId)}`);
+  if (query.createdFrom !== undefined) conditions.push(`created_at >= ${params.add(query.createdFrom)}`);
+  if (query.createdTo !== undefined) conditions.push(`created_at < ${params.add(query.createdTo)}`);
+  return conditions.join(' AND ');
 }
 
 export type EventRepository = ReturnType<typeof eventRepository>;
