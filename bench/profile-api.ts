@@ -54,6 +54,8 @@ async function main(): Promise<void> {
       ...(cpuProf ? { NODE_OPTIONS: `--require ${path.join(ROOT, "bench/cpu-profile-hook.cjs")}`, CPU_PROFILE_DIR: profileDir } : {}),
     });
     const port = Number((await api.waitForLog(/listening/, 30_000)).port);
+    apiPid = api.child.pid ?? 0;
+    currentDatabase = databaseName;
     const apiUrl = `http://127.0.0.1:${port}`;
     if (mode === 'ingest') await profileIngest(apiUrl, databaseUrl, queuePrefix);
     else if (mode === 'list') await profileList(apiUrl, prisma, Boolean(keep));
@@ -122,7 +124,11 @@ async function profileList(apiUrl: string, prisma: ReturnType<typeof createPrism
   const barePort = Number((await bare.waitForLog(/listening/, 30_000)).port);
   const seconds = Number(arg('seconds', '10'));
   const cannon = async (url: string) => {
+    const before = cpuByProcess();
     const r = await autocannon({ url, connections: 32, duration: seconds, headers });
+    const after = cpuByProcess();
+    const used = [...after].map(([name, ms]) => `${name} ${Math.round((ms - (before.get(name) ?? 0)) / r.requests.total * 1000)} µs`).join(', ');
+    console.log(`  CPU per request: ${used}`);
     if (r.non2xx || r.errors) throw new Error(`${url}: ${r.non2xx} non-2xx, ${r.errors} errors`);
     return `${Math.round(r.requests.average)} req/s, p50 ${r.latency.p50} ms, p99 ${r.latency.p99} ms`;
   };
@@ -135,6 +141,32 @@ async function profileList(apiUrl: string, prisma: ReturnType<typeof createPrism
     await bare.stop();
   }
 }
+
+/** CPU time (user + system, ms) of the events-api, this database's PostgreSQL backends, Redis, this process and everything else. */
+function cpuByProcess(): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const pid of readdirSync('/proc').filter((p) => /^\d+$/.test(p))) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      const ms = ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
+      const cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+      const key =
+        Number(pid) === apiPid ? 'events-api'
+        : pid === String(process.pid) ? 'autocannon (this process)'
+        : name === 'postgres' && cmdline.includes(currentDatabase) ? 'postgres (this database)'
+        : name === 'redis-server' ? 'redis'
+        : 'everything else';
+      out.set(key, (out.get(key) ?? 0) + ms);
+    } catch {
+      // The process ended meanwhile.
+    }
+  }
+  return out;
+}
+let apiPid = 0;
+let currentDatabase = '';
 
 async function deleteKeys(prefix: string): Promise<void> {
   const redis = new Redis(REDIS_URL);
@@ -163,6 +195,15 @@ function summariseLatestProfile(): void {
     self.set(key, (self.get(key) ?? 0) + 1);
   }
   const total = profile.samples.length;
+  // Self time per package (or node internals, native code, Herald's own files).
+  const byPackage = new Map<string, number>();
+  for (const id of profile.samples) {
+    const { url, functionName } = byId.get(id)!.callFrame;
+    const pkg = /node_modules\/\.pnpm\/[^/]+\/node_modules\/((@[^/]+\/)?[^/]+)/.exec(url)?.[1]
+      ?? (url.startsWith('node:') ? 'node internals' : url.includes('/work/') ? 'herald' : url ? url.slice(0, 30) : `(${functionName || 'native'})`);
+    byPackage.set(pkg, (byPackage.get(pkg) ?? 0) + 1);
+  }
+  console.log([...byPackage].sort((a, b) => b[1] - a[1]).slice(0, 15).map(([k, n]) => `${k} ${((100 * n) / total).toFixed(1)}%`).join(', '));
   console.log(`profile ${newest}: ${total} samples`);
   for (const [key, n] of [...self].sort((a, b) => b[1] - a[1]).slice(0, 25)) console.log(`${((100 * n) / total).toFixed(1).padStart(5)}%  ${key}`);
 }
