@@ -168,16 +168,6 @@ export function eventRepository(prisma: PrismaClient, options: EventRepositoryOp
         }
 
         const created = batch.filter((item) => createdIds.has(item.event.id));
-        await addToCounts(
-          sql,
-          created.map(({ event, programId, merchantId }) => ({
-            programId,
-            ...(merchantId === undefined ? {} : { merchantId }),
-            origin: event.origin,
-            objectType: event.objectType,
-            createdAt: new Date(event.createdAt),
-          })),
-        );
         // Re-posted events are not new: they get no second delivery.
         const deliveries = await createDeliveries(
           sql,
@@ -190,6 +180,18 @@ export function eventRepository(prisma: PrismaClient, options: EventRepositoryOp
           })),
         );
 
+        // Last: every ingest of a program updates the same counter rows, so their row locks are
+        // held only from here to the commit, and concurrent ingests of a program queue for that long.
+        await addToCounts(
+          sql,
+          created.map(({ event, programId, merchantId }) => ({
+            programId,
+            ...(merchantId === undefined ? {} : { merchantId }),
+            origin: event.origin,
+            objectType: event.objectType,
+            createdAt: new Date(event.createdAt),
+          })),
+        );
         return {
           events: batch.map((item) => existingById.get(item.event.id) ?? roundTrip(item.event)),
           createdCount: createdIds.size,
