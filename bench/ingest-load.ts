@@ -12,7 +12,8 @@ export interface IngestLoad {
   /** Requests (or bare batches) in flight at once. */
   inFlight: number;
   programId: string;
-  merchantId: string;
+  /** Absent: program-wide events (fan-out to the program's target only). */
+  merchantId?: string;
 }
 
 /** The bench's payment events: each fans out to the program's and the merchant's target. */
@@ -22,7 +23,7 @@ function paymentEvents(load: IngestLoad, objectType: string, idPrefix: string): 
     batches.push(
       Array.from({ length: Math.min(load.batchSize, load.count - i) }, (_, j) => ({
         programId: load.programId,
-        merchantId: load.merchantId,
+        ...(load.merchantId ? { merchantId: load.merchantId } : {}),
         origin: 'api',
         eventType: 'created',
         objectId: `obj-${idPrefix}${i + j}`,
@@ -65,10 +66,11 @@ export async function ingestBatches(load: IngestLoad & { apiUrl: string; token: 
  * The ingest ceiling: per batch, one transaction of two bare `INSERT ... SELECT FROM unnest(...)`
  * (the events with every column the ingest writes, and two deliveries per event), then one
  * `addBulk` of the same jobs (same ids, names, data and options shape) on its own queue. No HTTP,
- * no validation, no counters, no tenant or target lookups: what storing and queueing alone cost.
+ * no validation, no counters, no tenant or target lookups, no outbox marking after the enqueue:
+ * what storing and queueing alone cost.
  * Events go to `programId`/`merchantId`, deliveries to their two targets (which must exist).
  */
-export async function bareIngest(load: IngestLoad & { databaseUrl: string; redisUrl: string; queuePrefix: string }): Promise<number> {
+export async function bareIngest(load: IngestLoad & { merchantId: string; databaseUrl: string; redisUrl: string; queuePrefix: string }): Promise<number> {
   const pool = new pg.Pool({ connectionString: load.databaseUrl, max: load.inFlight });
   const redis = new Redis(load.redisUrl, { maxRetriesPerRequest: null });
   const queue = new Queue('bare-ingest', { connection: redis, prefix: load.queuePrefix });
@@ -101,7 +103,10 @@ export async function bareIngest(load: IngestLoad & { databaseUrl: string; redis
           ],
         );
         await client.query(
-          `INSERT INTO deliveries (id, event_id, target_id, updated_at) SELECT id, event_id, target_id, now() FROM unnest($1::uuid[], $2::text[], $3::uuid[]) AS d(id, event_id, target_id)`,
+          // Marked enqueued at once, so that no delivery-worker's sweeper sends them (their jobs
+          // go to a queue of their own that no worker reads).
+          `INSERT INTO deliveries (id, event_id, target_id, updated_at, enqueued_at)
+           SELECT id, event_id, target_id, now(), now() FROM unnest($1::uuid[], $2::text[], $3::uuid[]) AS d(id, event_id, target_id)`,
           [deliveryIds, ids.flatMap((id) => [id, id]), ids.flatMap(() => targets)],
         );
         await client.query('COMMIT');
