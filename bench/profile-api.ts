@@ -205,6 +205,22 @@ function summariseLatestProfile(): void {
   }
   console.log([...byPackage].sort((a, b) => b[1] - a[1]).slice(0, 15).map(([k, n]) => `${k} ${((100 * n) / total).toFixed(1)}%`).join(', '));
   console.log(`profile ${newest}: ${total} samples`);
+  // Inclusive time of each function (a sample counts once per distinct function on its stack).
+  const parent = new Map<number, number>();
+  for (const node of profile.nodes as Array<{ id: number; children?: number[] }>) for (const child of node.children ?? []) parent.set(child, node.id);
+  const inclusive = new Map<string, number>();
+  for (const id of profile.samples) {
+    const seen = new Set<string>();
+    for (let at: number | undefined = id; at !== undefined; at = parent.get(at)) {
+      const { functionName, url, lineNumber } = byId.get(at)!.callFrame;
+      if (!functionName) continue;
+      seen.add(`${functionName} ${url.replace(/.*node_modules\/\.pnpm\/[^/]+\/node_modules\//, '').replace(ROOT, '')}:${lineNumber}`);
+    }
+    for (const key of seen) inclusive.set(key, (inclusive.get(key) ?? 0) + 1);
+  }
+  if (process.env.INCLUSIVE) {
+    for (const [key, n] of [...inclusive].sort((a, b) => b[1] - a[1]).slice(0, Number(process.env.INCLUSIVE))) console.log(`incl ${((100 * n) / total).toFixed(1).padStart(5)}%  ${key}`);
+  }
   for (const [key, n] of [...self].sort((a, b) => b[1] - a[1]).slice(0, 25)) console.log(`${((100 * n) / total).toFixed(1).padStart(5)}%  ${key}`);
 }
 
