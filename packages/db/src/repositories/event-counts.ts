@@ -114,18 +114,12 @@ export async function locateOffset(sql: Sql, key: CountKey, offset: number): Pro
   let from: bigint | null = null;
   let to: bigint | null = null;
   for (const granularity of BUCKET_GRANULARITIES) {
-    // int8 columns come back from node-postgres as strings.
+    // Named statements (parsed once per connection); int8 columns come back as strings.
+    const params = [key.scope, key.origin ?? '', key.objectType ?? '', granularity, String(remaining)];
     const { rows } = await sql.query<{ bucket_start: string; before: string }>(
-      `SELECT bucket_start, before FROM (
-         SELECT bucket_start, count, (sum(count) OVER (ORDER BY bucket_start) - count)::bigint AS before
-         FROM event_bucket_counts
-         WHERE scope = $1 AND origin = $2 AND object_type = $3 AND granularity = $4
-           AND ($5::bigint IS NULL OR (bucket_start >= $5 AND bucket_start < $6))
-       ) walk
-       WHERE before + count > $7
-       ORDER BY bucket_start
-       LIMIT 1`,
-      [key.scope, key.origin ?? '', key.objectType ?? '', granularity, from === null ? null : String(from), to === null ? null : String(to), String(remaining)],
+      from === null
+        ? { name: 'events-walk', text: walkSql(''), values: params }
+        : { name: 'events-walk-within', text: walkSql('AND bucket_start >= $6 AND bucket_start < $7'), values: [...params, String(from), String(to)] },
     );
     const bucket = rows[0];
     if (!bucket) return null;
@@ -134,4 +128,16 @@ export async function locateOffset(sql: Sql, key: CountKey, offset: number): Pro
     to = from + BigInt(granularity);
   }
   return from === null ? null : { fromSecond: from, skip: Number(remaining) };
+}
+
+/** The walk's step at one granularity: the first bucket whose running total passes the offset ($5). */
+function walkSql(within: string): string {
+  return `SELECT bucket_start, before FROM (
+            SELECT bucket_start, count, (sum(count) OVER (ORDER BY bucket_start) - count)::bigint AS before
+            FROM event_bucket_counts
+            WHERE scope = $1 AND origin = $2 AND object_type = $3 AND granularity = $4 ${within}
+          ) walk
+          WHERE before + count > $5
+          ORDER BY bucket_start
+          LIMIT 1`;
 }
