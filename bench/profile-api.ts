@@ -65,7 +65,6 @@ async function main(): Promise<void> {
       await api.stop('SIGTERM', 30_000);
       const errors = api.output().split('\n').filter((l) => /"level":"(error|warn)"/.test(l));
       if (errors.length) console.log(errors.slice(-5).join('\n'));
-      if (process.env.SHOW_TIMING) console.log(api.output().split("\n").filter((l) => l.startsWith("TIMING")).slice(-12).join("\n"));
     }
     await prisma.$disconnect();
     await deleteKeys(queuePrefix);
