@@ -46,6 +46,13 @@ export interface Config {
   readonly rateLimitRequests: number;
   /** RATE_LIMIT_WINDOW_SECONDS: length of the rate limit window. Default 1. */
   readonly rateLimitWindowSeconds: number;
+  /**
+   * API_KEY_CACHE_MS: how long each events-api process remembers what an x-api-key authenticates as
+   * (or that it is unknown), so GET /events skips that query. A key revoked through another process,
+   * or in the database directly, is refused at the latest this long after; the process that
+   * revokes it forgets at once. 0 turns the cache off. Default 5000.
+   */
+  readonly apiKeyCacheMs: number;
   /** INGEST_BODY_LIMIT_BYTES: largest ingest request body. Default 5 MiB (1,000 events of about 5 KB). */
   readonly ingestBodyLimitBytes: number;
   /**
@@ -225,6 +232,7 @@ export function loadConfig(env: Env = process.env): Config {
     readinessTimeoutMs: integer(env, 'READINESS_TIMEOUT_MS', 2_000, 50, 60_000),
     rateLimitRequests: integer(env, 'RATE_LIMIT_REQUESTS', 100, 1, 1_000_000),
     rateLimitWindowSeconds: integer(env, 'RATE_LIMIT_WINDOW_SECONDS', 1, 1, 3_600),
+    apiKeyCacheMs: integer(env, 'API_KEY_CACHE_MS', 5_000, 0, 60_000),
     ingestBodyLimitBytes: integer(env, 'INGEST_BODY_LIMIT_BYTES', 5 * 1024 * 1024, 1_024, 100 * 1024 * 1024),
     allowPrivateTargets: boolean(env, 'ALLOW_PRIVATE_TARGETS', !production),
     targetHostAllowlist: hostList(env, 'TARGET_HOST_ALLOWLIST'),

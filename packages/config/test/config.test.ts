@@ -34,6 +34,12 @@ describe('loadConfig', () => {
     expect(config.secretsKey).toHaveLength(32);
   });
 
+  it('caches API key lookups for 5 s by default, and refuses a bound over a minute', () => {
+    expect(loadConfig({}).apiKeyCacheMs).toBe(5_000);
+    expect(loadConfig({ API_KEY_CACHE_MS: '0' }).apiKeyCacheMs).toBe(0);
+    expect(errorOf({ API_KEY_CACHE_MS: '60001' }).message).toMatch(/API_KEY_CACHE_MS/);
+  });
+
   it('returns a frozen object', () => {
     expect(Object.isFrozen(loadConfig({}))).toBe(true);
   });

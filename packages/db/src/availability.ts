@@ -10,8 +10,14 @@ const UNAVAILABLE_KINDS = new Set(['DatabaseNotReachable', 'ConnectionClosed', '
 // PostgreSQL SQLSTATEs of a server going away or refusing work: admin/crash shutdown, cannot connect now, too many connections.
 const UNAVAILABLE_SQLSTATES = new Set(['57P01', '57P02', '57P03', '53300', '08000', '08003', '08006']);
 
+// What node-postgres raises itself (the hot paths send SQL through its pool without Prisma): the
+// socket errors of a server that is down or unreachable, and the pool's and the client's own messages.
+const UNAVAILABLE_SOCKET_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EPIPE', 'EAI_AGAIN']);
+const UNAVAILABLE_PG_MESSAGES = /^(timeout exceeded when trying to connect|Connection terminated|Client has encountered a connection error|Client was closed)/;
+
 export function isDatabaseUnavailable(error: unknown): boolean {
   if (error === null || typeof error !== 'object') return false;
+  if (isNodePostgresUnavailable(error)) return true;
   const { code, meta, name } = error as { code?: unknown; meta?: { driverAdapterError?: { cause?: { kind?: string; originalCode?: string } } }; name?: string };
   if (typeof code === 'string' && UNAVAILABLE_CODES.has(code)) return true;
   if (name === 'PrismaClientInitializationError') return true;
@@ -19,4 +25,12 @@ export function isDatabaseUnavailable(error: unknown): boolean {
   if (cause?.kind && UNAVAILABLE_KINDS.has(cause.kind)) return true;
   if (cause?.originalCode && UNAVAILABLE_SQLSTATES.has(cause.originalCode)) return true;
   return typeof code === 'string' && UNAVAILABLE_SQLSTATES.has(code);
+}
+
+function isNodePostgresUnavailable(error: object): boolean {
+  const { code, message, errors } = error as { code?: unknown; message?: unknown; errors?: unknown };
+  if (typeof code === 'string' && UNAVAILABLE_SOCKET_CODES.has(code)) return true;
+  if (typeof message === 'string' && UNAVAILABLE_PG_MESSAGES.test(message)) return true;
+  // A connect to a name with several addresses fails with an AggregateError of each attempt.
+  return Array.isArray(errors) && errors.length > 0 && errors.every((e) => e !== null && typeof e === 'object' && isNodePostgresUnavailable(e));
 }

@@ -15,6 +15,7 @@ import { createMetrics, type HeraldMetrics } from '@herald/metrics';
 import { pingRedis, type DeliveryProducer } from '@herald/queue';
 import type { Redis } from 'ioredis';
 import { adminRouter } from './admin/router';
+import { createApiKeyCache } from './auth/api-key-cache';
 import { requireBearerToken } from './auth/bearer-token';
 import { DASHBOARD_PATH, dashboardRouter } from './dashboard/router';
 import { createReplay } from './deliveries/replay';
@@ -50,6 +51,7 @@ export function createApp(deps: AppDependencies): Express {
   metrics.watchQueue(producer.queue);
   const tenants = tenantRepository(prisma);
   const apiKeys = apiKeyRepository(prisma);
+  const apiKeyCache = createApiKeyCache(apiKeys, { ttlMs: config.apiKeyCacheMs });
   const events = eventRepository(prisma);
   const targets = targetRepository(prisma, credentialsCipherFromConfig(config));
   const outbox = deliveryRepository(prisma);
@@ -77,7 +79,7 @@ export function createApp(deps: AppDependencies): Express {
   );
   app.use(metricsRouter({ metrics, token: config.metrics.token }));
   app.use(openApiRouter());
-  app.use(eventsRouter({ apiKeys, events, rateLimit }));
+  app.use(eventsRouter({ apiKeys: apiKeyCache, events, rateLimit }));
   app.use(
     '/internal',
     requireBearerToken(config.ingestToken, 'herald-ingest'),
@@ -90,7 +92,7 @@ export function createApp(deps: AppDependencies): Express {
     '/admin',
     requireBearerToken(config.adminToken, 'herald-admin'),
     express.json({ limit: '100kb' }),
-    adminRouter({ tenants, apiKeys }),
+    adminRouter({ tenants, apiKeys, onKeyRevoked: () => apiKeyCache.forgetAll() }),
     targetsRouter({ targets, urlPolicy: { allowPrivate: config.allowPrivateTargets, hostAllowlist: config.targetHostAllowlist } }),
     deliveriesRouter({ history, replay: createReplay({ history, outbox, producer, logger }) }),
   );

@@ -84,6 +84,23 @@ describe('POST /internal/events', () => {
     expect(res.status).toBe(422);
   });
 
+  it('stores text that array literals escape (quotes, backslashes, braces, commas, NULL) exactly as sent', async () => {
+    const tenant = await api.createTenant();
+    const awkward = 'NULL';
+    const events = [
+      ingestEvent(tenant, { objectId: awkward, context: 'a "quoted", {braced} \\ back\\slash', metadata: { 'k,"}': 'NULL', n: 'ünï 🎉' } }),
+      ingestEvent(tenant, { objectId: '"', context: '', metadata: { empty: '' } }),
+      ingestEvent(tenant, { objectId: 'plain' }),
+    ];
+    const res = await api.ingest({ events });
+    expect(res.status).toBe(201);
+    const listed = await api.listEvents(tenant.programKey.key, { pageSize: 10 });
+    const byId = new Map((listed.body.data as Array<{ id: string }>).map((e) => [e.id, e]));
+    for (const { programId: _p, merchantId: _m, ...sent } of events) expect(byId.get(sent.id)).toEqual(sent);
+    expect(byId.get(events[2]!.id)).not.toHaveProperty('context');
+    expect(byId.get(events[2]!.id)).not.toHaveProperty('metadata');
+  });
+
   it('returns the stored event for a retry with the same content, creating nothing', async () => {
     const tenant = await api.createTenant();
     const event = ingestEvent(tenant);

@@ -1,5 +1,5 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
-import type { PrismaClient } from '../client';
+import { sqlPool, type PrismaClient } from '../client';
 
 /** Whose events a key may list: one merchant's, or every event of one program. */
 export type ApiKeyScope = { kind: 'merchant'; programId: string; merchantId: string } | { kind: 'program'; programId: string };
@@ -41,17 +41,21 @@ export function apiKeyRepository(prisma: PrismaClient) {
     /** The id and scope of a key that exists and is not revoked, or null. */
     async authenticate(key: string): Promise<{ keyId: string; scope: ApiKeyScope } | null> {
       const hash = hashApiKey(key);
-      const found = await prisma.apiKey.findUnique({
-        where: { keyHash: hash },
-        select: { id: true, keyHash: true, revokedAt: true, programId: true, merchant: { select: { id: true, programId: true } } },
-      });
+      // Plain SQL: this runs on every GET /events that misses the events-api's key cache.
+      const { rows } = await sqlPool(prisma).query<{ id: string; key_hash: string; revoked_at: Date | null; program_id: string | null; merchant_id: string | null; merchant_program_id: string | null }>(
+        `SELECT k.id::text AS id, k.key_hash, k.revoked_at, k.program_id, m.id AS merchant_id, m.program_id AS merchant_program_id
+         FROM api_keys k LEFT JOIN merchants m ON m.id = k.merchant_id
+         WHERE k.key_hash = $1`,
+        [hash],
+      );
+      const found = rows[0];
       // The lookup is by hash (no timing signal about the key itself); compare again in constant time
       // so that an index collision can never pass for a match.
-      if (!found || found.revokedAt || !timingSafeEqual(Buffer.from(found.keyHash), Buffer.from(hash))) return null;
-      if (found.merchant) {
-        return { keyId: found.id, scope: { kind: 'merchant', programId: found.merchant.programId, merchantId: found.merchant.id } };
+      if (!found || found.revoked_at || !timingSafeEqual(Buffer.from(found.key_hash), Buffer.from(hash))) return null;
+      if (found.merchant_id && found.merchant_program_id) {
+        return { keyId: found.id, scope: { kind: 'merchant', programId: found.merchant_program_id, merchantId: found.merchant_id } };
       }
-      return found.programId ? { keyId: found.id, scope: { kind: 'program', programId: found.programId } } : null;
+      return found.program_id ? { keyId: found.id, scope: { kind: 'program', programId: found.program_id } } : null;
     },
 
     /** Revokes a key; null when there is no such key. Revoking twice keeps the first time. */

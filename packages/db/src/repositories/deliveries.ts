@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { MERCHANT_NOTIFICATION_OBJECT_TYPES } from '@herald/domain';
-import { Prisma, type PrismaClient } from '../client';
+import { sqlPool, type PrismaClient } from '../client';
+import type { Sql } from '../sql';
 
 /**
  * Deliveries are the outbox between PostgreSQL and the queue: they are created in the transaction
@@ -28,8 +29,6 @@ export interface FanOutEvent {
 
 const MERCHANT_OBJECT_TYPES: ReadonlySet<string> = new Set(MERCHANT_NOTIFICATION_OBJECT_TYPES);
 
-type Tx = Prisma.TransactionClient;
-
 interface TargetFilter {
   id: string;
   programId: string;
@@ -48,18 +47,17 @@ function accepts(list: readonly string[], value: string): boolean {
  * every event of the program, and the merchant's target for the merchant's transaction-related
  * events. Call inside the transaction that stores the events.
  */
-export async function createDeliveries(tx: Tx, events: readonly FanOutEvent[]): Promise<DeliveryRef[]> {
+export async function createDeliveries(sql: Sql, events: readonly FanOutEvent[]): Promise<DeliveryRef[]> {
   if (events.length === 0) return [];
   const programIds = [...new Set(events.map((e) => e.programId))];
   const merchantIds = [...new Set(events.flatMap((e) => (e.merchantId ? [e.merchantId] : [])))];
-  const targets: TargetFilter[] = await tx.notificationTarget.findMany({
-    where: {
-      enabled: true,
-      deletedAt: null,
-      OR: [{ merchantId: null, programId: { in: programIds } }, ...(merchantIds.length ? [{ merchantId: { in: merchantIds } }] : [])],
-    },
-    select: { id: true, programId: true, merchantId: true, objectTypes: true, eventTypes: true },
-  });
+  const { rows: targets } = await sql.query<TargetFilter>(
+    `SELECT id::text AS id, program_id AS "programId", merchant_id AS "merchantId", object_types AS "objectTypes", event_types AS "eventTypes"
+     FROM notification_targets
+     WHERE enabled AND deleted_at IS NULL
+       AND ((merchant_id IS NULL AND program_id = ANY($1::text[])) OR merchant_id = ANY($2::text[]))`,
+    [programIds, merchantIds],
+  );
   const programTargets = new Map(targets.filter((t) => t.merchantId === null).map((t) => [t.programId, t]));
   const merchantTargets = new Map(targets.filter((t) => t.merchantId !== null).map((t) => [t.merchantId!, t]));
 
@@ -81,7 +79,11 @@ export async function createDeliveries(tx: Tx, events: readonly FanOutEvent[]): 
     }
   }
   if (refs.length > 0) {
-    await tx.delivery.createMany({ data: refs.map((r) => ({ id: r.deliveryId, eventId: r.eventId, targetId: r.targetId })) });
+    await sql.query(
+      `INSERT INTO deliveries (id, event_id, target_id, updated_at)
+       SELECT id, event_id, target_id, now() FROM unnest($1::uuid[], $2::text[], $3::uuid[]) AS d(id, event_id, target_id)`,
+      [refs.map((r) => r.deliveryId), refs.map((r) => r.eventId), refs.map((r) => r.targetId)],
+    );
   }
   return refs;
 }
@@ -117,7 +119,11 @@ export function deliveryRepository(prisma: PrismaClient) {
     /** Records that BullMQ holds these deliveries' jobs. */
     async markEnqueued(deliveryIds: readonly string[]): Promise<void> {
       if (deliveryIds.length === 0) return;
-      await prisma.delivery.updateMany({ where: { id: { in: [...deliveryIds] }, enqueuedAt: null }, data: { enqueuedAt: new Date() } });
+      // One statement (updatedAt kept as Prisma's @updatedAt would).
+      await sqlPool(prisma).query(
+        'UPDATE deliveries SET enqueued_at = now(), updated_at = now() WHERE id = ANY($1::uuid[]) AND enqueued_at IS NULL',
+        [deliveryIds],
+      );
     },
 
     /**

@@ -1,4 +1,4 @@
-import { Prisma, type PrismaClient } from '../client';
+import type { Sql } from '../sql';
 
 /**
  * Exact event counts per tenant scope and per combination of the spec's filters (origin,
@@ -36,8 +36,6 @@ export function merchantScope(merchantId: string): string {
   return `merchant:${merchantId}`;
 }
 
-type Tx = Prisma.TransactionClient;
-
 interface Increment {
   scope: string;
   origin: string;
@@ -48,7 +46,7 @@ interface Increment {
 }
 
 /** Adds the events to every counter they belong to (call inside the transaction that stores them). */
-export async function addToCounts(tx: Tx, events: readonly CountedEvent[]): Promise<void> {
+export async function addToCounts(sql: Sql, events: readonly CountedEvent[]): Promise<void> {
   const totals = new Map<string, Omit<Increment, 'granularity' | 'bucketStart'>>();
   const buckets = new Map<string, Increment>();
   for (const event of events) {
@@ -73,35 +71,37 @@ export async function addToCounts(tx: Tx, events: readonly CountedEvent[]): Prom
     }
   }
   if (totals.size === 0) return;
-  // Rows sorted by key, so that concurrent batches lock shared counters in the same order (no
-  // deadlock). Passed as arrays: a batch spread over time touches thousands of buckets, more rows
-  // than PostgreSQL's 65,535 bind parameters allow as VALUES.
+  // One statement for both tables. Rows are sorted by key, so that concurrent batches lock shared
+  // counters in the same order (no deadlock). Passed as arrays: a batch spread over time touches
+  // thousands of buckets, more rows than PostgreSQL's 65,535 bind parameters allow as VALUES.
   const total = sortedValues(totals);
-  await tx.$executeRaw`
-    INSERT INTO event_counts (scope, origin, object_type, count)
-    SELECT * FROM unnest(${total.map((r) => r.scope)}::text[], ${total.map((r) => r.origin)}::text[],
-                         ${total.map((r) => r.objectType)}::text[], ${total.map((r) => r.count)}::bigint[])
-    ON CONFLICT (scope, origin, object_type) DO UPDATE SET count = event_counts.count + EXCLUDED.count`;
   const bucket = sortedValues(buckets);
-  await tx.$executeRaw`
-    INSERT INTO event_bucket_counts (scope, origin, object_type, granularity, bucket_start, count)
-    SELECT * FROM unnest(${bucket.map((r) => r.scope)}::text[], ${bucket.map((r) => r.origin)}::text[],
-                         ${bucket.map((r) => r.objectType)}::text[], ${bucket.map((r) => r.granularity)}::int[],
-                         ${bucket.map((r) => r.bucketStart)}::bigint[], ${bucket.map((r) => r.count)}::bigint[])
-    ON CONFLICT (scope, origin, object_type, granularity, bucket_start) DO UPDATE SET count = event_bucket_counts.count + EXCLUDED.count`;
+  await sql.query(
+    `WITH totals AS (
+       INSERT INTO event_counts (scope, origin, object_type, count)
+       SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[])
+       ON CONFLICT (scope, origin, object_type) DO UPDATE SET count = event_counts.count + EXCLUDED.count
+     )
+     INSERT INTO event_bucket_counts (scope, origin, object_type, granularity, bucket_start, count)
+     SELECT * FROM unnest($5::text[], $6::text[], $7::text[], $8::int[], $9::bigint[], $10::bigint[])
+     ON CONFLICT (scope, origin, object_type, granularity, bucket_start) DO UPDATE SET count = event_bucket_counts.count + EXCLUDED.count`,
+    [
+      total.map((r) => r.scope),
+      total.map((r) => r.origin),
+      total.map((r) => r.objectType),
+      total.map((r) => r.count),
+      bucket.map((r) => r.scope),
+      bucket.map((r) => r.origin),
+      bucket.map((r) => r.objectType),
+      bucket.map((r) => r.granularity),
+      bucket.map((r) => String(r.bucketStart)),
+      bucket.map((r) => r.count),
+    ],
+  );
 }
 
 function sortedValues<T>(map: Map<string, T>): T[] {
   return [...map.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, value]) => value);
-}
-
-/** The exact number of events under the key. */
-export async function countOf(prisma: PrismaClient, key: CountKey): Promise<number> {
-  const row = await prisma.eventCount.findUnique({
-    where: { scope_origin_objectType: { scope: key.scope, origin: key.origin ?? '', objectType: key.objectType ?? '' } },
-    select: { count: true },
-  });
-  return Number(row?.count ?? 0);
 }
 
 /**
@@ -109,26 +109,35 @@ export async function countOf(prisma: PrismaClient, key: CountKey): Promise<numb
  * first event created at or after `fromSecond` (epoch seconds), after skipping `skip` of them.
  * Null when the counters hold no such position (then the caller skips the plain way).
  */
-export async function locateOffset(prisma: PrismaClient, key: CountKey, offset: number): Promise<{ fromSecond: bigint; skip: number } | null> {
+export async function locateOffset(sql: Sql, key: CountKey, offset: number): Promise<{ fromSecond: bigint; skip: number } | null> {
   let remaining = BigInt(offset);
   let from: bigint | null = null;
   let to: bigint | null = null;
   for (const granularity of BUCKET_GRANULARITIES) {
-    const [bucket] = await prisma.$queryRaw<Array<{ bucket_start: bigint; before: bigint }>>`
-      SELECT bucket_start, before FROM (
-        SELECT bucket_start, count, (sum(count) OVER (ORDER BY bucket_start) - count)::bigint AS before
-        FROM event_bucket_counts
-        WHERE scope = ${key.scope} AND origin = ${key.origin ?? ''} AND object_type = ${key.objectType ?? ''}
-          AND granularity = ${granularity}
-          ${from === null ? Prisma.empty : Prisma.sql`AND bucket_start >= ${from} AND bucket_start < ${to}`}
-      ) walk
-      WHERE before + count > ${remaining}
-      ORDER BY bucket_start
-      LIMIT 1`;
+    // Named statements (parsed once per connection); int8 columns come back as strings.
+    const params = [key.scope, key.origin ?? '', key.objectType ?? '', granularity, String(remaining)];
+    const { rows } = await sql.query<{ bucket_start: string; before: string }>(
+      from === null
+        ? { name: 'events-walk', text: walkSql(''), values: params }
+        : { name: 'events-walk-within', text: walkSql('AND bucket_start >= $6 AND bucket_start < $7'), values: [...params, String(from), String(to)] },
+    );
+    const bucket = rows[0];
     if (!bucket) return null;
     remaining -= BigInt(bucket.before);
     from = BigInt(bucket.bucket_start);
     to = from + BigInt(granularity);
   }
   return from === null ? null : { fromSecond: from, skip: Number(remaining) };
+}
+
+/** The walk's step at one granularity: the first bucket whose running total passes the offset ($5). */
+function walkSql(within: string): string {
+  return `SELECT bucket_start, before FROM (
+            SELECT bucket_start, count, (sum(count) OVER (ORDER BY bucket_start) - count)::bigint AS before
+            FROM event_bucket_counts
+            WHERE scope = $1 AND origin = $2 AND object_type = $3 AND granularity = $4 ${within}
+          ) walk
+          WHERE before + count > $5
+          ORDER BY bucket_start
+          LIMIT 1`;
 }

@@ -1,8 +1,10 @@
+import { createHash } from 'node:crypto';
 import type { Event } from '@herald/domain';
-import { Prisma, type PrismaClient } from '../client';
+import { Prisma, sqlPool, type PrismaClient } from '../client';
+import { inTransaction, type Sql } from '../sql';
 import type { ApiKeyScope } from './api-keys';
 import { createDeliveries, type DeliveryRef } from './deliveries';
-import { addToCounts, countOf, locateOffset, merchantScope, programScope, type CountKey } from './event-counts';
+import { addToCounts, locateOffset, merchantScope, programScope, type CountKey } from './event-counts';
 
 /** An event ready to store: every Event field (id and createdAt assigned) plus its tenant. */
 export interface NewEvent {
@@ -107,7 +109,8 @@ function toEvent(row: EventRow): Event {
   return event as Event;
 }
 
-const EVENT_COLUMNS = Prisma.sql`e.id, e.created_at, e.source_system, e.origin, e.event_type, e.object_id, e.object_type, e.metadata, e.data, e.context`;
+const EVENT_COLUMN_LIST = 'e.id, e.created_at, e.source_system, e.origin, e.event_type, e.object_id, e.object_type, e.metadata, e.data, e.context';
+const EVENT_COLUMNS = Prisma.raw(EVENT_COLUMN_LIST);
 
 export function eventRepository(prisma: PrismaClient, options: EventRepositoryOptions = {}) {
   const bucketWalkMinOffset = options.bucketWalkMinOffset ?? 2_000;
@@ -119,32 +122,43 @@ export function eventRepository(prisma: PrismaClient, options: EventRepositoryOp
      * EventConflictError and stores nothing.
      */
     async insert(batch: readonly NewEvent[]): Promise<InsertEventsResult> {
-      return prisma.$transaction(async (tx) => {
-        await checkTenants(tx, batch);
+      // Plain SQL in one transaction, a statement per table whatever the batch size: the rows
+      // travel as arrays through unnest (measured: Prisma's createMany and per-row work cost the
+      // ingest several times what PostgreSQL spends storing the rows).
+      return inTransaction(sqlPool(prisma), async (sql) => {
+        await checkTenants(sql, batch);
 
-        const rows = batch.map(({ event, programId, merchantId, contentHash }) => ({
-          id: event.id,
-          programId,
-          merchantId: merchantId ?? null,
-          createdAt: new Date(event.createdAt),
-          sourceSystem: event.sourceSystem ?? null,
-          origin: event.origin,
-          eventType: event.eventType,
-          objectId: event.objectId,
-          objectType: event.objectType,
-          metadata: event.metadata ?? Prisma.DbNull,
-          data: (event.data as Prisma.InputJsonValue | undefined) ?? Prisma.DbNull,
-          context: event.context ?? null,
-          contentHash,
-        }));
-        const inserted = await tx.event.createManyAndReturn({ data: rows, skipDuplicates: true, select: { id: true } });
+        const { rows: inserted } = await sql.query<{ id: string }>(
+          `INSERT INTO events (id, program_id, merchant_id, created_at, source_system, origin, event_type, object_id, object_type, metadata, data, context, content_hash)
+           SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::timestamptz[], $5::text[], $6::text[], $7::text[], $8::text[],
+                                $9::text[], $10::jsonb[], $11::jsonb[], $12::text[], $13::text[])
+           ON CONFLICT (id) DO NOTHING
+           RETURNING id`,
+          [
+            batch.map((b) => b.event.id),
+            batch.map((b) => b.programId),
+            batch.map((b) => b.merchantId ?? null),
+            batch.map((b) => new Date(b.event.createdAt).toISOString()),
+            batch.map((b) => b.event.sourceSystem ?? null),
+            batch.map((b) => b.event.origin),
+            batch.map((b) => b.event.eventType),
+            batch.map((b) => b.event.objectId),
+            batch.map((b) => b.event.objectType),
+            batch.map((b) => jsonOrNull(b.event.metadata)),
+            batch.map((b) => jsonOrNull(b.event.data)),
+            batch.map((b) => b.event.context ?? null),
+            batch.map((b) => b.contentHash),
+          ],
+        );
         const createdIds = new Set(inserted.map((r) => r.id));
 
         const others = batch.filter((item) => !createdIds.has(item.event.id));
         const existingById = new Map<string, Event>();
         if (others.length > 0) {
-          const stored = await tx.$queryRaw<Array<EventRow & { content_hash: string }>>`
-            SELECT ${EVENT_COLUMNS}, e.content_hash FROM events e WHERE e.id IN (${Prisma.join(others.map((o) => o.event.id))})`;
+          const { rows: stored } = await sql.query<EventRow & { content_hash: string }>(
+            `SELECT ${EVENT_COLUMN_LIST}, e.content_hash FROM events e WHERE e.id = ANY($1::text[])`,
+            [others.map((o) => o.event.id)],
+          );
           const byId = new Map(stored.map((row) => [row.id, row]));
           for (const item of others) {
             const row = byId.get(item.event.id);
@@ -155,19 +169,9 @@ export function eventRepository(prisma: PrismaClient, options: EventRepositoryOp
         }
 
         const created = batch.filter((item) => createdIds.has(item.event.id));
-        await addToCounts(
-          tx,
-          created.map(({ event, programId, merchantId }) => ({
-            programId,
-            ...(merchantId === undefined ? {} : { merchantId }),
-            origin: event.origin,
-            objectType: event.objectType,
-            createdAt: new Date(event.createdAt),
-          })),
-        );
         // Re-posted events are not new: they get no second delivery.
         const deliveries = await createDeliveries(
-          tx,
+          sql,
           created.map(({ event, programId, merchantId }) => ({
             eventId: event.id,
             programId,
@@ -177,6 +181,18 @@ export function eventRepository(prisma: PrismaClient, options: EventRepositoryOp
           })),
         );
 
+        // Last: every ingest of a program updates the same counter rows, so their row locks are
+        // held only from here to the commit, and concurrent ingests of a program queue for that long.
+        await addToCounts(
+          sql,
+          created.map(({ event, programId, merchantId }) => ({
+            programId,
+            ...(merchantId === undefined ? {} : { merchantId }),
+            origin: event.origin,
+            objectType: event.objectType,
+            createdAt: new Date(event.createdAt),
+          })),
+        );
         return {
           events: batch.map((item) => existingById.get(item.event.id) ?? roundTrip(item.event)),
           createdCount: createdIds.size,
@@ -197,26 +213,43 @@ export function eventRepository(prisma: PrismaClient, options: EventRepositoryOp
      * count over their index.
      */
     async list(query: EventListQuery): Promise<{ count: number; events: Event[] }> {
-      const count = await countEvents(prisma, query);
+      const sql = sqlPool(prisma);
       const offset = (query.page - 1) * query.pageSize;
-      if (offset >= count) return { count, events: [] };
       // A deep page starts from the second the bucket counters point at, so only the events of that
-      // second are skipped; a shallow one skips index entries directly.
+      // second are skipped; a shallow one skips index entries directly. (Past the last event the
+      // walk finds no bucket, and the count below leaves the page empty.)
       const start =
-        offset >= bucketWalkMinOffset && usesOnlyCountedFilters(query) ? await locateOffset(prisma, countKey(query), offset) : null;
-      const from = start ? Prisma.sql`AND created_at >= to_timestamp(${Number(start.fromSecond)})` : Prisma.empty;
-      // Deferred join: find the page's ids on the narrow index first, then read only those rows.
-      const rows = await prisma.$queryRaw<EventRow[]>`
-        SELECT ${EVENT_COLUMNS}
-        FROM (
-          SELECT id, created_at FROM events
-          WHERE ${whereClause(query)} ${from}
-          ORDER BY created_at, id
-          OFFSET ${start ? start.skip : offset} LIMIT ${query.pageSize}
-        ) page
-        JOIN events e ON e.id = page.id
-        ORDER BY page.created_at, page.id`;
-      return { count, events: rows.map(toEvent) };
+        offset >= bucketWalkMinOffset && usesOnlyCountedFilters(query) ? await locateOffset(sql, countKey(query), offset) : null;
+      const params = new Params();
+      const where = whereClause(query, params);
+      const from = start ? `AND created_at >= to_timestamp(${params.add(Number(start.fromSecond))})` : '';
+      const skip = params.add(start ? start.skip : offset);
+      const limit = params.add(query.pageSize);
+      const count = countSql(query, params);
+      // One round trip for the count and the page. The count is computed once (MATERIALIZED); the
+      // page is read only when the count says it exists (a one-time filter), and through a deferred join: the page's ids are found on the
+      // narrow index first, then only those rows are read.
+      const text = `WITH c AS MATERIALIZED (SELECT (${count}) AS total)
+         SELECT c.total, p.*
+         FROM c
+         LEFT JOIN LATERAL (
+           SELECT ${EVENT_COLUMN_LIST}
+           FROM (
+             SELECT id, created_at FROM events
+             WHERE c.total > ${params.add(offset)} AND ${where} ${from}
+             ORDER BY created_at, id
+             OFFSET ${skip} LIMIT ${limit}
+           ) page
+           JOIN events e ON e.id = page.id
+         ) p ON true
+         ORDER BY p.created_at, p.id`;
+      // A named statement: each connection parses it once (a few dozen shapes at most, one per set
+      // of filters), then only binds and plans it (measured: a third less PostgreSQL CPU per request).
+      const { rows } = await sql.query<Partial<EventRow> & { total: string }>({ name: statementName(text), text, values: params.values });
+      return {
+        count: Number(rows[0]?.total ?? 0),
+        events: rows.filter((row): row is EventRow & { total: string } => row.id !== null && row.id !== undefined).map(toEvent),
+      };
     },
   };
 }
@@ -226,15 +259,23 @@ function roundTrip(event: Event): Event {
   return { ...event, createdAt: new Date(event.createdAt).toISOString() };
 }
 
-type Tx = Prisma.TransactionClient;
+/** A JSON column's parameter: the value's JSON text, or SQL NULL when the field is absent. */
+function jsonOrNull(value: unknown): string | null {
+  return value === undefined || value === null ? null : JSON.stringify(value);
+}
 
-async function checkTenants(tx: Tx, batch: readonly NewEvent[]): Promise<void> {
+async function checkTenants(sql: Sql, batch: readonly NewEvent[]): Promise<void> {
   const programIds = [...new Set(batch.map((b) => b.programId))];
   const merchantIds = [...new Set(batch.flatMap((b) => (b.merchantId ? [b.merchantId] : [])))];
-  const programs = new Set((await tx.program.findMany({ where: { id: { in: programIds } }, select: { id: true } })).map((p) => p.id));
-  const merchants = new Map(
-    (await tx.merchant.findMany({ where: { id: { in: merchantIds } }, select: { id: true, programId: true } })).map((m) => [m.id, m.programId]),
+  // One round trip: programs come back with a null merchant, merchants with their program.
+  const { rows } = await sql.query<{ program_id: string; merchant_id: string | null }>(
+    `SELECT id AS program_id, NULL AS merchant_id FROM programs WHERE id = ANY($1::text[])
+     UNION ALL
+     SELECT program_id, id FROM merchants WHERE id = ANY($2::text[])`,
+    [programIds, merchantIds],
   );
+  const programs = new Set(rows.filter((r) => r.merchant_id === null).map((r) => r.program_id));
+  const merchants = new Map(rows.filter((r) => r.merchant_id !== null).map((r) => [r.merchant_id!, r.program_id]));
   batch.forEach((item, index) => {
     if (!programs.has(item.programId)) throw new UnknownTenantError('programId', item.programId, index);
     if (item.merchantId && merchants.get(item.merchantId) !== item.programId) {
@@ -247,23 +288,46 @@ function usesOnlyCountedFilters(query: EventListQuery): boolean {
   return query.eventType === undefined && query.objectId === undefined && query.createdFrom === undefined && query.createdTo === undefined;
 }
 
-async function countEvents(prisma: PrismaClient, query: EventListQuery): Promise<number> {
-  if (usesOnlyCountedFilters(query)) return countOf(prisma, countKey(query));
-  const [row] = await prisma.$queryRaw<Array<{ count: bigint }>>`SELECT count(*) AS count FROM events WHERE ${whereClause(query)}`;
-  return Number(row?.count ?? 0);
+const statementNames = new Map<string, string>();
+function statementName(text: string): string {
+  let name = statementNames.get(text);
+  if (!name) {
+    name = `events-page-${createHash('sha1').update(text).digest('hex').slice(0, 16)}`;
+    statementNames.set(text, name);
+  }
+  return name;
 }
 
-function whereClause(query: EventListQuery): Prisma.Sql {
-  const conditions: Prisma.Sql[] = [
-    query.scope.kind === 'merchant' ? Prisma.sql`merchant_id = ${query.scope.merchantId}` : Prisma.sql`program_id = ${query.scope.programId}`,
+/** Positional parameters of one node-postgres statement. */
+class Params {
+  readonly values: unknown[] = [];
+  /** Adds a value and returns its placeholder. */
+  add(value: unknown): string {
+    this.values.push(value);
+    return `$${this.values.length}`;
+  }
+}
+
+/** The exact count of the query's events: from event_counts for the spec's filters, else over their index. */
+function countSql(query: EventListQuery, params: Params): string {
+  if (usesOnlyCountedFilters(query)) {
+    const key = countKey(query);
+    return `SELECT coalesce((SELECT count FROM event_counts WHERE scope = ${params.add(key.scope)} AND origin = ${params.add(key.origin ?? '')} AND object_type = ${params.add(key.objectType ?? '')}), 0)`;
+  }
+  return `SELECT count(*) FROM events WHERE ${whereClause(query, params)}`;
+}
+
+function whereClause(query: EventListQuery, params: Params): string {
+  const conditions = [
+    query.scope.kind === 'merchant' ? `merchant_id = ${params.add(query.scope.merchantId)}` : `program_id = ${params.add(query.scope.programId)}`,
   ];
-  if (query.origin !== undefined) conditions.push(Prisma.sql`origin = ${query.origin}`);
-  if (query.objectType !== undefined) conditions.push(Prisma.sql`object_type = ${query.objectType}`);
-  if (query.eventType !== undefined) conditions.push(Prisma.sql`event_type = ${query.eventType}`);
-  if (query.objectId !== undefined) conditions.push(Prisma.sql`object_id = ${query.objectId}`);
-  if (query.createdFrom !== undefined) conditions.push(Prisma.sql`created_at >= ${query.createdFrom}`);
-  if (query.createdTo !== undefined) conditions.push(Prisma.sql`created_at < ${query.createdTo}`);
-  return Prisma.join(conditions, ' AND ');
+  if (query.origin !== undefined) conditions.push(`origin = ${params.add(query.origin)}`);
+  if (query.objectType !== undefined) conditions.push(`object_type = ${params.add(query.objectType)}`);
+  if (query.eventType !== undefined) conditions.push(`event_type = ${params.add(query.eventType)}`);
+  if (query.objectId !== undefined) conditions.push(`object_id = ${params.add(query.objectId)}`);
+  if (query.createdFrom !== undefined) conditions.push(`created_at >= ${params.add(query.createdFrom)}`);
+  if (query.createdTo !== undefined) conditions.push(`created_at < ${params.add(query.createdTo)}`);
+  return conditions.join(' AND ');
 }
 
 export type EventRepository = ReturnType<typeof eventRepository>;

@@ -20,7 +20,12 @@ const validateCreateApiKey = compileValidator<CreateApiKeyBody>(createApiKeySche
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** Bootstrap of tenants and merchant keys, for support and admins (mounted behind the admin token). */
-export function adminRouter(deps: { tenants: TenantRepository; apiKeys: ApiKeyRepository }): Router {
+export function adminRouter(deps: {
+  tenants: TenantRepository;
+  apiKeys: ApiKeyRepository;
+  /** Called once a key is revoked, so that this process's key cache refuses it at once. */
+  onKeyRevoked: () => void;
+}): Router {
   const router = Router();
 
   router.post('/programs', async (req, res) => {
@@ -52,6 +57,7 @@ export function adminRouter(deps: { tenants: TenantRepository; apiKeys: ApiKeyRe
     const id = req.params.id!;
     const record = UUID.test(id) ? await deps.apiKeys.revoke(id) : null;
     if (!record) throw new HttpError(404, 'not_found', 'Not Found', `No API key "${id}".`);
+    deps.onKeyRevoked();
     res.json(record);
   });
 

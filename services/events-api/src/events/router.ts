@@ -1,13 +1,14 @@
 import { Router } from 'express';
-import type { ApiKeyRepository, EventRepository } from '@herald/db';
+import type { EventRepository } from '@herald/db';
 import type { EventPage } from '@herald/domain';
+import type { ApiKeyAuthenticator } from '../auth/api-key-cache';
 import { HttpError } from '../http/http-error';
 import type { RateLimit } from '../http/rate-limit';
 import { checkRequiredHeaders } from './headers';
 import { parseEventsQuery } from './query';
 
 /** GET /events: the merchant API. A merchant key lists its merchant's events; a program key every event of its program. */
-export function eventsRouter(deps: { apiKeys: ApiKeyRepository; events: EventRepository; rateLimit: RateLimit }): Router {
+export function eventsRouter(deps: { apiKeys: Pick<ApiKeyAuthenticator, 'authenticate'>; events: EventRepository; rateLimit: RateLimit }): Router {
   const router = Router();
   router.get('/events', async (req, res) => {
     const key = req.get('x-api-key');

@@ -1,0 +1,50 @@
+/** The GET /events benchmark's data: many events seeded with SQL, with counters that match them. */
+import type { PrismaClient } from '@herald/db';
+
+/** Events created in the seed for merchant m0 with origin api and objectType payment. */
+export function filteredCount(total: number): number {
+  let n = 0;
+  for (let i = 0; i < total; i += 12) if (Math.floor(i / 12) % 8 === 6) n += 1;
+  return n;
+}
+
+const SEED_OBJECT_TYPES = "ARRAY['subscription','subscription.plan','billing-cycle','payment-series','transactions','manual-retry','payment','refund']";
+
+/**
+ * Seeds `total` events in one INSERT ... SELECT generate_series, then fills event_counts and
+ * event_bucket_counts from them exactly as addToCounts would have (scopes program and merchant,
+ * origin any/one x objectType any/one, buckets of a day, a minute and a second): deep pages and
+ * counts read those counters, so they must match the rows. Events are 5 ms apart (dense, so that the per-second buckets stay few: 200 a second), spread over 4
+ * merchants, origins cycling every event and object types every 12 events.
+ */
+export async function seedEvents(prisma: PrismaClient, total: number): Promise<void> {
+  await prisma.$executeRawUnsafe(`
+    INSERT INTO events (id, program_id, merchant_id, created_at, origin, event_type, object_id, object_type, content_hash)
+    SELECT 'Event-' || gen_random_uuid(), 'bench-l', 'bench-l-m' || (i % 4),
+           timestamptz '2026-01-01T00:00:00Z' + i * interval '5 milliseconds',
+           (ARRAY['api','widget','automated'])[1 + i % 3], 'created', 'obj-' || i,
+           (${SEED_OBJECT_TYPES})[1 + (i / 12) % 8], md5(i::text)
+    FROM generate_series(0, ${total - 1}) AS i`);
+  const expanded = `
+    FROM events e
+    CROSS JOIN LATERAL (VALUES ('program:' || e.program_id), ('merchant:' || e.merchant_id)) s(scope)
+    CROSS JOIN LATERAL (VALUES (''), (e.origin)) o(origin)
+    CROSS JOIN LATERAL (VALUES (''), (e.object_type)) t(object_type)`;
+  await prisma.$executeRawUnsafe(`
+    INSERT INTO event_counts (scope, origin, object_type, count)
+    SELECT s.scope, o.origin, t.object_type, count(*) ${expanded}
+    WHERE e.program_id = 'bench-l' AND s.scope IS NOT NULL
+    GROUP BY 1, 2, 3
+    ON CONFLICT (scope, origin, object_type) DO UPDATE SET count = event_counts.count + EXCLUDED.count`);
+  await prisma.$executeRawUnsafe(`
+    INSERT INTO event_bucket_counts (scope, origin, object_type, granularity, bucket_start, count)
+    SELECT s.scope, o.origin, t.object_type, g.granularity,
+           floor(extract(epoch FROM e.created_at))::bigint - (floor(extract(epoch FROM e.created_at))::bigint % g.granularity), count(*)
+    ${expanded}
+    CROSS JOIN (VALUES (86400), (60), (1)) g(granularity)
+    WHERE e.program_id = 'bench-l' AND s.scope IS NOT NULL
+    GROUP BY 1, 2, 3, 4, 5
+    ON CONFLICT (scope, origin, object_type, granularity, bucket_start) DO UPDATE SET count = event_bucket_counts.count + EXCLUDED.count`);
+  await prisma.$executeRawUnsafe('ANALYZE events');
+  await prisma.$executeRawUnsafe('ANALYZE event_bucket_counts');
+}
