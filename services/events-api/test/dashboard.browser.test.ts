@@ -94,7 +94,8 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await Promise.all([api?.stop(), worker?.stop()]);
-  await new Promise((resolve) => receiver?.server.close(resolve));
+  // beforeAll may have failed before the receiver existed: then there is nothing to close.
+  if (receiver) await new Promise((resolve) => receiver.server.close(resolve));
   await Promise.all(profiles.map((dir) => rm(dir, { recursive: true, force: true })));
 });
 

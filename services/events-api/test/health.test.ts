@@ -11,13 +11,15 @@ import { createApp } from '../src/app';
 const config = loadConfig({ NODE_ENV: 'test', READINESS_TIMEOUT_MS: '1500' });
 const logger = createLogger({ level: 'error', service: 'test', stream: new PassThrough() });
 
-function appWith(prisma: PrismaClient, redis: Redis) {
-  const producer = createDeliveryProducer(redis, { prefix: config.queuePrefix, retry: config.retry, timeoutMs: config.enqueueTimeoutMs });
-  return createApp({ config, logger, prisma, redis, producer });
-}
-
 describe('health endpoints', () => {
   const opened: Array<{ close: () => Promise<unknown> }> = [];
+  function appWith(prisma: PrismaClient, redis: Redis) {
+    const producer = createDeliveryProducer(redis, { prefix: config.queuePrefix, retry: config.retry, timeoutMs: config.enqueueTimeoutMs });
+    // As in server.ts: a queue whose Redis does not answer reports it, and is closed after the tests.
+    producer.queue.on('error', () => undefined);
+    opened.push({ close: () => producer.close() });
+    return createApp({ config, logger, prisma, redis, producer });
+  }
   function prismaAt(url: string): PrismaClient {
     const prisma = createPrismaClient(url, { connectionTimeoutMs: 1_000 });
     opened.push({ close: () => prisma.$disconnect() });

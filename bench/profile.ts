@@ -1,0 +1,292 @@
+/**
+ * A small profiling harness for the events-api and the delivery-worker, quicker to repeat than
+ * `pnpm bench`:
+ *
+ *   node --import tsx bench/profile.ts ingest [--rounds 3] [--events 15000] [--cpu-prof]
+ *   node --import tsx bench/profile.ts list [--events 1000000] [--seconds 10] [--keep-db NAME] [--cpu-prof]
+ *   node --import tsx bench/profile.ts deliver [--events 5000] [--workers 1] [--cpu-prof]
+ *
+ * `ingest` runs the bench's ingest loop (batches of 500, 2 in flight, fan-out 2) several times,
+ * then the same rows and jobs written the bare way (the ingest ceiling of bench/run.ts).
+ * `list` seeds events like the bench and runs autocannon on page 1 and on the bare Express page.
+ * `deliver` ingests payment events (fan-out 2) with no worker running, then starts the workers and
+ * times the drain at bench/receiver.ts, with the CPU time each process spent per callback.
+ * `--cpu-prof` writes a V8 profile of the events-api (of the first worker, with `deliver`) to
+ * bench/results/profiles/ and prints the functions with the most self time. `--keep-db NAME`
+ * reuses (or creates and keeps) a seeded database.
+ */
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import autocannon from 'autocannon';
+import { Redis } from 'ioredis';
+import { applyMigrations, createPrismaClient, dropDatabase, ensureDatabase } from '@herald/db';
+import { databaseUrlFor, startService, uniqueId, type ServiceProcess } from '@herald/testing';
+import { bareIngest, ingestBatches } from './ingest-load';
+import { seedEvents } from './seed-events';
+
+const ROOT = path.resolve(__dirname, '..');
+const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+const mode = process.argv[2];
+const arg = (name: string, fallback: string): string => {
+  const i = process.argv.indexOf(`--${name}`);
+  return i > 0 ? process.argv[i + 1]! : fallback;
+};
+const cpuProf = process.argv.includes('--cpu-prof');
+const profileDir = path.join(ROOT, 'bench/results/profiles');
+
+async function main(): Promise<void> {
+  const keep = arg('keep-db', '');
+  const id = uniqueId('prof').toLowerCase();
+  const databaseName = keep || `herald_${id}`;
+  const databaseUrl = databaseUrlFor(databaseName);
+  const queuePrefix = `herald_${id}`;
+  await ensureDatabase(databaseUrl);
+  await applyMigrations(databaseUrl);
+  const prisma = createPrismaClient(databaseUrl, { maxConnections: 2 });
+  let api: ServiceProcess | undefined;
+  try {
+    mkdirSync(profileDir, { recursive: true });
+    const profiling = { NODE_OPTIONS: `--require ${path.join(ROOT, 'bench/cpu-profile-hook.cjs')}`, CPU_PROFILE_DIR: profileDir };
+    const serviceEnv = {
+      NODE_ENV: 'development',
+      DATABASE_URL: databaseUrl,
+      REDIS_URL,
+      QUEUE_PREFIX: queuePrefix,
+      LOG_LEVEL: 'info',
+      RATE_LIMIT_REQUESTS: '1000000',
+      ALLOW_PRIVATE_TARGETS: 'true',
+      METRICS_PORT: '0',
+    };
+    api = startService('services/events-api/src/server.ts', { ...serviceEnv, PORT: '0', ...(cpuProf && mode !== 'deliver' ? profiling : {}) });
+    const port = Number((await api.waitForLog(/listening/, 30_000)).port);
+    roles.set(api.child.pid ?? 0, 'events-api');
+    currentDatabase = databaseName;
+    const apiUrl = `http://127.0.0.1:${port}`;
+    if (mode === 'ingest') await profileIngest(apiUrl, databaseUrl, queuePrefix);
+    else if (mode === 'list') await profileList(apiUrl, prisma, Boolean(keep));
+    else if (mode === 'deliver') await profileDelivery(apiUrl, { ...serviceEnv, ...(cpuProf ? profiling : {}) }, prisma);
+    else throw new Error('mode: ingest, list or deliver');
+  } finally {
+    if (api) {
+      await api.stop('SIGTERM', 30_000);
+      const errors = api.output().split('\n').filter((l) => /"level":"(error|warn)"/.test(l));
+      if (errors.length) console.log(errors.slice(-5).join('\n'));
+    }
+    await prisma.$disconnect();
+    await deleteKeys(queuePrefix);
+    if (!keep) await dropDatabase(databaseUrl);
+  }
+  if (cpuProf) summariseLatestProfile();
+}
+
+async function post(url: string, body: unknown, token: string): Promise<any> {
+  const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` }, body: JSON.stringify(body) });
+  const text = await res.text();
+  if (res.status >= 300) throw new Error(`${url}: ${res.status} ${text}`);
+  return JSON.parse(text);
+}
+
+async function profileIngest(apiUrl: string, databaseUrl: string, queuePrefix: string): Promise<void> {
+  await post(`${apiUrl}/admin/programs`, { id: 'bench-p', name: 'bench' }, 'dev-admin-token');
+  await post(`${apiUrl}/admin/merchants`, { id: 'bench-m', programId: 'bench-p', name: 'bench' }, 'dev-admin-token');
+  for (const [url, owner] of [['programs/bench-p', 'program'], ['merchants/bench-m', 'merchant']]) {
+    await fetch(`${apiUrl}/admin/${url}/notification-target`, {
+      method: 'PUT',
+      headers: { 'content-type': 'application/json', authorization: 'Bearer dev-admin-token' },
+      body: JSON.stringify({ url: `http://127.0.0.1:9/hook/${owner}`, auth: { mode: 'none' } }),
+    });
+  }
+  const events = Number(arg('events', '15000'));
+  const rounds = Number(arg('rounds', '3'));
+  for (let r = 0; r < rounds; r += 1) {
+    const rate = await ingestBatches({ apiUrl, token: 'dev-ingest-token', count: events, batchSize: 500, inFlight: 2, programId: 'bench-p', merchantId: 'bench-m', objectType: 'payment', idPrefix: `r${r}-` });
+    console.log(`ingest round ${r + 1}: ${Math.round(rate)} events/s`);
+  }
+  if (process.argv.includes('--bare')) {
+    for (let r = 0; r < rounds; r += 1) {
+      const bare = await bareIngest({ databaseUrl, redisUrl: REDIS_URL, queuePrefix: `${queuePrefix}_bare`, count: events, batchSize: 500, inFlight: 2, programId: 'bench-p', merchantId: 'bench-m' });
+      console.log(`bare ingest round ${r + 1}: ${Math.round(bare)} events/s`);
+    }
+  }
+}
+
+async function profileList(apiUrl: string, prisma: ReturnType<typeof createPrismaClient>, keep: boolean): Promise<void> {
+  const total = Number(arg('events', '1000000'));
+  const seeded = Number((await prisma.$queryRaw<Array<{ n: bigint }>>`SELECT count(*) AS n FROM events`)[0]!.n);
+  if (!keep || seeded === 0) {
+    await post(`${apiUrl}/admin/programs`, { id: 'bench-l', name: 'list' }, 'dev-admin-token');
+    for (let m = 0; m < 4; m += 1) await post(`${apiUrl}/admin/merchants`, { id: `bench-l-m${m}`, programId: 'bench-l', name: 'list' }, 'dev-admin-token');
+    const started = performance.now();
+    await seedEvents(prisma, total);
+    console.log(`seeded ${total} in ${Math.round(performance.now() - started)} ms`);
+  }
+  const { key } = (await post(`${apiUrl}/admin/api-keys`, { merchantId: 'bench-l-m0' }, 'dev-admin-token')) as { key: string };
+  const headers = { 'x-api-key': key, 'content-type': 'application/json', 'accept-language': 'en-US', 'user-agent': 'herald-bench', origin: 'https://bench.example' };
+  const page1 = await (await fetch(`${apiUrl}/events?page=1&pageSize=20`, { headers })).text();
+  const pageFile = path.join(mkdtempSync(path.join(os.tmpdir(), 'herald-prof-')), 'page.json');
+  writeFileSync(pageFile, page1);
+  const bare = startService('bench/bare-express.ts', { BENCH_PAGE_FILE: pageFile });
+  const barePort = Number((await bare.waitForLog(/listening/, 30_000)).port);
+  const seconds = Number(arg('seconds', '10'));
+  const cannon = async (url: string) => {
+    const before = cpuByProcess();
+    const r = await autocannon({ url, connections: 32, duration: seconds, headers });
+    const after = cpuByProcess();
+    const used = [...after].map(([name, ms]) => `${name} ${Math.round((ms - (before.get(name) ?? 0)) / r.requests.total * 1000)} µs`).join(', ');
+    console.log(`  CPU per request: ${used}`);
+    if (r.non2xx || r.errors) throw new Error(`${url}: ${r.non2xx} non-2xx, ${r.errors} errors`);
+    return `${Math.round(r.requests.average)} req/s, p50 ${r.latency.p50} ms, p99 ${r.latency.p99} ms`;
+  };
+  try {
+    for (const query of (arg('queries', 'page=1&pageSize=20')).split(',')) {
+      console.log(`bare:   ${await cannon(`http://127.0.0.1:${barePort}/events`)}`);
+      console.log(`${query}: ${await cannon(`${apiUrl}/events?${query}`)}`);
+    }
+  } finally {
+    await bare.stop();
+  }
+}
+
+/**
+ * `deliver`: payment events (fan-out 2) ingested with no worker running, then `--workers` worker
+ * processes (the first one profiled with --cpu-prof) drain them to bench/receiver.ts.
+ */
+async function profileDelivery(apiUrl: string, workerEnv: Record<string, string>, prisma: ReturnType<typeof createPrismaClient>): Promise<void> {
+  const receiver = startService('bench/receiver.ts', {});
+  const receiverUrl = `http://127.0.0.1:${Number((await receiver.waitForLog(/listening/, 30_000)).port)}`;
+  roles.set(receiver.child.pid ?? 0, 'receiver');
+  const workers: ServiceProcess[] = [];
+  try {
+    await post(`${apiUrl}/admin/programs`, { id: 'bench-p', name: 'bench' }, 'dev-admin-token');
+    await post(`${apiUrl}/admin/merchants`, { id: 'bench-m', programId: 'bench-p', name: 'bench' }, 'dev-admin-token');
+    for (const [url, owner] of [['programs/bench-p', 'program'], ['merchants/bench-m', 'merchant']]) {
+      await fetch(`${apiUrl}/admin/${url}/notification-target`, {
+        method: 'PUT',
+        headers: { 'content-type': 'application/json', authorization: 'Bearer dev-admin-token' },
+        body: JSON.stringify({ url: `${receiverUrl}/hook/${owner}`, auth: { mode: 'none' } }),
+      });
+    }
+    const events = Number(arg('events', '5000'));
+    await ingestBatches({ apiUrl, token: 'dev-ingest-token', count: events, batchSize: 500, inFlight: 2, programId: 'bench-p', merchantId: 'bench-m', objectType: 'payment' });
+    const expected = 2 * events;
+    const count = Number(arg('workers', '1'));
+    for (let i = 0; i < count; i += 1) {
+      const worker = startService('services/delivery-worker/src/main.ts', { WORKER_CONCURRENCY: '16', ...workerEnv, ...(process.env.EXP_DB_SUFFIX ? { DATABASE_URL: workerEnv.DATABASE_URL + process.env.EXP_DB_SUFFIX } : {}), ...(i > 0 ? { NODE_OPTIONS: '' } : {}) });
+      workers.push(worker);
+      roles.set(worker.child.pid ?? 0, 'delivery-worker');
+    }
+    await Promise.all(workers.map((w) => w.waitForLog('delivery-worker ready', 30_000)));
+    const stats = async (): Promise<number> => ((await (await fetch(`${receiverUrl}/stats`)).json()) as { callbacks: number }).callbacks;
+    let first: { at: number; callbacks: number; cpu: Map<string, number> } | undefined;
+    const deadline = Date.now() + 300_000;
+    for (;;) {
+      const callbacks = await stats();
+      if (!first && callbacks > 0) first = { at: performance.now(), callbacks, cpu: cpuByProcess() };
+      if (callbacks >= expected && first) {
+        const seconds = (performance.now() - first.at) / 1000;
+        const done = callbacks - first.callbacks;
+        const cpu = cpuByProcess();
+        console.log(`${count} worker(s): ${Math.round(done / seconds)} callbacks/s (${done} in ${seconds.toFixed(1)} s)`);
+        console.log(`  CPU per callback: ${[...cpu].map(([name, ms]) => `${name} ${Math.round(((ms - (first!.cpu.get(name) ?? 0)) / done) * 1000)} µs`).join(', ')}`);
+        break;
+      }
+      if (Date.now() > deadline) throw new Error(`only ${callbacks} of ${expected} callbacks`);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    const attempts = Number((await prisma.$queryRaw<Array<{ n: bigint }>>`SELECT count(*) AS n FROM delivery_attempts`)[0]!.n);
+    if (attempts !== expected) throw new Error(`${attempts} attempt rows for ${expected} callbacks`);
+  } finally {
+    for (const worker of workers) await worker.stop('SIGTERM', 30_000);
+    if (process.env.SHOW_WORKER_OUTPUT) console.log(workers.map((w) => w.output().split('\n').filter((l) => !l.startsWith('{')).slice(-6).join('\n')).join('\n'));
+    await receiver.stop();
+  }
+}
+
+/** CPU time (user + system, ms) of Herald's processes by role, this database's PostgreSQL backends, Redis, this process and everything else. */
+function cpuByProcess(): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const pid of readdirSync('/proc').filter((p) => /^\d+$/.test(p))) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      const ms = ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
+      const cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+      const key =
+        roles.get(Number(pid))
+        ?? (pid === String(process.pid) ? 'autocannon (this process)'
+        : name === 'postgres' && cmdline.includes(currentDatabase) ? 'postgres (this database)'
+        : name === 'redis-server' ? 'redis'
+        : 'everything else');
+      out.set(key, (out.get(key) ?? 0) + ms);
+    } catch {
+      // The process ended meanwhile.
+    }
+  }
+  return out;
+}
+/** The role of each process this harness started, by pid. */
+const roles = new Map<number, string>();
+let currentDatabase = '';
+
+async function deleteKeys(prefix: string): Promise<void> {
+  const redis = new Redis(REDIS_URL);
+  let cursor = '0';
+  do {
+    const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
+    cursor = next;
+    if (keys.length) await redis.del(...keys);
+  } while (cursor !== '0');
+  redis.disconnect();
+}
+
+/** Prints the 25 functions with the most self time in the newest profile. */
+function summariseLatestProfile(): void {
+  const newest = readdirSync(profileDir).filter((f) => f.endsWith('.cpuprofile')).sort().pop();
+  if (!newest) return;
+  const profile = JSON.parse(readFileSync(path.join(profileDir, newest), 'utf8')) as {
+    nodes: Array<{ id: number; callFrame: { functionName: string; url: string; lineNumber: number } }>;
+    samples: number[];
+  };
+  const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+  const self = new Map<string, number>();
+  for (const id of profile.samples) {
+    const { functionName, url, lineNumber } = byId.get(id)!.callFrame;
+    const key = `${functionName || '(anonymous)'} ${url.replace(/.*node_modules\/\.pnpm\/[^/]+\/node_modules\//, '').replace(ROOT, '')}:${lineNumber}`;
+    self.set(key, (self.get(key) ?? 0) + 1);
+  }
+  const total = profile.samples.length;
+  // Self time per package (or node internals, native code, Herald's own files).
+  const byPackage = new Map<string, number>();
+  for (const id of profile.samples) {
+    const { url, functionName } = byId.get(id)!.callFrame;
+    const pkg = /node_modules\/\.pnpm\/[^/]+\/node_modules\/((@[^/]+\/)?[^/]+)/.exec(url)?.[1]
+      ?? (url.startsWith('node:') ? 'node internals' : url.includes('/work/') ? 'herald' : url ? url.slice(0, 30) : `(${functionName || 'native'})`);
+    byPackage.set(pkg, (byPackage.get(pkg) ?? 0) + 1);
+  }
+  console.log([...byPackage].sort((a, b) => b[1] - a[1]).slice(0, 15).map(([k, n]) => `${k} ${((100 * n) / total).toFixed(1)}%`).join(', '));
+  console.log(`profile ${newest}: ${total} samples`);
+  // Inclusive time of each function (a sample counts once per distinct function on its stack).
+  const parent = new Map<number, number>();
+  for (const node of profile.nodes as Array<{ id: number; children?: number[] }>) for (const child of node.children ?? []) parent.set(child, node.id);
+  const inclusive = new Map<string, number>();
+  for (const id of profile.samples) {
+    const seen = new Set<string>();
+    for (let at: number | undefined = id; at !== undefined; at = parent.get(at)) {
+      const { functionName, url, lineNumber } = byId.get(at)!.callFrame;
+      if (!functionName) continue;
+      seen.add(`${functionName} ${url.replace(/.*node_modules\/\.pnpm\/[^/]+\/node_modules\//, '').replace(ROOT, '')}:${lineNumber}`);
+    }
+    for (const key of seen) inclusive.set(key, (inclusive.get(key) ?? 0) + 1);
+  }
+  if (process.env.INCLUSIVE) {
+    for (const [key, n] of [...inclusive].sort((a, b) => b[1] - a[1]).slice(0, Number(process.env.INCLUSIVE))) console.log(`incl ${((100 * n) / total).toFixed(1).padStart(5)}%  ${key}`);
+  }
+  for (const [key, n] of [...self].sort((a, b) => b[1] - a[1]).slice(0, 25)) console.log(`${((100 * n) / total).toFixed(1).padStart(5)}%  ${key}`);
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exit(1);
+});
