@@ -17,6 +17,22 @@ describe('the logger', () => {
     expect(JSON.parse(lines[0]!)).toMatchObject({ level: 'info', message: 'hello', service: 'test', deliveryId: 'd1' });
   });
 
+  it('drops entries below its level before formatting them, and follows a level changed later', () => {
+    const stream = new PassThrough();
+    const lines: string[] = [];
+    stream.on('data', (chunk: Buffer) => lines.push(...chunk.toString('utf8').split('\n').filter(Boolean)));
+    const logger = createLogger({ level: 'info', service: 'test', stream });
+    let formatted = 0;
+    // A nested property: winston copies the entry's top level, the redaction format reads inside.
+    const meta = { target: Object.defineProperty({}, 'url', { enumerable: true, get: () => String((formatted += 1)) }) };
+    logger.http('callback delivered', meta);
+    expect(lines).toEqual([]);
+    expect(formatted).toBe(0);
+    logger.level = 'http';
+    logger.http('callback delivered', { deliveryId: 'd2' });
+    expect(lines.map((line) => JSON.parse(line).deliveryId)).toEqual(['d2']);
+  });
+
   it('never writes known secrets, whether as fields, nested, in headers or inside text', () => {
     const { logger, output } = captureLogger();
     const secrets = ['hunter2-password', 'tok-abc.def', 'key_live_123456', 'czNjcjN0'];
