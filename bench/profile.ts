@@ -172,7 +172,7 @@ async function profileDelivery(apiUrl: string, workerEnv: Record<string, string>
     const expected = 2 * events;
     const count = Number(arg('workers', '1'));
     for (let i = 0; i < count; i += 1) {
-      const worker = startService('services/delivery-worker/src/main.ts', { WORKER_CONCURRENCY: '16', ...workerEnv, ...(process.env.EXP_DB_SUFFIX ? { DATABASE_URL: workerEnv.DATABASE_URL + process.env.EXP_DB_SUFFIX } : {}), ...(i > 0 ? { NODE_OPTIONS: '' } : {}) });
+      const worker = startService('services/delivery-worker/src/main.ts', { WORKER_CONCURRENCY: '16', ...workerEnv, ...(i > 0 ? { NODE_OPTIONS: '' } : {}) });
       workers.push(worker);
       roles.set(worker.child.pid ?? 0, 'delivery-worker');
     }
@@ -187,7 +187,8 @@ async function profileDelivery(apiUrl: string, workerEnv: Record<string, string>
         const seconds = (performance.now() - first.at) / 1000;
         const done = callbacks - first.callbacks;
         const cpu = cpuByProcess();
-        console.log(`${count} worker(s): ${Math.round(done / seconds)} callbacks/s (${done} in ${seconds.toFixed(1)} s)`);
+        const rss = workers.map((w) => /VmHWM:\s+(\d+)/.exec(readFileSync(`/proc/${w.child.pid}/status`, 'utf8'))?.[1]).map((kb) => `${Math.round(Number(kb) / 1024)} MB`);
+        console.log(`${count} worker(s): ${Math.round(done / seconds)} callbacks/s (${done} in ${seconds.toFixed(1)} s), peak RSS ${rss.join(', ')}`);
         console.log(`  CPU per callback: ${[...cpu].map(([name, ms]) => `${name} ${Math.round(((ms - (first!.cpu.get(name) ?? 0)) / done) * 1000)} µs`).join(', ')}`);
         break;
       }
@@ -198,7 +199,6 @@ async function profileDelivery(apiUrl: string, workerEnv: Record<string, string>
     if (attempts !== expected) throw new Error(`${attempts} attempt rows for ${expected} callbacks`);
   } finally {
     for (const worker of workers) await worker.stop('SIGTERM', 30_000);
-    if (process.env.SHOW_WORKER_OUTPUT) console.log(workers.map((w) => w.output().split('\n').filter((l) => !l.startsWith('{')).slice(-6).join('\n')).join('\n'));
     await receiver.stop();
   }
 }
