@@ -1,4 +1,4 @@
-export { createPrismaClient, Prisma, PrismaClient } from './client';
+export { createPrismaClient, pingDatabase, Prisma, PrismaClient } from './client';
 export type { PrismaClientOptions } from './client';
 export { ensureDatabase, dropDatabase, quoteIdentifier } from './database';
 export { applyMigrations, readMigrations, MIGRATIONS_DIR, MigrationError } from './migrations';
@@ -48,4 +48,4 @@ export type {
   ReplaySelection,
 } from './repositories/delivery-history';
 export { deliveryAttemptRepository } from './repositories/delivery-attempts';
-export type { AttemptOutcome, DeliveryAttemptRepository, DeliveryToAttempt, NewDeliveryAttempt } from './repositories/delivery-attempts';
+export type { AttemptOutcome, AttemptRecord, DeliveryAttemptRepository, DeliveryToAttempt, DeliveryWork, NewDeliveryAttempt } from './repositories/delivery-attempts';

@@ -1,7 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { testDatabaseUrl } from '@herald/config';
 import { createPrismaClient } from '../src/client';
-import { createCredentialsCipher } from '../src/credentials-cipher';
+import { createCredentialsCipher, CredentialsCipherError } from '../src/credentials-cipher';
 import { deliveryAttemptRepository } from '../src/repositories/delivery-attempts';
 import { eventRepository } from '../src/repositories/events';
 import { targetRepository } from '../src/repositories/targets';
@@ -10,20 +10,30 @@ import { tenantRepository } from '../src/repositories/tenants';
 import { uniqueId } from '../../testing/src';
 
 const prisma = createPrismaClient(testDatabaseUrl());
-const attempts = deliveryAttemptRepository(prisma);
+const cipher = createCredentialsCipher({ currentKeyId: 'k1', keyring: { k1: randomBytes(32) } });
+const attempts = deliveryAttemptRepository(prisma, cipher);
 afterAll(() => prisma.$disconnect());
 
-/** A new delivery: an event of a fresh program whose target takes everything. */
-async function newDelivery(): Promise<string> {
+const basicAuth = { mode: 'basic', username: 'shop', password: 'pa55-word' } as const;
+
+/** A new delivery: an event of a fresh program whose target (basic auth) takes everything. */
+async function newDelivery(targetCipher = cipher): Promise<string> {
   const program = await tenantRepository(prisma).createProgram({ id: uniqueId('prg'), name: 'Program' });
-  const cipher = createCredentialsCipher({ currentKeyId: 'k1', keyring: { k1: randomBytes(32) } });
-  await targetRepository(prisma, cipher).upsert(
+  await targetRepository(prisma, targetCipher).upsert(
     { kind: 'program', programId: program.id },
-    { url: 'https://merchant.example/hooks', auth: { mode: 'none' }, notifications: {}, enabled: true },
+    { url: 'https://merchant.example/hooks', auth: basicAuth, notifications: {}, enabled: true },
   );
   const { deliveries } = await eventRepository(prisma).insert([
     {
-      event: { id: `Event-${randomUUID()}`, createdAt: new Date().toISOString(), origin: 'api', eventType: 'created', objectId: 'o', objectType: 'payment' },
+      event: {
+        id: `Event-${randomUUID()}`,
+        createdAt: '2026-11-22T10:00:00.123Z',
+        origin: 'api',
+        eventType: 'created',
+        objectId: 'o',
+        objectType: 'payment',
+        metadata: { order: '42' },
+      },
       programId: program.id,
       contentHash: randomUUID(),
     },
@@ -34,17 +44,37 @@ async function newDelivery(): Promise<string> {
 const at = { startedAt: new Date('2026-11-22T10:00:00.000Z'), durationMs: 12.6 };
 
 describe('the delivery attempt repository', () => {
-  it('finds a delivery to attempt, and nothing for an unknown or malformed id', async () => {
-    const id = await newDelivery();
-    expect(await attempts.findForAttempt(id)).toMatchObject({ id, status: 'pending', attemptsMade: 0 });
-    expect(await attempts.findForAttempt(randomUUID())).toBeNull();
-    expect(await attempts.findForAttempt('not-a-uuid')).toBeNull();
+  it('loads deliveries with their target (credentials decrypted) and event in one call, and nothing for unknown or malformed ids', async () => {
+    const [first, second] = [await newDelivery(), await newDelivery()];
+    const found = await attempts.loadForAttempts([first, second, randomUUID(), 'not-a-uuid']);
+    expect([...found.keys()].sort()).toEqual([first, second].sort());
+    const work = found.get(first)!;
+    expect(work.delivery).toMatchObject({ id: first, status: 'pending', attemptsMade: 0 });
+    expect(work.target).toMatchObject({ id: work.delivery.targetId, url: 'https://merchant.example/hooks', auth: basicAuth, enabled: true, deletedAt: null });
+    // The event exactly as GET /events shows it: absent optional fields are left out.
+    expect(work.event).toEqual({
+      id: work.delivery.eventId,
+      createdAt: '2026-11-22T10:00:00.123Z',
+      origin: 'api',
+      eventType: 'created',
+      objectId: 'o',
+      objectType: 'payment',
+      metadata: { order: '42' },
+    });
+  });
+
+  it('gives a target whose credentials no key decrypts as the error, for its own delivery only', async () => {
+    const unreadable = await newDelivery(createCredentialsCipher({ currentKeyId: 'k1', keyring: { k1: randomBytes(32) } }));
+    const readable = await newDelivery();
+    const found = await attempts.loadForAttempts([unreadable, readable]);
+    expect(found.get(unreadable)!.target).toBeInstanceOf(CredentialsCipherError);
+    expect(found.get(readable)!.target).toMatchObject({ auth: basicAuth });
   });
 
   it('numbers attempts from the delivery’s count and keeps the delivery’s last outcome', async () => {
     const id = await newDelivery();
     expect(await attempts.record(id, { ...at, statusCode: 500, errorKind: 'http_status', errorMessage: 'HTTP 500', responseBody: 'down' }, 'pending')).toBe(1);
-    expect(await attempts.findForAttempt(id)).toMatchObject({ status: 'pending', attemptsMade: 1 });
+    expect((await attempts.loadForAttempts([id])).get(id)!.delivery).toMatchObject({ status: 'pending', attemptsMade: 1 });
     expect(await attempts.record(id, { ...at, errorKind: 'timeout', errorMessage: 'no answer' }, 'failed')).toBe(2);
     const failed = await prisma.delivery.findUniqueOrThrow({ where: { id } });
     expect(failed).toMatchObject({ status: 'failed', attemptsMade: 2, lastStatusCode: null, lastError: 'no answer' });
@@ -73,6 +103,22 @@ describe('the delivery attempt repository', () => {
     const id = await newDelivery();
     const numbers = await Promise.all([1, 2, 3, 4].map(() => attempts.record(id, { ...at, statusCode: 503 }, 'pending')));
     expect(numbers.sort()).toEqual([1, 2, 3, 4]);
+  });
+
+  it('records attempts of several deliveries in one call, in order, a delivery named twice included', async () => {
+    const [a, b] = [await newDelivery(), await newDelivery()];
+    const numbers = await attempts.recordAttempts([
+      { deliveryId: a, attempt: { ...at, statusCode: 500 }, outcome: 'pending' },
+      { deliveryId: b, attempt: { ...at, statusCode: 200 }, outcome: 'succeeded' },
+      { deliveryId: randomUUID(), attempt: { ...at, statusCode: 200 }, outcome: 'succeeded' },
+      { deliveryId: a, attempt: { ...at, statusCode: 200 }, outcome: 'succeeded' },
+    ]);
+    expect(numbers).toEqual([1, 1, undefined, 2]);
+    const rows = await prisma.deliveryAttempt.findMany({ where: { deliveryId: a }, orderBy: { number: 'asc' } });
+    expect(rows.map((r) => r.statusCode)).toEqual([500, 200]);
+    expect(await prisma.delivery.findMany({ where: { id: { in: [a, b] } }, orderBy: { id: 'asc' } })).toEqual(
+      expect.arrayContaining([expect.objectContaining({ id: a, status: 'succeeded', attemptsMade: 2 }), expect.objectContaining({ id: b, status: 'succeeded', attemptsMade: 1 })]),
+    );
   });
 
   it('stores an answer with NUL characters, which PostgreSQL text cannot hold, without them', async () => {

@@ -2,7 +2,7 @@
 // Run as many of these processes as needed (on one machine or many): they coordinate through
 // Redis (the BullMQ queue, the OAuth token cache) and PostgreSQL row locks only.
 import { loadConfig } from '@herald/config';
-import { createPrismaClient, deliveryRepository } from '@herald/db';
+import { createPrismaClient, deliveryRepository, pingDatabase } from '@herald/db';
 import { exitOnSignal, exitOnStartupFailure } from '@herald/lifecycle';
 import { createLogger } from '@herald/logging';
 import { createMetrics } from '@herald/metrics';
@@ -20,7 +20,7 @@ async function main(): Promise<void> {
     const redis = createRedisConnection(config.redisUrl, { role: 'worker', name: 'herald:delivery-worker' });
     redis.on('error', (error) => logger.warn('redis connection error', { error: error.message }));
     // Refuse to start half-connected: both stores must answer once before work begins.
-    await prisma.$queryRaw`SELECT 1`;
+    await pingDatabase(prisma);
     await redis.ping();
 
     // The sweeper and the reconciler enqueue over a fail-fast connection: while Redis is down a
@@ -37,7 +37,7 @@ async function main(): Promise<void> {
       metrics,
       // The fail-fast connection: /readyz must answer within its timeout while Redis is down.
       checks: [
-        { name: 'postgres', check: () => prisma.$queryRaw`SELECT 1` },
+        { name: 'postgres', check: () => pingDatabase(prisma) },
         { name: 'redis', check: () => pingRedis(sweeperRedis) },
       ],
       readinessTimeoutMs: config.readinessTimeoutMs,

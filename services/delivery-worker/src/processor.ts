@@ -1,14 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import { AuthConfigurationError, TokenRequestError, TokenWaitTimeoutError, UnknownAuthModeError, type CallbackAuthStrategy } from '@herald/callback-auth';
-import {
-  CredentialsCipherError,
-  type AttemptOutcome,
-  type DeliveryAttemptRepository,
-  type DeliveryTarget,
-  type DeliveryToAttempt,
-  type EventRepository,
-  type TargetRepository,
-} from '@herald/db';
+import { CredentialsCipherError, type AttemptOutcome, type DeliveryTarget, type DeliveryWork, type NewDeliveryAttempt } from '@herald/db';
 import type { Logger } from '@herald/logging';
 import type { HeraldMetrics } from '@herald/metrics';
 import { REFUSED_ADDRESS_CODE, RefusedAddressError } from '@herald/outbound';
@@ -29,10 +21,16 @@ export interface DeliveryJob {
 /** The job's return value (kept by BullMQ for the dashboard). Failures are thrown instead. */
 export type DeliveryOutcome = { outcome: 'delivered'; attempt: number; statusCode: 200 } | { outcome: 'already-delivered' };
 
+/** The processor's reads and writes, one delivery at a time (the worker batches them underneath). */
+export interface DeliveryStore {
+  /** The delivery with its target and event; null when there is no such delivery. */
+  load(deliveryId: string): Promise<DeliveryWork | null>;
+  /** Records one attempt and the delivery's new state; returns the attempt's number. */
+  record(deliveryId: string, attempt: NewDeliveryAttempt, outcome: AttemptOutcome): Promise<number>;
+}
+
 export interface DeliveryProcessorDependencies {
-  deliveries: Pick<DeliveryAttemptRepository, 'findForAttempt' | 'record'>;
-  events: Pick<EventRepository, 'findById'>;
-  targets: Pick<TargetRepository, 'loadForDelivery'>;
+  deliveries: DeliveryStore;
   /**
    * The auth strategy of a target, built for each attempt: an OAuth strategy's `invalidate()`
    * forgets the token that instance handed out, so an instance shared by concurrent attempts would
@@ -63,7 +61,7 @@ type AttemptResult =
 
 /**
  * The delivery use case: one attempt of one delivery. Loads the delivery (a delivered one is not
- * sent again), its target and its event; sends one POST of the event, exactly as GET /events shows
+ * sent again) with its target and its event; sends one POST of the event, exactly as GET /events shows
  * it, to the target's current URL; records the attempt and the delivery's new state. Delivered
  * only on HTTP 200; any other outcome is recorded and thrown, so that BullMQ retries with its
  * backoff, or, when the target is gone or its settings unusable, fails the job at once.
@@ -87,13 +85,13 @@ export function createDeliveryProcessor(deps: DeliveryProcessorDependencies): (j
       },
     });
 
-  const attempt = async (delivery: DeliveryToAttempt): Promise<AttemptResult> => {
-    const target = await deps.targets.loadForDelivery(delivery.targetId);
-    if (!target || target.deletedAt !== null || !target.enabled) {
+  const attempt = async ({ delivery, target, event }: DeliveryWork): Promise<AttemptResult> => {
+    if (!target || target instanceof CredentialsCipherError || target.deletedAt !== null || !target.enabled) {
+      // Credentials no key decrypts: failureOf makes it a `configuration` failure, not retried.
+      if (target instanceof CredentialsCipherError) throw target;
       const state = !target ? 'no longer exists' : target.deletedAt !== null ? 'was deleted' : 'is switched off';
       return { delivered: false, errorKind: 'target_unavailable', errorMessage: `the notification target ${state}; not sent`, retryable: false };
     }
-    const event = await deps.events.findById(delivery.eventId);
     if (!event) return { delivered: false, errorKind: 'internal', errorMessage: `event ${delivery.eventId} does not exist`, retryable: false };
     const body = JSON.stringify(event);
     const auth = deps.authFor(target);
@@ -110,16 +108,17 @@ export function createDeliveryProcessor(deps: DeliveryProcessorDependencies): (j
 
   return async (job) => {
     const { deliveryId } = job.data;
-    const delivery = await deps.deliveries.findForAttempt(deliveryId);
+    const work = await deps.deliveries.load(deliveryId);
     // Nothing to record an attempt against: the job is the only trace, in the failed set.
-    if (!delivery) throw new UnrecoverableError(`delivery ${deliveryId} does not exist`);
+    if (!work) throw new UnrecoverableError(`delivery ${deliveryId} does not exist`);
+    const { delivery } = work;
     if (delivery.status === 'succeeded') return { outcome: 'already-delivered' };
 
     const startedAt = new Date();
     const started = performance.now();
     let result: AttemptResult;
     try {
-      result = await attempt(delivery);
+      result = await attempt(work);
     } catch (error) {
       result = failureOf(error);
     }

@@ -1,7 +1,7 @@
 import { hostname } from 'node:os';
 import { createAuthStrategy, type CallbackAuthStrategy } from '@herald/callback-auth';
 import type { Config } from '@herald/config';
-import { credentialsCipherFromConfig, deliveryAttemptRepository, eventRepository, targetRepository, type DeliveryTarget, type PrismaClient } from '@herald/db';
+import { credentialsCipherFromConfig, deliveryAttemptRepository, type AttemptRecord, type DeliveryTarget, type PrismaClient } from '@herald/db';
 import type { Logger } from '@herald/logging';
 import type { HeraldMetrics } from '@herald/metrics';
 import { createConnectGuard, type ConnectGuard } from '@herald/outbound';
@@ -9,7 +9,8 @@ import { DELIVERIES_QUEUE, deliveryBackoffStrategy, type DeliveryJobData } from 
 import { Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { createCallbackSender } from './callback-sender';
-import { createDeliveryProcessor, type DeliveryOutcome } from './processor';
+import { createCoalescer } from './coalescer';
+import { createDeliveryProcessor, type DeliveryOutcome, type DeliveryStore } from './processor';
 import { HERALD_USER_AGENT } from './user-agent';
 
 /**
@@ -19,6 +20,12 @@ import { HERALD_USER_AGENT } from './user-agent';
  * is only a guard against a job that kills its worker every time. See README "Delivery and retries".
  */
 const MAX_STALLED_COUNT = 3;
+
+/**
+ * Statements of each kind (load, record) one worker runs at once. Jobs that need one while both
+ * run wait for the next, which carries all of them: the batches grow with the load by themselves.
+ */
+const STATEMENTS_IN_FLIGHT = 2;
 
 export interface DeliveryWorkerDependencies {
   config: Config;
@@ -45,9 +52,7 @@ export function startDeliveryWorker(deps: DeliveryWorkerDependencies): DeliveryW
   const { config, prisma, logger } = deps;
   const guard = createConnectGuard({ allowPrivate: config.allowPrivateTargets, hostAllowlist: config.targetHostAllowlist });
   const processor = createDeliveryProcessor({
-    deliveries: deliveryAttemptRepository(prisma),
-    events: eventRepository(prisma),
-    targets: targetRepository(prisma, credentialsCipherFromConfig(config)),
+    deliveries: batchedDeliveryStore(prisma, config),
     authFor: (target) => authStrategyFor(target, deps, guard),
     send: createCallbackSender({ timeoutMs: config.callback.timeoutMs, responseMaxBytes: config.callback.responseMaxBytes, guard }),
     userAgent: HERALD_USER_AGENT,
@@ -68,6 +73,28 @@ export function startDeliveryWorker(deps: DeliveryWorkerDependencies): DeliveryW
   });
   worker.on('error', (error) => logger.warn('delivery worker error', { error: error.message }));
   return worker;
+}
+
+/**
+ * The processor's reads and writes, gathered across the jobs this worker runs at once: one
+ * statement loads the deliveries, targets and events of many jobs, one records their attempts.
+ */
+function batchedDeliveryStore(prisma: PrismaClient, config: Config): DeliveryStore {
+  const repository = deliveryAttemptRepository(prisma, credentialsCipherFromConfig(config));
+  const options = { maxBatch: config.worker.concurrency, maxInFlight: STATEMENTS_IN_FLIGHT };
+  const load = createCoalescer(async (ids: string[]) => {
+    const found = await repository.loadForAttempts(ids);
+    return ids.map((id) => found.get(id) ?? null);
+  }, options);
+  const record = createCoalescer((records: AttemptRecord[]) => repository.recordAttempts(records), options);
+  return {
+    load,
+    async record(deliveryId, attempt, outcome) {
+      const number = await record({ deliveryId, attempt, outcome });
+      if (number === undefined) throw new Error(`Delivery ${deliveryId} does not exist.`);
+      return number;
+    },
+  };
 }
 
 function authStrategyFor(target: DeliveryTarget, deps: DeliveryWorkerDependencies, guard: ConnectGuard): CallbackAuthStrategy {

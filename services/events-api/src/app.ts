@@ -6,6 +6,7 @@ import {
   deliveryHistoryRepository,
   deliveryRepository,
   eventRepository,
+  pingDatabase,
   targetRepository,
   tenantRepository,
   type PrismaClient,
@@ -71,7 +72,7 @@ export function createApp(deps: AppDependencies): Express {
   app.use(
     healthRouter(
       [
-        { name: 'postgres', check: () => prisma.$queryRaw`SELECT 1` },
+        { name: 'postgres', check: () => pingDatabase(prisma) },
         { name: 'redis', check: () => pingRedis(redis) },
       ],
       config.readinessTimeoutMs,

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { PassThrough } from 'node:stream';
 import request from 'supertest';
-import { deliveryAttemptRepository, deliveryHistoryRepository, deliveryRepository } from '@herald/db';
+import { credentialsCipherFromConfig, deliveryAttemptRepository, deliveryHistoryRepository, deliveryRepository } from '@herald/db';
 import { createLogger } from '@herald/logging';
 import { createDeliveryProducer, createRedisConnection, pingRedis } from '@herald/queue';
 import { closedPort } from '@herald/testing';
@@ -164,7 +164,7 @@ describe('GET /admin/deliveries/:id', () => {
     const s = await scene();
     const eventId = await ingestPayment(s);
     const delivery = await deliveryTo(eventId, s.programTarget);
-    const attempts = deliveryAttemptRepository(api.prisma);
+    const attempts = deliveryAttemptRepository(api.prisma, credentialsCipherFromConfig(api.config));
     const startedAt = new Date('2026-03-01T10:00:00.000Z');
     await attempts.record(delivery.id, { startedAt, durationMs: 10_000, errorKind: 'timeout', errorMessage: 'no answer within 10000 ms' }, 'pending');
     await attempts.record(
@@ -203,7 +203,7 @@ describe('GET /admin/deliveries/:id', () => {
     const s = await scene();
     const delivery = await deliveryTo(await ingestPayment(s), s.programTarget);
     const basic = Buffer.from(`program-user:${s.password}`).toString('base64');
-    await deliveryAttemptRepository(api.prisma).record(
+    await deliveryAttemptRepository(api.prisma, credentialsCipherFromConfig(api.config)).record(
       delivery.id,
       { startedAt: new Date(), durationMs: 5, statusCode: 400, errorKind: 'http_status', errorMessage: 'HTTP 400', responseBody: `{"headers":{"authorization":"Basic ${basic}"}}` },
       'pending',

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { MERCHANT_NOTIFICATION_OBJECT_TYPES } from '@herald/domain';
 import { sqlPool, type PrismaClient } from '../client';
-import type { Sql } from '../sql';
+import { inTransaction, type Sql } from '../sql';
 
 /**
  * Deliveries are the outbox between PostgreSQL and the queue: they are created in the transaction
@@ -133,23 +133,22 @@ export function deliveryRepository(prisma: PrismaClient) {
      * Returns how many were enqueued.
      */
     async sweep(options: SweepOptions, enqueue: (refs: DeliveryRef[]) => Promise<void>): Promise<number> {
-      return prisma.$transaction(
-        async (tx) => {
-          const rows = await tx.$queryRaw<RefRow[]>`
-            SELECT d.id::text AS id, d.event_id, d.target_id::text AS target_id, e.program_id, e.merchant_id
-            FROM deliveries d JOIN events e ON e.id = d.event_id
-            WHERE d.status = 'pending' AND d.enqueued_at IS NULL
-              AND d.created_at < now() - make_interval(secs => ${options.graceMs / 1000})
-            ORDER BY d.created_at
-            LIMIT ${options.limit}
-            FOR UPDATE OF d SKIP LOCKED`;
-          if (rows.length === 0) return 0;
-          await enqueue(rows.map(toRef));
-          await tx.delivery.updateMany({ where: { id: { in: rows.map((r) => r.id) } }, data: { enqueuedAt: new Date() } });
-          return rows.length;
-        },
-        { timeout: 30_000 },
-      );
+      return inTransaction(sqlPool(prisma), async (sql) => {
+        const { rows } = await sql.query<RefRow>(
+          `SELECT d.id::text AS id, d.event_id, d.target_id::text AS target_id, e.program_id, e.merchant_id
+           FROM deliveries d JOIN events e ON e.id = d.event_id
+           WHERE d.status = 'pending' AND d.enqueued_at IS NULL
+             AND d.created_at < now() - make_interval(secs => $1::double precision)
+           ORDER BY d.created_at
+           LIMIT $2
+           FOR UPDATE OF d SKIP LOCKED`,
+          [options.graceMs / 1000, options.limit],
+        );
+        if (rows.length === 0) return 0;
+        await enqueue(rows.map(toRef));
+        await sql.query('UPDATE deliveries SET enqueued_at = clock_timestamp(), updated_at = now() WHERE id = ANY($1::uuid[])', [rows.map((r) => r.id)]);
+        return rows.length;
+      });
     },
 
     /**
@@ -164,31 +163,33 @@ export function deliveryRepository(prisma: PrismaClient) {
      * turn, `limit` at a time.
      */
     async reconcile(options: ReconcileOptions, requeueDead: (refs: DeliveryRef[]) => Promise<ReadonlySet<string>>): Promise<ReconcileResult> {
-      return prisma.$transaction(
-        async (tx) => {
-          const staleSeconds = options.staleMs / 1000;
-          // The (status, enqueued_at) index narrows the scan to pending deliveries; they are few
-          // next to the delivered ones, so ordering by the expression needs no index of its own.
-          const rows = await tx.$queryRaw<RefRow[]>`
-            SELECT d.id::text AS id, d.event_id, d.target_id::text AS target_id, e.program_id, e.merchant_id
-            FROM deliveries d JOIN events e ON e.id = d.event_id
-            WHERE d.status = 'pending'
-              AND d.enqueued_at < now() - make_interval(secs => ${staleSeconds})
-              AND coalesce(d.queue_checked_at, d.enqueued_at) < now() - make_interval(secs => ${staleSeconds})
-            ORDER BY coalesce(d.queue_checked_at, d.enqueued_at)
-            LIMIT ${options.limit}
-            FOR UPDATE OF d SKIP LOCKED`;
-          if (rows.length === 0) return { checked: 0, requeued: 0 };
-          const dead = await requeueDead(rows.map(toRef));
-          const now = new Date();
-          const requeued = rows.filter((r) => dead.has(r.id)).map((r) => r.id);
-          const alive = rows.filter((r) => !dead.has(r.id)).map((r) => r.id);
-          await tx.delivery.updateMany({ where: { id: { in: alive } }, data: { queueCheckedAt: now } });
-          await tx.delivery.updateMany({ where: { id: { in: requeued } }, data: { queueCheckedAt: now, enqueuedAt: now } });
-          return { checked: rows.length, requeued: requeued.length };
-        },
-        { timeout: 30_000 },
-      );
+      return inTransaction(sqlPool(prisma), async (sql) => {
+        // The (status, enqueued_at) index narrows the scan to pending deliveries; they are few
+        // next to the delivered ones, so ordering by the expression needs no index of its own.
+        const { rows } = await sql.query<RefRow>(
+          `SELECT d.id::text AS id, d.event_id, d.target_id::text AS target_id, e.program_id, e.merchant_id
+           FROM deliveries d JOIN events e ON e.id = d.event_id
+           WHERE d.status = 'pending'
+             AND d.enqueued_at < now() - make_interval(secs => $1::double precision)
+             AND coalesce(d.queue_checked_at, d.enqueued_at) < now() - make_interval(secs => $1::double precision)
+           ORDER BY coalesce(d.queue_checked_at, d.enqueued_at)
+           LIMIT $2
+           FOR UPDATE OF d SKIP LOCKED`,
+          [options.staleMs / 1000, options.limit],
+        );
+        if (rows.length === 0) return { checked: 0, requeued: 0 };
+        const dead = await requeueDead(rows.map(toRef));
+        const requeued = rows.filter((r) => dead.has(r.id)).map((r) => r.id);
+        const alive = rows.filter((r) => !dead.has(r.id)).map((r) => r.id);
+        // A requeued delivery counts as enqueued now: its new job gets the whole stale period.
+        await sql.query(
+          `UPDATE deliveries SET queue_checked_at = clock_timestamp(), updated_at = now(),
+                  enqueued_at = CASE WHEN id = ANY($2::uuid[]) THEN clock_timestamp() ELSE enqueued_at END
+           WHERE id = ANY($1::uuid[]) OR id = ANY($2::uuid[])`,
+          [alive, requeued],
+        );
+        return { checked: rows.length, requeued: requeued.length };
+      });
     },
   };
 }

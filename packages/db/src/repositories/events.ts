@@ -79,7 +79,8 @@ export interface EventRepositoryOptions {
   bucketWalkMinOffset?: number;
 }
 
-type EventRow = {
+/** An events row as the SELECTs of EVENT_COLUMN_LIST read it. */
+export type EventRow = {
   id: string;
   created_at: Date;
   source_system: string | null;
@@ -93,7 +94,7 @@ type EventRow = {
 };
 
 /** The event as a merchant sees it: optional fields that were not set are absent, not null. */
-function toEvent(row: EventRow): Event {
+export function toEvent(row: EventRow): Event {
   const event: Record<string, unknown> = {
     id: row.id,
     createdAt: row.created_at.toISOString(),
@@ -109,8 +110,8 @@ function toEvent(row: EventRow): Event {
   return event as Event;
 }
 
-const EVENT_COLUMN_LIST = 'e.id, e.created_at, e.source_system, e.origin, e.event_type, e.object_id, e.object_type, e.metadata, e.data, e.context';
-const EVENT_COLUMNS = Prisma.raw(EVENT_COLUMN_LIST);
+/** The columns toEvent reads, of the events table aliased `e`. */
+export const EVENT_COLUMN_LIST = 'e.id, e.created_at, e.source_system, e.origin, e.event_type, e.object_id, e.object_type, e.metadata, e.data, e.context';
 
 export function eventRepository(prisma: PrismaClient, options: EventRepositoryOptions = {}) {
   const bucketWalkMinOffset = options.bucketWalkMinOffset ?? 2_000;
@@ -199,12 +200,6 @@ export function eventRepository(prisma: PrismaClient, options: EventRepositoryOp
           deliveries,
         };
       });
-    },
-
-    /** One event exactly as GET /events returns it (the body of its callbacks); null when there is none. */
-    async findById(id: string): Promise<Event | null> {
-      const [row] = await prisma.$queryRaw<EventRow[]>`SELECT ${EVENT_COLUMNS} FROM events e WHERE e.id = ${id}`;
-      return row ? toEvent(row) : null;
     },
 
     /**

@@ -92,7 +92,8 @@ const COLUMNS = {
   deletedAt: true,
 } as const;
 
-interface TargetRow {
+/** A notification_targets row, as the repositories read it. */
+export interface TargetRow {
   id: string;
   programId: string;
   merchantId: string | null;
@@ -146,12 +147,7 @@ export function targetRepository(prisma: PrismaClient, cipher: CredentialsCipher
     };
   };
 
-  const auth = (row: TargetRow): TargetAuth => {
-    const mode = row.authMode as CallbackAuthMode;
-    if (mode === 'none') return { mode };
-    const { username, password } = cipher.decrypt(row.credentials ?? '', row.id);
-    return mode === 'basic' ? { mode, username, password } : { mode, authUrl: row.authUrl ?? '', username, password };
-  };
+  const auth = (row: TargetRow): TargetAuth => decryptAuth(row, cipher);
 
   const record = (row: TargetRow): NotificationTargetRecord => ({
     id: row.id,
@@ -214,18 +210,30 @@ export function targetRepository(prisma: PrismaClient, cipher: CredentialsCipher
     async loadForDelivery(targetId: string): Promise<DeliveryTarget | null> {
       if (!UUID.test(targetId)) return null;
       const row = await prisma.notificationTarget.findUnique({ where: { id: targetId }, select: COLUMNS });
-      if (!row) return null;
-      return {
-        id: row.id,
-        programId: row.programId,
-        merchantId: row.merchantId,
-        url: row.url,
-        auth: auth(row),
-        notifications: notifications(row),
-        enabled: row.enabled,
-        deletedAt: row.deletedAt,
-      };
+      return row ? deliveryTargetOf(row, cipher) : null;
     },
+  };
+}
+
+/** A row's auth settings with the credentials decrypted; throws CredentialsCipherError when they cannot be. */
+function decryptAuth(row: Pick<TargetRow, 'id' | 'authMode' | 'authUrl' | 'credentials'>, cipher: CredentialsCipher): TargetAuth {
+  const mode = row.authMode as CallbackAuthMode;
+  if (mode === 'none') return { mode };
+  const { username, password } = cipher.decrypt(row.credentials ?? '', row.id);
+  return mode === 'basic' ? { mode, username, password } : { mode, authUrl: row.authUrl ?? '', username, password };
+}
+
+/** The worker's view of a target row: credentials decrypted (throws CredentialsCipherError when they cannot be). */
+export function deliveryTargetOf(row: Omit<TargetRow, 'createdAt' | 'updatedAt'>, cipher: CredentialsCipher): DeliveryTarget {
+  return {
+    id: row.id,
+    programId: row.programId,
+    merchantId: row.merchantId,
+    url: row.url,
+    auth: decryptAuth(row, cipher),
+    notifications: notifications(row),
+    enabled: row.enabled,
+    deletedAt: row.deletedAt,
   };
 }
 
@@ -233,7 +241,7 @@ function masked(auth: TargetAuth): MaskedTargetAuth {
   return auth.mode === 'none' ? auth : { ...auth, password: MASKED_PASSWORD };
 }
 
-function notifications(row: TargetRow): TargetNotifications {
+function notifications(row: Pick<TargetRow, 'objectTypes' | 'eventTypes'>): TargetNotifications {
   return {
     ...(row.objectTypes.length > 0 ? { objectTypes: row.objectTypes as ObjectType[] } : {}),
     ...(row.eventTypes.length > 0 ? { eventTypes: row.eventTypes as EventType[] } : {}),

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { UnrecoverableError, Worker } from 'bullmq';
-import { deliveryAttemptRepository, type NewDeliveryAttempt } from '@herald/db';
+import { credentialsCipherFromConfig, deliveryAttemptRepository, type NewDeliveryAttempt } from '@herald/db';
 import { createRedisConnection, DELIVERIES_QUEUE, type DeliveryJobData } from '@herald/queue';
 import type { TestApi } from './api';
 
@@ -15,7 +15,7 @@ export type FakeAttempt = { outcome: 'succeeded' | 'failed' } & Partial<NewDeliv
 export function createFakeWorker(api: TestApi) {
   const connection = createRedisConnection(api.config.redisUrl, { role: 'worker' });
   const worker = new Worker<DeliveryJobData>(DELIVERIES_QUEUE, null, { connection, prefix: api.config.queuePrefix, autorun: false });
-  const attempts = deliveryAttemptRepository(api.prisma);
+  const attempts = deliveryAttemptRepository(api.prisma, credentialsCipherFromConfig(api.config));
 
   return {
     /** Works every waiting job; `attemptOf` says how each delivery's attempt ends. Returns the delivery ids worked. */
