@@ -1,6 +1,8 @@
+import { request as httpRequest, type IncomingMessage } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import type { LookupFunction } from 'node:net';
 import type { Readable } from 'node:stream';
 import { RefusedAddressError, type ConnectGuard } from '@herald/outbound';
-import axios, { type AxiosRequestConfig, type AxiosResponse } from 'axios';
 import { CallbackRequestError } from './errors/callback-request-error';
 
 /** One callback POST: where, the exact bytes, and every header. */
@@ -40,47 +42,62 @@ const TLS_ERROR = /^(ERR_TLS_|ERR_SSL_|CERT_|EPROTO$)|SELF_SIGNED|UNABLE_TO_(VER
  * The callback sender: exactly one POST per call, no retry (BullMQ retries), redirects never
  * followed (a 3xx is an answer like any other), a hard time limit, and a bounded read of the
  * answer, so a merchant can neither hold a worker nor fill its memory.
+ *
+ * Node's own http client, not axios (which Herald keeps for OAuth token requests): this is the
+ * worker's hot path, and axios's per-request work (config merging, header normalisation,
+ * interceptors) measured 150-200 µs of CPU per callback, a quarter of the worker's CPU. Node's
+ * client adds none of what must stay out: it follows no redirect, reads no proxy from the
+ * environment, and asks for no compressed answer.
  */
 export function createCallbackSender(options: CallbackSenderOptions): SendCallback {
   const { guard } = options;
-  return async (request) => {
+  return async (callback) => {
     try {
-      guard.checkUrl(request.url);
+      guard.checkUrl(callback.url);
     } catch (error) {
       throw failure(error, false, options.timeoutMs);
     }
     const controller = new AbortController();
     const timer = setTimeout(() => controller.abort(), options.timeoutMs);
     try {
-      let response: AxiosResponse<Readable>;
+      let response: IncomingMessage;
       try {
-        response = await axios.request<Readable>({
-          method: 'POST',
-          url: request.url,
-          headers: request.headers,
-          data: request.body,
-          adapter: 'http',
-          signal: controller.signal,
-          maxRedirects: 0,
-          responseType: 'stream',
-          validateStatus: () => true,
-          // A proxy from the environment would connect in our place, out of reach of the guard.
-          proxy: false,
-          // Node's lookup signature, which axios hands to http.request unchanged; its own type is narrower.
-          ...(guard.lookup ? { lookup: guard.lookup as AxiosRequestConfig['lookup'] } : {}),
-        });
+        response = await post(callback, controller.signal, guard.lookup);
       } catch (error) {
         throw failure(error, controller.signal.aborted, options.timeoutMs);
       }
       // The status has arrived: that is the answer. The body is only kept for support, so a body
       // that breaks off or runs past the time limit leaves what was read.
-      const body = await readBounded(response.data, options.responseMaxBytes, controller.signal);
-      const retryAfterMs = response.status === 429 || response.status === 503 ? parseRetryAfter(response.headers['retry-after']) : undefined;
-      return { status: response.status, body, ...(retryAfterMs === undefined ? {} : { retryAfterMs }) };
+      const body = await readBounded(response, options.responseMaxBytes, controller.signal);
+      const status = response.statusCode ?? 0;
+      const retryAfterMs = status === 429 || status === 503 ? parseRetryAfter(response.headers['retry-after']) : undefined;
+      return { status, body, ...(retryAfterMs === undefined ? {} : { retryAfterMs }) };
     } finally {
       clearTimeout(timer);
     }
   };
+}
+
+/** One POST over keep-alive connections; resolves with the answer once its status and headers are in. */
+function post(callback: CallbackRequest, signal: AbortSignal, lookup: LookupFunction | undefined): Promise<IncomingMessage> {
+  return new Promise((resolve, reject) => {
+    const url = new URL(callback.url);
+    const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
+    const request = send(
+      url,
+      {
+        method: 'POST',
+        headers: { ...callback.headers, 'content-length': String(Buffer.byteLength(callback.body)) },
+        signal,
+        // The guard's lookup checks every address the host name resolves to, as it connects.
+        ...(lookup ? { lookup } : {}),
+      },
+      resolve,
+    );
+    // Also after the answer arrived (a reset mid-body): readBounded keeps what was read.
+    request.on('error', reject);
+    request.end(callback.body);
+  });
 }
 
 /** Reads at most `maxBytes` of the body, then drops the stream (and its connection) rather than reading on. */
@@ -116,9 +133,10 @@ export function parseRetryAfter(value: unknown, now: number = Date.now()): numbe
   return Number.isNaN(date) || !/[a-z]/i.test(text) ? undefined : Math.max(0, date - now);
 }
 
-// Built from fixed phrases and codes: the axios error is not kept, as its config holds the URL and headers.
+// Built from fixed phrases and codes: the error itself is not kept, as it may name the host or URL.
 function failure(error: unknown, timedOut: boolean, timeoutMs: number): CallbackRequestError {
   if (timedOut) return new CallbackRequestError('timeout', `no answer within ${timeoutMs} ms`);
+  // The guard's lookup fails the connection with the RefusedAddressError itself.
   const cause = error instanceof RefusedAddressError ? error : (error as { cause?: unknown } | null)?.cause;
   if (cause instanceof RefusedAddressError) return new CallbackRequestError('address_refused', cause.message, cause.code);
   const code = (error as { code?: unknown } | null)?.code;

@@ -1,5 +1,23 @@
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer } from 'node:https';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { always, closedPort, inTurn } from '@herald/testing';
 import { useHttpRecorders, useWorlds } from './support/world';
+
+/** A key and a self-signed certificate for 127.0.0.1, made by openssl for this run. */
+function selfSignedCertificate(): { key: Buffer; cert: Buffer } {
+  const dir = mkdtempSync(path.join(tmpdir(), 'herald-tls-'));
+  try {
+    execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '1', '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1',
+      '-keyout', path.join(dir, 'key.pem'), '-out', path.join(dir, 'cert.pem')], { stdio: 'ignore' });
+    return { key: readFileSync(path.join(dir, 'key.pem')), cert: readFileSync(path.join(dir, 'cert.pem')) };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
 
 const world = useWorlds();
 const receiver = useHttpRecorders();
@@ -83,6 +101,29 @@ describe('delivery outcomes', () => {
     expect((await w.settled([sent!.deliveryId]))[0]!.status).toBe('failed');
     const [attempt] = await w.attempts(sent!.deliveryId);
     expect(attempt).toMatchObject({ statusCode: null, errorKind: 'connection', errorMessage: 'the connection failed (ECONNREFUSED)' });
+  });
+
+  it('checks the certificate of an https target: a self-signed one fails the attempt as tls, and nothing is sent', async () => {
+    let received = 0;
+    const server = createServer(selfSignedCertificate(), (_req, res) => {
+      received += 1;
+      res.end('ok');
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const w = world({ DELIVERY_ATTEMPTS: '1' });
+      const { programId } = await w.createTarget(`https://127.0.0.1:${(server.address() as AddressInfo).port}/hook`);
+      w.startWorker();
+      const [sent] = await w.sendEvents(programId);
+
+      expect((await w.settled([sent!.deliveryId]))[0]!.status).toBe('failed');
+      const [attempt] = await w.attempts(sent!.deliveryId);
+      expect(attempt).toMatchObject({ statusCode: null, errorKind: 'tls', errorMessage: 'the TLS connection failed (DEPTH_ZERO_SELF_SIGNED_CERT)' });
+      expect(received).toBe(0);
+    } finally {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
   });
 
   it('reads at most CALLBACK_RESPONSE_MAX_BYTES of an answer, even one that never ends', async () => {
