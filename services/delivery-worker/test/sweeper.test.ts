@@ -24,7 +24,10 @@ afterAll(async () => {
   await prisma.$disconnect();
 });
 
-/** Stores `n` events of a fresh tenant whose program and merchant both have a target, without enqueueing. */
+/**
+ * Stores `n` events of a fresh tenant whose program and merchant both have a target, and leaves
+ * their deliveries as the events-api does when adding their jobs failed: not enqueued, unmarked.
+ */
 async function storeUnenqueued(n: number): Promise<string[]> {
   const tenants = tenantRepository(prisma);
   const program = await tenants.createProgram({ id: uniqueId('p'), name: 'p' });
@@ -41,7 +44,9 @@ async function storeUnenqueued(n: number): Promise<string[]> {
       contentHash: randomUUID(),
     })),
   );
-  return result.deliveries.map((d) => d.deliveryId);
+  const ids = result.deliveries.map((d) => d.deliveryId);
+  await deliveries.clearEnqueued(ids);
+  return ids;
 }
 
 describe('the outbox sweeper', () => {

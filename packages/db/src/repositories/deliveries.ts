@@ -4,9 +4,11 @@ import { sqlPool, type PrismaClient } from '../client';
 import { inTransaction, type Sql } from '../sql';
 
 /**
- * Deliveries are the outbox between PostgreSQL and the queue: they are created in the transaction
- * that stores their event, enqueued after the commit, and marked enqueued once BullMQ has them.
- * A delivery left unmarked (Redis down, process killed in between) is enqueued by the sweeper.
+ * Deliveries are the outbox between PostgreSQL and the queue. They are created in the transaction
+ * that stores their event already marked enqueued (enqueued_at), and their jobs are added after the
+ * commit: the common case writes each delivery row once. When adding the jobs fails, the mark is
+ * cleared and the sweeper enqueues them; when the process dies in between, the reconciler finds
+ * the pending deliveries without a job once RECONCILER_STALE_AFTER_MS has passed.
  */
 
 /** What the queue needs to know of a delivery: ids only, never content or credentials. */
@@ -80,8 +82,8 @@ export async function createDeliveries(sql: Sql, events: readonly FanOutEvent[])
   }
   if (refs.length > 0) {
     await sql.query(
-      `INSERT INTO deliveries (id, event_id, target_id, updated_at)
-       SELECT id, event_id, target_id, now() FROM unnest($1::uuid[], $2::text[], $3::uuid[]) AS d(id, event_id, target_id)`,
+      `INSERT INTO deliveries (id, event_id, target_id, updated_at, enqueued_at)
+       SELECT id, event_id, target_id, now(), now() FROM unnest($1::uuid[], $2::text[], $3::uuid[]) AS d(id, event_id, target_id)`,
       [refs.map((r) => r.deliveryId), refs.map((r) => r.eventId), refs.map((r) => r.targetId)],
     );
   }
@@ -116,7 +118,7 @@ const toRef = (r: RefRow): DeliveryRef => ({ deliveryId: r.id, eventId: r.event_
 
 export function deliveryRepository(prisma: PrismaClient) {
   return {
-    /** Records that BullMQ holds these deliveries' jobs. */
+    /** Records that BullMQ holds these deliveries' jobs (replayed deliveries, which start unmarked). */
     async markEnqueued(deliveryIds: readonly string[]): Promise<void> {
       if (deliveryIds.length === 0) return;
       // One statement (updatedAt kept as Prisma's @updatedAt would).
@@ -124,6 +126,12 @@ export function deliveryRepository(prisma: PrismaClient) {
         'UPDATE deliveries SET enqueued_at = now(), updated_at = now() WHERE id = ANY($1::uuid[]) AND enqueued_at IS NULL',
         [deliveryIds],
       );
+    },
+
+    /** Hands deliveries whose jobs could not be added to the sweeper: it takes pending ones left unmarked. */
+    async clearEnqueued(deliveryIds: readonly string[]): Promise<void> {
+      if (deliveryIds.length === 0) return;
+      await sqlPool(prisma).query('UPDATE deliveries SET enqueued_at = NULL, updated_at = now() WHERE id = ANY($1::uuid[])', [deliveryIds]);
     },
 
     /**

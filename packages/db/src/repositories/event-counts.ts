@@ -41,7 +41,8 @@ interface Increment {
   origin: string;
   objectType: string;
   granularity: number;
-  bucketStart: bigint;
+  /** Epoch seconds: a double holds them exactly, and is much cheaper than a BigInt per counter. */
+  bucketStart: number;
   count: number;
 }
 
@@ -60,7 +61,7 @@ export async function addToCounts(sql: Sql, events: readonly CountedEvent[]): Pr
           total.count += 1;
           totals.set(key, total);
           for (const granularity of BUCKET_GRANULARITIES) {
-            const bucketStart = BigInt(seconds - (((seconds % granularity) + granularity) % granularity));
+            const bucketStart = seconds - (((seconds % granularity) + granularity) % granularity);
             const bucketKey = `${key}\u0000${granularity}\u0000${bucketStart}`;
             const bucket = buckets.get(bucketKey) ?? { scope, origin, objectType, granularity, bucketStart, count: 0 };
             bucket.count += 1;
