@@ -22,6 +22,7 @@ import autocannon from 'autocannon';
 import { Redis } from 'ioredis';
 import { applyMigrations, createPrismaClient, dropDatabase, ensureDatabase } from '@herald/db';
 import { databaseUrlFor, startService, uniqueId, type ServiceProcess } from '@herald/testing';
+import { CpuAccounts, cpuPerUnit, type CpuSnapshot } from './cpu';
 import { bareIngest, ingestBatches } from './ingest-load';
 import { seedEvents } from './seed-events';
 
@@ -60,8 +61,8 @@ async function main(): Promise<void> {
     };
     api = startService('services/events-api/src/server.ts', { ...serviceEnv, PORT: '0', ...(cpuProf && mode !== 'deliver' ? profiling : {}) });
     const port = Number((await api.waitForLog(/listening/, 30_000)).port);
-    roles.set(api.child.pid ?? 0, 'events-api');
-    currentDatabase = databaseName;
+    cpu = new CpuAccounts(databaseName);
+    cpu.add(api.child.pid, 'events-api');
     const apiUrl = `http://127.0.0.1:${port}`;
     if (mode === 'ingest') await profileIngest(apiUrl, databaseUrl, queuePrefix);
     else if (mode === 'list') await profileList(apiUrl, prisma, Boolean(keep));
@@ -130,11 +131,9 @@ async function profileList(apiUrl: string, prisma: ReturnType<typeof createPrism
   const barePort = Number((await bare.waitForLog(/listening/, 30_000)).port);
   const seconds = Number(arg('seconds', '10'));
   const cannon = async (url: string) => {
-    const before = cpuByProcess();
+    const before = cpu.snapshot();
     const r = await autocannon({ url, connections: 32, duration: seconds, headers });
-    const after = cpuByProcess();
-    const used = [...after].map(([name, ms]) => `${name} ${Math.round((ms - (before.get(name) ?? 0)) / r.requests.total * 1000)} µs`).join(', ');
-    console.log(`  CPU per request: ${used}`);
+    console.log(`  CPU per request: ${cpuPerUnit(before, cpu.snapshot(), r.requests.total)}`);
     if (r.non2xx || r.errors) throw new Error(`${url}: ${r.non2xx} non-2xx, ${r.errors} errors`);
     return `${Math.round(r.requests.average)} req/s, p50 ${r.latency.p50} ms, p99 ${r.latency.p99} ms`;
   };
@@ -155,7 +154,7 @@ async function profileList(apiUrl: string, prisma: ReturnType<typeof createPrism
 async function profileDelivery(apiUrl: string, workerEnv: Record<string, string>, prisma: ReturnType<typeof createPrismaClient>): Promise<void> {
   const receiver = startService('bench/receiver.ts', {});
   const receiverUrl = `http://127.0.0.1:${Number((await receiver.waitForLog(/listening/, 30_000)).port)}`;
-  roles.set(receiver.child.pid ?? 0, 'receiver');
+  cpu.add(receiver.child.pid, 'receiver');
   const workers: ServiceProcess[] = [];
   try {
     await post(`${apiUrl}/admin/programs`, { id: 'bench-p', name: 'bench' }, 'dev-admin-token');
@@ -174,22 +173,21 @@ async function profileDelivery(apiUrl: string, workerEnv: Record<string, string>
     for (let i = 0; i < count; i += 1) {
       const worker = startService('services/delivery-worker/src/main.ts', { WORKER_CONCURRENCY: '16', ...workerEnv, ...(i > 0 ? { NODE_OPTIONS: '' } : {}) });
       workers.push(worker);
-      roles.set(worker.child.pid ?? 0, 'delivery-worker');
+      cpu.add(worker.child.pid, 'delivery-worker');
     }
     await Promise.all(workers.map((w) => w.waitForLog('delivery-worker ready', 30_000)));
     const stats = async (): Promise<number> => ((await (await fetch(`${receiverUrl}/stats`)).json()) as { callbacks: number }).callbacks;
-    let first: { at: number; callbacks: number; cpu: Map<string, number> } | undefined;
+    let first: { at: number; callbacks: number; cpu: CpuSnapshot } | undefined;
     const deadline = Date.now() + 300_000;
     for (;;) {
       const callbacks = await stats();
-      if (!first && callbacks > 0) first = { at: performance.now(), callbacks, cpu: cpuByProcess() };
+      if (!first && callbacks > 0) first = { at: performance.now(), callbacks, cpu: cpu.snapshot() };
       if (callbacks >= expected && first) {
         const seconds = (performance.now() - first.at) / 1000;
         const done = callbacks - first.callbacks;
-        const cpu = cpuByProcess();
         const rss = workers.map((w) => /VmHWM:\s+(\d+)/.exec(readFileSync(`/proc/${w.child.pid}/status`, 'utf8'))?.[1]).map((kb) => `${Math.round(Number(kb) / 1024)} MB`);
         console.log(`${count} worker(s): ${Math.round(done / seconds)} callbacks/s (${done} in ${seconds.toFixed(1)} s), peak RSS ${rss.join(', ')}`);
-        console.log(`  CPU per callback: ${[...cpu].map(([name, ms]) => `${name} ${Math.round(((ms - (first!.cpu.get(name) ?? 0)) / done) * 1000)} µs`).join(', ')}`);
+        console.log(`  CPU per callback: ${cpuPerUnit(first.cpu, cpu.snapshot(), done)}`);
         break;
       }
       if (Date.now() > deadline) throw new Error(`only ${callbacks} of ${expected} callbacks`);
@@ -203,32 +201,8 @@ async function profileDelivery(apiUrl: string, workerEnv: Record<string, string>
   }
 }
 
-/** CPU time (user + system, ms) of Herald's processes by role, this database's PostgreSQL backends, Redis, this process and everything else. */
-function cpuByProcess(): Map<string, number> {
-  const out = new Map<string, number>();
-  for (const pid of readdirSync('/proc').filter((p) => /^\d+$/.test(p))) {
-    try {
-      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-      const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      const ms = ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
-      const cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
-      const key =
-        roles.get(Number(pid))
-        ?? (pid === String(process.pid) ? 'autocannon (this process)'
-        : name === 'postgres' && cmdline.includes(currentDatabase) ? 'postgres (this database)'
-        : name === 'redis-server' ? 'redis'
-        : 'everything else');
-      out.set(key, (out.get(key) ?? 0) + ms);
-    } catch {
-      // The process ended meanwhile.
-    }
-  }
-  return out;
-}
-/** The role of each process this harness started, by pid. */
-const roles = new Map<number, string>();
-let currentDatabase = '';
+/** The CPU accounts of this run's processes (set once the database is known). */
+let cpu: CpuAccounts;
 
 async function deleteKeys(prefix: string): Promise<void> {
   const redis = new Redis(REDIS_URL);
