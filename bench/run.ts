@@ -274,7 +274,8 @@ async function main(): Promise<void> {
         const seconds = (now - first.at) / 1000;
         const done = callbacks - first.count;
         const result = { rate: seconds > 0 ? done / seconds : NaN, seconds, cpu: cpuPerUnit(first.cpu, after, done), busy: machineBusy(first.cpu, after) };
-        log(`${role}: ${Math.round(result.rate)} callbacks/s, machine ${Math.round(result.busy * 100)} % busy, CPU per callback: ${result.cpu}`);
+        // (A drain whose callbacks had all arrived before it looked measures nothing.)
+        if (done > 0) log(`${role}: ${Math.round(result.rate)} callbacks/s, machine ${Math.round(result.busy * 100)} % busy, CPU per callback: ${result.cpu}`);
         return result;
       }
       if (Date.now() > deadline) throw new Error(`only ${callbacks} of ${expected} callbacks within ${DRAIN_TIMEOUT_MS} ms`);
