@@ -206,8 +206,12 @@ interface DrainResult {
   busy: number;
 }
 
-/** Starts timing once `workers` are ready (they take the queued jobs); resolves when the receiver has `expected` callbacks. */
-type Drain = (expected: number, workers: ServiceProcess[], role: string) => Promise<DrainResult>;
+/**
+ * Resolves when the receiver has `expected` callbacks, timed from the first. `workers` (started,
+ * maybe not ready yet) are accounted as `role`; without a role, nothing is measured or logged
+ * (callbacks that arrived while the caller was still posting events).
+ */
+type Drain = (expected: number, workers: ServiceProcess[], role?: string) => Promise<DrainResult>;
 
 async function main(): Promise<void> {
   const runStarted = Date.now();
@@ -262,7 +266,7 @@ async function main(): Promise<void> {
   // Times the receiver from the first callback to the `expected`-th, with the CPU that each process
   // and the whole machine spent meanwhile; `workers` (started, maybe not ready yet) are counted as `role`.
   const drain: Drain = async (expected, workers, role) => {
-    workers.forEach((w) => cpu.add(w.child.pid, role));
+    workers.forEach((w) => cpu.add(w.child.pid, role ?? 'worker'));
     const deadline = Date.now() + DRAIN_TIMEOUT_MS;
     let first: { at: number; count: number; cpu: CpuSnapshot } | undefined;
     for (;;) {
@@ -274,8 +278,7 @@ async function main(): Promise<void> {
         const seconds = (now - first.at) / 1000;
         const done = callbacks - first.count;
         const result = { rate: seconds > 0 ? done / seconds : NaN, seconds, cpu: cpuPerUnit(first.cpu, after, done), busy: machineBusy(first.cpu, after) };
-        // (A drain whose callbacks had all arrived before it looked measures nothing.)
-        if (done > 0) log(`${role}: ${Math.round(result.rate)} callbacks/s, machine ${Math.round(result.busy * 100)} % busy, CPU per callback: ${result.cpu}`);
+        if (role) log(`${role}: ${Math.round(result.rate)} callbacks/s, machine ${Math.round(result.busy * 100)} % busy, CPU per callback: ${result.cpu}`);
         return result;
       }
       if (Date.now() > deadline) throw new Error(`only ${callbacks} of ${expected} callbacks within ${DRAIN_TIMEOUT_MS} ms`);
@@ -368,7 +371,7 @@ async function main(): Promise<void> {
   await reset();
   const renewalCount = SIZE.renewalRate * SIZE.renewalSeconds;
   await postEventsAtRate(apiUrl, renewalCount, SIZE.renewalRate, (i) => ({ programId: 'bench-r', origin: 'automated', eventType: 'updated', objectId: `renewal-${i}`, objectType: 'subscription' }));
-  await drain(renewalCount, [], 'delivery-worker');
+  await drain(renewalCount, []);
   const renewal = await stats();
   const tokenSpan = (renewal.lastCallbackAt - (renewal.tokenTimes[0] ?? renewal.lastCallbackAt)) / 1000;
   const gaps = renewal.tokenTimes.slice(1).map((at, i) => (at - renewal.tokenTimes[i]!) / 1000);
@@ -384,7 +387,7 @@ async function main(): Promise<void> {
   await reset();
   const e2eCount = SIZE.e2eRate * SIZE.e2eSeconds;
   const sentAt = await postEventsAtRate(apiUrl, e2eCount, SIZE.e2eRate, (i) => ({ programId: 'bench-p', origin: 'api', eventType: 'created', objectId: `e2e-${i}`, objectType: 'subscription' }));
-  await drain(e2eCount, [], 'delivery-worker');
+  await drain(e2eCount, []);
   const arrivals = (await http('GET', `${receiverUrl}/arrivals`, undefined)) as Record<string, number>;
   const latencies = [...sentAt].map(([eventId, at]) => (arrivals[eventId] ?? NaN) - at).filter(Number.isFinite).sort((a, b) => a - b);
   if (latencies.length !== e2eCount) throw new Error(`latency: ${latencies.length} of ${e2eCount} callbacks matched`);
