@@ -25,6 +25,7 @@ import { databaseUrlFor, startService, uniqueId, type ServiceProcess } from '@he
 import { CpuAccounts, cpuPerUnit, type CpuSnapshot } from './cpu';
 import { bareIngest, ingestBatches } from './ingest-load';
 import { seedEvents } from './seed-events';
+import { createPaymentTenant, serviceEnv } from './setup';
 
 const ROOT = path.resolve(__dirname, '..');
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -49,24 +50,15 @@ async function main(): Promise<void> {
   try {
     mkdirSync(profileDir, { recursive: true });
     const profiling = { NODE_OPTIONS: `--require ${path.join(ROOT, 'bench/cpu-profile-hook.cjs')}`, CPU_PROFILE_DIR: profileDir };
-    const serviceEnv = {
-      NODE_ENV: 'development',
-      DATABASE_URL: databaseUrl,
-      REDIS_URL,
-      QUEUE_PREFIX: queuePrefix,
-      LOG_LEVEL: 'info',
-      RATE_LIMIT_REQUESTS: '1000000',
-      ALLOW_PRIVATE_TARGETS: 'true',
-      METRICS_PORT: '0',
-    };
-    api = startService('services/events-api/src/server.ts', { ...serviceEnv, PORT: '0', ...(cpuProf && mode !== 'deliver' ? profiling : {}) });
+    const env = serviceEnv({ databaseUrl, redisUrl: REDIS_URL, queuePrefix });
+    api = startService('services/events-api/src/server.ts', { ...env, PORT: '0', ...(cpuProf && mode !== 'deliver' ? profiling : {}) });
     const port = Number((await api.waitForLog(/listening/, 30_000)).port);
     cpu = new CpuAccounts(databaseName);
     cpu.add(api.child.pid, 'events-api');
     const apiUrl = `http://127.0.0.1:${port}`;
     if (mode === 'ingest') await profileIngest(apiUrl, databaseUrl, queuePrefix);
     else if (mode === 'list') await profileList(apiUrl, prisma, Boolean(keep));
-    else if (mode === 'deliver') await profileDelivery(apiUrl, { ...serviceEnv, ...(cpuProf ? profiling : {}) }, prisma);
+    else if (mode === 'deliver') await profileDelivery(apiUrl, { ...env, ...(cpuProf ? profiling : {}) }, prisma);
     else throw new Error('mode: ingest, list or deliver');
   } finally {
     if (api) {
@@ -89,15 +81,8 @@ async function post(url: string, body: unknown, token: string): Promise<any> {
 }
 
 async function profileIngest(apiUrl: string, databaseUrl: string, queuePrefix: string): Promise<void> {
-  await post(`${apiUrl}/admin/programs`, { id: 'bench-p', name: 'bench' }, 'dev-admin-token');
-  await post(`${apiUrl}/admin/merchants`, { id: 'bench-m', programId: 'bench-p', name: 'bench' }, 'dev-admin-token');
-  for (const [url, owner] of [['programs/bench-p', 'program'], ['merchants/bench-m', 'merchant']]) {
-    await fetch(`${apiUrl}/admin/${url}/notification-target`, {
-      method: 'PUT',
-      headers: { 'content-type': 'application/json', authorization: 'Bearer dev-admin-token' },
-      body: JSON.stringify({ url: `http://127.0.0.1:9/hook/${owner}`, auth: { mode: 'none' } }),
-    });
-  }
+  // Nothing delivers here: the targets' port 9 is never called.
+  await createPaymentTenant(apiUrl, 'dev-admin-token', 'http://127.0.0.1:9/hook');
   const events = Number(arg('events', '15000'));
   const rounds = Number(arg('rounds', '3'));
   for (let r = 0; r < rounds; r += 1) {
@@ -157,15 +142,7 @@ async function profileDelivery(apiUrl: string, workerEnv: Record<string, string>
   cpu.add(receiver.child.pid, 'receiver');
   const workers: ServiceProcess[] = [];
   try {
-    await post(`${apiUrl}/admin/programs`, { id: 'bench-p', name: 'bench' }, 'dev-admin-token');
-    await post(`${apiUrl}/admin/merchants`, { id: 'bench-m', programId: 'bench-p', name: 'bench' }, 'dev-admin-token');
-    for (const [url, owner] of [['programs/bench-p', 'program'], ['merchants/bench-m', 'merchant']]) {
-      await fetch(`${apiUrl}/admin/${url}/notification-target`, {
-        method: 'PUT',
-        headers: { 'content-type': 'application/json', authorization: 'Bearer dev-admin-token' },
-        body: JSON.stringify({ url: `${receiverUrl}/hook/${owner}`, auth: { mode: 'none' } }),
-      });
-    }
+    await createPaymentTenant(apiUrl, 'dev-admin-token', `${receiverUrl}/hook`);
     const events = Number(arg('events', '5000'));
     await ingestBatches({ apiUrl, token: 'dev-ingest-token', count: events, batchSize: 500, inFlight: 2, programId: 'bench-p', merchantId: 'bench-m', objectType: 'payment' });
     const expected = 2 * events;

@@ -19,6 +19,7 @@ import { databaseUrlFor, startService, uniqueId, type ServiceProcess } from '@he
 import { CpuAccounts, cpuPerUnit, machineBusy, type CpuSnapshot } from './cpu';
 import { bareIngest, ingestBatches } from './ingest-load';
 import { createRawPoster } from './raw-post';
+import { createPaymentTenant, serviceEnv } from './setup';
 import { filteredCount, seedEvents } from './seed-events';
 
 const QUICK = process.argv.includes('--quick');
@@ -231,18 +232,8 @@ async function main(): Promise<void> {
 
   const receiver = await startListening('bench/receiver.ts', {});
   const receiverUrl = `http://127.0.0.1:${receiver.port}`;
-  const serviceEnv: Record<string, string> = {
-    NODE_ENV: 'development',
-    DATABASE_URL: databaseUrl,
-    REDIS_URL,
-    QUEUE_PREFIX: queuePrefix,
-    LOG_LEVEL: 'info',
-    RATE_LIMIT_REQUESTS: '1000000',
-    ALLOW_PRIVATE_TARGETS: 'true',
-    METRICS_PORT: '0',
-    WORKER_CONCURRENCY: String(WORKER_CONCURRENCY),
-  };
-  const api = await startListening('services/events-api/src/server.ts', { ...serviceEnv, PORT: '0' });
+  const env = { ...serviceEnv({ databaseUrl, redisUrl: REDIS_URL, queuePrefix }), WORKER_CONCURRENCY: String(WORKER_CONCURRENCY) };
+  const api = await startListening('services/events-api/src/server.ts', { ...env, PORT: '0' });
   serviceLogs.push(['events-api', api.proc]);
   const apiUrl = `http://127.0.0.1:${api.port}`;
   const stats = (): Promise<ReceiverStats> => http('GET', `${receiverUrl}/stats`, undefined);
@@ -250,10 +241,7 @@ async function main(): Promise<void> {
 
   // Tenants: P/M with a program target and a merchant target (fan-out 2 for payments);
   // O with an OAuth program target; L for the list benchmark (no target, no deliveries).
-  await http('POST', `${apiUrl}/admin/programs`, ADMIN_TOKEN, { id: 'bench-p', name: 'bench' }, [201]);
-  await http('POST', `${apiUrl}/admin/merchants`, ADMIN_TOKEN, { id: 'bench-m', programId: 'bench-p', name: 'bench' }, [201]);
-  await http('PUT', `${apiUrl}/admin/programs/bench-p/notification-target`, ADMIN_TOKEN, { url: `${receiverUrl}/hook/program`, auth: { mode: 'none' } }, [200, 201]);
-  await http('PUT', `${apiUrl}/admin/merchants/bench-m/notification-target`, ADMIN_TOKEN, { url: `${receiverUrl}/hook/merchant`, auth: { mode: 'none' } }, [200, 201]);
+  await createPaymentTenant(apiUrl, ADMIN_TOKEN, `${receiverUrl}/hook`);
   await http('POST', `${apiUrl}/admin/programs`, ADMIN_TOKEN, { id: 'bench-o', name: 'oauth' }, [201]);
   await http('PUT', `${apiUrl}/admin/programs/bench-o/notification-target`, ADMIN_TOKEN, {
     url: `${receiverUrl}/hook/oauth`,
@@ -319,7 +307,7 @@ async function main(): Promise<void> {
 
   // --- Delivery with N worker processes: drain the callbacks queued by the ingest ---
   const startWorkers = (n: number): ServiceProcess[] => {
-    const workers = Array.from({ length: n }, () => startService('services/delivery-worker/src/main.ts', serviceEnv));
+    const workers = Array.from({ length: n }, () => startService('services/delivery-worker/src/main.ts', env));
     workers.forEach((w, i) => {
       cleanups.push(async () => void (await w.stop('SIGTERM', 15_000)));
       serviceLogs.push([`delivery-worker ${n}.${i + 1}`, w]);

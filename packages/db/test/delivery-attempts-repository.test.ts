@@ -16,6 +16,16 @@ afterAll(() => prisma.$disconnect());
 
 const basicAuth = { mode: 'basic', username: 'shop', password: 'pa55-word' } as const;
 
+/** The stored events' fields but the id; optional fields other than metadata are absent. */
+const EVENT_FIELDS = {
+  createdAt: '2026-11-22T10:00:00.123Z',
+  origin: 'api',
+  eventType: 'created',
+  objectId: 'o',
+  objectType: 'payment',
+  metadata: { order: '42' },
+} as const;
+
 /** A new delivery: an event of a fresh program whose target (basic auth) takes everything. */
 async function newDelivery(targetCipher = cipher): Promise<string> {
   const program = await tenantRepository(prisma).createProgram({ id: uniqueId('prg'), name: 'Program' });
@@ -25,15 +35,7 @@ async function newDelivery(targetCipher = cipher): Promise<string> {
   );
   const { deliveries } = await eventRepository(prisma).insert([
     {
-      event: {
-        id: `Event-${randomUUID()}`,
-        createdAt: '2026-11-22T10:00:00.123Z',
-        origin: 'api',
-        eventType: 'created',
-        objectId: 'o',
-        objectType: 'payment',
-        metadata: { order: '42' },
-      },
+      event: { id: `Event-${randomUUID()}`, ...EVENT_FIELDS },
       programId: program.id,
       contentHash: randomUUID(),
     },
@@ -52,15 +54,7 @@ describe('the delivery attempt repository', () => {
     expect(work.delivery).toMatchObject({ id: first, status: 'pending', attemptsMade: 0 });
     expect(work.target).toMatchObject({ id: work.delivery.targetId, url: 'https://merchant.example/hooks', auth: basicAuth, enabled: true, deletedAt: null });
     // The event exactly as GET /events shows it: absent optional fields are left out.
-    expect(work.event).toEqual({
-      id: work.delivery.eventId,
-      createdAt: '2026-11-22T10:00:00.123Z',
-      origin: 'api',
-      eventType: 'created',
-      objectId: 'o',
-      objectType: 'payment',
-      metadata: { order: '42' },
-    });
+    expect(work.event).toEqual({ id: work.delivery.eventId, ...EVENT_FIELDS });
   });
 
   it('gives a target whose credentials no key decrypts as the error, for its own delivery only', async () => {

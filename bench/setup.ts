@@ -1,0 +1,36 @@
+/** What the bench and bench/profile.ts set up the same way. */
+
+/** The environment of the events-api and delivery-worker processes of a bench run. */
+export function serviceEnv(options: { databaseUrl: string; redisUrl: string; queuePrefix: string }): Record<string, string> {
+  return {
+    NODE_ENV: 'development',
+    DATABASE_URL: options.databaseUrl,
+    REDIS_URL: options.redisUrl,
+    QUEUE_PREFIX: options.queuePrefix,
+    LOG_LEVEL: 'info',
+    // The bench measures the API, not its rate limit.
+    RATE_LIMIT_REQUESTS: '1000000',
+    // Targets live on 127.0.0.1.
+    ALLOW_PRIVATE_TARGETS: 'true',
+    METRICS_PORT: '0',
+  };
+}
+
+/**
+ * Through the admin API: program bench-p with merchant bench-m, each with a target (no auth) at
+ * `${hookBase}/program` and `${hookBase}/merchant`, so that a payment event of bench-m fans out to 2.
+ */
+export async function createPaymentTenant(apiUrl: string, adminToken: string, hookBase: string): Promise<void> {
+  const call = async (method: string, path: string, body: unknown): Promise<void> => {
+    const res = await fetch(`${apiUrl}${path}`, {
+      method,
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${adminToken}` },
+      body: JSON.stringify(body),
+    });
+    if (res.status >= 300) throw new Error(`${method} ${path} answered ${res.status}: ${await res.text()}`);
+  };
+  await call('POST', '/admin/programs', { id: 'bench-p', name: 'bench' });
+  await call('POST', '/admin/merchants', { id: 'bench-m', programId: 'bench-p', name: 'bench' });
+  await call('PUT', '/admin/programs/bench-p/notification-target', { url: `${hookBase}/program`, auth: { mode: 'none' } });
+  await call('PUT', '/admin/merchants/bench-m/notification-target', { url: `${hookBase}/merchant`, auth: { mode: 'none' } });
+}
