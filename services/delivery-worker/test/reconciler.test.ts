@@ -40,12 +40,12 @@ async function producerOf(w: World, redisUrl = w.config.redisUrl): Promise<Deliv
   return producer;
 }
 
-/** A reconciler of the world's queue that checks every pending delivery at once (stale after 0 ms). */
-async function reconcilerOf(w: World, producer?: DeliveryProducer, metrics = createMetrics({ service: 'test' })): Promise<Reconciler> {
+/** A reconciler of the world's queue; by default it checks every pending delivery at once (stale after 0 ms). */
+async function reconcilerOf(w: World, producer?: DeliveryProducer, metrics = createMetrics({ service: 'test' }), staleAfterMs = 0): Promise<Reconciler> {
   const reconciler = startReconciler({
     deliveries: deliveryRepository(w.prisma),
     producer: producer ?? (await producerOf(w)),
-    config: { intervalMs: 3_600_000, staleAfterMs: 0, batchSize: 1_000 },
+    config: { intervalMs: 3_600_000, staleAfterMs, batchSize: 1_000 },
     logger: createLogger({ level: 'error', service: 'test', stream: new PassThrough() }),
     metrics,
   });
@@ -108,7 +108,11 @@ describe('the reconciler', () => {
     const { programId } = await w.createTarget('https://merchant.example/hook');
     await w.sendEvents(programId, 40);
     await w.queue.obliterate({ force: true });
-    const results = await Promise.all((await Promise.all([reconcilerOf(w), reconcilerOf(w)])).map((r) => r.reconcileOnce()));
+    // Stale for an hour, checked after a minute: a delivery one pass has just checked is not stale
+    // for the other, whichever order their transactions run in.
+    await w.prisma.$executeRaw`UPDATE deliveries SET enqueued_at = now() - interval '1 hour' WHERE status = 'pending'`;
+    const reconcilers = await Promise.all([reconcilerOf(w, undefined, undefined, 60_000), reconcilerOf(w, undefined, undefined, 60_000)]);
+    const results = await Promise.all(reconcilers.map((r) => r.reconcileOnce()));
     expect(results.reduce((n, r) => n + r.requeued, 0)).toBe(40);
     expect(results.reduce((n, r) => n + r.checked, 0)).toBe(40);
     expect(await w.queue.getWaitingCount()).toBe(40);

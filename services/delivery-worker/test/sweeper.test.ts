@@ -1,27 +1,52 @@
 import { PassThrough } from 'node:stream';
 import { randomUUID } from 'node:crypto';
-import { loadConfig } from '@herald/config';
-import { createPrismaClient, credentialsCipherFromConfig, deliveryRepository, eventRepository, targetRepository, tenantRepository } from '@herald/db';
+import { loadConfig, type Config } from '@herald/config';
+import {
+  applyMigrations,
+  createPrismaClient,
+  credentialsCipherFromConfig,
+  deliveryRepository,
+  eventRepository,
+  targetRepository,
+  tenantRepository,
+  type DeliveryRepository,
+  type PrismaClient,
+} from '@herald/db';
 import { createLogger } from '@herald/logging';
 import { createMetrics } from '@herald/metrics';
-import { createDeliveryProducer, createRedisConnection } from '@herald/queue';
-import { metricValue, testDatabaseUrl, uniqueId } from '@herald/testing';
+import { createDeliveryProducer, createRedisConnection, type DeliveryProducer } from '@herald/queue';
+import type { Redis } from 'ioredis';
+import { createScratchDatabase, metricValue, uniqueId } from '@herald/testing';
 import { startSweeper } from '../src/sweeper';
 
-const config = loadConfig({ NODE_ENV: 'test', DATABASE_URL: testDatabaseUrl(), QUEUE_PREFIX: uniqueId('test') });
-const prisma = createPrismaClient(config.databaseUrl);
-const redis = createRedisConnection(config.redisUrl, { role: 'client' });
-const producer = createDeliveryProducer(redis, { prefix: config.queuePrefix, retry: config.retry, timeoutMs: config.enqueueTimeoutMs });
-const queue = producer.queue;
+// A sweeper takes the unmarked deliveries of every queue prefix in its database, and skips rows
+// another transaction holds: a database of this file's own keeps other test files' deliveries,
+// sweepers and replays out of its counts.
+let database: { url: string; drop: () => Promise<void> };
+let config: Config;
+let prisma: PrismaClient;
+let deliveries: DeliveryRepository;
+let redis: Redis;
 const logger = createLogger({ level: 'error', service: 'test', stream: new PassThrough() });
-const deliveries = deliveryRepository(prisma);
 const metrics = createMetrics({ service: 'test' });
+let producer: DeliveryProducer;
+
+beforeAll(async () => {
+  database = await createScratchDatabase('herald_sweeper');
+  await applyMigrations(database.url);
+  config = loadConfig({ NODE_ENV: 'test', DATABASE_URL: database.url, QUEUE_PREFIX: uniqueId('test') });
+  prisma = createPrismaClient(config.databaseUrl);
+  deliveries = deliveryRepository(prisma);
+  redis = createRedisConnection(config.redisUrl, { role: 'client' });
+  producer = createDeliveryProducer(redis, { prefix: config.queuePrefix, retry: config.retry, timeoutMs: config.enqueueTimeoutMs });
+});
 
 afterAll(async () => {
-  await queue.obliterate({ force: true });
-  await queue.close();
+  await producer.queue.obliterate({ force: true });
+  await producer.close();
   redis.disconnect();
   await prisma.$disconnect();
+  await database.drop();
 });
 
 /**
@@ -59,18 +84,18 @@ describe('the outbox sweeper', () => {
     );
     try {
       const counts = await Promise.all([sweepers[0]!.sweepOnce(), sweepers[1]!.sweepOnce(), sweepers[0]!.sweepOnce()]);
-      // Other test files may leave deliveries of their own; ours are counted exactly once between the sweeps.
-      expect(counts.reduce((a, b) => a + b, 0)).toBeGreaterThanOrEqual(120);
+      // Counted exactly once between the three sweeps.
+      expect(counts.reduce((a, b) => a + b, 0)).toBe(120);
       expect(metricValue(await sweeperMetrics.exposition(), 'herald_sweeper_enqueued_total')).toBe(counts.reduce((a, b) => a + b, 0));
     } finally {
       await Promise.all(sweepers.map((s) => s.stop()));
     }
     const rows = await prisma.delivery.findMany({ where: { id: { in: ids } } });
     expect(rows.every((row) => row.enqueuedAt !== null)).toBe(true);
-    const jobs = await Promise.all(ids.map((id) => queue.getJob(id)));
+    const jobs = await Promise.all(ids.map((id) => producer.queue.getJob(id)));
     expect(jobs.every((job) => job !== undefined && job.data.deliveryId === job.id)).toBe(true);
-    expect(await queue.count()).toBeGreaterThanOrEqual(120);
-    const ours = (await queue.getJobs(['waiting', 'delayed', 'active', 'prioritized'], 0, -1)).filter((job) => ids.includes(job.id!));
+    expect(await producer.queue.count()).toBe(120);
+    const ours = (await producer.queue.getJobs(['waiting', 'delayed', 'active', 'prioritized'], 0, -1)).filter((job) => ids.includes(job.id!));
     expect(ours).toHaveLength(120);
   });
 
@@ -105,6 +130,6 @@ describe('the outbox sweeper', () => {
     } finally {
       await working.stop();
     }
-    expect((await Promise.all(ids.map((id) => queue.getJob(id)))).every(Boolean)).toBe(true);
+    expect((await Promise.all(ids.map((id) => producer.queue.getJob(id)))).every(Boolean)).toBe(true);
   });
 });
