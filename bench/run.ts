@@ -269,6 +269,9 @@ async function main(): Promise<void> {
         if (role) log(`${role}: ${Math.round(result.rate)} callbacks/s, machine ${Math.round(result.busy * 100)} % busy, CPU per callback: ${result.cpu}`);
         return result;
       }
+      // A worker that died (at start, say) fails the run now rather than at the deadline.
+      const dead = workers.find((w) => w.child.exitCode !== null || w.child.signalCode !== null);
+      if (dead) throw new Error(`a ${role ?? 'worker'} process exited during the drain: ${dead.output().slice(-2_000)}`);
       if (Date.now() > deadline) throw new Error(`only ${callbacks} of ${expected} callbacks within ${DRAIN_TIMEOUT_MS} ms`);
       await sleep(50);
     }

@@ -86,9 +86,9 @@ export function createDeliveryProcessor(deps: DeliveryProcessorDependencies): (j
     });
 
   const attempt = async ({ delivery, target, event }: DeliveryWork): Promise<AttemptResult> => {
-    if (!target || target instanceof CredentialsCipherError || target.deletedAt !== null || !target.enabled) {
-      // Credentials no key decrypts: failureOf makes it a `configuration` failure, not retried.
-      if (target instanceof CredentialsCipherError) throw target;
+    // Credentials no key decrypts: failureOf makes it a `configuration` failure, not retried.
+    if (target instanceof CredentialsCipherError) throw target;
+    if (!target || target.deletedAt !== null || !target.enabled) {
       const state = !target ? 'no longer exists' : target.deletedAt !== null ? 'was deleted' : 'is switched off';
       return { delivered: false, errorKind: 'target_unavailable', errorMessage: `the notification target ${state}; not sent`, retryable: false };
     }

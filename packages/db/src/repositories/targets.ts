@@ -206,7 +206,10 @@ export function targetRepository(prisma: PrismaClient, cipher: CredentialsCipher
       return count > 0;
     },
 
-    /** A target with its credentials decrypted, for sending a callback; null when the id is unknown. */
+    /**
+     * One target with its credentials decrypted, as the delivery worker sees it (the worker reads it
+     * together with its deliveries: deliveryAttemptRepository.loadForAttempts); null when the id is unknown.
+     */
     async loadForDelivery(targetId: string): Promise<DeliveryTarget | null> {
       if (!UUID.test(targetId)) return null;
       const row = await prisma.notificationTarget.findUnique({ where: { id: targetId }, select: COLUMNS });
