@@ -46,7 +46,7 @@ export {
 } from './validation';
 export type { Validation, Violation } from './violation';
 export { examplePaymentSeriesEvent } from './examples/payment-series-event';
-export { DomainError } from './errors/domain-error';
+export { HeraldError } from './errors/herald-error';
 export { ValidationError } from './errors/validation-error';
 export {
   CALLBACK_AUTH_MODES,

@@ -1,5 +1,5 @@
 import {
-  DomainError,
+  HeraldError,
   examplePaymentSeriesEvent,
   validateEvent,
   validateIngestEvent,
@@ -81,7 +81,7 @@ describe('ValidationError', () => {
 
   it('carries the stable code validation_failed, its name and every violation', () => {
     const error = new ValidationError(violations);
-    expect(error).toBeInstanceOf(DomainError);
+    expect(error).toBeInstanceOf(HeraldError);
     expect(error).toBeInstanceOf(Error);
     expect(error.code).toBe('validation_failed');
     expect(error.name).toBe('ValidationError');

@@ -1,11 +1,11 @@
 import type { Violation } from '../violation';
-import { DomainError } from './domain-error';
+import { HeraldError } from './herald-error';
 
 // A batch can break thousands of rules; the message names the first few, `violations` holds all.
 const VIOLATIONS_IN_MESSAGE = 5;
 
 /** Input broke one or more schema rules; `violations` names each offending field by JSON pointer. */
-export class ValidationError extends DomainError {
+export class ValidationError extends HeraldError {
   override readonly name = 'ValidationError';
   readonly code = 'validation_failed';
 
