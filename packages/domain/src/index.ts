@@ -1,7 +1,8 @@
 /**
  * @herald/domain: the resources of the notification and event spec as JSON Schemas (the single
- * source of every field rule), the TypeScript types derived from them, ajv validators and the
- * domain errors. No I/O.
+ * source of every field rule), the TypeScript types derived from them, ajv validators, the
+ * domain errors, and the few pure helpers every package needs (UUID pattern, string order,
+ * constant-time secret check, time bound). No I/O.
  */
 export type { FromSchema } from './from-schema';
 export { addressSchema, COUNTRY_CODES_REQUIRING_STATE } from './schemas/address';
@@ -47,7 +48,12 @@ export {
 export type { Validation, Violation } from './violation';
 export { examplePaymentSeriesEvent } from './examples/payment-series-event';
 export { HeraldError } from './errors/herald-error';
+export { TimeoutError } from './errors/timeout-error';
 export { ValidationError } from './errors/validation-error';
+export { compareStrings } from './compare-strings';
+export { secretMatcher } from './secret-matcher';
+export { isUuid, UUID_PATTERN, UUID_SOURCE } from './uuid';
+export { withTimeout } from './with-timeout';
 export {
   CALLBACK_AUTH_MODES,
   MERCHANT_NOTIFICATION_OBJECT_TYPES,

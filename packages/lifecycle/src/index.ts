@@ -47,4 +47,4 @@ export function exitOnStartupFailure(logger: Logger, error: unknown): never {
   process.exit(1);
 }
 
-export { checkReadiness, withTimeout, type ReadinessCheck, type ReadinessReport } from './readiness';
+export { checkReadiness, type ReadinessCheck, type ReadinessReport } from './readiness';

@@ -1,3 +1,5 @@
+import { withTimeout } from '@herald/domain';
+
 /** A dependency a service needs to do its work, e.g. PostgreSQL; `check` rejects when it does not answer. */
 export interface ReadinessCheck {
   name: string;
@@ -28,13 +30,4 @@ export async function checkReadiness(checks: readonly ReadinessCheck[], timeoutM
   const down = results.filter((r) => !r.ok).map((r) => r.name);
   const byName = Object.fromEntries(results.map((r) => [r.name, r.ok ? { status: 'up' as const } : { status: 'down' as const, error: r.error }]));
   return { ready: down.length === 0, checks: byName, down };
-}
-
-/** Rejects with `message` when `promise` has not settled within `ms`. */
-export function withTimeout<T>(promise: Promise<T>, ms: number, message: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(message)), ms);
-  });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }

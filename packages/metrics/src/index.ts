@@ -7,7 +7,7 @@
  * Labels hold bounded values only (outcomes, queue states, HTTP methods, route patterns, status
  * codes): never an id, a URL or anything a merchant sends.
  */
-import { withTimeout } from '@herald/lifecycle';
+import { withTimeout } from '@herald/domain';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
 /** How one callback attempt ended: delivered; failed with a retry to come; failed for good (no retry left, or not retryable). */

@@ -1,5 +1,6 @@
 import { lookup } from 'node:dns/promises';
 import { BlockList, isIP } from 'node:net';
+import { withTimeout } from '@herald/domain';
 
 // Which addresses Herald may send requests to on a merchant's behalf (notification target URLs and
 // OAuth Authentication URLs). Unless private targets are allowed, every address a host resolves to
@@ -33,16 +34,8 @@ const RESOLVE_TIMEOUT_MS = 5_000;
 
 /** dns.lookup with every address (as connections would resolve it, /etc/hosts included), bounded in time. */
 export const resolveHost: ResolveHost = async (hostname) => {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`resolving ${hostname} timed out`)), RESOLVE_TIMEOUT_MS);
-  });
-  try {
-    const addresses = await Promise.race([lookup(hostname, { all: true, verbatim: true }), timeout]);
-    return addresses.map((a) => a.address);
-  } finally {
-    clearTimeout(timer);
-  }
+  const addresses = await withTimeout(lookup(hostname, { all: true, verbatim: true }), RESOLVE_TIMEOUT_MS, `resolving ${hostname} timed out`);
+  return addresses.map((a) => a.address);
 };
 
 function blockList(subnets: readonly string[]): BlockList {

@@ -1,4 +1,5 @@
 import { Queue, type JobsOptions } from 'bullmq';
+import { withTimeout } from '@herald/domain';
 import type { Redis } from 'ioredis';
 import { DELIVERY_BACKOFF_TYPE } from './delivery-backoff';
 import { DELIVERIES_QUEUE, type DeliveryJobData } from './delivery-job';
@@ -64,15 +65,7 @@ export function createDeliveryProducer(connection: Redis, options: { prefix: str
   // Fails at once while Redis is down, and after timeoutMs at most (the Redis work may still finish).
   const bounded = async <T>(what: string, work: () => Promise<T>): Promise<T> => {
     if (connection.status !== 'ready') throw new Error(`Redis is not connected (${connection.status})`);
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`${what} took over ${options.timeoutMs} ms`)), options.timeoutMs);
-    });
-    try {
-      return await Promise.race([work(), timeout]);
-    } finally {
-      clearTimeout(timer);
-    }
+    return withTimeout(work(), options.timeoutMs, `${what} took over ${options.timeoutMs} ms`);
   };
   return {
     queue,

@@ -1,4 +1,4 @@
-import type { Event } from '@herald/domain';
+import { compareStrings, isUuid, type Event } from '@herald/domain';
 import { sqlPool, type PrismaClient } from '../client';
 import { CredentialsCipherError, type CredentialsCipher } from '../credentials-cipher';
 import type { DeliveryStatus } from '../generated/prisma/enums';
@@ -58,8 +58,6 @@ export interface AttemptRecord {
   attempt: NewDeliveryAttempt;
   outcome: AttemptOutcome;
 }
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 // PostgreSQL text cannot hold NUL, which a merchant's answer may contain.
 function storable(text: string | undefined): string | null {
@@ -159,7 +157,7 @@ export function deliveryAttemptRepository(prisma: PrismaClient, cipher: Credenti
   /** One statement for attempts of distinct deliveries. */
   const recordDistinct = async (records: readonly AttemptRecord[]): Promise<Map<string, number>> => {
     // Sorted, so that two workers recording overlapping batches lock rows in the same order.
-    const sorted = [...records].sort((a, b) => (a.deliveryId < b.deliveryId ? -1 : a.deliveryId > b.deliveryId ? 1 : 0));
+    const sorted = [...records].sort((a, b) => compareStrings(a.deliveryId, b.deliveryId));
     const { rows } = await sql.query<{ delivery_id: string; number: number }>({
       ...RECORD_STATEMENT,
       values: [
@@ -183,7 +181,7 @@ export function deliveryAttemptRepository(prisma: PrismaClient, cipher: Credenti
    */
   const recordAttempts = async (records: readonly AttemptRecord[]): Promise<Array<number | undefined>> => {
     const numbers: Array<number | undefined> = records.map(() => undefined);
-    let rest = records.map((record, index) => ({ record, index })).filter(({ record }) => UUID.test(record.deliveryId));
+    let rest = records.map((record, index) => ({ record, index })).filter(({ record }) => isUuid(record.deliveryId));
     while (rest.length > 0) {
       const taken = new Set<string>();
       const round = rest.filter(({ record }) => !taken.has(record.deliveryId) && Boolean(taken.add(record.deliveryId)));
@@ -197,7 +195,7 @@ export function deliveryAttemptRepository(prisma: PrismaClient, cipher: Credenti
   return {
     /** What each delivery's attempt needs, by delivery id; unknown and malformed ids are absent. */
     async loadForAttempts(deliveryIds: readonly string[]): Promise<Map<string, DeliveryWork>> {
-      const ids = [...new Set(deliveryIds.filter((id) => UUID.test(id)))];
+      const ids = [...new Set(deliveryIds.filter((id) => isUuid(id)))];
       if (ids.length === 0) return new Map();
       const { rows } = await sql.query<WorkRow>({ ...LOAD_STATEMENT, values: [ids] });
       return new Map(

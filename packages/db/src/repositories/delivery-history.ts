@@ -1,3 +1,4 @@
+import { isUuid } from '@herald/domain';
 import { Prisma, type PrismaClient } from '../client';
 import { DeliveryStatus as STATUS } from '../generated/prisma/enums';
 
@@ -122,8 +123,6 @@ interface DeliveryRow {
   completed_at: Date | null;
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
 const DELIVERY_COLUMNS = Prisma.sql`
   d.id::text AS id, d.event_id, d.target_id::text AS target_id, e.program_id, e.merchant_id, d.status::text AS status,
   d.attempts_made, d.last_status_code, d.last_error, d.created_at, d.updated_at, d.enqueued_at, d.completed_at`;
@@ -215,7 +214,7 @@ export function deliveryHistoryRepository(prisma: PrismaClient) {
 
     /** One delivery with its target and every attempt; null when there is none. */
     async find(deliveryId: string): Promise<DeliveryDetail | null> {
-      if (!UUID.test(deliveryId)) return null;
+      if (!isUuid(deliveryId)) return null;
       const rows = await prisma.$queryRaw<DeliveryRow[]>`
         SELECT ${DELIVERY_COLUMNS} FROM deliveries d JOIN events e ON e.id = d.event_id WHERE ${whereClause({ id: deliveryId })}`;
       const [detail] = await details(rows.map(toRecord));
@@ -242,7 +241,7 @@ export function deliveryHistoryRepository(prisma: PrismaClient) {
      * sweeper does if the caller cannot. A single delivery that does not exist gives no result.
      */
     async replay(selection: ReplaySelection, freeJobIds: FreeJobIds): Promise<ReplayResult> {
-      if ('deliveryId' in selection && !UUID.test(selection.deliveryId)) return { deliveries: [], more: false };
+      if ('deliveryId' in selection && !isUuid(selection.deliveryId)) return { deliveries: [], more: false };
       const where = whereClause('deliveryId' in selection ? { id: selection.deliveryId } : selection.filter);
       const limit = 'deliveryId' in selection ? 1 : selection.limit;
       return prisma.$transaction(

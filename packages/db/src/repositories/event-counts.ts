@@ -1,3 +1,4 @@
+import { compareStrings } from '@herald/domain';
 import type { Sql } from '../sql';
 
 /**
@@ -102,7 +103,7 @@ export async function addToCounts(sql: Sql, events: readonly CountedEvent[]): Pr
 }
 
 function sortedValues<T>(map: Map<string, T>): T[] {
-  return [...map.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, value]) => value);
+  return [...map.entries()].sort(([a], [b]) => compareStrings(a, b)).map(([, value]) => value);
 }
 
 /**

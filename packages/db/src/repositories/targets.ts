@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { CallbackAuthMode, EventType, ObjectType } from '@herald/domain';
+import { isUuid, type CallbackAuthMode, type EventType, type ObjectType } from '@herald/domain';
 import type { PrismaClient } from '../client';
 import type { CredentialsCipher } from '../credentials-cipher';
 
@@ -73,8 +73,6 @@ export class TargetOwnerNotFoundError extends Error {
     super(owner.kind === 'program' ? `No program "${owner.programId}".` : `No merchant "${owner.merchantId}".`);
   }
 }
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 const COLUMNS = {
   id: true,
@@ -211,7 +209,7 @@ export function targetRepository(prisma: PrismaClient, cipher: CredentialsCipher
      * together with its deliveries: deliveryAttemptRepository.loadForAttempts); null when the id is unknown.
      */
     async loadForDelivery(targetId: string): Promise<DeliveryTarget | null> {
-      if (!UUID.test(targetId)) return null;
+      if (!isUuid(targetId)) return null;
       const row = await prisma.notificationTarget.findUnique({ where: { id: targetId }, select: COLUMNS });
       return row ? deliveryTargetOf(row, cipher) : null;
     },

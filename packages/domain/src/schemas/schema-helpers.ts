@@ -1,3 +1,5 @@
+import { UUID_SOURCE } from '../uuid';
+
 // Small builders shared by the schema files. They return plain JSON Schema, so the schemas stay
 // usable as they are in the OpenAPI document.
 
@@ -22,10 +24,8 @@ export function nullable<const S extends object>(schema: S): { readonly anyOf: r
   return { anyOf: [schema, { type: 'null' }] };
 }
 
-// Upper or lower case hex: RFC 9562 asks readers to accept both.
-const UUID = '[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}';
 
 /** Pattern of an id made of the literal `prefix`, a hyphen, then a UUID (e.g. `Event-<uuid>`). */
 export function prefixedUuidPattern(prefix: string): string {
-  return `^${prefix}-${UUID}$`;
+  return `^${prefix}-${UUID_SOURCE}$`;
 }

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Router } from 'express';
-import { compileValidator } from '@herald/domain';
+import { compileValidator, isUuid } from '@herald/domain';
 import type { ApiKeyRepository, TenantRepository } from '@herald/db';
 import { HttpError } from '../http/http-error';
 import { parseBody } from '../http/validate-body';
@@ -16,8 +16,6 @@ import {
 const validateCreateProgram = compileValidator<CreateProgramBody>(createProgramSchema);
 const validateCreateMerchant = compileValidator<CreateMerchantBody>(createMerchantSchema);
 const validateCreateApiKey = compileValidator<CreateApiKeyBody>(createApiKeySchema);
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** Bootstrap of tenants and merchant keys, for support and admins (mounted behind the admin token). */
 export function adminRouter(deps: {
@@ -55,7 +53,7 @@ export function adminRouter(deps: {
 
   router.delete('/api-keys/:id', async (req, res) => {
     const id = req.params.id!;
-    const record = UUID.test(id) ? await deps.apiKeys.revoke(id) : null;
+    const record = isUuid(id) ? await deps.apiKeys.revoke(id) : null;
     if (!record) throw new HttpError(404, 'not_found', 'Not Found', `No API key "${id}".`);
     deps.onKeyRevoked();
     res.json(record);

@@ -1,6 +1,6 @@
 import type { RequestHandler } from 'express';
+import { secretMatcher } from '@herald/domain';
 import { HttpError } from '../http/http-error';
-import { secretMatcher } from './secret-matcher';
 
 /**
  * Requires `Authorization: Basic base64(username:password)` with the given credentials, for pages

@@ -1,6 +1,6 @@
 import type { RequestHandler } from 'express';
+import { secretMatcher } from '@herald/domain';
 import { HttpError } from '../http/http-error';
-import { secretMatcher } from './secret-matcher';
 
 /** Requires `Authorization: Bearer <token>` equal to `expected` (the admin or the ingest token), compared in constant time. */
 export function requireBearerToken(expected: string, realm: string): RequestHandler {

@@ -1,8 +1,6 @@
 import { DELIVERY_STATUSES } from '@herald/db';
-import { eventSchema, TENANT_ID_PATTERN } from '@herald/domain';
+import { eventSchema, TENANT_ID_PATTERN, UUID_PATTERN } from '@herald/domain';
 import { pagingParameters } from '../http/query';
-
-const UUID_PATTERN = '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$';
 
 /** Replays take at most this many deliveries at once, and this many when no limit is given. */
 export const REPLAY_MAX_LIMIT = 1000;

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { compareStrings } from '@herald/domain';
 
 /**
  * SHA-256 of a value's canonical JSON (object keys sorted at every level), so that the same
@@ -13,7 +14,7 @@ function canonicalJson(value: unknown): string {
   if (value !== null && typeof value === 'object') {
     const entries = Object.entries(value as Record<string, unknown>)
       .filter(([, item]) => item !== undefined)
-      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+      .sort(([a], [b]) => compareStrings(a, b));
     return `{${entries.map(([key, item]) => `${JSON.stringify(key)}:${canonicalJson(item)}`).join(',')}}`;
   }
   return JSON.stringify(value);
