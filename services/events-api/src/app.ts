@@ -11,6 +11,7 @@ import {
   tenantRepository,
   type PrismaClient,
 } from '@herald/db';
+import { opsEndpoints } from '@herald/lifecycle';
 import type { Logger } from '@herald/logging';
 import { createMetrics, type HeraldMetrics } from '@herald/metrics';
 import { pingRedis, type DeliveryProducer } from '@herald/queue';
@@ -22,13 +23,12 @@ import { DASHBOARD_PATH, dashboardRouter } from './dashboard/router';
 import { createReplay } from './deliveries/replay';
 import { deliveriesRouter } from './deliveries/router';
 import { eventsRouter } from './events/router';
-import { healthRouter } from './health/router';
 import { errorHandler, notFound } from './http/error-handler';
+import { plainRouter } from './http/plain-adapter';
 import { createRateLimit } from './http/rate-limit';
 import { requestLog } from './http/request-log';
 import { publishDeliveries } from './ingest/outbox';
 import { ingestRouter } from './ingest/router';
-import { metricsRouter } from './metrics/router';
 import { openApiRouter } from './openapi/router';
 import { targetsRouter } from './targets/router';
 
@@ -70,15 +70,18 @@ export function createApp(deps: AppDependencies): Express {
   app.set('trust proxy', false);
   app.use(requestLog(logger, metrics));
   app.use(
-    healthRouter(
-      [
-        { name: 'postgres', check: () => pingDatabase(prisma) },
-        { name: 'redis', check: () => pingRedis(redis) },
-      ],
-      config.readinessTimeoutMs,
+    plainRouter(
+      opsEndpoints({
+        checks: [
+          { name: 'postgres', check: () => pingDatabase(prisma) },
+          { name: 'redis', check: () => pingRedis(redis) },
+        ],
+        readinessTimeoutMs: config.readinessTimeoutMs,
+        metrics,
+        token: config.metrics.token,
+      }),
     ),
   );
-  app.use(metricsRouter({ metrics, token: config.metrics.token }));
   app.use(openApiRouter());
   app.use(eventsRouter({ apiKeys: apiKeyCache, events, rateLimit }));
   app.use(

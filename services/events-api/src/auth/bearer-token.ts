@@ -1,20 +1,13 @@
 import type { RequestHandler } from 'express';
-import { secretMatcher } from '@herald/domain';
-import { HttpError } from '../http/http-error';
+import { bearerChallenge, bearerMatcher } from '@herald/lifecycle';
+import { sendPlain } from '../http/plain-adapter';
 
 /** Requires `Authorization: Bearer <token>` equal to `expected` (the admin or the ingest token), compared in constant time. */
 export function requireBearerToken(expected: string, realm: string): RequestHandler {
-  const matches = secretMatcher(expected);
-  return (req, _res, next) => {
-    const match = /^Bearer\s+(\S+)\s*$/i.exec(req.get('authorization') ?? '');
-    if (!match || !matches(match[1]!)) {
-      next(
-        new HttpError(401, 'unauthorized', 'Unauthorized', 'A valid Authorization: Bearer token is required.', { header: 'authorization' }, {
-          'WWW-Authenticate': `Bearer realm="${realm}"`,
-        }),
-      );
-      return;
-    }
-    next();
+  const authorized = bearerMatcher(expected);
+  const challenge = bearerChallenge(realm);
+  return (req, res, next) => {
+    if (authorized(req.get('authorization'))) next();
+    else sendPlain(res, challenge);
   };
 }

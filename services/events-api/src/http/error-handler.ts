@@ -1,9 +1,10 @@
 import type { ErrorRequestHandler, RequestHandler } from 'express';
 import { DuplicateIdError, EventConflictError, isDatabaseUnavailable, UnknownTenantError } from '@herald/db';
 import { ValidationError } from '@herald/domain';
+import { problemType } from '@herald/lifecycle';
 import type { Logger } from '@herald/logging';
 import { HttpError } from './http-error';
-import { problemType, sendProblem } from './problem';
+import { sendProblem } from './plain-adapter';
 
 // What a client is told to wait while PostgreSQL is unavailable.
 const DATABASE_RETRY_AFTER_SECONDS = 5;

@@ -1,4 +1,4 @@
-import { problemType, type ProblemDetails } from './problem';
+import { problemType, type ProblemDetails } from '@herald/lifecycle';
 
 /**
  * An error that already knows its HTTP answer. Thrown by handlers and middleware of the

@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Express } from 'express';
-import { PROBLEM_CONTENT_TYPE, problemType, type ProblemDetails } from './problem';
+import { problemResponse, problemType, type ProblemDetails } from '@herald/lifecycle';
 
 /**
  * The events-api's HTTP server. Requests Node's own parser refuses (headers over 16 KiB, a broken
@@ -21,10 +21,10 @@ function answerParserError(error: NodeJS.ErrnoException, socket: Duplex): void {
     return;
   }
   const problem = parserProblem(error.code);
-  const body = JSON.stringify(problem);
+  const { headers, body } = problemResponse(problem);
   socket.end(
     `HTTP/1.1 ${problem.status} ${problem.title}\r\n` +
-      `Content-Type: ${PROBLEM_CONTENT_TYPE}\r\n` +
+      `Content-Type: ${headers['Content-Type']}\r\n` +
       `Content-Length: ${Buffer.byteLength(body)}\r\n` +
       'Connection: close\r\n\r\n' +
       body,

@@ -1,0 +1,61 @@
+import { checkReadiness, type ReadinessCheck } from '../readiness';
+import { bearerChallenge, bearerMatcher } from './bearer';
+import { jsonResponse, type PlainHandler } from './plain-http';
+import { problemResponse, problemType } from './problem';
+
+/** Where the Prometheus text comes from: `HeraldMetrics`, typed structurally so this package needs no prom-client. */
+export interface MetricsSource {
+  /** Content-Type of `exposition()`. */
+  readonly contentType: string;
+  exposition(): Promise<string>;
+}
+
+/** What the ops endpoints of a service need. */
+export interface OpsEndpointsOptions {
+  /** What /readyz checks (PostgreSQL and Redis). */
+  checks: readonly ReadinessCheck[];
+  /** READINESS_TIMEOUT_MS: how long /readyz waits for each check. */
+  readinessTimeoutMs: number;
+  /** What /metrics serves. */
+  metrics: MetricsSource;
+  /** METRICS_TOKEN: when set, /metrics requires `Authorization: Bearer <token>`; open otherwise (no series holds a secret or a tenant's id). */
+  token: string | undefined;
+}
+
+/** The realm of the /metrics bearer challenge. */
+export const METRICS_REALM = 'herald-metrics';
+
+/**
+ * The GET endpoints both services serve for operators, by path:
+ * - /healthz: the process is up (for a liveness probe; never touches a dependency);
+ * - /readyz: every dependency answers within the timeout; 503 problem+json names those that do not;
+ * - /metrics: the Prometheus text, behind the optional bearer token.
+ */
+export function opsEndpoints(options: OpsEndpointsOptions): ReadonlyMap<string, PlainHandler> {
+  const authorized = options.token === undefined ? () => true : bearerMatcher(options.token);
+  return new Map<string, PlainHandler>([
+    ['/healthz', async () => jsonResponse(200, { status: 'ok' })],
+    [
+      '/readyz',
+      async () => {
+        const { ready, checks, down } = await checkReadiness(options.checks, options.readinessTimeoutMs);
+        if (ready) return jsonResponse(200, { status: 'ready', checks });
+        return problemResponse({
+          type: problemType('not_ready'),
+          title: 'Service Unavailable',
+          status: 503,
+          detail: `Not ready: ${down.join(', ')} did not answer.`,
+          down,
+          checks,
+        });
+      },
+    ],
+    [
+      '/metrics',
+      async ({ authorization }) => {
+        if (!authorized(authorization)) return bearerChallenge(METRICS_REALM);
+        return { status: 200, headers: { 'Content-Type': options.metrics.contentType }, body: await options.metrics.exposition() };
+      },
+    ],
+  ]);
+}
