@@ -49,6 +49,6 @@ export function exitOnStartupFailure(logger: Logger, error: unknown): never {
 
 export { checkReadiness, type ReadinessCheck, type ReadinessReport } from './readiness';
 export { bearerChallenge, bearerMatcher } from './ops/bearer';
-export { METRICS_REALM, opsEndpoints, type MetricsSource, type OpsEndpointsOptions } from './ops/ops-endpoints';
-export { jsonResponse, type PlainHandler, type PlainRequest, type PlainResponse } from './ops/plain-http';
-export { PROBLEM_CONTENT_TYPE, problemResponse, problemType, type ProblemDetails } from './ops/problem';
+export { opsEndpoints, type MetricsSource, type OpsEndpointsOptions } from './ops/ops-endpoints';
+export type { PlainHandler, PlainRequest, PlainResponse } from './ops/plain-http';
+export { problemResponse, problemType, type ProblemDetails } from './ops/problem';

@@ -39,6 +39,13 @@ export function describeOpsContract(mountName: string, mount: MountOps): void {
       return { status: res.status, type: res.headers.get('content-type'), challenge: res.headers.get('www-authenticate'), body: await res.text() };
     }
 
+    /** The problem in an answer, after checking its status and media type. */
+    function problemIn(res: { status: number; type: string | null; body: string }, status: number): unknown {
+      expect(res.status).toBe(status);
+      expect(res.type).toBe('application/problem+json');
+      return JSON.parse(res.body);
+    }
+
     it('answers GET /healthz with 200 {status: ok}', async () => {
       const res = await answer(`${await serve({ checks: [down] })}/healthz`);
       expect(res).toEqual({ status: 200, type: 'application/json; charset=utf-8', challenge: null, body: '{"status":"ok"}' });
@@ -58,9 +65,7 @@ export function describeOpsContract(mountName: string, mount: MountOps): void {
 
     it('answers GET /readyz with 503 problem+json naming a dependency that fails', async () => {
       const res = await answer(`${await serve({ checks: [up, down] })}/readyz`);
-      expect(res.status).toBe(503);
-      expect(res.type).toBe('application/problem+json');
-      expect(JSON.parse(res.body)).toEqual({
+      expect(problemIn(res, 503)).toEqual({
         type: '/problems/not_ready',
         title: 'Service Unavailable',
         status: 503,
@@ -89,10 +94,8 @@ export function describeOpsContract(mountName: string, mount: MountOps): void {
       ['the token under another scheme', `Basic ${TOKEN}`],
     ])('refuses GET /metrics with %s when a token is set: 401 problem+json with a Bearer challenge', async (_case, authorization) => {
       const res = await answer(`${await serve({ token: TOKEN })}/metrics`, { headers: authorization === undefined ? {} : { authorization } });
-      expect(res.status).toBe(401);
-      expect(res.type).toBe('application/problem+json');
       expect(res.challenge).toBe('Bearer realm="herald-metrics"');
-      expect(JSON.parse(res.body)).toEqual({
+      expect(problemIn(res, 401)).toEqual({
         type: '/problems/unauthorized',
         title: 'Unauthorized',
         status: 401,
@@ -111,9 +114,7 @@ export function describeOpsContract(mountName: string, mount: MountOps): void {
 
     it('answers 500 problem+json when the metrics cannot be read', async () => {
       const res = await answer(`${await serve({ metrics: { contentType: PROMETHEUS_TEXT, exposition: async () => Promise.reject(new Error('registry broke')) } })}/metrics`);
-      expect(res.status).toBe(500);
-      expect(res.type).toBe('application/problem+json');
-      expect(JSON.parse(res.body)).toEqual({ type: '/problems/internal', title: 'Internal Server Error', status: 500 });
+      expect(problemIn(res, 500)).toEqual({ type: '/problems/internal', title: 'Internal Server Error', status: 500 });
     });
   });
 }

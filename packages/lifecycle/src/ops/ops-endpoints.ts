@@ -23,7 +23,7 @@ export interface OpsEndpointsOptions {
 }
 
 /** The realm of the /metrics bearer challenge. */
-export const METRICS_REALM = 'herald-metrics';
+const METRICS_REALM = 'herald-metrics';
 
 /**
  * The GET endpoints both services serve for operators, by path:

@@ -15,7 +15,7 @@ export interface ProblemDetails {
 }
 
 /** RFC 9457 defines no charset parameter: JSON is UTF-8 (RFC 8259). */
-export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
+const PROBLEM_CONTENT_TYPE = 'application/problem+json';
 
 /** Problem type URIs are relative references, resolvable against the service's base URL. */
 export function problemType(slug: string): string {
