@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { closedPort, startService, testDatabaseUrl, uniqueId, type ServiceProcess } from '@herald/testing';
+import { closedPort, startService, testDatabaseUrl, type ServiceProcess } from '@herald/testing';
 
 describe('the events-api process', () => {
   let service: ServiceProcess | undefined;
@@ -33,7 +33,6 @@ describe('the events-api process', () => {
         PORT: '0',
         DATABASE_URL: testDatabaseUrl(),
         REDIS_URL: 'redis://127.0.0.1:6379',
-        QUEUE_PREFIX: uniqueId('test'),
         SECRETS_KEY: randomBytes(32).toString('hex'),
         ADMIN_TOKEN: adminToken,
         INGEST_TOKEN: randomBytes(24).toString('hex'),
