@@ -1,10 +1,10 @@
 import { defineConfig } from 'prisma/config';
-import { loadConfig } from './packages/config/src/index';
+import { loadDatabaseConfig } from './packages/config/src/index';
 
 // Prisma's CLI reads the database URL from here. Offline, only `prisma generate` is used; migrations
-// are applied by `pnpm db:migrate` (see README, "Migrations").
+// are applied by `pnpm db:migrate` (see docs/operations.md, "Migrations").
 export default defineConfig({
   schema: 'prisma/schema.prisma',
   migrations: { path: 'prisma/migrations' },
-  datasource: { url: loadConfig().databaseUrl },
+  datasource: { url: loadDatabaseConfig().databaseUrl },
 });

@@ -8,7 +8,7 @@ import { newEvents, System } from './support/system';
 // Scenario 2: the Redis of the queue (a private redis-server) is killed and started again in the
 // middle of ingest and delivery. Every accepted event's delivery must arrive, with an append-only
 // file (how a queue's Redis should run) and without persistence, where the restart empties Redis
-// and the jobs it held are rebuilt from PostgreSQL by the reconciler (README, "Delivery and retries").
+// and the jobs it held are rebuilt from PostgreSQL by the reconciler (docs/delivery.md).
 
 const BATCHES = 40;
 const BATCH = 10;

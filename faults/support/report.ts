@@ -2,7 +2,7 @@ import { appendFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
-/** Where every scenario's figures of one run are appended (JSON lines), for the README. */
+/** Where every scenario's figures of one run are appended (JSON lines), for docs/reliability.md. */
 export const REPORT_FILE = process.env.FAULTS_REPORT_FILE ?? path.join(os.tmpdir(), 'herald-faults-report.jsonl');
 
 /**

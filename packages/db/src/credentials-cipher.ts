@@ -1,5 +1,5 @@
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
-import type { Config } from '@herald/config';
+import type { SecretsKeyring } from '@herald/config';
 
 // Encryption at rest of a notification target's credentials (username and password).
 //
@@ -136,7 +136,7 @@ export function createCredentialsCipher(options: CredentialsCipherOptions): Cred
 }
 
 /** The cipher of a service: the current key and the previous ones of the configuration (see the rotation note above). */
-export function credentialsCipherFromConfig(config: Pick<Config, 'secretsKey' | 'secretsKeyId' | 'secretsPreviousKeys'>): CredentialsCipher {
+export function credentialsCipherFromConfig(config: SecretsKeyring): CredentialsCipher {
   return createCredentialsCipher({
     currentKeyId: config.secretsKeyId,
     keyring: { ...config.secretsPreviousKeys, [config.secretsKeyId]: config.secretsKey },

@@ -4,14 +4,13 @@ import type { Redis } from 'ioredis';
 import { DELIVERY_BACKOFF_TYPE } from './delivery-backoff';
 import { DELIVERIES_QUEUE, type DeliveryJobData } from './delivery-job';
 
-/** How failed callbacks are retried: BullMQ's own attempts, with the delays of deliveryBackoffStrategy. */
+/**
+ * How failed callbacks are retried: BullMQ's own attempts, with the delays of deliveryBackoffStrategy
+ * (the worker's DeliveryBackoffPolicy, so a producer needs no backoff setting).
+ */
 export interface RetryPolicy {
   /** Total tries of a callback, the first included. */
   attempts: number;
-  /** Delay before the first retry; each later retry waits twice as long as the one before. */
-  backoffDelayMs: number;
-  /** Share of each delay drawn at random (0 to 1), so retries of many callbacks do not arrive in step. */
-  backoffJitter: number;
   /** How long finished jobs stay visible in the dashboard, in seconds. */
   keepCompletedSeconds: number;
   /** How long failed jobs (every attempt used) stay for ops to inspect and retry, in seconds. */

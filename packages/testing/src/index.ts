@@ -36,7 +36,7 @@ export async function closedPort(): Promise<number> {
   });
 }
 
-export { startService, type ServiceProcess } from './process';
+export { startService, type ServiceProcess, type StartServiceOptions } from './process';
 export { describeOpsContract, type MountOps } from './ops-contract';
 export { always, inTurn, startHttpRecorder, type HttpRecorder, type RecordedRequest, type Reply, type Responder } from './http-recorder';
 export { metricValue, parseExposition, type Sample } from './prometheus';

@@ -6,6 +6,8 @@ const ROOT = path.resolve(__dirname, '../../..');
 /** A service started as a real process (node with tsx's loader), with its output collected. */
 export interface ServiceProcess {
   child: ChildProcess;
+  /** The whole environment the process was started with. */
+  readonly env: Readonly<Record<string, string | undefined>>;
   /** Everything written to stdout and stderr so far. */
   output(): string;
   /** Resolves with the first log line (parsed JSON) whose message matches. */
@@ -16,14 +18,24 @@ export interface ServiceProcess {
   stop(signal?: NodeJS.Signals, timeoutMs?: number): Promise<number | null>;
 }
 
+/** How startService builds the process's environment. */
+export interface StartServiceOptions {
+  /**
+   * Whether the process also gets this process's environment (under `env`). Default true; false
+   * starts it with `env` alone, so a Herald variable set in the shell cannot reach it.
+   */
+  inheritEnv?: boolean;
+}
+
 /** Starts `script` (a path from the repository root) with the given environment added. */
-export function startService(script: string, env: Record<string, string>): ServiceProcess {
+export function startService(script: string, env: Record<string, string>, options: StartServiceOptions = {}): ServiceProcess {
+  const fullEnv = options.inheritEnv === false ? { ...env } : { ...process.env, ...env };
   // `node --import tsx`, not the tsx CLI: the CLI relays a signal to a child process and kills it
   // outright when it has not acknowledged within 30 ms, so a busy service could be killed instead
   // of shutting down gracefully. With the loader, signals reach the service itself.
   const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, script)], {
     cwd: ROOT,
-    env: { ...process.env, ...env },
+    env: fullEnv,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
@@ -52,6 +64,7 @@ export function startService(script: string, env: Record<string, string>): Servi
 
   return {
     child,
+    env: fullEnv,
     output: () => output,
     waitForLog: (message, timeoutMs = 20_000) =>
       new Promise((resolve, reject) => {

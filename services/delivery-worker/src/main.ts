@@ -2,7 +2,7 @@
 // Run as many of these processes as needed (on one machine or many): they coordinate through
 // Redis (the BullMQ queue, the OAuth token cache) and PostgreSQL row locks only.
 import v8 from 'node:v8';
-import { loadConfig } from '@herald/config';
+import { loadWorkerConfig } from '@herald/config';
 import { createPrismaClient, deliveryRepository, pingDatabase } from '@herald/db';
 import { exitOnSignal, exitOnStartupFailure } from '@herald/lifecycle';
 import { createLogger } from '@herald/logging';
@@ -20,7 +20,7 @@ import { startDeliveryWorker } from './worker';
 v8.setFlagsFromString('--heap-growing-percent=50');
 
 async function main(): Promise<void> {
-  const config = loadConfig();
+  const config = loadWorkerConfig();
   const logger = createLogger({ level: config.logLevel, service: 'delivery-worker' });
   try {
     const prisma = createPrismaClient(config.databaseUrl);

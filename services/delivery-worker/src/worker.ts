@@ -1,6 +1,6 @@
 import { hostname } from 'node:os';
 import { createAuthStrategy, type CallbackAuthStrategy } from '@herald/callback-auth';
-import type { Config } from '@herald/config';
+import type { WorkerConfig } from '@herald/config';
 import { credentialsCipherFromConfig, deliveryAttemptRepository, type AttemptRecord, type DeliveryTarget, type PrismaClient } from '@herald/db';
 import type { Logger } from '@herald/logging';
 import type { HeraldMetrics } from '@herald/metrics';
@@ -28,7 +28,7 @@ const MAX_STALLED_COUNT = 3;
 const STATEMENTS_IN_FLIGHT = 2;
 
 export interface DeliveryWorkerDependencies {
-  config: Config;
+  config: WorkerConfig;
   prisma: PrismaClient;
   /**
    * A `worker`-role connection: commands wait for Redis to come back instead of failing. BullMQ
@@ -79,7 +79,7 @@ export function startDeliveryWorker(deps: DeliveryWorkerDependencies): DeliveryW
  * The processor's reads and writes, gathered across the jobs this worker runs at once: one
  * statement loads the deliveries, targets and events of many jobs, one records their attempts.
  */
-function batchedDeliveryStore(prisma: PrismaClient, config: Config): DeliveryStore {
+function batchedDeliveryStore(prisma: PrismaClient, config: WorkerConfig): DeliveryStore {
   const repository = deliveryAttemptRepository(prisma, credentialsCipherFromConfig(config));
   const options = { maxBatch: config.worker.concurrency, maxInFlight: STATEMENTS_IN_FLIGHT };
   const load = createCoalescer(async (ids: string[]) => {

@@ -1,6 +1,6 @@
 import { PassThrough } from 'node:stream';
 import { randomUUID } from 'node:crypto';
-import { loadConfig, type Config } from '@herald/config';
+import { loadWorkerConfig, type WorkerConfig } from '@herald/config';
 import {
   applyMigrations,
   createPrismaClient,
@@ -23,7 +23,7 @@ import { startSweeper } from '../src/sweeper';
 // another transaction holds: a database of this file's own keeps other test files' deliveries,
 // sweepers and replays out of its counts.
 let database: { url: string; drop: () => Promise<void> };
-let config: Config;
+let config: WorkerConfig;
 let prisma: PrismaClient;
 let deliveries: DeliveryRepository;
 let redis: Redis;
@@ -34,7 +34,7 @@ let producer: DeliveryProducer;
 beforeAll(async () => {
   database = await createScratchDatabase('herald_sweeper');
   await applyMigrations(database.url);
-  config = loadConfig({ NODE_ENV: 'test', DATABASE_URL: database.url, QUEUE_PREFIX: uniqueId('test') });
+  config = loadWorkerConfig({ NODE_ENV: 'test', DATABASE_URL: database.url, QUEUE_PREFIX: uniqueId('test') });
   prisma = createPrismaClient(config.databaseUrl);
   deliveries = deliveryRepository(prisma);
   redis = createRedisConnection(config.redisUrl, { role: 'client' });

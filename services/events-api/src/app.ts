@@ -1,5 +1,5 @@
 import express, { type Express } from 'express';
-import type { Config } from '@herald/config';
+import type { ApiConfig } from '@herald/config';
 import {
   apiKeyRepository,
   credentialsCipherFromConfig,
@@ -34,7 +34,7 @@ import { targetsRouter } from './targets/router';
 
 /** Everything the API needs, built by server.ts (or by a test). */
 export interface AppDependencies {
-  config: Config;
+  config: ApiConfig;
   logger: Logger;
   prisma: PrismaClient;
   /** A `client`-role connection: fails fast while Redis is down. */

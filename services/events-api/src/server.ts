@@ -1,6 +1,6 @@
 // The events-api process: config -> logger -> database -> Redis -> app -> listen.
 import type { AddressInfo } from 'node:net';
-import { loadConfig } from '@herald/config';
+import { loadApiConfig } from '@herald/config';
 import { createPrismaClient } from '@herald/db';
 import { exitOnSignal, exitOnStartupFailure } from '@herald/lifecycle';
 import { createLogger } from '@herald/logging';
@@ -9,7 +9,7 @@ import { createApp } from './app';
 import { createHttpServer } from './http/http-server';
 
 async function main(): Promise<void> {
-  const config = loadConfig();
+  const config = loadApiConfig();
   const logger = createLogger({ level: config.logLevel, service: 'events-api' });
   try {
     const prisma = createPrismaClient(config.databaseUrl);

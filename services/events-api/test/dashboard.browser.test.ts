@@ -1,6 +1,6 @@
 // The acceptance test of the Bull dashboard: a real headless Chromium (Debian's package, driven by
 // playwright-core; no browser is downloaded), a real events-api and a real delivery-worker as
-// processes, and a merchant receiver on loopback. Needs /usr/bin/chromium: see README "Operations".
+// processes, and a merchant receiver on loopback. Needs /usr/bin/chromium: see the README.
 import { randomBytes, randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -71,7 +71,7 @@ const profiles: string[] = [];
 
 beforeAll(async () => {
   if (!existsSync(CHROMIUM)) {
-    throw new Error(`${CHROMIUM} is missing: install Debian's chromium (apt-get update && apt-get install -y chromium), see README "Operations"`);
+    throw new Error(`${CHROMIUM} is missing: install Debian's chromium (apt-get update && apt-get install -y chromium), see the README`);
   }
   receiver = await startReceiver();
   const env = {

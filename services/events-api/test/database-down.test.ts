@@ -1,6 +1,6 @@
 import { PassThrough } from 'node:stream';
 import request from 'supertest';
-import { loadConfig } from '@herald/config';
+import { loadApiConfig } from '@herald/config';
 import { createPrismaClient } from '@herald/db';
 import { createLogger } from '@herald/logging';
 import { createDeliveryProducer, createRedisConnection } from '@herald/queue';
@@ -10,7 +10,7 @@ import { createApp } from '../src/app';
 describe('while PostgreSQL is unreachable', () => {
   let app: ReturnType<typeof createApp>;
   let close: () => Promise<void>;
-  const config = loadConfig({ NODE_ENV: 'test' });
+  const config = loadApiConfig({ NODE_ENV: 'test' });
 
   beforeAll(async () => {
     const port = await closedPort();

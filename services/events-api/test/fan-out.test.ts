@@ -1,4 +1,4 @@
-import { loadConfig } from '@herald/config';
+import { loadApiConfig } from '@herald/config';
 import { createPrismaClient } from '@herald/db';
 import { createLogger } from '@herald/logging';
 import { createDeliveryProducer, createRedisConnection, DELIVERY_BACKOFF_TYPE } from '@herald/queue';
@@ -121,7 +121,7 @@ describe('ingest while Redis is unreachable', () => {
     await setTarget(`/programs/${tenant.programId}/notification-target`, {});
 
     const port = await closedPort();
-    const config = loadConfig({ NODE_ENV: 'test', DATABASE_URL: testDatabaseUrl(), REDIS_URL: `redis://127.0.0.1:${port}`, QUEUE_PREFIX: uniqueId('test') });
+    const config = loadApiConfig({ NODE_ENV: 'test', DATABASE_URL: testDatabaseUrl(), REDIS_URL: `redis://127.0.0.1:${port}`, QUEUE_PREFIX: uniqueId('test') });
     const prisma = createPrismaClient(config.databaseUrl);
     const redis = createRedisConnection(config.redisUrl, { role: 'client' });
     redis.on('error', () => undefined);

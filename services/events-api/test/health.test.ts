@@ -1,5 +1,5 @@
 import request from 'supertest';
-import { loadConfig } from '@herald/config';
+import { loadApiConfig } from '@herald/config';
 import { createPrismaClient, type PrismaClient } from '@herald/db';
 import { createLogger } from '@herald/logging';
 import { createDeliveryProducer, createRedisConnection } from '@herald/queue';
@@ -8,7 +8,7 @@ import type { Redis } from 'ioredis';
 import { PassThrough } from 'node:stream';
 import { createApp } from '../src/app';
 
-const config = loadConfig({ NODE_ENV: 'test', READINESS_TIMEOUT_MS: '1500' });
+const config = loadApiConfig({ NODE_ENV: 'test', READINESS_TIMEOUT_MS: '1500' });
 const logger = createLogger({ level: 'error', service: 'test', stream: new PassThrough() });
 
 describe('health endpoints', () => {

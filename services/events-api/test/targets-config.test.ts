@@ -1,4 +1,4 @@
-import { ConfigError, loadCliConfig, loadConfig } from '@herald/config';
+import { ConfigError, loadApiConfig, loadCliConfig } from '@herald/config';
 
 const PRODUCTION = {
   NODE_ENV: 'production',
@@ -10,21 +10,21 @@ const PRODUCTION = {
 
 describe('the configuration of notification targets', () => {
   it('allows private targets outside production and refuses them in production by default', () => {
-    expect(loadConfig({}).allowPrivateTargets).toBe(true);
-    expect(loadConfig({ NODE_ENV: 'test' }).allowPrivateTargets).toBe(true);
-    expect(loadConfig(PRODUCTION).allowPrivateTargets).toBe(false);
-    expect(loadConfig({ ...PRODUCTION, ALLOW_PRIVATE_TARGETS: 'true' }).allowPrivateTargets).toBe(true);
-    expect(loadConfig({ ALLOW_PRIVATE_TARGETS: 'false' }).allowPrivateTargets).toBe(false);
+    expect(loadApiConfig({}).allowPrivateTargets).toBe(true);
+    expect(loadApiConfig({ NODE_ENV: 'test' }).allowPrivateTargets).toBe(true);
+    expect(loadApiConfig(PRODUCTION).allowPrivateTargets).toBe(false);
+    expect(loadApiConfig({ ...PRODUCTION, ALLOW_PRIVATE_TARGETS: 'true' }).allowPrivateTargets).toBe(true);
+    expect(loadApiConfig({ ALLOW_PRIVATE_TARGETS: 'false' }).allowPrivateTargets).toBe(false);
   });
 
   it('refuses an ALLOW_PRIVATE_TARGETS that is not true or false, naming the variable', () => {
-    expect(() => loadConfig({ ALLOW_PRIVATE_TARGETS: 'yes' })).toThrow(ConfigError);
-    expect(() => loadConfig({ ALLOW_PRIVATE_TARGETS: '1' })).toThrow(/^ALLOW_PRIVATE_TARGETS: must be true or false/);
+    expect(() => loadApiConfig({ ALLOW_PRIVATE_TARGETS: 'yes' })).toThrow(ConfigError);
+    expect(() => loadApiConfig({ ALLOW_PRIVATE_TARGETS: '1' })).toThrow(/^ALLOW_PRIVATE_TARGETS: must be true or false/);
   });
 
   it('reads TARGET_HOST_ALLOWLIST as lower-case hosts without trailing dots, frozen', () => {
-    expect(loadConfig({}).targetHostAllowlist).toEqual([]);
-    const { targetHostAllowlist } = loadConfig({ TARGET_HOST_ALLOWLIST: ' Hooks.Internal.Example. , localhost,,10.0.0.5,::1 ' });
+    expect(loadApiConfig({}).targetHostAllowlist).toEqual([]);
+    const { targetHostAllowlist } = loadApiConfig({ TARGET_HOST_ALLOWLIST: ' Hooks.Internal.Example. , localhost,,10.0.0.5,::1 ' });
     expect(targetHostAllowlist).toEqual(['hooks.internal.example', 'localhost', '10.0.0.5', '::1']);
     expect(Object.isFrozen(targetHostAllowlist)).toBe(true);
   });
@@ -32,7 +32,7 @@ describe('the configuration of notification targets', () => {
   it.each(['http://example.com', 'exa mple.com', 'host_with/slash', '-leading-hyphen.example'])(
     'refuses %p in TARGET_HOST_ALLOWLIST, naming the variable',
     (host) => {
-      expect(() => loadConfig({ TARGET_HOST_ALLOWLIST: `ok.example,${host}` })).toThrow(/^TARGET_HOST_ALLOWLIST: ".*" is not a host name or IP address$/);
+      expect(() => loadApiConfig({ TARGET_HOST_ALLOWLIST: `ok.example,${host}` })).toThrow(/^TARGET_HOST_ALLOWLIST: ".*" is not a host name or IP address$/);
     },
   );
 });

@@ -1,10 +1,10 @@
 // `pnpm db:migrate`: creates the database if missing, then applies pending migrations.
-import { loadConfig } from '@herald/config';
+import { loadDatabaseConfig } from '@herald/config';
 import { ensureDatabase } from '../database';
 import { applyMigrations } from '../migrations';
 
 async function main(): Promise<void> {
-  const { databaseUrl } = loadConfig();
+  const { databaseUrl } = loadDatabaseConfig();
   const where = new URL(databaseUrl);
   where.password = '';
   if (await ensureDatabase(databaseUrl)) console.log(`created database ${where.pathname.slice(1)}`);

@@ -1,13 +1,13 @@
 // `pnpm db:reencrypt-credentials`: step 2 of a SECRETS_KEY rotation (see credentials-cipher.ts).
 // Rewrites every notification target's credentials under the current key; prints progress and,
 // at the end, the targets it could not read (never any credential).
-import { loadConfig } from '@herald/config';
+import { loadKeyRotationConfig } from '@herald/config';
 import { createPrismaClient } from '../client';
 import { credentialsCipherFromConfig } from '../credentials-cipher';
 import { reencryptCredentials } from '../credentials-rotation';
 
 async function main(): Promise<number> {
-  const config = loadConfig();
+  const config = loadKeyRotationConfig();
   const prisma = createPrismaClient(config.databaseUrl);
   try {
     const result = await reencryptCredentials(prisma, credentialsCipherFromConfig(config), {

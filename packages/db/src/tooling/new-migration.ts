@@ -10,7 +10,7 @@
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { loadConfig } from '@herald/config';
+import { loadDatabaseConfig } from '@herald/config';
 import { dropDatabase, ensureDatabase } from '../database';
 import { applyMigrations, MIGRATIONS_DIR, readMigrations } from '../migrations';
 import { databaseDiffSql } from './schema-sql';
@@ -78,7 +78,7 @@ async function main(): Promise<void> {
     console.error('usage: pnpm db:new-migration <name>   (lowercase letters, digits and underscores)');
     process.exit(2);
   }
-  const dir = await newMigration({ name: args[0]!, serverUrl: loadConfig().databaseUrl });
+  const dir = await newMigration({ name: args[0]!, serverUrl: loadDatabaseConfig().databaseUrl });
   console.log(`wrote ${path.relative(process.cwd(), path.join(dir, 'migration.sql'))}`);
 }
 

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { PassThrough } from 'node:stream';
-import { loadConfig, type Config } from '@herald/config';
+import { loadWorkerConfig, type WorkerConfig } from '@herald/config';
 import {
   createPrismaClient,
   credentialsCipherFromConfig,
@@ -42,7 +42,7 @@ export interface SentEvent {
  * connections, as separate processes would have.
  */
 export class World {
-  readonly config: Config;
+  readonly config: WorkerConfig;
   readonly prisma: PrismaClient;
   readonly queue: DeliveryQueue;
   /** The metrics every worker of this world counts into, as the workers of one process would. */
@@ -53,7 +53,7 @@ export class World {
   #logs = '';
 
   constructor(env: Record<string, string>, databaseUrl = testDatabaseUrl()) {
-    this.config = loadConfig({ ...FAST, DATABASE_URL: databaseUrl, QUEUE_PREFIX: uniqueId('test'), ...env });
+    this.config = loadWorkerConfig({ ...FAST, DATABASE_URL: databaseUrl, QUEUE_PREFIX: uniqueId('test'), ...env });
     this.prisma = createPrismaClient(this.config.databaseUrl);
     this.#producer = createDeliveryProducer(this.#connect('client'), { prefix: this.config.queuePrefix, retry: this.config.retry, timeoutMs: 5_000 });
     this.queue = this.#producer.queue;

@@ -1,6 +1,6 @@
 import { PassThrough } from 'node:stream';
 import request from 'supertest';
-import { loadConfig, type Config } from '@herald/config';
+import { loadApiConfig, type ApiConfig } from '@herald/config';
 import { createPrismaClient } from '@herald/db';
 import { createLogger } from '@herald/logging';
 import { createDeliveryProducer, createRedisConnection } from '@herald/queue';
@@ -9,7 +9,7 @@ import { createApp } from '../../src/app';
 
 /** An events-api on the test database and the real Redis, with its own queue prefix. */
 export function createTestApi(env: Record<string, string> = {}) {
-  const config: Config = loadConfig({
+  const config: ApiConfig = loadApiConfig({
     NODE_ENV: 'test',
     DATABASE_URL: testDatabaseUrl(),
     QUEUE_PREFIX: uniqueId('test'),

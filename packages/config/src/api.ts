@@ -1,0 +1,79 @@
+/** The events-api's settings: the shared ones, its port, its bearer tokens, its limits and the dashboard login. */
+import { integer, text, token, type Env } from './parsers';
+import { readDeliveryJobs, readMetrics, readServiceConfig, type DeliveryJobsConfig, type MetricsConfig, type ServiceConfig } from './shared';
+
+const DEV_ADMIN_TOKEN = 'dev-admin-token';
+const DEV_INGEST_TOKEN = 'dev-ingest-token';
+const DEV_DASHBOARD_PASSWORD = 'dev-dashboard-password';
+// A person types this one into a browser's login box, so it may be shorter than the bearer tokens.
+const PRODUCTION_PASSWORD_MIN_LENGTH = 16;
+
+export interface ApiConfig extends ServiceConfig {
+  /** PORT of the events-api. Default 3000. */
+  readonly port: number;
+  /** ADMIN_TOKEN: bearer token of the admin API. Required in production (at least 32 characters). */
+  readonly adminToken: string;
+  /** INGEST_TOKEN: bearer token of the internal ingest endpoint. Required in production (at least 32 characters). */
+  readonly ingestToken: string;
+  /** RATE_LIMIT_REQUESTS: GET /events requests allowed per API key in each window. Default 100. */
+  readonly rateLimitRequests: number;
+  /** RATE_LIMIT_WINDOW_SECONDS: length of the rate limit window. Default 1. */
+  readonly rateLimitWindowSeconds: number;
+  /**
+   * API_KEY_CACHE_MS: how long each events-api process remembers what an x-api-key authenticates as
+   * (or that it is unknown), so GET /events skips that query. A key revoked through another process,
+   * or in the database directly, is refused at the latest this long after; the process that
+   * revokes it forgets at once. 0 turns the cache off. Default 5000.
+   */
+  readonly apiKeyCacheMs: number;
+  /** INGEST_BODY_LIMIT_BYTES: largest ingest request body. Default 5 MiB (1,000 events of about 5 KB). */
+  readonly ingestBodyLimitBytes: number;
+  /** The attempts and retention of the delivery jobs the API enqueues (the worker owns the backoff). */
+  readonly retry: DeliveryJobsConfig;
+  /** Who may open the Bull dashboard at /admin/queues (HTTP Basic). */
+  readonly dashboard: DashboardConfig;
+  /** `/metrics`, served on PORT. */
+  readonly metrics: MetricsConfig;
+}
+
+/** HTTP Basic credentials of the Bull dashboard: ops staff, not merchants. */
+export interface DashboardConfig {
+  /** DASHBOARD_USERNAME: 1 to 255 characters, no colon or control character (RFC 7617). Default `admin`. */
+  readonly username: string;
+  /**
+   * DASHBOARD_PASSWORD. Required in production (at least 16 characters, not the development
+   * default); elsewhere `dev-dashboard-password`.
+   */
+  readonly password: string;
+}
+
+/**
+ * Reads and validates the events-api's environment into a frozen object; worker-only settings
+ * are neither read nor required. Pure: pass an env object in tests.
+ */
+export function loadApiConfig(env: Env = process.env): ApiConfig {
+  const service = readServiceConfig(env);
+  const production = service.nodeEnv === 'production';
+  return Object.freeze({
+    ...service,
+    port: integer(env, 'PORT', 3000, 0, 65535),
+    adminToken: readAdminToken(env, production),
+    ingestToken: token(env, 'INGEST_TOKEN', DEV_INGEST_TOKEN, production),
+    rateLimitRequests: integer(env, 'RATE_LIMIT_REQUESTS', 100, 1, 1_000_000),
+    rateLimitWindowSeconds: integer(env, 'RATE_LIMIT_WINDOW_SECONDS', 1, 1, 3_600),
+    apiKeyCacheMs: integer(env, 'API_KEY_CACHE_MS', 5_000, 0, 60_000),
+    ingestBodyLimitBytes: integer(env, 'INGEST_BODY_LIMIT_BYTES', 5 * 1024 * 1024, 1_024, 100 * 1024 * 1024),
+    retry: Object.freeze(readDeliveryJobs(env)),
+    dashboard: Object.freeze({
+      // RFC 7617: the user-id may hold neither a colon (the receiver splits there) nor a control character.
+      username: text(env, 'DASHBOARD_USERNAME', 'admin', /^[^:\u0000-\u001f\u007f]{1,255}$/),
+      password: token(env, 'DASHBOARD_PASSWORD', DEV_DASHBOARD_PASSWORD, production, PRODUCTION_PASSWORD_MIN_LENGTH),
+    }),
+    metrics: Object.freeze(readMetrics(env)),
+  });
+}
+
+/** ADMIN_TOKEN: the events-api checks it, the `herald` CLI sends it; one rule for both. */
+export function readAdminToken(env: Env, production: boolean): string {
+  return token(env, 'ADMIN_TOKEN', DEV_ADMIN_TOKEN, production);
+}

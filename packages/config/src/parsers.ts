@@ -1,0 +1,122 @@
+/**
+ * The small parsers every loader shares: each reads one variable, applies its default and throws a
+ * ConfigError naming the variable when the value is malformed. An empty or blank value counts as unset.
+ */
+import { isIP } from 'node:net';
+import { ConfigError } from './config-error';
+
+/** The environment a loader reads: process.env by default, a plain object in tests. */
+export type Env = Readonly<Record<string, string | undefined>>;
+
+// Bearer tokens are pasted into other systems' configuration: long enough to be unguessable.
+const PRODUCTION_TOKEN_MIN_LENGTH = 32;
+
+/** The trimmed value, or undefined when the variable is unset or blank. */
+export function raw(env: Env, name: string): string | undefined {
+  const value = env[name];
+  return value === undefined || value.trim() === '' ? undefined : value.trim();
+}
+
+export function oneOf<T extends string>(env: Env, name: string, allowed: readonly T[], fallback: T): T {
+  const value = raw(env, name);
+  if (value === undefined) return fallback;
+  if (!(allowed as readonly string[]).includes(value)) {
+    throw new ConfigError(name, `must be one of ${allowed.join(', ')}, got "${value}"`);
+  }
+  return value as T;
+}
+
+export function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const value = raw(env, name);
+  if (value === undefined) return fallback;
+  if (!/^\d+$/.test(value)) throw new ConfigError(name, `must be a whole number, got "${value}"`);
+  const parsed = Number(value);
+  if (parsed < min || parsed > max) throw new ConfigError(name, `must be between ${min} and ${max}, got ${parsed}`);
+  return parsed;
+}
+
+export function fraction(env: Env, name: string, fallback: number): number {
+  const value = raw(env, name);
+  if (value === undefined) return fallback;
+  const parsed = Number(value);
+  if (!/^\d*\.?\d+$/.test(value) || parsed > 1) throw new ConfigError(name, `must be a number from 0 to 1, got "${value}"`);
+  return parsed;
+}
+
+export function boolean(env: Env, name: string, fallback: boolean): boolean {
+  const value = raw(env, name);
+  if (value === undefined) return fallback;
+  if (value !== 'true' && value !== 'false') throw new ConfigError(name, `must be true or false, got "${value}"`);
+  return value === 'true';
+}
+
+// A DNS name (letters, digits, hyphens, dots) or an IP address; IPv6 without brackets.
+const HOST = /^(?=.{1,253}$)([A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*\.?$/;
+
+export function hostList(env: Env, name: string): readonly string[] {
+  const value = raw(env, name);
+  if (value === undefined) return Object.freeze([]);
+  const hosts = value.split(',').map((host) => host.trim().toLowerCase()).filter((host) => host !== '');
+  for (const host of hosts) {
+    if (!HOST.test(host) && isIP(host) === 0) throw new ConfigError(name, `"${host}" is not a host name or IP address`);
+  }
+  // A trailing dot names the same host; store the form URLs are compared in.
+  return Object.freeze(hosts.map((host) => host.replace(/\.$/, '')));
+}
+
+export function text(env: Env, name: string, fallback: string, pattern: RegExp): string {
+  const value = raw(env, name) ?? fallback;
+  if (!pattern.test(value)) throw new ConfigError(name, `must match ${pattern}`);
+  return value;
+}
+
+export function url(env: Env, name: string, protocols: string[], fallback: string): string {
+  const value = raw(env, name) ?? fallback;
+  let parsed: URL;
+  try {
+    parsed = new URL(value);
+  } catch {
+    throw new ConfigError(name, 'is not a valid URL');
+  }
+  if (!protocols.includes(parsed.protocol)) {
+    throw new ConfigError(name, `must use ${protocols.map((p) => `${p}//`).join(' or ')}`);
+  }
+  return value;
+}
+
+/**
+ * A secret with a development default: outside production the default stands in for it; in
+ * production it is required, may not be the default, and must be at least `minLength` long.
+ */
+export function token(env: Env, name: string, devDefault: string, production: boolean, minLength = PRODUCTION_TOKEN_MIN_LENGTH): string {
+  const value = raw(env, name);
+  if (!production) return value ?? devDefault;
+  if (value === undefined) throw new ConfigError(name, 'is required when NODE_ENV=production');
+  if (value === devDefault) throw new ConfigError(name, 'must not be the development default in production');
+  if (value.length < minLength) {
+    throw new ConfigError(name, `must be at least ${minLength} characters in production`);
+  }
+  return value;
+}
+
+/** A secret with no default that turns a protection on when set, in every environment. */
+export function optionalSecret(env: Env, name: string, minLength: number): string | undefined {
+  const value = raw(env, name);
+  if (value === undefined) return undefined;
+  if (value.length < minLength) throw new ConfigError(name, `must be at least ${minLength} characters`);
+  // Sent in an HTTP header: a control character or a space would not survive the trip.
+  if (!/^[\x21-\x7e]+$/.test(value)) throw new ConfigError(name, 'must be printable ASCII without spaces');
+  return value;
+}
+
+/** A 32-byte key written as 64 hex characters or as base64; `name` is for the error message. */
+export function parseKey(name: string, value: string): Buffer {
+  const hex = /^[0-9a-fA-F]{64}$/.test(value);
+  const parsed = hex ? Buffer.from(value, 'hex') : Buffer.from(value, 'base64');
+  // Buffer.from(..., 'base64') ignores bad characters, so check the round trip as well as the length.
+  const isBase64 = parsed.toString('base64').replace(/=+$/, '') === value.replace(/=+$/, '');
+  if (parsed.length !== 32 || (!hex && !isBase64)) {
+    throw new ConfigError(name, 'must be 32 bytes, written as 64 hex characters or as base64');
+  }
+  return parsed;
+}

@@ -1,0 +1,173 @@
+/**
+ * The settings both services read (the events-api and the delivery-worker), and how to read them.
+ * Each service's loader adds its own on top; nothing here is a secret only one of them needs.
+ */
+import { ConfigError } from './config-error';
+import { boolean, hostList, integer, oneOf, optionalSecret, parseKey, raw, text, url, type Env } from './parsers';
+
+export type NodeEnv = 'development' | 'test' | 'production';
+export type LogLevel = 'error' | 'warn' | 'info' | 'http' | 'debug';
+
+export const DEFAULT_DATABASE_URL = 'postgresql://postgres@127.0.0.1:5432/herald';
+export const DEFAULT_REDIS_URL = 'redis://127.0.0.1:6379';
+
+// A scraper's credential, typed once into its configuration.
+const METRICS_TOKEN_MIN_LENGTH = 16;
+
+const NODE_ENVS = ['development', 'test', 'production'] as const;
+const SECRETS_KEY_ID = /^[A-Za-z0-9_-]{1,32}$/;
+// A published key: good only for development and tests, refused in production.
+const DEV_SECRETS_KEY = Buffer.from('herald-development-secrets-key!!', 'utf8');
+
+/** The keys that encrypt the notification targets' stored credentials. */
+export interface SecretsKeyring {
+  /**
+   * SECRETS_KEY: 32-byte key (64 hex characters or base64) that encrypts stored credentials.
+   * Required in production; elsewhere a fixed development key is used.
+   */
+  readonly secretsKey: Buffer;
+  /** SECRETS_KEY_ID: names the key in stored ciphertexts so keys can rotate. Default `k1`. */
+  readonly secretsKeyId: string;
+  /**
+   * SECRETS_PREVIOUS_KEYS: keys retired by a rotation that may still have written stored credentials,
+   * by key id (`id:key` pairs, comma-separated, each key like SECRETS_KEY). Read, never written with.
+   * Default none.
+   */
+  readonly secretsPreviousKeys: Readonly<Record<string, Buffer>>;
+}
+
+/** Where notification targets (and OAuth Authentication URLs) may point: checked when stored and when connecting. */
+export interface TargetPolicyConfig {
+  /**
+   * ALLOW_PRIVATE_TARGETS (`true` or `false`): whether notification target URLs (and OAuth
+   * Authentication URLs) may point at loopback, private, link-local, CGNAT or cloud metadata
+   * addresses. Default `false` when NODE_ENV=production, `true` otherwise (local receivers in
+   * development and tests).
+   */
+  readonly allowPrivateTargets: boolean;
+  /**
+   * TARGET_HOST_ALLOWLIST: comma-separated host names (or IP addresses) that targets may always
+   * use, even when private targets are not allowed, e.g. an internal receiver. Compared
+   * case-insensitively with the URL's host. Default: none.
+   */
+  readonly targetHostAllowlist: readonly string[];
+}
+
+/** What each job added to the deliveries queue carries: how often it is tried and how long it is kept. */
+export interface DeliveryJobsConfig {
+  /** DELIVERY_ATTEMPTS: tries of a callback in all, the first included. Default 12. */
+  readonly attempts: number;
+  /** JOBS_KEEP_COMPLETED_SECONDS: how long delivered jobs stay in Redis (dashboard). Default 1 day. */
+  readonly keepCompletedSeconds: number;
+  /** JOBS_KEEP_FAILED_SECONDS: how long jobs that used every attempt stay for ops to retry. Default 14 days. */
+  readonly keepFailedSeconds: number;
+}
+
+/** Who may read `/metrics`. */
+export interface MetricsConfig {
+  /**
+   * METRICS_TOKEN: when set, `/metrics` on both services requires `Authorization: Bearer <token>`
+   * (at least 16 characters); unset, `/metrics` is open, so set it wherever the events-api's port is
+   * reachable from outside. Default: unset.
+   */
+  readonly token: string | undefined;
+}
+
+/** The settings of both services: stores, queue, logging, shutdown, the secrets keyring and the target policy. */
+export interface ServiceConfig extends SecretsKeyring, TargetPolicyConfig {
+  /** NODE_ENV. `production` refuses the development defaults of secrets. Default `development`. */
+  readonly nodeEnv: NodeEnv;
+  /** DATABASE_URL. Default `postgresql://postgres@127.0.0.1:5432/herald`. */
+  readonly databaseUrl: string;
+  /** REDIS_URL. Default `redis://127.0.0.1:6379`. */
+  readonly redisUrl: string;
+  /** QUEUE_PREFIX: BullMQ key prefix, so several Herald installs (or test runs) share a Redis. Default `herald`. */
+  readonly queuePrefix: string;
+  /** LOG_LEVEL. Default `info` (`warn` under NODE_ENV=test). */
+  readonly logLevel: LogLevel;
+  /** SHUTDOWN_TIMEOUT_MS: how long a service waits for in-flight work on SIGTERM. Default 10000. */
+  readonly shutdownTimeoutMs: number;
+  /** READINESS_TIMEOUT_MS: how long /readyz waits for PostgreSQL and Redis. Default 2000. */
+  readonly readinessTimeoutMs: number;
+  /** ENQUEUE_TIMEOUT_MS: longest wait for Redis when adding jobs; what misses it stays for the sweeper. Default 2000. */
+  readonly enqueueTimeoutMs: number;
+}
+
+export function readNodeEnv(env: Env): NodeEnv {
+  return oneOf(env, 'NODE_ENV', NODE_ENVS, 'development');
+}
+
+export function readDatabaseUrl(env: Env): string {
+  return url(env, 'DATABASE_URL', ['postgres:', 'postgresql:'], DEFAULT_DATABASE_URL);
+}
+
+/** Reads the settings of ServiceConfig (not frozen: the caller freezes the whole). */
+export function readServiceConfig(env: Env): ServiceConfig {
+  const nodeEnv = readNodeEnv(env);
+  const production = nodeEnv === 'production';
+  return {
+    nodeEnv,
+    databaseUrl: readDatabaseUrl(env),
+    redisUrl: url(env, 'REDIS_URL', ['redis:', 'rediss:'], DEFAULT_REDIS_URL),
+    queuePrefix: text(env, 'QUEUE_PREFIX', 'herald', /^[A-Za-z0-9_.-]{1,64}$/),
+    logLevel: oneOf(env, 'LOG_LEVEL', ['error', 'warn', 'info', 'http', 'debug'] as const, nodeEnv === 'test' ? 'warn' : 'info'),
+    shutdownTimeoutMs: integer(env, 'SHUTDOWN_TIMEOUT_MS', 10_000, 0, 600_000),
+    readinessTimeoutMs: integer(env, 'READINESS_TIMEOUT_MS', 2_000, 50, 60_000),
+    enqueueTimeoutMs: integer(env, 'ENQUEUE_TIMEOUT_MS', 2_000, 50, 60_000),
+    ...readSecretsKeyring(env, production),
+    allowPrivateTargets: boolean(env, 'ALLOW_PRIVATE_TARGETS', !production),
+    targetHostAllowlist: hostList(env, 'TARGET_HOST_ALLOWLIST'),
+  };
+}
+
+export function readDeliveryJobs(env: Env): DeliveryJobsConfig {
+  return {
+    attempts: integer(env, 'DELIVERY_ATTEMPTS', 12, 1, 100),
+    keepCompletedSeconds: integer(env, 'JOBS_KEEP_COMPLETED_SECONDS', 86_400, 0, 31_536_000),
+    keepFailedSeconds: integer(env, 'JOBS_KEEP_FAILED_SECONDS', 14 * 86_400, 0, 31_536_000),
+  };
+}
+
+export function readMetrics(env: Env): MetricsConfig {
+  return { token: optionalSecret(env, 'METRICS_TOKEN', METRICS_TOKEN_MIN_LENGTH) };
+}
+
+export function readSecretsKeyring(env: Env, production: boolean): SecretsKeyring {
+  const secretsKeyId = text(env, 'SECRETS_KEY_ID', 'k1', SECRETS_KEY_ID);
+  return {
+    secretsKey: secretsKey(env, production),
+    secretsKeyId,
+    secretsPreviousKeys: secretsPreviousKeys(env, secretsKeyId),
+  };
+}
+
+function secretsKey(env: Env, production: boolean): Buffer {
+  const name = 'SECRETS_KEY';
+  const value = raw(env, name);
+  if (value === undefined) {
+    if (production) throw new ConfigError(name, 'is required when NODE_ENV=production');
+    return DEV_SECRETS_KEY;
+  }
+  const key = parseKey(name, value);
+  if (production && key.equals(DEV_SECRETS_KEY)) {
+    throw new ConfigError(name, 'must not be the development key in production');
+  }
+  return key;
+}
+
+function secretsPreviousKeys(env: Env, currentKeyId: string): Readonly<Record<string, Buffer>> {
+  const name = 'SECRETS_PREVIOUS_KEYS';
+  const value = raw(env, name);
+  const keys: Record<string, Buffer> = {};
+  if (value === undefined) return Object.freeze(keys);
+  for (const pair of value.split(',')) {
+    const separator = pair.indexOf(':');
+    const id = pair.slice(0, separator).trim();
+    if (separator < 0 || !SECRETS_KEY_ID.test(id)) throw new ConfigError(name, 'must be comma-separated id:key pairs, each id matching [A-Za-z0-9_-]{1,32}');
+    if (id in keys) throw new ConfigError(name, `names key id ${id} twice`);
+    if (id === currentKeyId) throw new ConfigError(name, `names key id ${id}, which is SECRETS_KEY_ID: a previous key needs an id of its own`);
+    // The error names the key id, never the key.
+    keys[id] = parseKey(`${name} (key id ${id})`, pair.slice(separator + 1).trim());
+  }
+  return Object.freeze(keys);
+}

@@ -1,0 +1,126 @@
+/** The delivery-worker's settings: the shared ones, its BullMQ worker, callbacks, retries, sweeper, reconciler and monitoring port. */
+import { fraction, integer, type Env } from './parsers';
+import { readDeliveryJobs, readMetrics, readServiceConfig, type DeliveryJobsConfig, type MetricsConfig, type ServiceConfig } from './shared';
+
+export interface WorkerConfig extends ServiceConfig {
+  /** How failed callbacks are retried (BullMQ attempts and exponential backoff) and how long jobs are kept. */
+  readonly retry: RetryConfig;
+  /** The outbox sweeper that enqueues deliveries whose enqueue after commit did not happen. */
+  readonly sweeper: SweeperConfig;
+  /** The reconciler that requeues pending deliveries whose job the queue lost. */
+  readonly reconciler: ReconcilerConfig;
+  /** The BullMQ worker of the process. */
+  readonly worker: QueueWorkerConfig;
+  /** One callback attempt: its time limits and how much of the merchant's answer is kept. */
+  readonly callback: CallbackConfig;
+  /** The worker's own monitoring listener (`/metrics`, `/healthz`, `/readyz`). */
+  readonly metrics: WorkerMetricsConfig;
+}
+
+/** Retry policy of callbacks: BullMQ's attempts with exponential backoff (delay x 2^(n-1)) and jitter. */
+export interface RetryConfig extends DeliveryJobsConfig {
+  /** DELIVERY_BACKOFF_MS: wait before the first retry; each next one doubles. Default 30000. */
+  readonly backoffDelayMs: number;
+  /** DELIVERY_BACKOFF_JITTER: share of each wait drawn at random, 0 to 1. Default 0.2. */
+  readonly backoffJitter: number;
+  /**
+   * RETRY_AFTER_MAX_MS: longest wait a merchant's `Retry-After` (on 429 or 503) can impose before the
+   * next try; a longer one is cut to this. Default 3600000 (1 hour).
+   */
+  readonly retryAfterMaxMs: number;
+}
+
+/** How each delivery-worker process runs its BullMQ worker. */
+export interface QueueWorkerConfig {
+  /** WORKER_CONCURRENCY: callbacks one process sends at the same time. Default 16. */
+  readonly concurrency: number;
+  /**
+   * WORKER_LOCK_DURATION_MS: how long a job stays locked to its worker without a renewal (renewed
+   * every half of it while the process lives). A process that dies leaves its jobs locked this long
+   * before another worker can take them again. Default 30000.
+   */
+  readonly lockDurationMs: number;
+  /** WORKER_STALLED_INTERVAL_MS: how often a worker looks for jobs whose lock expired (their worker died). Default 30000. */
+  readonly stalledIntervalMs: number;
+}
+
+/** Limits of one callback attempt. */
+export interface CallbackConfig {
+  /** CALLBACK_TIMEOUT_MS: longest one callback POST may take, from connecting to the last byte read. Default 10000. */
+  readonly timeoutMs: number;
+  /** CALLBACK_RESPONSE_MAX_BYTES: most bytes of the merchant's answer read and kept in the attempt log; the rest is not read. Default 4096. */
+  readonly responseMaxBytes: number;
+  /** OAUTH_TOKEN_TIMEOUT_MS: longest one OAuth token request may take. Default 10000. */
+  readonly tokenTimeoutMs: number;
+}
+
+export interface SweeperConfig {
+  /** SWEEPER_INTERVAL_MS: pause between sweeps. Default 5000. */
+  readonly intervalMs: number;
+  /** SWEEPER_GRACE_MS: deliveries younger than this are left to the events-api's own enqueue. Default 10000. */
+  readonly graceMs: number;
+  /** SWEEPER_BATCH_SIZE: most deliveries enqueued per sweep. Default 500. */
+  readonly batchSize: number;
+}
+
+export interface ReconcilerConfig {
+  /** RECONCILER_INTERVAL_MS: pause between passes. Default 60000. */
+  readonly intervalMs: number;
+  /**
+   * RECONCILER_STALE_AFTER_MS: a pending delivery is checked once it was enqueued, and last found
+   * alive in the queue, longer ago than this. Default 300000 (5 minutes).
+   */
+  readonly staleAfterMs: number;
+  /** RECONCILER_BATCH_SIZE: most pending deliveries checked per pass. Default 500. */
+  readonly batchSize: number;
+}
+
+export interface WorkerMetricsConfig extends MetricsConfig {
+  /**
+   * METRICS_PORT: port of each delivery-worker's own HTTP listener (`/metrics`, `/healthz`,
+   * `/readyz`); 0 takes a free port, which the worker logs. Default 9464 (Prometheus's registered
+   * port for Node.js exporters).
+   */
+  readonly port: number;
+}
+
+/**
+ * Reads and validates the delivery-worker's environment into a frozen object. The events-api's
+ * secrets (ADMIN_TOKEN, INGEST_TOKEN, DASHBOARD_PASSWORD) are neither read nor required, in
+ * production either. Pure: pass an env object in tests.
+ */
+export function loadWorkerConfig(env: Env = process.env): WorkerConfig {
+  return Object.freeze({
+    ...readServiceConfig(env),
+    retry: Object.freeze({
+      ...readDeliveryJobs(env),
+      backoffDelayMs: integer(env, 'DELIVERY_BACKOFF_MS', 30_000, 1, 86_400_000),
+      backoffJitter: fraction(env, 'DELIVERY_BACKOFF_JITTER', 0.2),
+      retryAfterMaxMs: integer(env, 'RETRY_AFTER_MAX_MS', 3_600_000, 0, 86_400_000),
+    }),
+    sweeper: Object.freeze({
+      intervalMs: integer(env, 'SWEEPER_INTERVAL_MS', 5_000, 100, 3_600_000),
+      graceMs: integer(env, 'SWEEPER_GRACE_MS', 10_000, 0, 3_600_000),
+      batchSize: integer(env, 'SWEEPER_BATCH_SIZE', 500, 1, 10_000),
+    }),
+    reconciler: Object.freeze({
+      intervalMs: integer(env, 'RECONCILER_INTERVAL_MS', 60_000, 100, 3_600_000),
+      staleAfterMs: integer(env, 'RECONCILER_STALE_AFTER_MS', 300_000, 0, 86_400_000),
+      batchSize: integer(env, 'RECONCILER_BATCH_SIZE', 500, 1, 10_000),
+    }),
+    worker: Object.freeze({
+      concurrency: integer(env, 'WORKER_CONCURRENCY', 16, 1, 1_000),
+      lockDurationMs: integer(env, 'WORKER_LOCK_DURATION_MS', 30_000, 1_000, 3_600_000),
+      stalledIntervalMs: integer(env, 'WORKER_STALLED_INTERVAL_MS', 30_000, 500, 3_600_000),
+    }),
+    callback: Object.freeze({
+      timeoutMs: integer(env, 'CALLBACK_TIMEOUT_MS', 10_000, 10, 600_000),
+      responseMaxBytes: integer(env, 'CALLBACK_RESPONSE_MAX_BYTES', 4_096, 0, 1_048_576),
+      tokenTimeoutMs: integer(env, 'OAUTH_TOKEN_TIMEOUT_MS', 10_000, 10, 600_000),
+    }),
+    metrics: Object.freeze({
+      port: integer(env, 'METRICS_PORT', 9464, 0, 65535),
+      ...readMetrics(env),
+    }),
+  });
+}

@@ -1,0 +1,113 @@
+import { ConfigError, loadWorkerConfig } from '../src';
+
+/** All a production worker needs: the two stores and the key of stored credentials. */
+const PRODUCTION_WORKER = {
+  NODE_ENV: 'production',
+  DATABASE_URL: 'postgresql://herald@db:5432/herald',
+  REDIS_URL: 'redis://cache:6379',
+  SECRETS_KEY: '00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff',
+};
+
+function errorOf(env: Record<string, string>): ConfigError {
+  try {
+    loadWorkerConfig(env);
+  } catch (error) {
+    if (error instanceof ConfigError) return error;
+    throw error;
+  }
+  throw new Error('expected loadWorkerConfig to throw');
+}
+
+describe('loadWorkerConfig', () => {
+  it('defaults to 16 callbacks at once, 10 s per callback, 4 KiB of answer kept and Retry-After up to an hour', () => {
+    const config = loadWorkerConfig({});
+    expect(config.worker).toEqual({ concurrency: 16, lockDurationMs: 30_000, stalledIntervalMs: 30_000 });
+    expect(config.callback).toEqual({ timeoutMs: 10_000, responseMaxBytes: 4_096, tokenTimeoutMs: 10_000 });
+    expect(config.retry).toEqual({
+      attempts: 12,
+      backoffDelayMs: 30_000,
+      backoffJitter: 0.2,
+      keepCompletedSeconds: 86_400,
+      keepFailedSeconds: 14 * 86_400,
+      retryAfterMaxMs: 3_600_000,
+    });
+    expect(config.sweeper).toEqual({ intervalMs: 5_000, graceMs: 10_000, batchSize: 500 });
+    expect(config.reconciler).toEqual({ intervalMs: 60_000, staleAfterMs: 300_000, batchSize: 500 });
+  });
+
+  it('reads every delivery-worker variable that is set', () => {
+    const config = loadWorkerConfig({
+      WORKER_CONCURRENCY: '64',
+      WORKER_LOCK_DURATION_MS: '60000',
+      WORKER_STALLED_INTERVAL_MS: '15000',
+      CALLBACK_TIMEOUT_MS: '5000',
+      CALLBACK_RESPONSE_MAX_BYTES: '0',
+      OAUTH_TOKEN_TIMEOUT_MS: '3000',
+      DELIVERY_BACKOFF_MS: '100',
+      DELIVERY_BACKOFF_JITTER: '0',
+      RETRY_AFTER_MAX_MS: '600000',
+      SWEEPER_INTERVAL_MS: '200',
+      SWEEPER_GRACE_MS: '0',
+      SWEEPER_BATCH_SIZE: '10',
+      RECONCILER_INTERVAL_MS: '1000',
+      RECONCILER_STALE_AFTER_MS: '2000',
+      RECONCILER_BATCH_SIZE: '50',
+    });
+    expect(config.worker).toEqual({ concurrency: 64, lockDurationMs: 60_000, stalledIntervalMs: 15_000 });
+    expect(config.callback).toEqual({ timeoutMs: 5_000, responseMaxBytes: 0, tokenTimeoutMs: 3_000 });
+    expect(config.retry).toMatchObject({ backoffDelayMs: 100, backoffJitter: 0, retryAfterMaxMs: 600_000 });
+    expect(config.sweeper).toEqual({ intervalMs: 200, graceMs: 0, batchSize: 10 });
+    expect(config.reconciler).toEqual({ intervalMs: 1_000, staleAfterMs: 2_000, batchSize: 50 });
+  });
+
+  it('allows private targets outside production only, and reads TARGET_HOST_ALLOWLIST', () => {
+    expect(loadWorkerConfig({}).allowPrivateTargets).toBe(true);
+    expect(loadWorkerConfig(PRODUCTION_WORKER).allowPrivateTargets).toBe(false);
+    expect(loadWorkerConfig({ ...PRODUCTION_WORKER, TARGET_HOST_ALLOWLIST: 'Hooks.Internal.' }).targetHostAllowlist).toEqual(['hooks.internal']);
+  });
+
+  it.each([
+    ['WORKER_CONCURRENCY', '0', 'must be between 1 and 1000, got 0'],
+    ['WORKER_CONCURRENCY', 'many', 'must be a whole number, got "many"'],
+    ['WORKER_LOCK_DURATION_MS', '10', 'must be between 1000 and 3600000, got 10'],
+    ['WORKER_STALLED_INTERVAL_MS', '0', 'must be between 500 and 3600000, got 0'],
+    ['CALLBACK_TIMEOUT_MS', '1', 'must be between 10 and 600000, got 1'],
+    ['CALLBACK_RESPONSE_MAX_BYTES', '2000000', 'must be between 0 and 1048576, got 2000000'],
+    ['OAUTH_TOKEN_TIMEOUT_MS', '-5', 'must be a whole number, got "-5"'],
+    ['DELIVERY_BACKOFF_JITTER', '1.5', 'must be a number from 0 to 1, got "1.5"'],
+    ['RETRY_AFTER_MAX_MS', '1.5', 'must be a whole number, got "1.5"'],
+    ['SWEEPER_INTERVAL_MS', '10', 'must be between 100 and 3600000, got 10'],
+    ['RECONCILER_INTERVAL_MS', '10', 'must be between 100 and 3600000, got 10'],
+    ['RECONCILER_BATCH_SIZE', '0', 'must be between 1 and 10000, got 0'],
+  ])('refuses %s=%s, naming the variable', (variable, value, problem) => {
+    expect(errorOf({ [variable]: value }).message).toBe(`${variable}: ${problem}`);
+  });
+
+  describe('in production', () => {
+    it('starts with only DATABASE_URL, REDIS_URL and SECRETS_KEY set', () => {
+      const config = loadWorkerConfig(PRODUCTION_WORKER);
+      expect(config).toMatchObject({ nodeEnv: 'production', databaseUrl: PRODUCTION_WORKER.DATABASE_URL, redisUrl: PRODUCTION_WORKER.REDIS_URL });
+    });
+
+    it('refuses to start without SECRETS_KEY, or with the development key', () => {
+      expect(errorOf({ ...PRODUCTION_WORKER, SECRETS_KEY: '' }).message).toBe('SECRETS_KEY: is required when NODE_ENV=production');
+      const devKey = loadWorkerConfig({}).secretsKey.toString('hex');
+      expect(errorOf({ ...PRODUCTION_WORKER, SECRETS_KEY: devKey }).message).toBe('SECRETS_KEY: must not be the development key in production');
+    });
+
+    it("neither reads nor checks the events-api's secrets and settings, even malformed", () => {
+      const config = loadWorkerConfig({
+        ...PRODUCTION_WORKER,
+        ADMIN_TOKEN: 'dev-admin-token',
+        INGEST_TOKEN: 'short',
+        DASHBOARD_PASSWORD: 'dev-dashboard-password',
+        DASHBOARD_USERNAME: 'has:colon',
+        PORT: 'not a port',
+        API_KEY_CACHE_MS: '-1',
+      }) as unknown as Record<string, unknown>;
+      for (const key of ['adminToken', 'ingestToken', 'dashboard', 'port', 'apiKeyCacheMs', 'rateLimitRequests', 'ingestBodyLimitBytes']) {
+        expect(config).not.toHaveProperty(key);
+      }
+    });
+  });
+});
