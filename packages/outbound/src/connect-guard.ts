@@ -10,15 +10,15 @@ import { OutboundRequestError } from './errors/outbound-request-error';
  */
 export interface ConnectGuard {
   /**
-   * Throws OutboundRequestError (`address_refused`) when the URL's host is an IP address the policy refuses. Connections
-   * to an IP address never call `lookup`, so this is their check; host names pass here and are
-   * checked by `lookup`.
+   * Throws OutboundRequestError (`address_refused`) when the URL's host is an IP address the
+   * policy refuses. Connections to an IP address never call `lookup`, so this is their check; host
+   * names pass here and are checked by `lookup`.
    */
   checkUrl(url: string | URL): void;
   /**
    * For the `lookup` option of a connection: resolves like dns.lookup and fails with
-   * OutboundRequestError (`address_refused`) when any address of the host is refused. Undefined when the
-   * policy allows private targets, so that nothing is in the way.
+   * OutboundRequestError (`address_refused`) when any address of the host is refused. Undefined
+   * when the policy allows private targets, so that nothing is in the way.
    */
   readonly lookup: LookupFunction | undefined;
 }
