@@ -1,4 +1,4 @@
-import type { LookupFunction } from 'node:net';
+import type { OutboundClient } from '@herald/outbound';
 import type { Redis } from 'ioredis';
 
 /** How callbacks to one notification target authenticate (spec: "Callbacks sent by the service"). */
@@ -61,11 +61,11 @@ export interface AuthDependencies {
   /** Interval between cache reads while waiting for another process's token, in ms. Default 50. */
   tokenPollIntervalMs?: number;
   /**
-   * How the token request resolves the Authentication URL's host, for the `lookup` option of its
-   * connection. The delivery worker passes its connect guard's lookup, so that the address actually
-   * connected to is checked against the SSRF policy. Default: dns.lookup.
+   * Sends the token request (time limit, bounded read, no redirects, Herald's User-Agent). The
+   * delivery worker passes the client its callbacks go through, whose connect guard checks the
+   * Authentication URL's address against the SSRF policy. Default: a client with no address policy.
    */
-  lookup?: LookupFunction;
+  outbound?: OutboundClient;
   /**
    * Called once for every HTTP request to a token endpoint, just before it is sent, whatever its
    * answer (not for tokens reused from the cache or from another process's fetch), e.g. to count

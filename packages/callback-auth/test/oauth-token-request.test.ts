@@ -1,3 +1,4 @@
+import rootPackage from '../../../package.json';
 import { TokenRequestError, createAuthStrategy, type TokenRequestFailureKind } from '../src';
 import { always, issueTokens, refusingUrl, startFakeTokenEndpoint, type Reply } from './support/fake-token-endpoint';
 import { credentialForms, errorFrom, expectNoSecrets } from './support/secrets';
@@ -25,6 +26,7 @@ describe('the oauth token request', () => {
     expect(request?.url).toBe('/oauth/token?grant_type=client_credentials');
     expect(request?.headers['content-type']).toBe('application/json');
     expect(request?.headers['authorization']).toBe('Basic QWxhZGRpbjpvcGVuIHNlc2FtZQ==');
+    expect(request?.headers['user-agent']).toBe(`Herald/${rootPackage.version}`);
     expect(JSON.parse(request?.body ?? '')).toEqual({ grant_type: 'client_credentials', username: USERNAME, password: PASSWORD });
   });
 
@@ -122,9 +124,9 @@ describe('the oauth token request', () => {
     expect(Date.now() - started).toBeLessThan(TIMEOUT_MS + 1000);
   });
 
-  it('fails with kind network when nothing listens at the authUrl', async () => {
+  it('fails with kind connection when nothing listens at the authUrl', async () => {
     const error = await errorFrom(async () => strategyFor(await refusingUrl()).headers());
-    expect(error).toMatchObject({ name: 'TokenRequestError', kind: 'network', causeCode: 'ECONNREFUSED' });
+    expect(error).toMatchObject({ name: 'TokenRequestError', kind: 'connection', causeCode: 'ECONNREFUSED' });
     expectNoSecrets(error, credentialForms(USERNAME, PASSWORD));
   });
 });

@@ -1,7 +1,11 @@
 /**
- * Where Herald may send outbound HTTP on a merchant's behalf: the address policy (SSRF guard) that
- * the events-api applies when a target URL is set and the delivery worker applies when it connects.
+ * Where and how Herald sends outbound HTTP on a merchant's behalf: the address policy (SSRF guard)
+ * that the events-api applies when a target URL is set, and the one outbound client that the
+ * delivery worker sends callbacks and OAuth token requests with.
  */
 export { checksHost, firstRefusedAddress, policyHost, refusedAddressKind, resolveHost, type AddressPolicy, type ResolveHost } from './address-policy';
 export { createConnectGuard, type ConnectGuard } from './connect-guard';
-export { REFUSED_ADDRESS_CODE, RefusedAddressError } from './errors/refused-address-error';
+export { createOutboundClient, type OutboundClient, type OutboundRequest, type OutboundResponse } from './outbound-client';
+export { OutboundRequestError, type OutboundFailureKind } from './errors/outbound-request-error';
+export { parseRetryAfter } from './retry-after';
+export { HERALD_USER_AGENT } from './user-agent';

@@ -40,3 +40,4 @@ export { startService, type ServiceProcess, type StartServiceOptions } from './p
 export { describeOpsContract, type MountOps } from './ops-contract';
 export { always, inTurn, startHttpRecorder, type HttpRecorder, type RecordedRequest, type Reply, type Responder } from './http-recorder';
 export { metricValue, parseExposition, type Sample } from './prometheus';
+export { selfSignedCertificate } from './tls';

@@ -3,12 +3,11 @@ import { AuthConfigurationError, TokenRequestError, TokenWaitTimeoutError, Unkno
 import { CredentialsCipherError, type AttemptOutcome, type DeliveryTarget, type DeliveryWork, type NewDeliveryAttempt } from '@herald/db';
 import type { Logger } from '@herald/logging';
 import type { HeraldMetrics } from '@herald/metrics';
-import { REFUSED_ADDRESS_CODE, RefusedAddressError } from '@herald/outbound';
+import { OutboundRequestError } from '@herald/outbound';
 import type { DeliveryJobData } from '@herald/queue';
 import { UnrecoverableError } from 'bullmq';
 import type { CallbackResponse, SendCallback } from './callback-sender';
 import { CallbackAttemptError, type AttemptErrorKind } from './errors/callback-attempt-error';
-import { CallbackRequestError } from './errors/callback-request-error';
 
 /** What the processor reads of a BullMQ job. */
 export interface DeliveryJob {
@@ -38,8 +37,6 @@ export interface DeliveryProcessorDependencies {
    */
   authFor(target: DeliveryTarget): CallbackAuthStrategy;
   send: SendCallback;
-  /** The User-Agent header of callbacks. */
-  userAgent: string;
   logger: Logger;
   /** Counts each recorded attempt by outcome, with its duration. */
   metrics: Pick<HeraldMetrics, 'deliveryAttempt'>;
@@ -76,7 +73,6 @@ export function createDeliveryProcessor(deps: DeliveryProcessorDependencies): (j
       body,
       headers: {
         'content-type': 'application/json',
-        'user-agent': deps.userAgent,
         // Standard Webhooks headers: the id is the event's, the same on every retry, so the
         // merchant can drop a callback it has already processed.
         'webhook-id': eventId,
@@ -178,10 +174,9 @@ function resultOf(response: CallbackResponse): AttemptResult {
 /** The failure an error stands for. Every message here is free of secrets (see each error's class). */
 function failureOf(error: unknown): AttemptResult {
   const failed = (errorKind: AttemptErrorKind, errorMessage: string, retryable = true): AttemptResult => ({ delivered: false, errorKind, errorMessage, retryable });
-  if (error instanceof CallbackRequestError) return failed(error.kind, error.message);
-  // DNS answers change: a refused address is tried again (and checked again) on the next attempt.
-  if (error instanceof RefusedAddressError) return failed('address_refused', error.message);
-  if (error instanceof TokenRequestError) return failed(error.causeCode === REFUSED_ADDRESS_CODE ? 'address_refused' : 'oauth', error.message);
+  // Retried, a refused address too: DNS answers change, and the next attempt checks it again.
+  if (error instanceof OutboundRequestError && error.kind !== 'response_too_large') return failed(error.kind, error.message);
+  if (error instanceof TokenRequestError) return failed(error.kind === 'address_refused' ? 'address_refused' : 'oauth', error.message);
   if (error instanceof TokenWaitTimeoutError) return failed('oauth', error.message);
   if (error instanceof AuthConfigurationError || error instanceof UnknownAuthModeError || error instanceof CredentialsCipherError) {
     return failed('configuration', error.message, false);

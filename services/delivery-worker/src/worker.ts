@@ -4,14 +4,13 @@ import type { WorkerConfig } from '@herald/config';
 import { credentialsCipherFromConfig, deliveryAttemptRepository, type AttemptRecord, type DeliveryTarget, type PrismaClient } from '@herald/db';
 import type { Logger } from '@herald/logging';
 import type { HeraldMetrics } from '@herald/metrics';
-import { createConnectGuard, type ConnectGuard } from '@herald/outbound';
+import { createConnectGuard, createOutboundClient, type OutboundClient } from '@herald/outbound';
 import { DELIVERIES_QUEUE, deliveryBackoffStrategy, type DeliveryJobData } from '@herald/queue';
 import { Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { createCallbackSender } from './callback-sender';
 import { createCoalescer } from './coalescer';
 import { createDeliveryProcessor, type DeliveryOutcome, type DeliveryStore } from './processor';
-import { HERALD_USER_AGENT } from './user-agent';
 
 /**
  * How many times a job whose worker died (its lock expired) is taken up again; one stall more and
@@ -50,12 +49,11 @@ export type DeliveryWorker = Worker<DeliveryJobData, DeliveryOutcome, string>;
  */
 export function startDeliveryWorker(deps: DeliveryWorkerDependencies): DeliveryWorker {
   const { config, prisma, logger } = deps;
-  const guard = createConnectGuard({ allowPrivate: config.allowPrivateTargets, hostAllowlist: config.targetHostAllowlist });
+  const outbound = createOutboundClient({ guard: createConnectGuard({ allowPrivate: config.allowPrivateTargets, hostAllowlist: config.targetHostAllowlist }) });
   const processor = createDeliveryProcessor({
     deliveries: batchedDeliveryStore(prisma, config),
-    authFor: (target) => authStrategyFor(target, deps, guard),
-    send: createCallbackSender({ timeoutMs: config.callback.timeoutMs, responseMaxBytes: config.callback.responseMaxBytes, guard }),
-    userAgent: HERALD_USER_AGENT,
+    authFor: (target) => authStrategyFor(target, deps, outbound),
+    send: createCallbackSender({ timeoutMs: config.callback.timeoutMs, responseMaxBytes: config.callback.responseMaxBytes, outbound }),
     logger,
     metrics: deps.metrics,
   });
@@ -97,10 +95,7 @@ function batchedDeliveryStore(prisma: PrismaClient, config: WorkerConfig): Deliv
   };
 }
 
-function authStrategyFor(target: DeliveryTarget, deps: DeliveryWorkerDependencies, guard: ConnectGuard): CallbackAuthStrategy {
-  // The token request connects through the guard's lookup; an Authentication URL whose host is an
-  // IP address is never looked up, so it is checked here.
-  if (target.auth.mode === 'oauth') guard.checkUrl(target.auth.authUrl);
+function authStrategyFor(target: DeliveryTarget, deps: DeliveryWorkerDependencies, outbound: OutboundClient): CallbackAuthStrategy {
   return createAuthStrategy(
     { targetId: target.id, ...target.auth },
     {
@@ -108,7 +103,7 @@ function authStrategyFor(target: DeliveryTarget, deps: DeliveryWorkerDependencie
       keyPrefix: `${deps.config.queuePrefix}:`,
       tokenRequestTimeoutMs: deps.config.callback.tokenTimeoutMs,
       onTokenRequest: () => deps.metrics.oauthTokenRequested(),
-      ...(guard.lookup ? { lookup: guard.lookup } : {}),
+      outbound,
     },
   );
 }

@@ -1,18 +1,20 @@
+import type { OutboundFailureKind } from '@herald/outbound';
 import { CallbackAuthError } from './callback-auth-error';
 
 /**
  * How a token request failed:
  * - `http_status`: the endpoint answered with a status other than 200 (and not a redirect);
  * - `redirect`: the endpoint answered 3xx; redirects are never followed (the credentials would go along);
- * - `timeout`: no complete answer within the request timeout;
- * - `network`: the connection could not be made or broke (refused, reset, DNS, TLS);
- * - `invalid_response`: HTTP 200 but the body is too large, not JSON, or its fields break the spec.
+ * - `invalid_response`: HTTP 200 but the body is too large, not JSON, or its fields break the spec;
+ * - `timeout`, `connection`, `tls`, `address_refused`: the request got no complete answer, as the
+ *   outbound client names it (OutboundFailureKind).
  */
-export type TokenRequestFailureKind = 'http_status' | 'redirect' | 'timeout' | 'network' | 'invalid_response';
+export type TokenRequestFailureKind = 'http_status' | 'redirect' | 'invalid_response' | Exclude<OutboundFailureKind, 'response_too_large'>;
 
 /**
- * One OAuth token request failed. The message is built here from fixed phrases, the target id and
- * numbers only: never the URL, the credentials, the response body or a token.
+ * One OAuth token request failed. The message is built from fixed phrases, the target id, numbers
+ * and system error codes (and, for `address_refused`, the host and its address): never the URL's
+ * path or query, the credentials, the response body or a token.
  */
 export class TokenRequestError extends CallbackAuthError {
   readonly code = 'CALLBACK_AUTH_TOKEN_REQUEST_FAILED';
@@ -24,7 +26,7 @@ export class TokenRequestError extends CallbackAuthError {
     detail: string,
     /** The HTTP status, for `http_status`, `redirect` and `invalid_response`. */
     readonly status?: number,
-    /** The system error code behind a `network` failure, e.g. 'ECONNREFUSED'. */
+    /** The system error code behind a `connection` or `tls` failure, e.g. 'ECONNREFUSED'. */
     readonly causeCode?: string,
   ) {
     super(`Token request for target "${targetId}" failed (${kind}): ${detail}`);

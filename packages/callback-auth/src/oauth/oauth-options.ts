@@ -1,4 +1,4 @@
-import type { LookupFunction } from 'node:net';
+import { createConnectGuard, createOutboundClient, type OutboundClient } from '@herald/outbound';
 import type { Redis } from 'ioredis';
 import { AuthConfigurationError } from '../errors/auth-configuration-error';
 import type { AuthDependencies } from '../types';
@@ -13,7 +13,7 @@ export interface OAuthOptions {
   readonly expiryMarginMs: number | undefined;
   readonly tokenWaitMs: number;
   readonly tokenPollIntervalMs: number;
-  readonly lookup: LookupFunction | undefined;
+  readonly outbound: OutboundClient;
   readonly onTokenRequest: (() => void) | undefined;
 }
 
@@ -41,9 +41,17 @@ export function resolveOAuthOptions(deps: AuthDependencies): OAuthOptions {
     expiryMarginMs: deps.expiryMarginMs === undefined ? undefined : integer(deps, 'expiryMarginMs', 0, 0),
     tokenWaitMs: integer(deps, 'tokenWaitMs', tokenRequestTimeoutMs + LOCK_SLACK_MS, 0),
     tokenPollIntervalMs: integer(deps, 'tokenPollIntervalMs', DEFAULT_TOKEN_POLL_INTERVAL_MS, 1),
-    lookup: deps.lookup,
+    outbound: deps.outbound ?? unguardedClient(),
     onTokenRequest: deps.onTokenRequest,
   });
+}
+
+let unguarded: OutboundClient | undefined;
+
+/** One client for every strategy given none, so that they share its keep-alive connections. */
+function unguardedClient(): OutboundClient {
+  unguarded ??= createOutboundClient({ guard: createConnectGuard({ allowPrivate: true, hostAllowlist: [] }) });
+  return unguarded;
 }
 
 /** How long the fetch lock lives: past the longest a holder can legitimately take. */

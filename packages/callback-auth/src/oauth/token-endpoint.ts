@@ -15,7 +15,7 @@ export function tokenRequestUrl(targetId: string, authUrl: string | undefined): 
     throw invalid('authUrl is not an absolute URL');
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') throw invalid('authUrl must use http or https');
-  // axios would turn user info into its own Authorization header, replacing the one the spec asks for.
+  // An HTTP client would turn user info into an Authorization header of its own, beside the one the spec asks for.
   if (url.username !== '' || url.password !== '') {
     throw invalid('authUrl must not carry user info; give the credentials as username and password');
   }

@@ -87,7 +87,7 @@ export class OAuthStrategy implements CallbackAuthStrategy {
       const { accessToken, expiresInSeconds } = await requestToken(this.#request, {
         timeoutMs: this.#options.tokenRequestTimeoutMs,
         maxResponseBytes: this.#options.maxTokenResponseBytes,
-        lookup: this.#options.lookup,
+        outbound: this.#options.outbound,
       });
       const ttlMs = cacheTtlMs(expiresInSeconds, this.#options);
       if (ttlMs > 0) await this.#cache.store(accessToken, ttlMs);

@@ -1,4 +1,4 @@
 import rootPackage from '../../../package.json';
 
-/** The User-Agent of every callback: `Herald/<version of the root package.json>`. */
+/** The User-Agent of every outbound request: `Herald/<version of the root package.json>`. */
 export const HERALD_USER_AGENT = `Herald/${rootPackage.version}`;

@@ -1,4 +1,4 @@
-import { parseRetryAfter } from '../src/callback-sender';
+import { parseRetryAfter } from '../src';
 
 describe('parseRetryAfter', () => {
   const now = Date.parse('2026-11-22T12:00:00Z');
