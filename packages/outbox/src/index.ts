@@ -9,4 +9,5 @@
 export { createOutboxPublisher, type OutboxPublisher, type OutboxPublisherDependencies } from './publish';
 export { startSweeper, type Sweeper, type SweeperDependencies, type SweeperOptions } from './sweeper';
 export { startReconciler, type Reconciler, type ReconcilerDependencies, type ReconcilerOptions } from './reconciler';
+export type { OutboxLogger } from './outbox-logger';
 export { startPeriodicRunner, type PassResult, type PeriodicRunner, type PeriodicRunnerOptions } from './periodic-runner';

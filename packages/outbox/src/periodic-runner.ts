@@ -1,4 +1,4 @@
-import type { Logger } from '@herald/logging';
+import type { OutboxLogger } from './outbox-logger';
 
 /** What one pass of a periodic task reports. */
 export interface PassResult {
@@ -13,7 +13,7 @@ export interface PeriodicRunnerOptions {
   intervalMs: number;
   /** Wait before the first pass. Default 0. */
   firstPassAfterMs?: number;
-  logger: Pick<Logger, 'warn'>;
+  logger: Pick<OutboxLogger, 'warn'>;
 }
 
 export interface PeriodicRunner {

@@ -1,12 +1,12 @@
 import type { DeliveryRepository } from '@herald/db';
 import type { DeliveryRef } from '@herald/domain';
-import type { Logger } from '@herald/logging';
 import type { DeliveryProducer } from '@herald/queue';
+import type { OutboxLogger } from './outbox-logger';
 
 export interface OutboxPublisherDependencies {
   producer: Pick<DeliveryProducer, 'enqueue'>;
   deliveries: Pick<DeliveryRepository, 'clearEnqueued' | 'markEnqueued'>;
-  logger: Pick<Logger, 'warn'>;
+  logger: Pick<OutboxLogger, 'warn'>;
 }
 
 /** Adds the jobs of deliveries once the transaction that stored them has committed. */

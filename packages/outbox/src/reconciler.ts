@@ -1,7 +1,7 @@
 import type { DeliveryRepository, ReconcileResult } from '@herald/db';
-import type { Logger } from '@herald/logging';
 import type { HeraldMetrics } from '@herald/metrics';
 import type { DeliveryProducer } from '@herald/queue';
+import type { OutboxLogger } from './outbox-logger';
 import { startPeriodicRunner } from './periodic-runner';
 
 /** How the reconciler runs (RECONCILER_* settings). */
@@ -19,7 +19,7 @@ export interface ReconcilerDependencies {
   /** A fail-fast producer: while Redis is down a pass fails at once and releases its row locks. */
   producer: Pick<DeliveryProducer, 'requeueDead'>;
   config: ReconcilerOptions;
-  logger: Pick<Logger, 'warn' | 'debug'>;
+  logger: Pick<OutboxLogger, 'warn' | 'debug'>;
   metrics: Pick<HeraldMetrics, 'reconciled'>;
 }
 

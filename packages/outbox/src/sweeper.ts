@@ -1,7 +1,7 @@
 import type { DeliveryRepository } from '@herald/db';
-import type { Logger } from '@herald/logging';
 import type { HeraldMetrics } from '@herald/metrics';
 import type { DeliveryProducer } from '@herald/queue';
+import type { OutboxLogger } from './outbox-logger';
 import { startPeriodicRunner } from './periodic-runner';
 
 /** How the sweeper runs (SWEEPER_* settings). */
@@ -18,7 +18,7 @@ export interface SweeperDependencies {
   deliveries: Pick<DeliveryRepository, 'sweep'>;
   producer: Pick<DeliveryProducer, 'enqueue'>;
   config: SweeperOptions;
-  logger: Pick<Logger, 'info' | 'warn'>;
+  logger: Pick<OutboxLogger, 'info' | 'warn'>;
   /** Counts the deliveries each sweep enqueues. */
   metrics: Pick<HeraldMetrics, 'sweeperEnqueued'>;
 }
