@@ -3,7 +3,7 @@ import type { Event } from '@herald/domain';
 import { Prisma, sqlPool, type PrismaClient } from '../client';
 import type { Sql } from '../sql';
 import type { ApiKeyScope } from './api-keys';
-import { addToCounts, locateOffset, merchantScope, programScope, type CountKey } from './event-counts';
+import { locateOffset, merchantScope, programScope, type CountKey } from './event-counts';
 
 /** An event ready to store: every Event field (id and createdAt assigned) plus its tenant. */
 export interface NewEvent {

@@ -36,7 +36,7 @@ export interface IngestDependencies {
   store: { transaction<T>(work: (tx: IngestTransaction) => Promise<T>): Promise<T> };
   /**
    * Adds the jobs of deliveries just committed. Never rejects: a delivery whose job could not be
-   * added is left to the outbox sweeper (see @herald/outbox `publishDeliveries`).
+   * added is left to the outbox sweeper (see @herald/outbox `createOutboxPublisher`).
    */
   publish(refs: readonly DeliveryRef[]): Promise<void>;
   metrics: Pick<HeraldMetrics, 'eventsIngested'>;
