@@ -3,11 +3,10 @@ import { testDatabaseUrl } from '@herald/config';
 import { createPrismaClient } from '../src/client';
 import { createCredentialsCipher, CredentialsCipherError } from '../src/credentials-cipher';
 import { deliveryAttemptRepository } from '../src/repositories/delivery-attempts';
-import { eventRepository } from '../src/repositories/events';
 import { targetRepository } from '../src/repositories/targets';
 import { tenantRepository } from '../src/repositories/tenants';
 // @herald/testing depends on @herald/db, so this package reaches its helpers by path.
-import { uniqueId } from '../../testing/src';
+import { storeEvents, uniqueId } from '../../testing/src';
 
 const prisma = createPrismaClient(testDatabaseUrl());
 const cipher = createCredentialsCipher({ currentKeyId: 'k1', keyring: { k1: randomBytes(32) } });
@@ -33,7 +32,7 @@ async function newDelivery(targetCipher = cipher): Promise<string> {
     { kind: 'program', programId: program.id },
     { url: 'https://merchant.example/hooks', auth: basicAuth, notifications: {}, enabled: true },
   );
-  const { deliveries } = await eventRepository(prisma).insert([
+  const { deliveries } = await storeEvents(prisma, [
     {
       event: { id: `Event-${randomUUID()}`, ...EVENT_FIELDS },
       programId: program.id,

@@ -41,3 +41,4 @@ export { describeOpsContract, type MountOps } from './ops-contract';
 export { always, inTurn, startHttpRecorder, type HttpRecorder, type RecordedRequest, type Reply, type Responder } from './http-recorder';
 export { metricValue, parseExposition, type Sample } from './prometheus';
 export { selfSignedCertificate } from './tls';
+export { storeEvents } from './store-events';
