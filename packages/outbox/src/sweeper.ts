@@ -6,7 +6,7 @@ import { startPeriodicRunner } from './periodic-runner';
 
 /** How the sweeper runs (SWEEPER_* settings). */
 export interface SweeperOptions {
-  /** Pause between sweeps. */
+  /** Pause between sweeps; the first sweep also waits this long. */
   readonly intervalMs: number;
   /** Deliveries younger than this are left to the events-api's own enqueue after commit. */
   readonly graceMs: number;
@@ -34,7 +34,9 @@ export interface Sweeper {
  * The outbox sweeper: every `intervalMs`, enqueues pending deliveries that were stored but never
  * enqueued (the events-api could not reach Redis after its commit and cleared their mark, or a
  * replay's enqueue failed). Every worker process runs one; row locks (SKIP LOCKED) and job ids
- * equal to delivery ids make that safe. Starts at once.
+ * equal to delivery ids make that safe. The first sweep waits an interval, like every later one: a
+ * forgotten delivery is at least `graceMs` old anyway, and a pass started beside a caller's own
+ * `sweepOnce` would take its rows (SKIP LOCKED) from under it.
  */
 export function startSweeper(deps: SweeperDependencies): Sweeper {
   const { config, logger } = deps;
@@ -49,7 +51,7 @@ export function startSweeper(deps: SweeperDependencies): Sweeper {
       if (enqueued > 0) logger.info('sweeper enqueued forgotten deliveries', { deliveries: enqueued });
       return { full: enqueued === config.batchSize };
     },
-    { name: 'sweep', intervalMs: config.intervalMs, logger },
+    { name: 'sweep', intervalMs: config.intervalMs, firstPassAfterMs: config.intervalMs, logger },
   );
   return { sweepOnce, stop: () => runner.stop() };
 }
