@@ -62,8 +62,9 @@ export interface AuthDependencies {
   tokenPollIntervalMs?: number;
   /**
    * Sends the token request (time limit, bounded read, no redirects, Herald's User-Agent). The
-   * delivery worker passes the client its callbacks go through, whose connect guard checks the
-   * Authentication URL's address against the SSRF policy. Default: a client with no address policy.
+   * delivery worker passes an axios client with its callbacks' connect guard, which checks the
+   * Authentication URL's address against the SSRF policy. Default: an axios client with no address
+   * policy.
    */
   outbound?: OutboundClient;
   /**

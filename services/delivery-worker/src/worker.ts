@@ -50,10 +50,13 @@ export type DeliveryWorker = Worker<DeliveryRef, DeliveryOutcome, string>;
  */
 export function startDeliveryWorker(deps: DeliveryWorkerDependencies): DeliveryWorker {
   const { config, prisma, logger } = deps;
-  const outbound = createOutboundClient({ guard: createConnectGuard({ allowPrivate: config.allowPrivateTargets, hostAllowlist: config.targetHostAllowlist }) });
+  const guard = createConnectGuard({ allowPrivate: config.allowPrivateTargets, hostAllowlist: config.targetHostAllowlist });
+  // Callbacks (the hot path) over Node's http client, token requests (a cold path) over axios.
+  const outbound = createOutboundClient({ guard });
+  const tokenOutbound = createOutboundClient({ guard, transport: 'axios' });
   const processor = createDeliveryProcessor({
     deliveries: batchedDeliveryStore(prisma, config),
-    authFor: (target) => authStrategyFor(target, deps, outbound),
+    authFor: (target) => authStrategyFor(target, deps, tokenOutbound),
     send: createCallbackSender({ timeoutMs: config.callback.timeoutMs, responseMaxBytes: config.callback.responseMaxBytes, outbound }),
     logger,
     metrics: deps.metrics,

@@ -48,9 +48,12 @@ export function resolveOAuthOptions(deps: AuthDependencies): OAuthOptions {
 
 let unguarded: OutboundClient | undefined;
 
-/** One client for every strategy given none, so that they share its keep-alive connections. */
+/**
+ * One client for every strategy given none, so that they share its keep-alive connections; over
+ * axios, as token requests are a cold path (see createOutboundClient).
+ */
 function unguardedClient(): OutboundClient {
-  unguarded ??= createOutboundClient({ guard: createConnectGuard({ allowPrivate: true, hostAllowlist: [] }) });
+  unguarded ??= createOutboundClient({ guard: createConnectGuard({ allowPrivate: true, hostAllowlist: [] }), transport: 'axios' });
   return unguarded;
 }
 
