@@ -32,7 +32,7 @@ export type {
 } from './repositories/targets';
 export { createDeliveries, deliveryRepository } from './repositories/deliveries';
 export type { DeliveryRef, DeliveryRepository, FanOutEvent, ReconcileOptions, ReconcileResult, SweepOptions } from './repositories/deliveries';
-export { isDatabaseUnavailable } from './availability';
+export { isDatabaseUnavailable, isUniqueViolation } from './database-errors';
 export { DELIVERY_STATUSES, deliveryHistoryRepository } from './repositories/delivery-history';
 export type {
   DeliveryAttemptRecord,
