@@ -3,6 +3,7 @@ import { testDatabaseUrl } from '@herald/config';
 import { createPrismaClient } from '../src/client';
 import { createCredentialsCipher, CredentialsCipherError } from '../src/credentials-cipher';
 import { deliveryAttemptRepository } from '../src/repositories/delivery-attempts';
+import type { DeliveryTarget } from '../src/repositories/targets';
 import { eventRepository } from '../src/repositories/events';
 import { targetRepository } from '../src/repositories/targets';
 import { tenantRepository } from '../src/repositories/tenants';
@@ -55,6 +56,18 @@ describe('the delivery attempt repository', () => {
     expect(work.target).toMatchObject({ id: work.delivery.targetId, url: 'https://merchant.example/hooks', auth: basicAuth, enabled: true, deletedAt: null });
     // The event exactly as GET /events shows it: absent optional fields are left out.
     expect(work.event).toEqual({ id: work.delivery.eventId, ...EVENT_FIELDS });
+  });
+
+  it('shows the worker an oauth target with its credentials, and a deleted target as switched off', async () => {
+    const id = await newDelivery();
+    const { programId } = (await attempts.loadForAttempts([id])).get(id)!.target as DeliveryTarget;
+    const owner = { kind: 'program', programId } as const;
+    const oauth = { mode: 'oauth', authUrl: 'https://merchant.example/token', username: 'client', password: 'pa55-word' } as const;
+    await targetRepository(prisma, cipher).upsert(owner, { url: 'https://merchant.example/hooks', auth: oauth, notifications: {}, enabled: true });
+    expect((await attempts.loadForAttempts([id])).get(id)!.target).toMatchObject({ auth: oauth, enabled: true, deletedAt: null });
+
+    await targetRepository(prisma, cipher).remove(owner);
+    expect((await attempts.loadForAttempts([id])).get(id)!.target).toMatchObject({ enabled: false, deletedAt: expect.any(Date) });
   });
 
   it('gives a target whose credentials no key decrypts as the error, for its own delivery only', async () => {

@@ -137,16 +137,16 @@ export function deliveryAttemptRepository(prisma: PrismaClient, cipher: Credenti
       return deliveryTargetOf(
         {
           id: row.target_id,
-          programId: row.target_program_id,
-          merchantId: row.target_merchant_id,
+          program_id: row.target_program_id,
+          merchant_id: row.target_merchant_id,
           url: row.target_url,
-          authMode: row.target_auth_mode,
-          authUrl: row.target_auth_url,
+          auth_mode: row.target_auth_mode,
+          auth_url: row.target_auth_url,
           credentials: row.target_credentials,
-          objectTypes: row.target_object_types,
-          eventTypes: row.target_event_types,
+          object_types: row.target_object_types,
+          event_types: row.target_event_types,
           enabled: row.target_enabled,
-          deletedAt: row.target_deleted_at,
+          deleted_at: row.target_deleted_at,
         },
         cipher,
       );
