@@ -7,8 +7,10 @@ export { apiKeyRepository, hashApiKey } from './repositories/api-keys';
 export type { ApiKeyRecord, ApiKeyRepository, ApiKeyScope } from './repositories/api-keys';
 export { tenantRepository, DuplicateIdError } from './repositories/tenants';
 export type { MerchantRecord, ProgramRecord, TenantRepository } from './repositories/tenants';
-export { eventRepository, EventConflictError, UnknownTenantError } from './repositories/events';
-export type { EventListQuery, EventRepository, EventRepositoryOptions, InsertEventsResult, NewEvent } from './repositories/events';
+export { eventRepository } from './repositories/events';
+export type { EventListQuery, EventRepository, EventRepositoryOptions, KnownTenants, NewEvent, StoredEvent } from './repositories/events';
+export { ingestStore } from './repositories/ingest-store';
+export type { IngestStore, IngestTransaction } from './repositories/ingest-store';
 export { createCredentialsCipher, credentialsCipherFromConfig, CredentialsCipherError } from './credentials-cipher';
 export { reencryptCredentials, type ReencryptionResult } from './credentials-rotation';
 export type {
@@ -30,8 +32,8 @@ export type {
   TargetOwner,
   TargetRepository,
 } from './repositories/targets';
-export { createDeliveries, deliveryRepository } from './repositories/deliveries';
-export type { DeliveryRef, DeliveryRepository, FanOutEvent, ReconcileOptions, ReconcileResult, SweepOptions } from './repositories/deliveries';
+export { deliveryRepository } from './repositories/deliveries';
+export type { DeliveryRepository, ReconcileOptions, ReconcileResult, SweepOptions } from './repositories/deliveries';
 export { isDatabaseUnavailable, isUniqueViolation } from './database-errors';
 export { DELIVERY_STATUSES, deliveryHistoryRepository } from './repositories/delivery-history';
 export type {

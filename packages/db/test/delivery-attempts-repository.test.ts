@@ -4,11 +4,10 @@ import { createPrismaClient } from '../src/client';
 import { createCredentialsCipher, CredentialsCipherError } from '../src/credentials-cipher';
 import { deliveryAttemptRepository, type AttemptOutcome, type NewDeliveryAttempt } from '../src/repositories/delivery-attempts';
 import type { DeliveryTarget } from '../src/repositories/targets';
-import { eventRepository } from '../src/repositories/events';
 import { targetRepository } from '../src/repositories/targets';
 import { tenantRepository } from '../src/repositories/tenants';
 // @herald/testing depends on @herald/db, so this package reaches its helpers by path.
-import { uniqueId } from '../../testing/src';
+import { storeEvents, uniqueId } from '../../testing/src';
 
 const prisma = createPrismaClient(testDatabaseUrl());
 const cipher = createCredentialsCipher({ currentKeyId: 'k1', keyring: { k1: randomBytes(32) } });
@@ -34,7 +33,7 @@ async function newDelivery(targetCipher = cipher): Promise<string> {
     { kind: 'program', programId: program.id },
     { url: 'https://merchant.example/hooks', auth: basicAuth, notifications: {}, enabled: true },
   );
-  const { deliveries } = await eventRepository(prisma).insert([
+  const { deliveries } = await storeEvents(prisma, [
     {
       event: { id: `Event-${randomUUID()}`, ...EVENT_FIELDS },
       programId: program.id,

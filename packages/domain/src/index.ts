@@ -47,6 +47,8 @@ export {
 export type { Validation, Violation } from './violation';
 export { examplePaymentSeriesEvent } from './examples/payment-series-event';
 export { HeraldError } from './errors/herald-error';
+export type { DeliveryRef } from './delivery-ref';
+export { targetsToNotify, type RoutedEvent, type RoutingTarget } from './routing';
 export { ValidationError } from './errors/validation-error';
 export {
   CALLBACK_AUTH_MODES,

@@ -1,7 +1,8 @@
+import type { DeliveryRef } from '@herald/domain';
 import { Queue, type JobsOptions } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { DELIVERY_BACKOFF_TYPE } from './delivery-backoff';
-import { DELIVERIES_QUEUE, type DeliveryJobData } from './delivery-job';
+import { DELIVERIES_QUEUE } from './delivery-job';
 
 /** How failed callbacks are retried: BullMQ's own attempts, with the delays of deliveryBackoffStrategy. */
 export interface RetryPolicy {
@@ -17,11 +18,11 @@ export interface RetryPolicy {
   keepFailedSeconds: number;
 }
 
-export type DeliveryQueue = Queue<DeliveryJobData, unknown, string>;
+export type DeliveryQueue = Queue<DeliveryRef, unknown, string>;
 
 /** The deliveries queue on a connection (a `client`-role one for producers, so enqueue fails fast). */
 export function createDeliveryQueue(connection: Redis, prefix: string): DeliveryQueue {
-  return new Queue<DeliveryJobData, unknown, string>(DELIVERIES_QUEUE, { connection, prefix });
+  return new Queue<DeliveryRef, unknown, string>(DELIVERIES_QUEUE, { connection, prefix });
 }
 
 /**
@@ -42,14 +43,14 @@ export function deliveryJobOptions(policy: RetryPolicy): JobsOptions {
 export interface DeliveryProducer {
   readonly queue: DeliveryQueue;
   /** Adds one job per delivery; a delivery whose job exists already (in any state) is left alone. */
-  enqueue(jobs: readonly DeliveryJobData[]): Promise<void>;
+  enqueue(jobs: readonly DeliveryRef[]): Promise<void>;
   /** Step one of a replay: see `removeFinishedJobs`. */
   removeFinishedJobs(deliveryIds: readonly string[]): Promise<Map<string, JobSlot>>;
   /**
    * For deliveries the database holds as pending: gives a new job to each whose job is gone or
    * finished (see `removeFinishedJobs`), leaves the others alone, and returns the ids it requeued.
    */
-  requeueDead(jobs: readonly DeliveryJobData[]): Promise<Set<string>>;
+  requeueDead(jobs: readonly DeliveryRef[]): Promise<Set<string>>;
   close(): Promise<void>;
 }
 
@@ -124,6 +125,6 @@ export async function removeFinishedJobs(queue: DeliveryQueue, deliveryIds: read
 }
 
 /** A name that tells ops in the dashboard what the job is, with no secret in it. */
-function jobName(job: DeliveryJobData): string {
+function jobName(job: DeliveryRef): string {
   return `${job.eventId} -> ${job.merchantId ? `merchant ${job.merchantId}` : `program ${job.programId}`}`;
 }

@@ -1,7 +1,8 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { createDeliveryProducer, createRedisConnection, DELIVERIES_QUEUE, pingRedis, type DeliveryJobData, type DeliveryProducer } from '../src';
+import type { DeliveryRef } from '@herald/domain';
+import { createDeliveryProducer, createRedisConnection, DELIVERIES_QUEUE, pingRedis, type DeliveryProducer } from '../src';
 
 const REDIS_URL = process.env['REDIS_URL'] ?? 'redis://127.0.0.1:6379';
 // One attempt, so that a failure is final and the test needs no backoff strategy.
@@ -10,7 +11,7 @@ const RETRY = { attempts: 1, backoffDelayMs: 1_000, backoffJitter: 0, keepComple
 let client: Redis;
 let workerConnection: Redis;
 let producer: DeliveryProducer;
-let worker: Worker<DeliveryJobData>;
+let worker: Worker<DeliveryRef>;
 
 beforeEach(async () => {
   const prefix = `test_${randomBytes(6).toString('hex')}`;
@@ -19,7 +20,7 @@ beforeEach(async () => {
   await pingRedis(client);
   producer = createDeliveryProducer(client, { prefix, retry: RETRY, timeoutMs: 5_000 });
   // No processor: the test takes jobs by hand, so each ends exactly as the test says.
-  worker = new Worker<DeliveryJobData>(DELIVERIES_QUEUE, null, { connection: workerConnection, prefix, autorun: false });
+  worker = new Worker<DeliveryRef>(DELIVERIES_QUEUE, null, { connection: workerConnection, prefix, autorun: false });
 });
 
 afterEach(async () => {
@@ -30,7 +31,7 @@ afterEach(async () => {
   workerConnection.disconnect();
 });
 
-function delivery(): DeliveryJobData {
+function delivery(): DeliveryRef {
   return { deliveryId: randomUUID(), eventId: `Event-${randomUUID()}`, targetId: randomUUID(), programId: 'p1', merchantId: 'm1' };
 }
 
@@ -44,7 +45,7 @@ async function finishNextJob(outcome: 'completed' | 'failed'): Promise<void> {
 }
 
 /** A replay as the events-api does it: free the job id, then enqueue (after the database commit). */
-async function replay(data: DeliveryJobData) {
+async function replay(data: DeliveryRef) {
   const slots = await producer.removeFinishedJobs([data.deliveryId]);
   if (slots.get(data.deliveryId) === 'free') await producer.enqueue([data]);
   return slots;

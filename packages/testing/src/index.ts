@@ -39,3 +39,4 @@ export async function closedPort(): Promise<number> {
 export { startService, type ServiceProcess } from './process';
 export { always, inTurn, startHttpRecorder, type HttpRecorder, type RecordedRequest, type Reply, type Responder } from './http-recorder';
 export { metricValue, parseExposition, type Sample } from './prometheus';
+export { storeEvents } from './store-events';

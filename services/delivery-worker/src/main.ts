@@ -7,10 +7,9 @@ import { createPrismaClient, deliveryRepository, pingDatabase } from '@herald/db
 import { exitOnSignal, exitOnStartupFailure } from '@herald/lifecycle';
 import { createLogger } from '@herald/logging';
 import { createMetrics } from '@herald/metrics';
+import { startReconciler, startSweeper } from '@herald/outbox';
 import { createDeliveryProducer, createRedisConnection, pingRedis } from '@herald/queue';
 import { startMonitoringServer } from './monitoring-server';
-import { startReconciler } from './reconciler';
-import { startSweeper } from './sweeper';
 import { startDeliveryWorker } from './worker';
 
 // After each collection V8 lets the heap grow to as much as 4 times the data that survived when

@@ -1,10 +1,10 @@
 import { performance } from 'node:perf_hooks';
 import { AuthConfigurationError, TokenRequestError, TokenWaitTimeoutError, UnknownAuthModeError, type CallbackAuthStrategy } from '@herald/callback-auth';
 import { CredentialsCipherError, type AttemptOutcome, type DeliveryTarget, type DeliveryWork, type NewDeliveryAttempt } from '@herald/db';
+import type { DeliveryRef } from '@herald/domain';
 import type { Logger } from '@herald/logging';
 import type { HeraldMetrics } from '@herald/metrics';
 import { REFUSED_ADDRESS_CODE, RefusedAddressError } from '@herald/outbound';
-import type { DeliveryJobData } from '@herald/queue';
 import { UnrecoverableError } from 'bullmq';
 import type { CallbackResponse, SendCallback } from './callback-sender';
 import { CallbackAttemptError, type AttemptErrorKind } from './errors/callback-attempt-error';
@@ -12,7 +12,7 @@ import { CallbackRequestError } from './errors/callback-request-error';
 
 /** What the processor reads of a BullMQ job. */
 export interface DeliveryJob {
-  readonly data: DeliveryJobData;
+  readonly data: DeliveryRef;
   /** Tries BullMQ counted before this one (a replayed job keeps its count unless reset). */
   readonly attemptsMade: number;
   readonly opts: { readonly attempts?: number };

@@ -2,10 +2,11 @@ import { hostname } from 'node:os';
 import { createAuthStrategy, type CallbackAuthStrategy } from '@herald/callback-auth';
 import type { Config } from '@herald/config';
 import { credentialsCipherFromConfig, deliveryAttemptRepository, type AttemptRecord, type DeliveryTarget, type PrismaClient } from '@herald/db';
+import type { DeliveryRef } from '@herald/domain';
 import type { Logger } from '@herald/logging';
 import type { HeraldMetrics } from '@herald/metrics';
 import { createConnectGuard, type ConnectGuard } from '@herald/outbound';
-import { DELIVERIES_QUEUE, deliveryBackoffStrategy, type DeliveryJobData } from '@herald/queue';
+import { DELIVERIES_QUEUE, deliveryBackoffStrategy } from '@herald/queue';
 import { Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { createCallbackSender } from './callback-sender';
@@ -40,7 +41,7 @@ export interface DeliveryWorkerDependencies {
   metrics: Pick<HeraldMetrics, 'deliveryAttempt' | 'oauthTokenRequested'>;
 }
 
-export type DeliveryWorker = Worker<DeliveryJobData, DeliveryOutcome, string>;
+export type DeliveryWorker = Worker<DeliveryRef, DeliveryOutcome, string>;
 
 /**
  * The BullMQ worker of the deliveries queue: takes up to WORKER_CONCURRENCY jobs at once and runs

@@ -1,13 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { PassThrough } from 'node:stream';
 import { applyMigrations, deliveryRepository } from '@herald/db';
+import type { DeliveryRef } from '@herald/domain';
 import { createLogger } from '@herald/logging';
 import { createMetrics } from '@herald/metrics';
-import { createDeliveryProducer, createRedisConnection, DELIVERIES_QUEUE, pingRedis, type DeliveryJobData, type DeliveryProducer } from '@herald/queue';
+import { createDeliveryProducer, createRedisConnection, DELIVERIES_QUEUE, pingRedis, type DeliveryProducer } from '@herald/queue';
 import { always, createScratchDatabase, metricValue } from '@herald/testing';
 import { Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { startReconciler, type Reconciler } from '../src/reconciler';
+import { startReconciler, type Reconciler } from '@herald/outbox';
 import { useHttpRecorders, useWorlds, waitFor, type World } from './support/world';
 
 // The reconciler requeues deliveries of every queue prefix it finds in its database: a database
@@ -128,8 +129,8 @@ describe('the reconciler', () => {
     // after maxStalledCount stalls (one per worker death, WORKER_LOCK_DURATION_MS after it).
     const connection = createRedisConnection(w.config.redisUrl, { role: 'worker' });
     connections.push(connection);
-    const dying = new Worker<DeliveryJobData>(DELIVERIES_QUEUE, null, { connection, prefix: w.config.queuePrefix, autorun: false, lockDuration: 300 });
-    const checker = new Worker<DeliveryJobData>(DELIVERIES_QUEUE, null, { connection, prefix: w.config.queuePrefix, autorun: false, maxStalledCount: 0, stalledInterval: 200 });
+    const dying = new Worker<DeliveryRef>(DELIVERIES_QUEUE, null, { connection, prefix: w.config.queuePrefix, autorun: false, lockDuration: 300 });
+    const checker = new Worker<DeliveryRef>(DELIVERIES_QUEUE, null, { connection, prefix: w.config.queuePrefix, autorun: false, maxStalledCount: 0, stalledInterval: 200 });
     open.push(dying, checker);
     expect((await dying.getNextJob(randomUUID()))?.id).toBe(sent!.deliveryId);
     const stalled = new Promise((resolve) => checker.once('stalled', resolve));

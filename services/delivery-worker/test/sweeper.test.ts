@@ -6,7 +6,6 @@ import {
   createPrismaClient,
   credentialsCipherFromConfig,
   deliveryRepository,
-  eventRepository,
   targetRepository,
   tenantRepository,
   type DeliveryRepository,
@@ -16,8 +15,8 @@ import { createLogger } from '@herald/logging';
 import { createMetrics } from '@herald/metrics';
 import { createDeliveryProducer, createRedisConnection, type DeliveryProducer } from '@herald/queue';
 import type { Redis } from 'ioredis';
-import { createScratchDatabase, metricValue, uniqueId } from '@herald/testing';
-import { startSweeper } from '../src/sweeper';
+import { createScratchDatabase, metricValue, storeEvents, uniqueId } from '@herald/testing';
+import { startSweeper } from '@herald/outbox';
 
 // A sweeper takes the unmarked deliveries of every queue prefix in its database, and skips rows
 // another transaction holds: a database of this file's own keeps other test files' deliveries,
@@ -61,7 +60,7 @@ async function storeUnenqueued(n: number): Promise<string[]> {
   const target = { url: 'https://merchant.example/hooks', auth: { mode: 'none' as const }, notifications: {}, enabled: true };
   await targets.upsert({ kind: 'program', programId: program.id }, target);
   await targets.upsert({ kind: 'merchant', merchantId: merchant.id }, target);
-  const result = await eventRepository(prisma).insert(
+  const result = await storeEvents(prisma, 
     Array.from({ length: n }, () => ({
       event: { id: `Event-${randomUUID()}`, createdAt: new Date().toISOString(), origin: 'automated', eventType: 'created', objectId: 'o', objectType: 'payment' },
       programId: program.id,

@@ -6,6 +6,7 @@ import {
   deliveryHistoryRepository,
   deliveryRepository,
   eventRepository,
+  ingestStore,
   pingDatabase,
   targetRepository,
   tenantRepository,
@@ -13,6 +14,7 @@ import {
 } from '@herald/db';
 import type { Logger } from '@herald/logging';
 import { createMetrics, type HeraldMetrics } from '@herald/metrics';
+import { createOutboxPublisher } from '@herald/outbox';
 import { pingRedis, type DeliveryProducer } from '@herald/queue';
 import type { Redis } from 'ioredis';
 import { adminRouter } from './admin/router';
@@ -26,7 +28,7 @@ import { healthRouter } from './health/router';
 import { errorHandler, notFound } from './http/error-handler';
 import { createRateLimit } from './http/rate-limit';
 import { requestLog } from './http/request-log';
-import { publishDeliveries } from './ingest/outbox';
+import { createIngest } from './ingest/ingest-events';
 import { ingestRouter } from './ingest/router';
 import { metricsRouter } from './metrics/router';
 import { openApiRouter } from './openapi/router';
@@ -55,9 +57,9 @@ export function createApp(deps: AppDependencies): Express {
   const apiKeyCache = createApiKeyCache(apiKeys, { ttlMs: config.apiKeyCacheMs });
   const events = eventRepository(prisma);
   const targets = targetRepository(prisma, credentialsCipherFromConfig(config));
-  const outbox = deliveryRepository(prisma);
   const history = deliveryHistoryRepository(prisma);
-  const publish = publishDeliveries({ producer, deliveries: outbox, logger });
+  const outbox = createOutboxPublisher({ producer, deliveries: deliveryRepository(prisma), logger });
+  const ingest = createIngest({ store: ingestStore(prisma), publish: outbox.publish, metrics });
   const rateLimit = createRateLimit({
     redis,
     keyPrefix: config.queuePrefix,
@@ -85,7 +87,7 @@ export function createApp(deps: AppDependencies): Express {
     '/internal',
     requireBearerToken(config.ingestToken, 'herald-ingest'),
     express.json({ limit: config.ingestBodyLimitBytes, strict: false }),
-    ingestRouter({ events, publish, metrics }),
+    ingestRouter({ ingest }),
   );
   // Before the bearer-token admin API: a browser opens the dashboard with HTTP Basic.
   app.use(DASHBOARD_PATH, dashboardRouter({ queue: producer.queue, credentials: config.dashboard }));

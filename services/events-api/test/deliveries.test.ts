@@ -3,6 +3,7 @@ import { PassThrough } from 'node:stream';
 import request from 'supertest';
 import { credentialsCipherFromConfig, deliveryAttemptRepository, deliveryHistoryRepository, deliveryRepository } from '@herald/db';
 import { createLogger } from '@herald/logging';
+import { createOutboxPublisher } from '@herald/outbox';
 import { createDeliveryProducer, createRedisConnection, pingRedis } from '@herald/queue';
 import { closedPort } from '@herald/testing';
 import { createReplay } from '../src/deliveries/replay';
@@ -324,11 +325,16 @@ describe('replay when Redis refuses the new job after the reset', () => {
     const redis = createRedisConnection(api.config.redisUrl, { role: 'client' });
     await pingRedis(redis);
     const producer = createDeliveryProducer(redis, { prefix: api.config.queuePrefix, retry: api.config.retry, timeoutMs: 2_000 });
+    const logger = createLogger({ level: 'error', service: 'test', stream: new PassThrough() });
     const replay = createReplay({
       history: deliveryHistoryRepository(api.prisma),
-      outbox: deliveryRepository(api.prisma),
-      producer: { ...producer, enqueue: () => Promise.reject(new Error('Redis went away')) },
-      logger: createLogger({ level: 'error', service: 'test', stream: new PassThrough() }),
+      outbox: createOutboxPublisher({
+        producer: { enqueue: () => Promise.reject(new Error('Redis went away')) },
+        deliveries: deliveryRepository(api.prisma),
+        logger,
+      }),
+      producer,
+      logger,
     });
     try {
       const answer = await replay({ deliveryId: delivery.id });

@@ -1,5 +1,4 @@
-import { randomUUID } from 'node:crypto';
-import { MERCHANT_NOTIFICATION_OBJECT_TYPES } from '@herald/domain';
+import type { DeliveryRef, RoutingTarget } from '@herald/domain';
 import { sqlPool, type PrismaClient } from '../client';
 import { inTransaction, type Sql } from '../sql';
 
@@ -11,83 +10,31 @@ import { inTransaction, type Sql } from '../sql';
  * the pending deliveries without a job once RECONCILER_STALE_AFTER_MS has passed.
  */
 
-/** What the queue needs to know of a delivery: ids only, never content or credentials. */
-export interface DeliveryRef {
-  deliveryId: string;
-  eventId: string;
-  targetId: string;
-  programId: string;
-  merchantId: string | null;
-}
-
-/** An event just stored, as fan-out sees it. */
-export interface FanOutEvent {
-  eventId: string;
-  programId: string;
-  merchantId?: string;
-  objectType: string;
-  eventType: string;
-}
-
-const MERCHANT_OBJECT_TYPES: ReadonlySet<string> = new Set(MERCHANT_NOTIFICATION_OBJECT_TYPES);
-
-interface TargetFilter {
-  id: string;
-  programId: string;
-  merchantId: string | null;
-  objectTypes: string[];
-  eventTypes: string[];
-}
-
-/** An empty list means every value. */
-function accepts(list: readonly string[], value: string): boolean {
-  return list.length === 0 || list.includes(value);
+/** Stores new deliveries already marked enqueued: their jobs are added once the transaction commits. */
+export async function insertDeliveries(sql: Sql, refs: readonly DeliveryRef[]): Promise<void> {
+  if (refs.length === 0) return;
+  await sql.query(
+    `INSERT INTO deliveries (id, event_id, target_id, updated_at, enqueued_at)
+     SELECT id, event_id, target_id, now(), now() FROM unnest($1::uuid[], $2::text[], $3::uuid[]) AS d(id, event_id, target_id)`,
+    [refs.map((r) => r.deliveryId), refs.map((r) => r.eventId), refs.map((r) => r.targetId)],
+  );
 }
 
 /**
- * Creates one delivery per event and enabled target whose filters match: the program's target for
- * every event of the program, and the merchant's target for the merchant's transaction-related
- * events. Call inside the transaction that stores the events.
+ * The notification targets that may be notified of events of these programs and merchants: each
+ * program's own target and each merchant's, switched off and deleted ones included (the routing
+ * rule, targetsToNotify, decides). One target per owner, so at most one row per id.
  */
-export async function createDeliveries(sql: Sql, events: readonly FanOutEvent[]): Promise<DeliveryRef[]> {
-  if (events.length === 0) return [];
-  const programIds = [...new Set(events.map((e) => e.programId))];
-  const merchantIds = [...new Set(events.flatMap((e) => (e.merchantId ? [e.merchantId] : [])))];
-  const { rows: targets } = await sql.query<TargetFilter>(
-    `SELECT id::text AS id, program_id AS "programId", merchant_id AS "merchantId", object_types AS "objectTypes", event_types AS "eventTypes"
+export async function loadRoutingTargets(sql: Sql, programIds: readonly string[], merchantIds: readonly string[]): Promise<RoutingTarget[]> {
+  if (programIds.length === 0 && merchantIds.length === 0) return [];
+  const { rows } = await sql.query<RoutingTarget>(
+    `SELECT id::text AS id, program_id AS "programId", merchant_id AS "merchantId", object_types AS "objectTypes",
+            event_types AS "eventTypes", enabled, deleted_at IS NOT NULL AS deleted
      FROM notification_targets
-     WHERE enabled AND deleted_at IS NULL
-       AND ((merchant_id IS NULL AND program_id = ANY($1::text[])) OR merchant_id = ANY($2::text[]))`,
+     WHERE (merchant_id IS NULL AND program_id = ANY($1::text[])) OR merchant_id = ANY($2::text[])`,
     [programIds, merchantIds],
   );
-  const programTargets = new Map(targets.filter((t) => t.merchantId === null).map((t) => [t.programId, t]));
-  const merchantTargets = new Map(targets.filter((t) => t.merchantId !== null).map((t) => [t.merchantId!, t]));
-
-  const refs: DeliveryRef[] = [];
-  for (const event of events) {
-    const candidates = [
-      programTargets.get(event.programId),
-      event.merchantId && MERCHANT_OBJECT_TYPES.has(event.objectType) ? merchantTargets.get(event.merchantId) : undefined,
-    ];
-    for (const target of candidates) {
-      if (!target || !accepts(target.objectTypes, event.objectType) || !accepts(target.eventTypes, event.eventType)) continue;
-      refs.push({
-        deliveryId: randomUUID(),
-        eventId: event.eventId,
-        targetId: target.id,
-        programId: event.programId,
-        merchantId: event.merchantId ?? null,
-      });
-    }
-  }
-  if (refs.length > 0) {
-    await sql.query(
-      `INSERT INTO deliveries (id, event_id, target_id, updated_at, enqueued_at)
-       SELECT id, event_id, target_id, now(), now() FROM unnest($1::uuid[], $2::text[], $3::uuid[]) AS d(id, event_id, target_id)`,
-      [refs.map((r) => r.deliveryId), refs.map((r) => r.eventId), refs.map((r) => r.targetId)],
-    );
-  }
-  return refs;
+  return rows;
 }
 
 export interface SweepOptions {

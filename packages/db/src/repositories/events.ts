@@ -1,10 +1,9 @@
 import { createHash } from 'node:crypto';
 import type { Event } from '@herald/domain';
 import { Prisma, sqlPool, type PrismaClient } from '../client';
-import { inTransaction, type Sql } from '../sql';
+import type { Sql } from '../sql';
 import type { ApiKeyScope } from './api-keys';
-import { createDeliveries, type DeliveryRef } from './deliveries';
-import { addToCounts, locateOffset, merchantScope, programScope, type CountKey } from './event-counts';
+import { locateOffset, merchantScope, programScope, type CountKey } from './event-counts';
 
 /** An event ready to store: every Event field (id and createdAt assigned) plus its tenant. */
 export interface NewEvent {
@@ -28,39 +27,17 @@ export interface EventListQuery {
   pageSize: number;
 }
 
-export interface InsertEventsResult {
-  /** Every event of the batch as stored, in input order. */
-  events: Event[];
-  /** How many of them this call stored; the others were stored before with the same content. */
-  createdCount: number;
-  /** The deliveries created with the new events, to enqueue once the transaction has committed. */
-  deliveries: DeliveryRef[];
+/** The programs and merchants of a batch that exist. */
+export interface KnownTenants {
+  programIds: ReadonlySet<string>;
+  /** Each existing merchant's program. */
+  merchantPrograms: ReadonlyMap<string, string>;
 }
 
-/** The event names a tenant that does not exist (or a merchant of another program). */
-export class UnknownTenantError extends Error {
-  override readonly name = 'UnknownTenantError';
-  readonly code = 'unknown_tenant';
-  constructor(
-    readonly field: 'programId' | 'merchantId',
-    readonly value: string,
-    /** Index in the ingest batch of the first event naming it. */
-    readonly index: number,
-  ) {
-    super(field === 'programId' ? `No program "${value}".` : `No merchant "${value}" in the event's program.`);
-  }
-}
-
-/** An event id exists already with different content. */
-export class EventConflictError extends Error {
-  override readonly name = 'EventConflictError';
-  readonly code = 'event_conflict';
-  constructor(
-    readonly eventId: string,
-    readonly index: number,
-  ) {
-    super(`Event ${eventId} exists already with different content.`);
-  }
+/** An event as stored, with the hash of the content it was stored with. */
+export interface StoredEvent {
+  event: Event;
+  contentHash: string;
 }
 
 function countKey(query: EventListQuery): CountKey {
@@ -117,92 +94,6 @@ export function eventRepository(prisma: PrismaClient, options: EventRepositoryOp
   const bucketWalkMinOffset = options.bucketWalkMinOffset ?? 2_000;
   return {
     /**
-     * Stores a batch atomically: either every new event (with its counters and its deliveries to
-     * the notification targets it matches) or nothing. An event
-     * whose id exists with the same content is returned as stored; different content throws
-     * EventConflictError and stores nothing.
-     */
-    async insert(batch: readonly NewEvent[]): Promise<InsertEventsResult> {
-      // Plain SQL in one transaction, a statement per table whatever the batch size: the rows
-      // travel as arrays through unnest (measured: Prisma's createMany and per-row work cost the
-      // ingest several times what PostgreSQL spends storing the rows).
-      return inTransaction(sqlPool(prisma), async (sql) => {
-        await checkTenants(sql, batch);
-
-        const { rows: inserted } = await sql.query<{ id: string }>(
-          `INSERT INTO events (id, program_id, merchant_id, created_at, source_system, origin, event_type, object_id, object_type, metadata, data, context, content_hash)
-           SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::timestamptz[], $5::text[], $6::text[], $7::text[], $8::text[],
-                                $9::text[], $10::jsonb[], $11::jsonb[], $12::text[], $13::text[])
-           ON CONFLICT (id) DO NOTHING
-           RETURNING id`,
-          [
-            batch.map((b) => b.event.id),
-            batch.map((b) => b.programId),
-            batch.map((b) => b.merchantId ?? null),
-            batch.map((b) => new Date(b.event.createdAt).toISOString()),
-            batch.map((b) => b.event.sourceSystem ?? null),
-            batch.map((b) => b.event.origin),
-            batch.map((b) => b.event.eventType),
-            batch.map((b) => b.event.objectId),
-            batch.map((b) => b.event.objectType),
-            batch.map((b) => jsonOrNull(b.event.metadata)),
-            batch.map((b) => jsonOrNull(b.event.data)),
-            batch.map((b) => b.event.context ?? null),
-            batch.map((b) => b.contentHash),
-          ],
-        );
-        const createdIds = new Set(inserted.map((r) => r.id));
-
-        const others = batch.filter((item) => !createdIds.has(item.event.id));
-        const existingById = new Map<string, Event>();
-        if (others.length > 0) {
-          const { rows: stored } = await sql.query<EventRow & { content_hash: string }>(
-            `SELECT ${EVENT_COLUMN_LIST}, e.content_hash FROM events e WHERE e.id = ANY($1::text[])`,
-            [others.map((o) => o.event.id)],
-          );
-          const byId = new Map(stored.map((row) => [row.id, row]));
-          for (const item of others) {
-            const row = byId.get(item.event.id);
-            const index = batch.indexOf(item);
-            if (!row || row.content_hash !== item.contentHash) throw new EventConflictError(item.event.id, index);
-            existingById.set(row.id, toEvent(row));
-          }
-        }
-
-        const created = batch.filter((item) => createdIds.has(item.event.id));
-        // Re-posted events are not new: they get no second delivery.
-        const deliveries = await createDeliveries(
-          sql,
-          created.map(({ event, programId, merchantId }) => ({
-            eventId: event.id,
-            programId,
-            ...(merchantId === undefined ? {} : { merchantId }),
-            objectType: event.objectType,
-            eventType: event.eventType,
-          })),
-        );
-
-        // Last: every ingest of a program updates the same counter rows, so their row locks are
-        // held only from here to the commit, and concurrent ingests of a program queue for that long.
-        await addToCounts(
-          sql,
-          created.map(({ event, programId, merchantId }) => ({
-            programId,
-            ...(merchantId === undefined ? {} : { merchantId }),
-            origin: event.origin,
-            objectType: event.objectType,
-            createdAt: new Date(event.createdAt),
-          })),
-        );
-        return {
-          events: batch.map((item) => existingById.get(item.event.id) ?? roundTrip(item.event)),
-          createdCount: createdIds.size,
-          deliveries,
-        };
-      });
-    },
-
-    /**
      * One page of a tenant's events, oldest first by (createdAt, id), and the exact count of all
      * matching events. Counts for the spec's filters come from event_counts; the extension filters
      * count over their index.
@@ -249,34 +140,65 @@ export function eventRepository(prisma: PrismaClient, options: EventRepositoryOp
   };
 }
 
-/** What a stored event reads back as (createdAt normalised to UTC milliseconds). */
-function roundTrip(event: Event): Event {
-  return { ...event, createdAt: new Date(event.createdAt).toISOString() };
-}
-
 /** A JSON column's parameter: the value's JSON text, or SQL NULL when the field is absent. */
 function jsonOrNull(value: unknown): string | null {
   return value === undefined || value === null ? null : JSON.stringify(value);
 }
 
-async function checkTenants(sql: Sql, batch: readonly NewEvent[]): Promise<void> {
-  const programIds = [...new Set(batch.map((b) => b.programId))];
-  const merchantIds = [...new Set(batch.flatMap((b) => (b.merchantId ? [b.merchantId] : [])))];
-  // One round trip: programs come back with a null merchant, merchants with their program.
+// The ingest's statements on the events table, run inside the caller's transaction. Each is one
+// statement whatever the batch size: rows travel as arrays through unnest (measured: Prisma's
+// createMany and per-row work cost the ingest several times what PostgreSQL spends storing rows).
+
+/** Which of these programs and merchants exist, in one round trip. */
+export async function findTenants(sql: Sql, programIds: readonly string[], merchantIds: readonly string[]): Promise<KnownTenants> {
+  // Programs come back with a null merchant, merchants with their program.
   const { rows } = await sql.query<{ program_id: string; merchant_id: string | null }>(
     `SELECT id AS program_id, NULL AS merchant_id FROM programs WHERE id = ANY($1::text[])
      UNION ALL
      SELECT program_id, id FROM merchants WHERE id = ANY($2::text[])`,
     [programIds, merchantIds],
   );
-  const programs = new Set(rows.filter((r) => r.merchant_id === null).map((r) => r.program_id));
-  const merchants = new Map(rows.filter((r) => r.merchant_id !== null).map((r) => [r.merchant_id!, r.program_id]));
-  batch.forEach((item, index) => {
-    if (!programs.has(item.programId)) throw new UnknownTenantError('programId', item.programId, index);
-    if (item.merchantId && merchants.get(item.merchantId) !== item.programId) {
-      throw new UnknownTenantError('merchantId', item.merchantId, index);
-    }
-  });
+  return {
+    programIds: new Set(rows.filter((r) => r.merchant_id === null).map((r) => r.program_id)),
+    merchantPrograms: new Map(rows.filter((r) => r.merchant_id !== null).map((r) => [r.merchant_id!, r.program_id])),
+  };
+}
+
+/** Inserts the events whose id is not stored yet and leaves the others alone; returns the ids it inserted. */
+export async function insertNewEvents(sql: Sql, batch: readonly NewEvent[]): Promise<Set<string>> {
+  const { rows } = await sql.query<{ id: string }>(
+    `INSERT INTO events (id, program_id, merchant_id, created_at, source_system, origin, event_type, object_id, object_type, metadata, data, context, content_hash)
+     SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::timestamptz[], $5::text[], $6::text[], $7::text[], $8::text[],
+                          $9::text[], $10::jsonb[], $11::jsonb[], $12::text[], $13::text[])
+     ON CONFLICT (id) DO NOTHING
+     RETURNING id`,
+    [
+      batch.map((b) => b.event.id),
+      batch.map((b) => b.programId),
+      batch.map((b) => b.merchantId ?? null),
+      batch.map((b) => new Date(b.event.createdAt).toISOString()),
+      batch.map((b) => b.event.sourceSystem ?? null),
+      batch.map((b) => b.event.origin),
+      batch.map((b) => b.event.eventType),
+      batch.map((b) => b.event.objectId),
+      batch.map((b) => b.event.objectType),
+      batch.map((b) => jsonOrNull(b.event.metadata)),
+      batch.map((b) => jsonOrNull(b.event.data)),
+      batch.map((b) => b.event.context ?? null),
+      batch.map((b) => b.contentHash),
+    ],
+  );
+  return new Set(rows.map((r) => r.id));
+}
+
+/** The stored events with these ids, by id. */
+export async function loadStoredEvents(sql: Sql, eventIds: readonly string[]): Promise<Map<string, StoredEvent>> {
+  if (eventIds.length === 0) return new Map();
+  const { rows } = await sql.query<EventRow & { content_hash: string }>(
+    `SELECT ${EVENT_COLUMN_LIST}, e.content_hash FROM events e WHERE e.id = ANY($1::text[])`,
+    [eventIds],
+  );
+  return new Map(rows.map((row) => [row.id, { event: toEvent(row), contentHash: row.content_hash }]));
 }
 
 function usesOnlyCountedFilters(query: EventListQuery): boolean {

@@ -5,7 +5,6 @@ import {
   createPrismaClient,
   credentialsCipherFromConfig,
   deliveryRepository,
-  eventRepository,
   targetRepository,
   tenantRepository,
   type PrismaClient,
@@ -15,7 +14,7 @@ import type { Event } from '@herald/domain';
 import { createLogger } from '@herald/logging';
 import { createMetrics, type HeraldMetrics } from '@herald/metrics';
 import { createDeliveryProducer, createRedisConnection, type DeliveryProducer, type DeliveryQueue } from '@herald/queue';
-import { startHttpRecorder, testDatabaseUrl, uniqueId, type HttpRecorder, type Responder } from '@herald/testing';
+import { startHttpRecorder, storeEvents, testDatabaseUrl, uniqueId, type HttpRecorder, type Responder } from '@herald/testing';
 import type { Redis } from 'ioredis';
 import { startDeliveryWorker, type DeliveryWorker } from '../../src/worker';
 
@@ -93,7 +92,7 @@ export class World {
 
   /** Stores `n` events of the program (one delivery each, to its target), then enqueues them as the events-api does. */
   async sendEvents(programId: string, n = 1): Promise<SentEvent[]> {
-    const { events, deliveries } = await eventRepository(this.prisma).insert(
+    const { events, deliveries } = await storeEvents(this.prisma, 
       Array.from({ length: n }, (_, i) => ({
         event: {
           id: `Event-${randomUUID()}`,

@@ -1,5 +1,6 @@
-import type { DeliveryHistoryRepository, DeliveryRecord, DeliveryRepository, DeliveryStatus, ReplaySelection } from '@herald/db';
+import type { DeliveryHistoryRepository, DeliveryRecord, DeliveryStatus, ReplaySelection } from '@herald/db';
 import type { Logger } from '@herald/logging';
+import type { OutboxPublisher } from '@herald/outbox';
 import type { DeliveryProducer } from '@herald/queue';
 import { HttpError } from '../http/http-error';
 import { deliveryView } from './views';
@@ -27,9 +28,10 @@ export interface ReplayAnswer {
 
 export interface ReplayDependencies {
   history: DeliveryHistoryRepository;
-  /** The outbox, to mark the new jobs enqueued. */
-  outbox: DeliveryRepository;
-  producer: DeliveryProducer;
+  /** Adds the new jobs once the deliveries are committed as pending. */
+  outbox: Pick<OutboxPublisher, 'publishUnmarked'>;
+  /** Removes the deliveries' finished jobs, so that new ones can take their job ids. */
+  producer: Pick<DeliveryProducer, 'removeFinishedJobs'>;
   logger: Logger;
 }
 
@@ -58,16 +60,9 @@ export function createReplay(deps: ReplayDependencies): (selection: ReplaySelect
     });
 
     const needJobs = result.deliveries.filter((d) => !d.jobQueued);
-    let added = false;
-    try {
-      await deps.producer.enqueue(
-        needJobs.map((d) => ({ deliveryId: d.id, eventId: d.eventId, targetId: d.targetId, programId: d.programId, merchantId: d.merchantId })),
-      );
-      added = true;
-      await deps.outbox.markEnqueued(needJobs.map((d) => d.id));
-    } catch (error) {
-      deps.logger.warn(added ? 'replayed deliveries not marked enqueued' : 'replayed deliveries left to the sweeper', { error, count: needJobs.length });
-    }
+    const added = await deps.outbox.publishUnmarked(
+      needJobs.map((d) => ({ deliveryId: d.id, eventId: d.eventId, targetId: d.targetId, programId: d.programId, merchantId: d.merchantId })),
+    );
 
     return {
       deliveries: result.deliveries.map(({ previousStatus, jobQueued, ...record }) => ({

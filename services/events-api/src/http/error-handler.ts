@@ -1,7 +1,9 @@
 import type { ErrorRequestHandler, RequestHandler } from 'express';
-import { DuplicateIdError, EventConflictError, isDatabaseUnavailable, UnknownTenantError } from '@herald/db';
+import { DuplicateIdError, isDatabaseUnavailable } from '@herald/db';
 import { ValidationError } from '@herald/domain';
 import type { Logger } from '@herald/logging';
+import { EventConflictError } from '../ingest/errors/event-conflict-error';
+import { UnknownTenantError } from '../ingest/errors/unknown-tenant-error';
 import { HttpError } from './http-error';
 import { problemType, sendProblem } from './problem';
 

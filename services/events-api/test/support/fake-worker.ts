@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { UnrecoverableError, Worker } from 'bullmq';
 import { credentialsCipherFromConfig, deliveryAttemptRepository, type NewDeliveryAttempt } from '@herald/db';
-import { createRedisConnection, DELIVERIES_QUEUE, type DeliveryJobData } from '@herald/queue';
+import type { DeliveryRef } from '@herald/domain';
+import { createRedisConnection, DELIVERIES_QUEUE } from '@herald/queue';
 import type { TestApi } from './api';
 
 /** How the fake worker ends one delivery's attempt. */
@@ -14,12 +15,12 @@ export type FakeAttempt = { outcome: 'succeeded' | 'failed' } & Partial<NewDeliv
  */
 export function createFakeWorker(api: TestApi) {
   const connection = createRedisConnection(api.config.redisUrl, { role: 'worker' });
-  const worker = new Worker<DeliveryJobData>(DELIVERIES_QUEUE, null, { connection, prefix: api.config.queuePrefix, autorun: false });
+  const worker = new Worker<DeliveryRef>(DELIVERIES_QUEUE, null, { connection, prefix: api.config.queuePrefix, autorun: false });
   const attempts = deliveryAttemptRepository(api.prisma, credentialsCipherFromConfig(api.config));
 
   return {
     /** Works every waiting job; `attemptOf` says how each delivery's attempt ends. Returns the delivery ids worked. */
-    async runAll(attemptOf: (data: DeliveryJobData) => FakeAttempt): Promise<string[]> {
+    async runAll(attemptOf: (data: DeliveryRef) => FakeAttempt): Promise<string[]> {
       const worked: string[] = [];
       for (;;) {
         const token = randomUUID();

@@ -1,0 +1,70 @@
+import type { DeliveryRepository } from '@herald/db';
+import type { DeliveryRef } from '@herald/domain';
+import type { DeliveryProducer } from '@herald/queue';
+import type { OutboxLogger } from './outbox-logger';
+
+export interface OutboxPublisherDependencies {
+  producer: Pick<DeliveryProducer, 'enqueue'>;
+  deliveries: Pick<DeliveryRepository, 'clearEnqueued' | 'markEnqueued'>;
+  logger: Pick<OutboxLogger, 'warn'>;
+}
+
+/** Adds the jobs of deliveries once the transaction that stored them has committed. */
+export interface OutboxPublisher {
+  /**
+   * For deliveries stored already marked enqueued (the ingest). Never rejects: when the jobs cannot
+   * be added, the mark is cleared so that the sweeper enqueues them soon; if even that fails
+   * (PostgreSQL gone too), the reconciler gives them jobs once their stale period has passed.
+   * Either way the events and their deliveries are stored, so the caller's request succeeded.
+   */
+  publish(refs: readonly DeliveryRef[]): Promise<void>;
+  /**
+   * For deliveries stored unmarked (a replay, which sets deliveries back to pending): adds their
+   * jobs, then marks them enqueued. Never rejects; returns false when the jobs could not be added,
+   * which leaves the deliveries to the sweeper.
+   */
+  publishUnmarked(refs: readonly DeliveryRef[]): Promise<boolean>;
+}
+
+/**
+ * The events-api's half of the outbox. A delivery's job is added only after its row is committed:
+ * the worker trusts the database, and a job whose delivery it cannot see yet would fail.
+ */
+export function createOutboxPublisher(deps: OutboxPublisherDependencies): OutboxPublisher {
+  const { logger } = deps;
+  const reason = (error: unknown) => (error instanceof Error ? error.message : String(error));
+  return {
+    async publish(refs) {
+      if (refs.length === 0) return;
+      try {
+        await deps.producer.enqueue(refs);
+      } catch (error) {
+        const cleared = await deps.deliveries.clearEnqueued(refs.map((r) => r.deliveryId)).then(
+          () => true,
+          () => false,
+        );
+        logger.warn(`deliveries stored but not enqueued; ${cleared ? 'the sweeper' : 'the reconciler'} will enqueue them`, {
+          deliveries: refs.length,
+          error: reason(error),
+        });
+      }
+    },
+
+    async publishUnmarked(refs) {
+      if (refs.length === 0) return true;
+      try {
+        await deps.producer.enqueue(refs);
+      } catch (error) {
+        logger.warn('deliveries left to the sweeper: their jobs could not be added', { deliveries: refs.length, error: reason(error) });
+        return false;
+      }
+      try {
+        await deps.deliveries.markEnqueued(refs.map((r) => r.deliveryId));
+      } catch (error) {
+        // The jobs exist: the sweeper may add them again, which is a no-op (job id = delivery id).
+        logger.warn('deliveries enqueued but not marked enqueued', { deliveries: refs.length, error: reason(error) });
+      }
+      return true;
+    },
+  };
+}

@@ -1,0 +1,62 @@
+import type { DeliveryRepository, ReconcileResult } from '@herald/db';
+import type { HeraldMetrics } from '@herald/metrics';
+import type { DeliveryProducer } from '@herald/queue';
+import type { OutboxLogger } from './outbox-logger';
+import { startPeriodicRunner } from './periodic-runner';
+
+/** How the reconciler runs (RECONCILER_* settings). */
+export interface ReconcilerOptions {
+  /** Pause between passes; the first pass also waits this long. */
+  readonly intervalMs: number;
+  /** A pending delivery is checked once it was enqueued, and last found alive in the queue, longer ago than this. */
+  readonly staleAfterMs: number;
+  /** Most pending deliveries checked per pass. */
+  readonly batchSize: number;
+}
+
+export interface ReconcilerDependencies {
+  deliveries: Pick<DeliveryRepository, 'reconcile'>;
+  /** A fail-fast producer: while Redis is down a pass fails at once and releases its row locks. */
+  producer: Pick<DeliveryProducer, 'requeueDead'>;
+  config: ReconcilerOptions;
+  logger: Pick<OutboxLogger, 'warn' | 'debug'>;
+  metrics: Pick<HeraldMetrics, 'reconciled'>;
+}
+
+export interface Reconciler {
+  /** One pass: checks up to a batch of stale pending deliveries against the queue. Throws what the pass threw. */
+  reconcileOnce(): Promise<ReconcileResult>;
+  /** Stops the loop and waits for a pass in progress. */
+  stop(): Promise<void>;
+}
+
+/**
+ * The reconciler: the database is the record of what must be delivered, the queue only a means.
+ * Every `intervalMs` it takes up to `batchSize` pending deliveries enqueued, and last found alive
+ * in the queue, more than `staleAfterMs` ago, and gives a new job to each whose job is gone or
+ * finished: a Redis restarted without persistence, flushed or evicting keys loses jobs, and BullMQ
+ * fails a job that stalled more than its limit without the processor ever recording an outcome.
+ * The sweeper covers deliveries never enqueued; this covers those enqueued and since lost. Every
+ * worker process runs one; SKIP LOCKED row locks keep them apart. Only a full batch that requeued
+ * something (a sign of a loss) counts as full, so a lost queue is rebuilt without waiting an
+ * interval per batch, while one batch per interval bounds the checking of a large backlog of
+ * healthy retries.
+ */
+export function startReconciler(deps: ReconcilerDependencies): Reconciler {
+  const { config, logger } = deps;
+  const reconcileOnce = async (): Promise<ReconcileResult> => {
+    const result = await deps.deliveries.reconcile({ limit: config.batchSize, staleMs: config.staleAfterMs }, (refs) => deps.producer.requeueDead(refs));
+    deps.metrics.reconciled(result.checked, result.requeued);
+    return result;
+  };
+  const runner = startPeriodicRunner(
+    async () => {
+      const result = await reconcileOnce();
+      if (result.requeued > 0) logger.warn('reconciler requeued deliveries whose job the queue had lost', { ...result });
+      else if (result.checked > 0) logger.debug('reconciler found every checked delivery alive in the queue', { ...result });
+      return { full: result.requeued > 0 && result.checked === config.batchSize };
+    },
+    { name: 'reconciliation', intervalMs: config.intervalMs, firstPassAfterMs: config.intervalMs, logger },
+  );
+  return { reconcileOnce, stop: () => runner.stop() };
+}

@@ -1,0 +1,55 @@
+import type { DeliveryRepository } from '@herald/db';
+import type { HeraldMetrics } from '@herald/metrics';
+import type { DeliveryProducer } from '@herald/queue';
+import type { OutboxLogger } from './outbox-logger';
+import { startPeriodicRunner } from './periodic-runner';
+
+/** How the sweeper runs (SWEEPER_* settings). */
+export interface SweeperOptions {
+  /** Pause between sweeps. */
+  readonly intervalMs: number;
+  /** Deliveries younger than this are left to the events-api's own enqueue after commit. */
+  readonly graceMs: number;
+  /** Most deliveries enqueued per sweep. */
+  readonly batchSize: number;
+}
+
+export interface SweeperDependencies {
+  deliveries: Pick<DeliveryRepository, 'sweep'>;
+  producer: Pick<DeliveryProducer, 'enqueue'>;
+  config: SweeperOptions;
+  logger: Pick<OutboxLogger, 'info' | 'warn'>;
+  /** Counts the deliveries each sweep enqueues. */
+  metrics: Pick<HeraldMetrics, 'sweeperEnqueued'>;
+}
+
+export interface Sweeper {
+  /** One sweep: enqueues up to a batch of forgotten deliveries; returns how many. Throws what the sweep threw. */
+  sweepOnce(): Promise<number>;
+  /** Stops the loop and waits for a sweep in progress. */
+  stop(): Promise<void>;
+}
+
+/**
+ * The outbox sweeper: every `intervalMs`, enqueues pending deliveries that were stored but never
+ * enqueued (the events-api could not reach Redis after its commit and cleared their mark, or a
+ * replay's enqueue failed). Every worker process runs one; row locks (SKIP LOCKED) and job ids
+ * equal to delivery ids make that safe. Starts at once.
+ */
+export function startSweeper(deps: SweeperDependencies): Sweeper {
+  const { config, logger } = deps;
+  const sweepOnce = async (): Promise<number> => {
+    const enqueued = await deps.deliveries.sweep({ limit: config.batchSize, graceMs: config.graceMs }, (refs) => deps.producer.enqueue(refs));
+    deps.metrics.sweeperEnqueued(enqueued);
+    return enqueued;
+  };
+  const runner = startPeriodicRunner(
+    async () => {
+      const enqueued = await sweepOnce();
+      if (enqueued > 0) logger.info('sweeper enqueued forgotten deliveries', { deliveries: enqueued });
+      return { full: enqueued === config.batchSize };
+    },
+    { name: 'sweep', intervalMs: config.intervalMs, logger },
+  );
+  return { sweepOnce, stop: () => runner.stop() };
+}

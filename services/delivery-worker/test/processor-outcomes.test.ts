@@ -1,0 +1,279 @@
+// The delivery processor's outcome table, with fakes at each of its seams (store, auth, send,
+// logger, metrics): which answers count as delivered, which are recorded and retried, and which
+// fail the job at once. delivery-outcomes.test.ts and oauth-delivery.test.ts run the same
+// decisions end to end against real PostgreSQL, Redis and HTTP servers.
+import { AuthConfigurationError, TokenWaitTimeoutError, UnknownAuthModeError, type CallbackAuthStrategy } from '@herald/callback-auth';
+import { CredentialsCipherError, type AttemptOutcome, type DeliveryTarget, type DeliveryWork, type NewDeliveryAttempt } from '@herald/db';
+import type { DeliveryRef, Event } from '@herald/domain';
+import type { Logger } from '@herald/logging';
+import { UnrecoverableError } from 'bullmq';
+import type { CallbackRequest, CallbackResponse } from '../src/callback-sender';
+import { CallbackAttemptError } from '../src/errors/callback-attempt-error';
+import { CallbackRequestError } from '../src/errors/callback-request-error';
+import { createDeliveryProcessor, type DeliveryJob } from '../src/processor';
+
+const ref: DeliveryRef = { deliveryId: 'd-1', eventId: 'Event-1', targetId: 't-1', programId: 'p-1', merchantId: null };
+const event = { id: 'Event-1', createdAt: '2026-11-22T10:00:00.000Z', origin: 'api', eventType: 'created', objectId: 'o-1', objectType: 'payment' } as Event;
+const programTarget: DeliveryTarget = {
+  id: 't-1',
+  programId: 'p-1',
+  merchantId: null,
+  url: 'https://merchant.example/hooks?token=s3cret',
+  auth: { mode: 'none' },
+  notifications: {},
+  enabled: true,
+  deletedAt: null,
+};
+
+/** A merchant answer or a transport failure, in the order the fake `send` gives them. */
+type Answer = CallbackResponse | Error;
+
+interface Scene {
+  target?: DeliveryWork['target'];
+  event?: Event | null;
+  status?: 'pending' | 'succeeded' | 'failed';
+  answers?: Answer[];
+  /** The auth strategy for the target; or the error building it throws. */
+  auth?: CallbackAuthStrategy | Error;
+  /** Tries BullMQ counted before this one, of `attempts` in all. */
+  attemptsMade?: number;
+  attempts?: number;
+  /** No such delivery. */
+  missing?: boolean;
+}
+
+function strategy(mode: CallbackAuthStrategy['mode'], headers: () => Promise<Record<string, string>> = async () => ({})) {
+  return { mode, headers: jest.fn(headers), invalidate: jest.fn(async () => {}) };
+}
+
+/** Runs one attempt of the delivery in `scene` and returns what every seam saw. */
+async function attempt(scene: Scene) {
+  const recorded: Array<{ deliveryId: string; attempt: NewDeliveryAttempt; outcome: AttemptOutcome }> = [];
+  const sent: CallbackRequest[] = [];
+  const counted: string[] = [];
+  const warnings: Array<{ message: string; meta: unknown }> = [];
+  const answers = [...(scene.answers ?? [])];
+  const attemptsMade = scene.attemptsMade ?? 0;
+  const auth = scene.auth ?? strategy('none');
+
+  const process = createDeliveryProcessor({
+    deliveries: {
+      load: async (deliveryId) =>
+        scene.missing
+          ? null
+          : {
+              delivery: { id: deliveryId, eventId: ref.eventId, targetId: ref.targetId, status: scene.status ?? 'pending', attemptsMade },
+              target: scene.target === undefined ? programTarget : scene.target,
+              event: scene.event === undefined ? event : scene.event,
+            },
+      record: async (deliveryId, attempt, outcome) => {
+        recorded.push({ deliveryId, attempt, outcome });
+        return attemptsMade + 1;
+      },
+    },
+    authFor: () => {
+      if (auth instanceof Error) throw auth;
+      return auth;
+    },
+    send: async (request) => {
+      sent.push(request);
+      const answer = answers.shift();
+      if (answer === undefined) throw new Error('the test gave no answer for this POST');
+      if (answer instanceof Error) throw answer;
+      return answer;
+    },
+    userAgent: 'Herald/test',
+    logger: {
+      isLevelEnabled: () => true,
+      http: () => {},
+      warn: (message: string, meta: unknown) => void warnings.push({ message, meta }),
+    } as unknown as Logger,
+    metrics: { deliveryAttempt: (outcome) => void counted.push(outcome) },
+  });
+
+  const job: DeliveryJob = { data: ref, attemptsMade, opts: { attempts: scene.attempts ?? 3 } };
+  const settled = await process(job).then(
+    (value) => ({ value, error: undefined }),
+    (error: unknown) => ({ value: undefined, error }),
+  );
+  return { ...settled, recorded, sent, counted, warnings };
+}
+
+const ok = (body = 'ok'): CallbackResponse => ({ status: 200, body });
+const status = (code: number, extra: Partial<CallbackResponse> = {}): CallbackResponse => ({ status: code, body: `answer ${code}`, ...extra });
+
+describe('the delivery processor', () => {
+  describe('HTTP 200', () => {
+    it('is delivered: one POST of the event, the attempt recorded as succeeded', async () => {
+      const r = await attempt({ answers: [ok('thanks')] });
+      expect(r.value).toEqual({ outcome: 'delivered', attempt: 1, statusCode: 200 });
+      expect(r.sent).toHaveLength(1);
+      expect(r.sent[0]).toMatchObject({
+        url: programTarget.url,
+        body: JSON.stringify(event),
+        headers: { 'content-type': 'application/json', 'user-agent': 'Herald/test', 'webhook-id': event.id },
+      });
+      expect(r.sent[0]!.headers['webhook-timestamp']).toMatch(/^\d+$/);
+      expect(r.recorded).toEqual([
+        { deliveryId: 'd-1', outcome: 'succeeded', attempt: expect.objectContaining({ statusCode: 200, responseBody: 'thanks', startedAt: expect.any(Date) }) },
+      ]);
+      expect(r.recorded[0]!.attempt).not.toHaveProperty('errorKind');
+      expect(r.counted).toEqual(['delivered']);
+    });
+
+    it('adds the auth strategy headers to the POST', async () => {
+      const r = await attempt({ auth: strategy('basic', async () => ({ authorization: 'Basic c2hvcDpwdw==' })), answers: [ok()] });
+      expect(r.sent[0]!.headers['authorization']).toBe('Basic c2hvcDpwdw==');
+    });
+  });
+
+  describe.each([
+    [201, 'http_status'],
+    [204, 'http_status'],
+    [301, 'redirect'],
+    [302, 'redirect'],
+    [307, 'redirect'],
+    [400, 'http_status'],
+    [404, 'http_status'],
+    [410, 'http_status'],
+    [500, 'http_status'],
+    [502, 'http_status'],
+  ])('HTTP %i', (code, kind) => {
+    it(`is a failed attempt (${kind}), recorded as pending and thrown for BullMQ to retry`, async () => {
+      const r = await attempt({ answers: [status(code)] });
+      expect(r.error).toBeInstanceOf(CallbackAttemptError);
+      expect(r.error).toMatchObject({ kind, statusCode: code, attempt: 1 });
+      expect(r.error).not.toBeInstanceOf(UnrecoverableError);
+      expect(r.recorded).toEqual([
+        { deliveryId: 'd-1', outcome: 'pending', attempt: expect.objectContaining({ statusCode: code, errorKind: kind, responseBody: `answer ${code}` }) },
+      ]);
+      expect(r.counted).toEqual(['attempt_failed']);
+      expect(r.warnings[0]!.message).toMatch(/will retry/);
+    });
+
+    it('fails the delivery on the last try', async () => {
+      const r = await attempt({ answers: [status(code)], attemptsMade: 2, attempts: 3 });
+      expect(r.error).toMatchObject({ kind, attempt: 3 });
+      expect(r.recorded[0]!.outcome).toBe('failed');
+      expect(r.counted).toEqual(['failed']);
+      expect(r.warnings[0]!.message).toMatch(/no more attempts/);
+    });
+  });
+
+  it.each([429, 503])('passes the Retry-After of an HTTP %i on to the backoff', async (code) => {
+    const r = await attempt({ answers: [status(code, { retryAfterMs: 30_000 })] });
+    expect(r.error).toBeInstanceOf(CallbackAttemptError);
+    expect(r.error).toMatchObject({ kind: 'http_status', statusCode: code, retryAfterMs: 30_000 });
+  });
+
+  it('gives no Retry-After hint when the answer had none', async () => {
+    const r = await attempt({ answers: [status(503)] });
+    expect((r.error as CallbackAttemptError).retryAfterMs).toBeUndefined();
+  });
+
+  it.each(['timeout', 'connection', 'tls'] as const)('records a %s failure of the POST with its kind, without a status, and retries it', async (kind) => {
+    const r = await attempt({ answers: [new CallbackRequestError(kind, `the callback failed: ${kind}`, kind === 'timeout' ? undefined : 'ECONNRESET')] });
+    expect(r.error).toBeInstanceOf(CallbackAttemptError);
+    expect(r.error).toMatchObject({ kind, statusCode: undefined });
+    expect(r.recorded[0]).toMatchObject({ outcome: 'pending', attempt: { errorKind: kind, errorMessage: `the callback failed: ${kind}` } });
+    expect(r.recorded[0]!.attempt).not.toHaveProperty('statusCode');
+  });
+
+  describe('OAuth', () => {
+    it('on a 401, forgets the token and POSTs once more within the same attempt', async () => {
+      const tokens = ['Bearer old', 'Bearer new'];
+      const auth = strategy('oauth', async () => ({ authorization: tokens.shift()! }));
+      const r = await attempt({ auth, answers: [status(401), ok()] });
+      expect(r.value).toMatchObject({ outcome: 'delivered', attempt: 1 });
+      expect(auth.invalidate).toHaveBeenCalledTimes(1);
+      expect(r.sent.map((request) => request.headers['authorization'])).toEqual(['Bearer old', 'Bearer new']);
+      expect(r.recorded).toHaveLength(1);
+    });
+
+    it('takes a second 401 as the merchant answer: one attempt recorded, retried', async () => {
+      const auth = strategy('oauth', async () => ({ authorization: 'Bearer t' }));
+      const r = await attempt({ auth, answers: [status(401), status(401)] });
+      expect(r.sent).toHaveLength(2);
+      expect(auth.invalidate).toHaveBeenCalledTimes(1);
+      expect(r.error).toMatchObject({ kind: 'http_status', statusCode: 401 });
+      expect(r.recorded).toHaveLength(1);
+      expect(r.recorded[0]!.outcome).toBe('pending');
+    });
+
+    it('does not POST again on a 401 to a target without OAuth', async () => {
+      const auth = strategy('basic', async () => ({ authorization: 'Basic x' }));
+      const r = await attempt({ auth, answers: [status(401)] });
+      expect(r.sent).toHaveLength(1);
+      expect(auth.invalidate).not.toHaveBeenCalled();
+      expect(r.error).toMatchObject({ kind: 'http_status', statusCode: 401 });
+    });
+
+    it('records a token that could not be had as an oauth failure, retried, without sending the callback', async () => {
+      const auth = strategy('oauth', () => Promise.reject(new TokenWaitTimeoutError('t-1', 1_000)));
+      const r = await attempt({ auth });
+      expect(r.sent).toHaveLength(0);
+      expect(r.error).toMatchObject({ kind: 'oauth' });
+      expect(r.recorded[0]!.outcome).toBe('pending');
+    });
+  });
+
+  describe('a target that cannot be used', () => {
+    it.each([
+      ['switched off', { ...programTarget, enabled: false }, /switched off/],
+      ['deleted', { ...programTarget, deletedAt: new Date() }, /was deleted/],
+      ['gone', null, /no longer exists/],
+    ])('fails at once when the target is %s: target_unavailable, not sent, not retried', async (_state, target, message) => {
+      const r = await attempt({ target, answers: [ok()] });
+      expect(r.sent).toHaveLength(0);
+      expect(r.error).toBeInstanceOf(UnrecoverableError);
+      expect((r.error as Error).message).toMatch(message);
+      expect(r.recorded[0]).toMatchObject({ outcome: 'failed', attempt: { errorKind: 'target_unavailable' } });
+      expect(r.counted).toEqual(['failed']);
+    });
+
+    it.each([
+      ['credentials no key decrypts', { target: new CredentialsCipherError('unknown_key', 't-1', 'old-key') }],
+      ['an unknown auth mode', { auth: new UnknownAuthModeError('t-1', 'kerberos') }],
+      ['unusable auth settings', { auth: strategy('oauth', () => Promise.reject(new AuthConfigurationError('authUrl', 'the Authentication URL is not absolute'))) }],
+    ] as Array<[string, Scene]>)('fails at once on %s: configuration, not sent, not retried', async (_case, scene) => {
+      const r = await attempt({ ...scene, answers: [ok()] });
+      expect(r.sent).toHaveLength(0);
+      expect(r.error).toBeInstanceOf(UnrecoverableError);
+      expect(r.recorded[0]).toMatchObject({ outcome: 'failed', attempt: { errorKind: 'configuration' } });
+    });
+  });
+
+  describe('what is not a callback failure', () => {
+    it('does not send a delivery that has succeeded already (a replayed or duplicate job)', async () => {
+      const r = await attempt({ status: 'succeeded', answers: [ok()] });
+      expect(r.value).toEqual({ outcome: 'already-delivered' });
+      expect(r.sent).toHaveLength(0);
+      expect(r.recorded).toHaveLength(0);
+      expect(r.counted).toEqual([]);
+    });
+
+    it('fails the job of a delivery that does not exist without recording anything', async () => {
+      const r = await attempt({ missing: true });
+      expect(r.error).toBeInstanceOf(UnrecoverableError);
+      expect(r.recorded).toHaveLength(0);
+    });
+
+    it('fails at once, as internal, when the event is gone', async () => {
+      const r = await attempt({ event: null, answers: [ok()] });
+      expect(r.sent).toHaveLength(0);
+      expect(r.error).toBeInstanceOf(UnrecoverableError);
+      expect(r.recorded[0]).toMatchObject({ outcome: 'failed', attempt: { errorKind: 'internal' } });
+    });
+
+    it("records Herald's own unexpected error as internal and retries it", async () => {
+      const r = await attempt({ answers: [new TypeError('something broke')] });
+      expect(r.error).toMatchObject({ kind: 'internal', message: 'TypeError: something broke' });
+      expect(r.recorded[0]!.outcome).toBe('pending');
+    });
+  });
+
+  it('never writes the target URL (which may hold a secret) into what it records or logs', async () => {
+    const r = await attempt({ answers: [status(500)] });
+    expect(JSON.stringify([r.recorded, r.warnings, (r.error as Error).message])).not.toContain('s3cret');
+  });
+});

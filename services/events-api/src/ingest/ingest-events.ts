@@ -1,0 +1,178 @@
+import { randomUUID } from 'node:crypto';
+import type { IngestTransaction, NewEvent } from '@herald/db';
+import {
+  targetsToNotify,
+  ValidationError,
+  validateIngestBatch,
+  validateIngestEvent,
+  type DeliveryRef,
+  type Event,
+  type IngestEvent,
+  type Validator,
+  type Violation,
+} from '@herald/domain';
+import type { HeraldMetrics } from '@herald/metrics';
+import { contentHash } from './content-hash';
+import { EventConflictError } from './errors/event-conflict-error';
+import { UnknownTenantError } from './errors/unknown-tenant-error';
+import { depthViolations } from './json-depth';
+
+// Deeper than any payment series (event > data > item > address > field is 5) with room to spare.
+const MAX_JSON_DEPTH = 32;
+
+/** What an ingest request stored. */
+export interface IngestResult {
+  /** The body was a batch (`{"events": [...]}`), not one event. */
+  batch: boolean;
+  /** Every event of the request as stored, in input order. */
+  events: Event[];
+  /** How many of them this request stored; the others were stored before with the same content. */
+  createdCount: number;
+}
+
+/** The ingest's seams. */
+export interface IngestDependencies {
+  /** Runs the storing of one batch in one transaction (committed when the work resolves). */
+  store: { transaction<T>(work: (tx: IngestTransaction) => Promise<T>): Promise<T> };
+  /**
+   * Adds the jobs of deliveries just committed. Never rejects: a delivery whose job could not be
+   * added is left to the outbox sweeper (see @herald/outbox `createOutboxPublisher`).
+   */
+  publish(refs: readonly DeliveryRef[]): Promise<void>;
+  metrics: Pick<HeraldMetrics, 'eventsIngested'>;
+  /** Ids of new events (without one of their own) and new deliveries. Default: random UUIDs. */
+  newId?: () => string;
+  /** The clock that dates events sent without createdAt. */
+  now?: () => Date;
+}
+
+/**
+ * The ingest use case behind POST /internal/events: validates the body (one event or
+ * `{"events": [...]}`), then in one transaction checks the tenants, stores the new events (an event
+ * re-posted with the same content is returned as stored; different content is a conflict and the
+ * whole batch is refused), creates a delivery for every target the routing rule picks, and adds
+ * the events to the list counters; once committed, hands the deliveries to the queue.
+ */
+export function createIngest(deps: IngestDependencies): (body: unknown) => Promise<IngestResult> {
+  const newId = deps.newId ?? randomUUID;
+  const now = deps.now ?? (() => new Date());
+
+  return async (body) => {
+    const { inputs, batch: isBatch } = validate(body);
+    const receivedAt = now().toISOString();
+    const batch = inputs.map((input) => toNewEvent(input, receivedAt, newId));
+
+    const stored = await deps.store.transaction(async (tx) => {
+      await checkTenants(tx, batch);
+      const createdIds = await tx.insertNewEvents(batch);
+      const existing = await storedBefore(tx, batch, createdIds);
+      const created = batch.filter((item) => createdIds.has(item.event.id));
+      // Re-posted events are not new: they get no second delivery.
+      const deliveries = await route(tx, created, newId);
+      await tx.insertDeliveries(deliveries);
+      // Last: every ingest of a program updates the same counter rows, so their row locks are
+      // held only from here to the commit, and concurrent ingests of a program queue for that long.
+      await tx.addToCounts(created);
+      return {
+        events: batch.map((item) => existing.get(item.event.id) ?? asStored(item.event)),
+        createdCount: created.length,
+        deliveries,
+      };
+    });
+
+    // Counted once committed: an idempotent repeat of a stored event adds nothing.
+    deps.metrics.eventsIngested(stored.createdCount);
+    await deps.publish(stored.deliveries);
+    return { batch: isBatch, events: stored.events, createdCount: stored.createdCount };
+  };
+}
+
+/** The body's events, or ValidationError naming every violation. */
+function validate(body: unknown): { inputs: IngestEvent[]; batch: boolean } {
+  const batch = typeof body === 'object' && body !== null && !Array.isArray(body) && 'events' in body;
+  const inputs = batch ? valid(validateIngestBatch, body).events : [valid(validateIngestEvent, body)];
+  checkBatch(inputs, batch ? '/events/' : '');
+  return { inputs, batch };
+}
+
+function valid<T>(validator: Validator<T>, body: unknown): T {
+  const result = validator(body);
+  if (!result.ok) throw new ValidationError(result.violations);
+  return result.value;
+}
+
+/** Rules across the events of a batch and over free content, which JSON Schema cannot express. */
+function checkBatch(inputs: readonly IngestEvent[], pointerBase: string): void {
+  const violations: Violation[] = [];
+  const seen = new Map<string, number>();
+  inputs.forEach((input, index) => {
+    const at = pointerBase ? `${pointerBase}${index}` : '';
+    violations.push(...depthViolations(input, MAX_JSON_DEPTH, at));
+    if (input.id === undefined) return;
+    const first = seen.get(input.id);
+    if (first !== undefined) {
+      violations.push({ pointer: `${at}/id`, keyword: 'uniqueItems', message: `repeats the id of ${pointerBase}${first}` });
+    } else {
+      seen.set(input.id, index);
+    }
+  });
+  if (violations.length > 0) throw new ValidationError(violations);
+}
+
+function toNewEvent(input: IngestEvent, receivedAt: string, newId: () => string): NewEvent {
+  const { programId, merchantId, ...fields } = input;
+  // The producer's content, as sent: a retry of the same body hashes the same. The id is the key,
+  // not content; an absent createdAt stays absent so a retry without it is still the same content.
+  const { id: _id, ...content } = input;
+  const event = { ...fields, id: input.id ?? `Event-${newId()}`, createdAt: input.createdAt ?? receivedAt } as Event;
+  return { event, programId, ...(merchantId === undefined ? {} : { merchantId }), contentHash: contentHash(content) };
+}
+
+/** Throws UnknownTenantError for the first event whose program does not exist, or whose merchant is not of its program. */
+async function checkTenants(tx: IngestTransaction, batch: readonly NewEvent[]): Promise<void> {
+  const known = await tx.findTenants(unique(batch.map((b) => b.programId)), unique(batch.flatMap((b) => (b.merchantId ? [b.merchantId] : []))));
+  batch.forEach((item, index) => {
+    if (!known.programIds.has(item.programId)) throw new UnknownTenantError('programId', item.programId, index);
+    if (item.merchantId && known.merchantPrograms.get(item.merchantId) !== item.programId) {
+      throw new UnknownTenantError('merchantId', item.merchantId, index);
+    }
+  });
+}
+
+/** The events of the batch that were stored before, by id; throws EventConflictError when one's content differs. */
+async function storedBefore(tx: IngestTransaction, batch: readonly NewEvent[], createdIds: ReadonlySet<string>): Promise<Map<string, Event>> {
+  const others = batch.filter((item) => !createdIds.has(item.event.id));
+  if (others.length === 0) return new Map();
+  const stored = await tx.loadStoredEvents(others.map((item) => item.event.id));
+  const events = new Map<string, Event>();
+  for (const item of others) {
+    const found = stored.get(item.event.id);
+    if (!found || found.contentHash !== item.contentHash) throw new EventConflictError(item.event.id, batch.indexOf(item));
+    events.set(item.event.id, found.event);
+  }
+  return events;
+}
+
+/** One delivery per new event and target the routing rule picks. */
+async function route(tx: IngestTransaction, created: readonly NewEvent[], newId: () => string): Promise<DeliveryRef[]> {
+  if (created.length === 0) return [];
+  const candidates = await tx.loadRoutingTargets(unique(created.map((c) => c.programId)), unique(created.flatMap((c) => (c.merchantId ? [c.merchantId] : []))));
+  return created.flatMap(({ event, programId, merchantId }) =>
+    targetsToNotify({ programId, merchantId, objectType: event.objectType, eventType: event.eventType }, candidates).map((target) => ({
+      deliveryId: newId(),
+      eventId: event.id,
+      targetId: target.id,
+      programId,
+      merchantId: merchantId ?? null,
+    })),
+  );
+}
+
+/** What a new event reads back as once stored (createdAt normalised to UTC milliseconds). */
+function asStored(event: Event): Event {
+  return { ...event, createdAt: new Date(event.createdAt).toISOString() };
+}
+
+function unique(values: readonly string[]): string[] {
+  return [...new Set(values)];
+}
