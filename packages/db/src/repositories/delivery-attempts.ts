@@ -3,7 +3,7 @@ import { sqlPool, type PrismaClient } from '../client';
 import { CredentialsCipherError, type CredentialsCipher } from '../credentials-cipher';
 import type { DeliveryStatus } from '../generated/kysely/schema';
 import { db, run, sql, type RowOf } from '../sql';
-import { toEvent, type EventRow } from './events';
+import { EVENT_COLUMNS, joinedEvent } from './events';
 import { deliveryTargetOf, type DeliveryTarget } from './targets';
 
 /**
@@ -105,16 +105,7 @@ export const deliveryAttemptQueries = {
         't.event_types as target_event_types',
         't.enabled as target_enabled',
         't.deleted_at as target_deleted_at',
-        'e.id as event_id',
-        'e.created_at as event_created_at',
-        'e.source_system as event_source_system',
-        'e.origin as event_origin',
-        'e.event_type as event_event_type',
-        'e.object_id as event_object_id',
-        'e.object_type as event_object_type',
-        'e.metadata as event_metadata',
-        'e.data as event_data',
-        'e.context as event_context',
+        ...EVENT_COLUMNS,
       ])
       .where('d.id', '=', (eb) => eb.fn.any(sql<string[]>`${deliveryIds}::uuid[]`)),
 
@@ -203,22 +194,6 @@ export function deliveryAttemptRepository(prisma: PrismaClient, cipher: Credenti
     }
   };
 
-  const eventOf = (row: WorkRow): Event | null =>
-    row.event_id === null
-      ? null
-      : toEvent({
-          id: row.event_id,
-          created_at: row.event_created_at!,
-          source_system: row.event_source_system,
-          origin: row.event_origin!,
-          event_type: row.event_event_type!,
-          object_id: row.event_object_id!,
-          object_type: row.event_object_type!,
-          metadata: row.event_metadata as EventRow['metadata'],
-          data: row.event_data as EventRow['data'],
-          context: row.event_context,
-        });
-
   /** One statement for attempts of distinct deliveries. */
   const recordDistinct = async (records: readonly AttemptRecord[]): Promise<Map<string, number>> => {
     // Sorted, so that two workers recording overlapping batches lock rows in the same order.
@@ -261,7 +236,7 @@ export function deliveryAttemptRepository(prisma: PrismaClient, cipher: Credenti
               attemptsMade: row.delivery_attempts_made,
             },
             target: targetOf(row),
-            event: eventOf(row),
+            event: joinedEvent(row),
           },
         ]),
       );
