@@ -6,6 +6,7 @@ import {
   PostgresQueryCompiler,
   sql as fragment,
   type Compilable,
+  type CompiledQuery,
   type DatabaseConnection,
   type Driver,
   type Expression,
@@ -89,6 +90,39 @@ function statementName(prefix: string, text: string): string {
     statementNames.set(key, name);
   }
   return name;
+}
+
+/** A parameter's stand-in while `byShape` builds a statement's text. */
+class Slot {
+  constructor(readonly name: string) {}
+}
+
+/**
+ * A statement built and compiled once per shape, for hot paths: Kysely's building and compiling
+ * cost about 0.1 ms per statement of the size of GET /events' page, as much as a third of the
+ * request's own work. `build` decides the text from `shape` alone (serialised as the cache key)
+ * and must use each field of `values` as it is, only as a parameter: it is called once per shape
+ * with stand-ins for the values, whose positions in the compiled parameters are kept; each call
+ * then only fills those positions with its own values.
+ */
+export function byShape<S, V extends object, O>(build: (shape: S, values: V) => Compilable<O>): (shape: S, values: V) => Compilable<O> {
+  const templates = new Map<string, { compiled: CompiledQuery<O>; slots: Array<keyof V> }>();
+  const standIns = new Proxy({} as V, { get: (_target, name) => new Slot(String(name)) });
+  return (shape, values) => {
+    const key = JSON.stringify(shape);
+    let template = templates.get(key);
+    if (!template) {
+      const compiled = build(shape, standIns).compile();
+      const slots = compiled.parameters.map((parameter) => {
+        if (!(parameter instanceof Slot)) throw new Error(`byShape: a parameter of the statement is not one of its values (${String(parameter)})`);
+        return parameter.name as keyof V;
+      });
+      template = { compiled, slots };
+      templates.set(key, template);
+    }
+    const { compiled, slots } = template;
+    return { compile: () => ({ ...compiled, parameters: slots.map((slot) => values[slot]) }) };
+  };
 }
 
 export interface TransactionOptions {

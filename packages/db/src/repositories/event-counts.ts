@@ -1,4 +1,4 @@
-import { db, run, sql, type Sql } from '../sql';
+import { byShape, db, run, sql, type Sql } from '../sql';
 
 /**
  * Exact event counts per tenant scope and per combination of the spec's filters (origin,
@@ -135,20 +135,32 @@ export const eventCountQueries = {
    * bucket whose running total passes the offset, and how many events come before it.
    */
   walk: (step: { scope: string; origin: string; objectType: string; granularity: number; offset: bigint }, within?: { from: bigint; to: bigint }) =>
+    walkStatement(
+      { within: within !== undefined },
+      { ...step, offset: String(step.offset), from: within && String(within.from), to: within && String(within.to) },
+    ),
+};
+
+/** Built once per shape: a deep page of GET /events runs three steps. */
+const walkStatement = byShape(
+  (
+    shape: { within: boolean },
+    v: { scope: string; origin: string; objectType: string; granularity: number; offset: string; from: string | undefined; to: string | undefined },
+  ) =>
     db
       .selectFrom((sub) =>
         sub
           .selectFrom('event_bucket_counts')
           .select((eb) => ['bucket_start', 'count', sql<string>`(${eb.fn.sum('count').over((over) => over.orderBy('bucket_start'))} - ${eb.ref('count')})::bigint`.as('before')])
-          .where('scope', '=', step.scope)
-          .where('origin', '=', step.origin)
-          .where('object_type', '=', step.objectType)
-          .where('granularity', '=', step.granularity)
-          .$if(within !== undefined, (q) => q.where('bucket_start', '>=', String(within!.from)).where('bucket_start', '<', String(within!.to)))
+          .where('scope', '=', v.scope)
+          .where('origin', '=', v.origin)
+          .where('object_type', '=', v.objectType)
+          .where('granularity', '=', v.granularity)
+          .$if(shape.within, (q) => q.where('bucket_start', '>=', v.from!).where('bucket_start', '<', v.to!))
           .as('walk'),
       )
       .select(['bucket_start', 'before'])
-      .where((eb) => eb(eb('before', '+', eb.ref('count')), '>', String(step.offset)))
+      .where((eb) => eb(eb('before', '+', eb.ref('count')), '>', v.offset))
       .orderBy('bucket_start')
       .limit(sql.lit(1)),
-};
+);

@@ -2,7 +2,7 @@ import type { Event } from '@herald/domain';
 import type { ExpressionBuilder, Selectable } from 'kysely';
 import { sqlPool, type PrismaClient } from '../client';
 import type { DB, Event as EventTable } from '../generated/kysely/schema';
-import { allOf, db, run, sql, type Sql } from '../sql';
+import { allOf, byShape, db, run, sql, type Sql } from '../sql';
 import type { ApiKeyScope } from './api-keys';
 import { locateOffset, merchantScope, programScope, type CountKey } from './event-counts';
 
@@ -183,68 +183,132 @@ export const eventQueries = {
       .select([...EVENT_COLUMNS, 'e.content_hash'])
       .where('e.id', '=', (eb) => eb.fn.any(sql<string[]>`${eventIds}::text[]`)),
 
-  /**
-   * One round trip for the count and the page. The count is computed once (MATERIALIZED); the
-   * page is read only when the count says it exists (a one-time filter), and through a deferred
-   * join: the page's ids are found on the narrow index first, then only those rows are read.
-   */
-  page: (query: EventListQuery, start: PageStart) =>
-    db
-      .with(
-        (cte) => cte('c').materialized(),
-        (qc) => qc.selectNoFrom(countOf(query).as('total')),
-      )
-      .selectFrom('c')
-      .leftJoinLateral(
-        (eb) =>
-          eb
-            .selectFrom((sub) =>
-              sub
-                .selectFrom('events')
-                .select(['id', 'created_at'])
-                .where((w) => w.and([w('c.total', '>', String((query.page - 1) * query.pageSize)), matching(w, query)]))
-                .$if(start.fromSecond !== undefined, (q) => q.where('created_at', '>=', sql<Date>`to_timestamp(${start.fromSecond})`))
-                .orderBy('created_at')
-                .orderBy('id')
-                .offset(start.skip)
-                .limit(query.pageSize)
-                .as('page'),
-            )
-            .innerJoin('events as e', 'e.id', 'page.id')
-            .select(EVENT_COLUMNS)
-            .as('p'),
-        (join) => join.onTrue(),
-      )
-      .select(['c.total', 'p.id', 'p.created_at', 'p.source_system', 'p.origin', 'p.event_type', 'p.object_id', 'p.object_type', 'p.metadata', 'p.data', 'p.context'])
-      .orderBy('p.created_at')
-      .orderBy('p.id'),
+  page: (query: EventListQuery, start: PageStart) => pageStatement(pageShape(query, start), pageValues(query, start)),
 };
 
+/** What decides the text of a page statement: the tenant's kind, which filters are set, and where the page starts. */
+type PageShape = {
+  merchant: boolean;
+  /** The count comes from event_counts (only the spec's filters are set). */
+  counted: boolean;
+  filters: Array<'origin' | 'objectType' | 'eventType' | 'objectId' | 'createdFrom' | 'createdTo'>;
+  /** The page starts from the second the bucket walk found. */
+  from: boolean;
+};
+
+/** The parameters of a page statement, each used as it is. */
+type PageValues = {
+  tenantId: string;
+  countScope: string;
+  countOrigin: string;
+  countObjectType: string;
+  /** The page exists only if more events than this match. */
+  offset: string;
+  origin: string | undefined;
+  objectType: string | undefined;
+  eventType: string | undefined;
+  objectId: string | undefined;
+  createdFrom: Date | undefined;
+  createdTo: Date | undefined;
+  fromSecond: number | undefined;
+  skip: number;
+  limit: number;
+};
+
+const FILTERS = ['origin', 'objectType', 'eventType', 'objectId', 'createdFrom', 'createdTo'] as const;
+
+function pageShape(query: EventListQuery, start: PageStart): PageShape {
+  return {
+    merchant: query.scope.kind === 'merchant',
+    counted: usesOnlyCountedFilters(query),
+    filters: FILTERS.filter((name) => query[name] !== undefined),
+    from: start.fromSecond !== undefined,
+  };
+}
+
+function pageValues(query: EventListQuery, start: PageStart): PageValues {
+  const key = countKey(query);
+  return {
+    tenantId: query.scope.kind === 'merchant' ? query.scope.merchantId : query.scope.programId,
+    countScope: key.scope,
+    countOrigin: key.origin ?? '',
+    countObjectType: key.objectType ?? '',
+    offset: String((query.page - 1) * query.pageSize),
+    origin: query.origin,
+    objectType: query.objectType,
+    eventType: query.eventType,
+    objectId: query.objectId,
+    createdFrom: query.createdFrom,
+    createdTo: query.createdTo,
+    fromSecond: start.fromSecond,
+    skip: start.skip,
+    limit: query.pageSize,
+  };
+}
+
+/**
+ * One round trip for the count and the page. The count is computed once (MATERIALIZED); the page
+ * is read only when the count says it exists (a one-time filter), and through a deferred join: the
+ * page's ids are found on the narrow index first, then only those rows are read. Built once per
+ * shape: GET /events runs it on every request.
+ */
+const pageStatement = byShape((shape: PageShape, v: PageValues) =>
+  db
+    .with(
+      (cte) => cte('c').materialized(),
+      (qc) => qc.selectNoFrom(countOf(shape, v).as('total')),
+    )
+    .selectFrom('c')
+    .leftJoinLateral(
+      (eb) =>
+        eb
+          .selectFrom((sub) =>
+            sub
+              .selectFrom('events')
+              .select(['id', 'created_at'])
+              .where((w) => w.and([w('c.total', '>', v.offset), matching(w, shape, v)]))
+              .$if(shape.from, (q) => q.where('created_at', '>=', sql<Date>`to_timestamp(${v.fromSecond})`))
+              .orderBy('created_at')
+              .orderBy('id')
+              .offset(v.skip)
+              .limit(v.limit)
+              .as('page'),
+          )
+          .innerJoin('events as e', 'e.id', 'page.id')
+          .select(EVENT_COLUMNS)
+          .as('p'),
+      (join) => join.onTrue(),
+    )
+    .select(['c.total', 'p.id', 'p.created_at', 'p.source_system', 'p.origin', 'p.event_type', 'p.object_id', 'p.object_type', 'p.metadata', 'p.data', 'p.context'])
+    .orderBy('p.created_at')
+    .orderBy('p.id'),
+);
+
 /** The exact count of the query's events: from event_counts for the spec's filters, else over their index. */
-function countOf(query: EventListQuery) {
-  if (usesOnlyCountedFilters(query)) {
-    const key = countKey(query);
+function countOf(shape: PageShape, v: PageValues) {
+  if (shape.counted) {
     const counter = db
       .selectFrom('event_counts')
       .select('count')
-      .where('scope', '=', key.scope)
-      .where('origin', '=', key.origin ?? '')
-      .where('object_type', '=', key.objectType ?? '');
+      .where('scope', '=', v.countScope)
+      .where('origin', '=', v.countOrigin)
+      .where('object_type', '=', v.countObjectType);
     return sql<string>`coalesce((${counter}), 0)`;
   }
-  return sql<string>`(${db.selectFrom('events').select((eb) => eb.fn.countAll().as('count')).where((eb) => matching(eb, query))})`;
+  return sql<string>`(${db.selectFrom('events').select((eb) => eb.fn.countAll().as('count')).where((eb) => matching(eb, shape, v))})`;
 }
 
 /** The list query's filters on the events table. */
-function matching(eb: ExpressionBuilder<DB, 'events'>, query: EventListQuery) {
+function matching(eb: ExpressionBuilder<DB, 'events'>, shape: PageShape, v: PageValues) {
+  const set = new Set(shape.filters);
   return allOf(eb, [
-    query.scope.kind === 'merchant' ? eb('events.merchant_id', '=', query.scope.merchantId) : eb('events.program_id', '=', query.scope.programId),
-    query.origin !== undefined && eb('events.origin', '=', query.origin),
-    query.objectType !== undefined && eb('events.object_type', '=', query.objectType),
-    query.eventType !== undefined && eb('events.event_type', '=', query.eventType),
-    query.objectId !== undefined && eb('events.object_id', '=', query.objectId),
-    query.createdFrom !== undefined && eb('events.created_at', '>=', query.createdFrom),
-    query.createdTo !== undefined && eb('events.created_at', '<', query.createdTo),
+    shape.merchant ? eb('events.merchant_id', '=', v.tenantId) : eb('events.program_id', '=', v.tenantId),
+    set.has('origin') && eb('events.origin', '=', v.origin!),
+    set.has('objectType') && eb('events.object_type', '=', v.objectType!),
+    set.has('eventType') && eb('events.event_type', '=', v.eventType!),
+    set.has('objectId') && eb('events.object_id', '=', v.objectId!),
+    set.has('createdFrom') && eb('events.created_at', '>=', v.createdFrom!),
+    set.has('createdTo') && eb('events.created_at', '<', v.createdTo!),
   ]);
 }
 
