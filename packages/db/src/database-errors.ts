@@ -11,7 +11,7 @@ const UNAVAILABLE_KINDS = new Set(['DatabaseNotReachable', 'ConnectionClosed', '
 // PostgreSQL SQLSTATEs of a server going away or refusing work: admin/crash shutdown, cannot connect now, too many connections.
 const UNAVAILABLE_SQLSTATES = new Set(['57P01', '57P02', '57P03', '53300', '08000', '08003', '08006']);
 
-// What node-postgres raises itself (the hot paths send SQL through its pool without Prisma): the
+// What node-postgres raises itself (every repository statement goes through its pool): the
 // socket errors of a server that is down or unreachable, and the pool's and the client's own messages.
 const UNAVAILABLE_SOCKET_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EPIPE', 'EAI_AGAIN']);
 const UNAVAILABLE_PG_MESSAGES = /^(timeout exceeded when trying to connect|Connection terminated|Client has encountered a connection error|Client was closed)/;
