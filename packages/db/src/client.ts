@@ -11,9 +11,9 @@ export interface PrismaClientOptions {
   connectionTimeoutMs?: number;
 }
 
-// The node-postgres pool under each client. The hot paths (ingest, GET /events) send their SQL
-// through it directly: Prisma's query pipeline costs about as much CPU as PostgreSQL's work on
-// those small statements (measured: twice the time of a bare pg query for a one-row SELECT).
+// The node-postgres pool under each client. Every repository statement goes through it (see
+// sql.ts): Prisma's query pipeline costs about as much CPU as PostgreSQL's work on the small
+// hot-path statements (measured: twice the time of a bare pg query for a one-row SELECT).
 const pools = new WeakMap<PrismaClient, pg.Pool>();
 
 /** A Prisma client over node-postgres (Prisma 7's driver adapter), sharing its pool with `sqlPool`. */
@@ -25,8 +25,14 @@ export function createPrismaClient(databaseUrl: string, options: PrismaClientOpt
   });
   // An idle connection that PostgreSQL closes emits 'error' on the pool; the next query reconnects.
   pool.on('error', () => undefined);
-  // The client owns the pool: $disconnect ends it.
-  const client = new PrismaClient({ adapter: new PrismaPg(pool, { disposeExternalPool: true }) });
+  const client = new PrismaClient({ adapter: new PrismaPg(pool) });
+  // The client owns the pool: $disconnect ends it. Prisma's adapter would end it only if a Prisma
+  // query had opened the engine, and the repositories send every statement through the pool.
+  const disconnect = client.$disconnect.bind(client);
+  client.$disconnect = async () => {
+    await disconnect();
+    if (!pool.ended) await pool.end();
+  };
   pools.set(client, pool);
   return client;
 }

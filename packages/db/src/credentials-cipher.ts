@@ -1,5 +1,6 @@
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import type { SecretsKeyring } from '@herald/config';
+import { HeraldError } from '@herald/domain';
 
 // Encryption at rest of a notification target's credentials (username and password).
 //
@@ -67,8 +68,7 @@ export type CredentialsCipherFailure =
   | 'invalid_content';
 
 /** Stored credentials cannot be read. The message names the target and key id, never any plaintext. */
-export class CredentialsCipherError extends Error {
-  override readonly name = 'CredentialsCipherError';
+export class CredentialsCipherError extends HeraldError {
   readonly code = 'credentials_unreadable';
   constructor(
     readonly reason: CredentialsCipherFailure,

@@ -34,7 +34,7 @@ export type {
 } from './repositories/targets';
 export { deliveryRepository } from './repositories/deliveries';
 export type { DeliveryRepository, ReconcileOptions, ReconcileResult, SweepOptions } from './repositories/deliveries';
-export { isDatabaseUnavailable } from './availability';
+export { isDatabaseUnavailable, isUniqueViolation } from './database-errors';
 export { DELIVERY_STATUSES, deliveryHistoryRepository } from './repositories/delivery-history';
 export type {
   DeliveryAttemptRecord,

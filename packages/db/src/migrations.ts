@@ -1,6 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
+import { HeraldError } from '@herald/domain';
 import { Client } from 'pg';
 
 /**
@@ -43,8 +44,7 @@ export interface MigrationResult {
 }
 
 /** Raised when the database's history and the migrations folder disagree; nothing is applied. */
-export class MigrationError extends Error {
-  override readonly name = 'MigrationError';
+export class MigrationError extends HeraldError {
   readonly code = 'migration_failed';
 }
 

@@ -57,8 +57,8 @@ describe('reencryptCredentials (SECRETS_KEY rotation)', () => {
     expect(rows.map((r) => r.credentialsKeyId)).toEqual(['k2', 'k2', 'k2']);
     // The old key can go: the new key alone reads every re-encrypted target, with its credentials intact.
     for (const [i, id] of ids.entries()) {
-      const loaded = await targetRepository(prisma, after).loadForDelivery(id);
-      expect(loaded?.auth).toMatchObject({ username: expect.stringContaining(`-${i + 1}`), password: expect.stringContaining(`-${i + 1}`) });
+      const row = await prisma.notificationTarget.findUniqueOrThrow({ where: { id } });
+      expect(after.decrypt(row.credentials!, id)).toMatchObject({ username: expect.stringContaining(`-${i + 1}`), password: expect.stringContaining(`-${i + 1}`) });
     }
 
     await expect(reencryptCredentials(prisma, during)).resolves.toEqual({ reencrypted: 0, changedMeanwhile: 0, unreadable: [expect.objectContaining({ targetId: unreadableId })] });

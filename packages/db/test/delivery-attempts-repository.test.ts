@@ -2,7 +2,8 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { testDatabaseUrl } from '@herald/config';
 import { createPrismaClient } from '../src/client';
 import { createCredentialsCipher, CredentialsCipherError } from '../src/credentials-cipher';
-import { deliveryAttemptRepository } from '../src/repositories/delivery-attempts';
+import { deliveryAttemptRepository, type AttemptOutcome, type NewDeliveryAttempt } from '../src/repositories/delivery-attempts';
+import type { DeliveryTarget } from '../src/repositories/targets';
 import { targetRepository } from '../src/repositories/targets';
 import { tenantRepository } from '../src/repositories/tenants';
 // @herald/testing depends on @herald/db, so this package reaches its helpers by path.
@@ -42,6 +43,12 @@ async function newDelivery(targetCipher = cipher): Promise<string> {
   return deliveries[0]!.deliveryId;
 }
 
+/** Records one attempt, as the worker's batches do, and returns its number. */
+async function record(deliveryId: string, attempt: NewDeliveryAttempt, outcome: AttemptOutcome): Promise<number | undefined> {
+  const [number] = await attempts.recordAttempts([{ deliveryId, attempt, outcome }]);
+  return number;
+}
+
 const at = { startedAt: new Date('2026-11-22T10:00:00.000Z'), durationMs: 12.6 };
 
 describe('the delivery attempt repository', () => {
@@ -56,6 +63,18 @@ describe('the delivery attempt repository', () => {
     expect(work.event).toEqual({ id: work.delivery.eventId, ...EVENT_FIELDS });
   });
 
+  it('shows the worker an oauth target with its credentials, and a deleted target as switched off', async () => {
+    const id = await newDelivery();
+    const { programId } = (await attempts.loadForAttempts([id])).get(id)!.target as DeliveryTarget;
+    const owner = { kind: 'program', programId } as const;
+    const oauth = { mode: 'oauth', authUrl: 'https://merchant.example/token', username: 'client', password: 'pa55-word' } as const;
+    await targetRepository(prisma, cipher).upsert(owner, { url: 'https://merchant.example/hooks', auth: oauth, notifications: {}, enabled: true });
+    expect((await attempts.loadForAttempts([id])).get(id)!.target).toMatchObject({ auth: oauth, enabled: true, deletedAt: null });
+
+    await targetRepository(prisma, cipher).remove(owner);
+    expect((await attempts.loadForAttempts([id])).get(id)!.target).toMatchObject({ enabled: false, deletedAt: expect.any(Date) });
+  });
+
   it('gives a target whose credentials no key decrypts as the error, for its own delivery only', async () => {
     const unreadable = await newDelivery(createCredentialsCipher({ currentKeyId: 'k1', keyring: { k1: randomBytes(32) } }));
     const readable = await newDelivery();
@@ -66,15 +85,15 @@ describe('the delivery attempt repository', () => {
 
   it('numbers attempts from the delivery’s count and keeps the delivery’s last outcome', async () => {
     const id = await newDelivery();
-    expect(await attempts.record(id, { ...at, statusCode: 500, errorKind: 'http_status', errorMessage: 'HTTP 500', responseBody: 'down' }, 'pending')).toBe(1);
+    expect(await record(id, { ...at, statusCode: 500, errorKind: 'http_status', errorMessage: 'HTTP 500', responseBody: 'down' }, 'pending')).toBe(1);
     expect((await attempts.loadForAttempts([id])).get(id)!.delivery).toMatchObject({ status: 'pending', attemptsMade: 1 });
-    expect(await attempts.record(id, { ...at, errorKind: 'timeout', errorMessage: 'no answer' }, 'failed')).toBe(2);
+    expect(await record(id, { ...at, errorKind: 'timeout', errorMessage: 'no answer' }, 'failed')).toBe(2);
     const failed = await prisma.delivery.findUniqueOrThrow({ where: { id } });
     expect(failed).toMatchObject({ status: 'failed', attemptsMade: 2, lastStatusCode: null, lastError: 'no answer' });
     expect(failed.completedAt).toBeInstanceOf(Date);
 
     // Retried from the failed set: the next attempt delivers.
-    expect(await attempts.record(id, { ...at, statusCode: 200, responseBody: 'ok' }, 'succeeded')).toBe(3);
+    expect(await record(id, { ...at, statusCode: 200, responseBody: 'ok' }, 'succeeded')).toBe(3);
     expect(await prisma.delivery.findUniqueOrThrow({ where: { id } })).toMatchObject({ status: 'succeeded', lastStatusCode: 200, lastError: null });
     const rows = await prisma.deliveryAttempt.findMany({ where: { deliveryId: id }, orderBy: { number: 'asc' } });
     expect(rows.map((r) => [r.number, r.statusCode, r.errorKind, r.durationMs])).toEqual([
@@ -87,14 +106,14 @@ describe('the delivery attempt repository', () => {
 
   it('never turns a succeeded delivery back: a late failing attempt only adds its row', async () => {
     const id = await newDelivery();
-    await attempts.record(id, { ...at, statusCode: 200 }, 'succeeded');
-    expect(await attempts.record(id, { ...at, errorKind: 'timeout', errorMessage: 'no answer' }, 'pending')).toBe(2);
+    await record(id, { ...at, statusCode: 200 }, 'succeeded');
+    expect(await record(id, { ...at, errorKind: 'timeout', errorMessage: 'no answer' }, 'pending')).toBe(2);
     expect(await prisma.delivery.findUniqueOrThrow({ where: { id } })).toMatchObject({ status: 'succeeded', attemptsMade: 2, lastStatusCode: 200, lastError: null });
   });
 
   it('gives two attempts recorded at once different numbers', async () => {
     const id = await newDelivery();
-    const numbers = await Promise.all([1, 2, 3, 4].map(() => attempts.record(id, { ...at, statusCode: 503 }, 'pending')));
+    const numbers = await Promise.all([1, 2, 3, 4].map(() => record(id, { ...at, statusCode: 503 }, 'pending')));
     expect(numbers.sort()).toEqual([1, 2, 3, 4]);
   });
 
@@ -116,12 +135,14 @@ describe('the delivery attempt repository', () => {
 
   it('stores an answer with NUL characters, which PostgreSQL text cannot hold, without them', async () => {
     const id = await newDelivery();
-    await attempts.record(id, { ...at, statusCode: 500, errorMessage: 'bad\u0000', responseBody: 'a\u0000b' }, 'pending');
+    await record(id, { ...at, statusCode: 500, errorMessage: 'bad\u0000', responseBody: 'a\u0000b' }, 'pending');
     const [row] = await prisma.deliveryAttempt.findMany({ where: { deliveryId: id } });
     expect(row).toMatchObject({ responseBody: 'ab', errorMessage: 'bad' });
   });
 
-  it('refuses to record an attempt of a delivery that does not exist', async () => {
-    await expect(attempts.record(randomUUID(), { ...at, statusCode: 200 }, 'succeeded')).rejects.toThrow('does not exist');
+  it('records nothing for a delivery that does not exist, or a malformed id', async () => {
+    const missing = randomUUID();
+    expect(await attempts.recordAttempts([{ deliveryId: missing, attempt: { ...at, statusCode: 200 }, outcome: 'succeeded' }, { deliveryId: 'not-a-uuid', attempt: at, outcome: 'failed' }])).toEqual([undefined, undefined]);
+    expect(await prisma.deliveryAttempt.count({ where: { deliveryId: missing } })).toBe(0);
   });
 });

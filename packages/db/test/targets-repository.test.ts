@@ -52,23 +52,6 @@ describe('the notification target repository', () => {
     expect(cipher.decrypt(String(row!.credentials), stored.id)).toEqual({ username: 'shop', password });
   });
 
-  it('gives the worker the decrypted credentials of an oauth target', async () => {
-    const { programId } = await newMerchant();
-    const stored = await targets.upsert(
-      { kind: 'program', programId },
-      { ...basic, auth: { mode: 'oauth', authUrl: 'https://merchant.example/token', username: 'client', password } },
-    );
-    expect(await targets.loadForDelivery(stored.id)).toMatchObject({
-      id: stored.id,
-      url: basic.url,
-      auth: { mode: 'oauth', authUrl: 'https://merchant.example/token', username: 'client', password },
-      enabled: true,
-      deletedAt: null,
-    });
-    expect(await targets.loadForDelivery(randomUUID())).toBeNull();
-    expect(await targets.loadForDelivery('not-a-uuid')).toBeNull();
-  });
-
   it('replaces a target in place, clearing the credentials when the mode becomes none', async () => {
     const { programId } = await newMerchant();
     const first = await targets.upsert({ kind: 'program', programId }, basic);
@@ -88,12 +71,12 @@ describe('the notification target repository', () => {
     expect(await targets.remove(owner)).toBe(true);
     expect(await targets.find(owner)).toBeNull();
     expect(await targets.remove(owner)).toBe(false);
-    expect(await targets.loadForDelivery(created.id)).toMatchObject({ enabled: false, deletedAt: expect.any(Date) });
+    expect(await prisma.notificationTarget.findUniqueOrThrow({ where: { id: created.id } })).toMatchObject({ enabled: false, deletedAt: expect.any(Date) });
 
     const revived = await targets.upsert(owner, basic);
     expect(revived.id).toBe(created.id);
     expect(await targets.find(owner)).toMatchObject({ id: created.id, enabled: true });
-    expect(await targets.loadForDelivery(created.id)).toMatchObject({ deletedAt: null });
+    expect(await prisma.notificationTarget.findUniqueOrThrow({ where: { id: created.id } })).toMatchObject({ enabled: true, deletedAt: null });
   });
 
   it('refuses an owner that does not exist', async () => {
@@ -109,6 +92,7 @@ describe('the notification target repository', () => {
     );
     expect(new Set(results.map((r) => r.id)).size).toBe(1);
     expect(await prisma.notificationTarget.count({ where: { programId, merchantId: null } })).toBe(1);
-    expect((await targets.loadForDelivery(results[0]!.id))?.auth).toMatchObject({ mode: 'basic', password });
+    const row = await prisma.notificationTarget.findUniqueOrThrow({ where: { id: results[0]!.id } });
+    expect(cipher.decrypt(row.credentials!, row.id)).toMatchObject({ password });
   });
 });

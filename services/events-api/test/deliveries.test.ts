@@ -167,12 +167,16 @@ describe('GET /admin/deliveries/:id', () => {
     const delivery = await deliveryTo(eventId, s.programTarget);
     const attempts = deliveryAttemptRepository(api.prisma, credentialsCipherFromConfig(api.config));
     const startedAt = new Date('2026-03-01T10:00:00.000Z');
-    await attempts.record(delivery.id, { startedAt, durationMs: 10_000, errorKind: 'timeout', errorMessage: 'no answer within 10000 ms' }, 'pending');
-    await attempts.record(
-      delivery.id,
-      { startedAt: new Date(startedAt.getTime() + 30_000), durationMs: 42, statusCode: 200, responseBody: '{"received":true}' },
-      'succeeded',
-    );
+    await attempts.recordAttempts([
+      { deliveryId: delivery.id, attempt: { startedAt, durationMs: 10_000, errorKind: 'timeout', errorMessage: 'no answer within 10000 ms' }, outcome: 'pending' },
+    ]);
+    await attempts.recordAttempts([
+      {
+        deliveryId: delivery.id,
+        attempt: { startedAt: new Date(startedAt.getTime() + 30_000), durationMs: 42, statusCode: 200, responseBody: '{"received":true}' },
+        outcome: 'succeeded',
+      },
+    ]);
 
     const res = await api.admin('get', `/deliveries/${delivery.id}`).expect(200);
     expect(res.body).toMatchObject({
@@ -204,11 +208,13 @@ describe('GET /admin/deliveries/:id', () => {
     const s = await scene();
     const delivery = await deliveryTo(await ingestPayment(s), s.programTarget);
     const basic = Buffer.from(`program-user:${s.password}`).toString('base64');
-    await deliveryAttemptRepository(api.prisma, credentialsCipherFromConfig(api.config)).record(
-      delivery.id,
-      { startedAt: new Date(), durationMs: 5, statusCode: 400, errorKind: 'http_status', errorMessage: 'HTTP 400', responseBody: `{"headers":{"authorization":"Basic ${basic}"}}` },
-      'pending',
-    );
+    await deliveryAttemptRepository(api.prisma, credentialsCipherFromConfig(api.config)).recordAttempts([
+      {
+        deliveryId: delivery.id,
+        attempt: { startedAt: new Date(), durationMs: 5, statusCode: 400, errorKind: 'http_status', errorMessage: 'HTTP 400', responseBody: `{"headers":{"authorization":"Basic ${basic}"}}` },
+        outcome: 'pending',
+      },
+    ]);
     const res = await api.admin('get', `/deliveries/${delivery.id}`).expect(200);
     expect(res.body.attempts[0].responseBody).toBe('{"headers":{"authorization":"Basic [REDACTED]"}}');
     expect(JSON.stringify(res.body)).not.toContain(basic);

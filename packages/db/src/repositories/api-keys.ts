@@ -1,18 +1,9 @@
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 import { sqlPool, type PrismaClient } from '../client';
+import { db, run, sql, type RowOf } from '../sql';
 
 /** Whose events a key may list: one merchant's, or every event of one program. */
 export type ApiKeyScope = { kind: 'merchant'; programId: string; merchantId: string } | { kind: 'program'; programId: string };
-
-export interface ApiKeyRecord {
-  id: string;
-  /** The first characters of the key, so support can tell keys apart without seeing them. */
-  prefix: string;
-  programId: string | null;
-  merchantId: string | null;
-  createdAt: Date;
-  revokedAt: Date | null;
-}
 
 const KEY_PREFIX = 'hk_';
 const SHOWN_PREFIX_LENGTH = KEY_PREFIX.length + 6;
@@ -22,32 +13,64 @@ export function hashApiKey(key: string): string {
   return createHash('sha256').update(key, 'utf8').digest('hex');
 }
 
+/** The columns of an ApiKeyRecord, named as its fields. */
+const RECORD_COLUMNS = ['id', 'prefix', 'program_id as programId', 'merchant_id as merchantId', 'created_at as createdAt', 'revoked_at as revokedAt'] as const;
+
+/** Every statement of the repository, built from its parameters (the SQL snapshot compiles each). */
+export const apiKeyQueries = {
+  create: (row: { id: string; keyHash: string; prefix: string; programId: string | null; merchantId: string | null }) =>
+    db
+      .insertInto('api_keys')
+      .values({ id: row.id, key_hash: row.keyHash, prefix: row.prefix, program_id: row.programId, merchant_id: row.merchantId })
+      .returning(RECORD_COLUMNS),
+
+  authenticate: (keyHash: string) =>
+    db
+      .selectFrom('api_keys as k')
+      .leftJoin('merchants as m', 'm.id', 'k.merchant_id')
+      .select(['k.id', 'k.key_hash', 'k.revoked_at', 'k.program_id', 'm.id as merchant_id', 'm.program_id as merchant_program_id'])
+      .where('k.key_hash', '=', keyHash),
+
+  // coalesce: revoking twice keeps the first time.
+  revoke: (id: string) =>
+    db
+      .updateTable('api_keys')
+      .set({ revoked_at: sql<Date>`coalesce(revoked_at, now())` })
+      .where('id', '=', id)
+      .returning(RECORD_COLUMNS),
+};
+
+/**
+ * An API key as admins see it, never the key or its hash: id, prefix (the key's first characters,
+ * so support can tell keys apart), programId or merchantId, createdAt, revokedAt. Typed by the
+ * statement from the schema.
+ */
+export type ApiKeyRecord = RowOf<ReturnType<typeof apiKeyQueries.revoke>>;
+
 export function apiKeyRepository(prisma: PrismaClient) {
+  const pool = sqlPool(prisma);
   return {
     /** Creates a key and returns it in clear this once; only its hash is stored. */
     async create(owner: { programId: string } | { merchantId: string }): Promise<{ key: string; record: ApiKeyRecord }> {
       const key = `${KEY_PREFIX}${randomBytes(32).toString('base64url')}`;
-      const record = await prisma.apiKey.create({
-        data: {
+      const { rows } = await run(
+        pool,
+        apiKeyQueries.create({
+          id: randomUUID(),
           keyHash: hashApiKey(key),
           prefix: key.slice(0, SHOWN_PREFIX_LENGTH),
-          ...('merchantId' in owner ? { merchantId: owner.merchantId } : { programId: owner.programId }),
-        },
-        select: RECORD_FIELDS,
-      });
-      return { key, record };
+          programId: 'programId' in owner ? owner.programId : null,
+          merchantId: 'merchantId' in owner ? owner.merchantId : null,
+        }),
+      );
+      return { key, record: rows[0]! };
     },
 
     /** The id and scope of a key that exists and is not revoked, or null. */
     async authenticate(key: string): Promise<{ keyId: string; scope: ApiKeyScope } | null> {
       const hash = hashApiKey(key);
-      // Plain SQL: this runs on every GET /events that misses the events-api's key cache.
-      const { rows } = await sqlPool(prisma).query<{ id: string; key_hash: string; revoked_at: Date | null; program_id: string | null; merchant_id: string | null; merchant_program_id: string | null }>(
-        `SELECT k.id::text AS id, k.key_hash, k.revoked_at, k.program_id, m.id AS merchant_id, m.program_id AS merchant_program_id
-         FROM api_keys k LEFT JOIN merchants m ON m.id = k.merchant_id
-         WHERE k.key_hash = $1`,
-        [hash],
-      );
+      // A named statement: this runs on every GET /events that misses the events-api's key cache.
+      const { rows } = await run(pool, apiKeyQueries.authenticate(hash), { prepared: 'api-key' });
       const found = rows[0];
       // The lookup is by hash (no timing signal about the key itself); compare again in constant time
       // so that an index collision can never pass for a match.
@@ -58,15 +81,12 @@ export function apiKeyRepository(prisma: PrismaClient) {
       return found.program_id ? { keyId: found.id, scope: { kind: 'program', programId: found.program_id } } : null;
     },
 
-    /** Revokes a key; null when there is no such key. Revoking twice keeps the first time. */
+    /** Revokes a key (give a UUID); null when there is no such key. Revoking twice keeps the first time. */
     async revoke(id: string): Promise<ApiKeyRecord | null> {
-      const existing = await prisma.apiKey.findUnique({ where: { id }, select: RECORD_FIELDS });
-      if (!existing || existing.revokedAt) return existing;
-      return prisma.apiKey.update({ where: { id }, data: { revokedAt: new Date() }, select: RECORD_FIELDS });
+      const { rows } = await run(pool, apiKeyQueries.revoke(id));
+      return rows[0] ?? null;
     },
   };
 }
-
-const RECORD_FIELDS = { id: true, prefix: true, programId: true, merchantId: true, createdAt: true, revokedAt: true } as const;
 
 export type ApiKeyRepository = ReturnType<typeof apiKeyRepository>;

@@ -1,6 +1,6 @@
 import type { DeliveryRef, RoutingTarget } from '@herald/domain';
 import { sqlPool, type PrismaClient } from '../client';
-import { inTransaction, type Sql } from '../sql';
+import { db, inTransaction, run, sql, type Sql } from '../sql';
 
 /**
  * Deliveries are the outbox between PostgreSQL and the queue. They are created in the transaction
@@ -11,13 +11,9 @@ import { inTransaction, type Sql } from '../sql';
  */
 
 /** Stores new deliveries already marked enqueued: their jobs are added once the transaction commits. */
-export async function insertDeliveries(sql: Sql, refs: readonly DeliveryRef[]): Promise<void> {
+export async function insertDeliveries(executor: Sql, refs: readonly DeliveryRef[]): Promise<void> {
   if (refs.length === 0) return;
-  await sql.query(
-    `INSERT INTO deliveries (id, event_id, target_id, updated_at, enqueued_at)
-     SELECT id, event_id, target_id, now(), now() FROM unnest($1::uuid[], $2::text[], $3::uuid[]) AS d(id, event_id, target_id)`,
-    [refs.map((r) => r.deliveryId), refs.map((r) => r.eventId), refs.map((r) => r.targetId)],
-  );
+  await run(executor, deliveryQueries.insert(refs));
 }
 
 /**
@@ -25,17 +21,117 @@ export async function insertDeliveries(sql: Sql, refs: readonly DeliveryRef[]): 
  * program's own target and each merchant's, switched off and deleted ones included (the routing
  * rule, targetsToNotify, decides). One target per owner, so at most one row per id.
  */
-export async function loadRoutingTargets(sql: Sql, programIds: readonly string[], merchantIds: readonly string[]): Promise<RoutingTarget[]> {
+export async function loadRoutingTargets(executor: Sql, programIds: readonly string[], merchantIds: readonly string[]): Promise<RoutingTarget[]> {
   if (programIds.length === 0 && merchantIds.length === 0) return [];
-  const { rows } = await sql.query<RoutingTarget>(
-    `SELECT id::text AS id, program_id AS "programId", merchant_id AS "merchantId", object_types AS "objectTypes",
-            event_types AS "eventTypes", enabled, deleted_at IS NOT NULL AS deleted
-     FROM notification_targets
-     WHERE (merchant_id IS NULL AND program_id = ANY($1::text[])) OR merchant_id = ANY($2::text[])`,
-    [programIds, merchantIds],
-  );
-  return rows;
+  return (await run(executor, deliveryQueries.routingTargets(programIds, merchantIds))).rows;
 }
+
+/** `ids` as a uuid[] parameter, for `= any(...)`. */
+const uuids = (ids: readonly string[]) => sql<string[]>`${ids}::uuid[]`;
+/** `now()` minus a number of milliseconds. */
+const ago = (ms: number) => sql<Date>`now() - make_interval(secs => ${ms / 1000}::double precision)`;
+
+/** The ids of a delivery and its event's tenant, as the queue needs them (a DeliveryRef). */
+const REF_COLUMNS = ['d.id as deliveryId', 'd.event_id as eventId', 'd.target_id as targetId', 'e.program_id as programId', 'e.merchant_id as merchantId'] as const;
+
+/** Every statement of the outbox, built from its parameters (the SQL snapshot compiles each). */
+export const deliveryQueries = {
+  insert: (refs: readonly DeliveryRef[]) =>
+    db
+      .insertInto('deliveries')
+      .columns(['id', 'event_id', 'target_id', 'updated_at', 'enqueued_at'])
+      .expression((eb) =>
+        eb
+          .selectFrom(
+            sql<{ id: string; event_id: string; target_id: string }>`unnest(${refs.map((r) => r.deliveryId)}::uuid[], ${refs.map((r) => r.eventId)}::text[], ${refs.map((r) => r.targetId)}::uuid[])`.as<'d'>(
+              sql`d(id, event_id, target_id)`,
+            ),
+          )
+          .select(['d.id', 'd.event_id', 'd.target_id', sql<Date>`now()`.as('updated_at'), sql<Date>`now()`.as('enqueued_at')]),
+      ),
+
+  routingTargets: (programIds: readonly string[], merchantIds: readonly string[]) =>
+    db
+      .selectFrom('notification_targets')
+      .select((eb) => [
+        'id',
+        'program_id as programId',
+        'merchant_id as merchantId',
+        'object_types as objectTypes',
+        'event_types as eventTypes',
+        'enabled',
+        eb('deleted_at', 'is not', null).$castTo<boolean>().as('deleted'),
+      ])
+      .where((eb) =>
+        eb.or([
+          eb.and([eb('merchant_id', 'is', null), eb('program_id', '=', eb.fn.any(sql<string[]>`${programIds}::text[]`))]),
+          eb('merchant_id', '=', eb.fn.any(sql<string[]>`${merchantIds}::text[]`)),
+        ]),
+      ),
+
+  markEnqueued: (deliveryIds: readonly string[]) =>
+    db
+      .updateTable('deliveries')
+      .set({ enqueued_at: sql<Date>`now()`, updated_at: sql<Date>`now()` })
+      .where('id', '=', (eb) => eb.fn.any(uuids(deliveryIds)))
+      .where('enqueued_at', 'is', null),
+
+  clearEnqueued: (deliveryIds: readonly string[]) =>
+    db
+      .updateTable('deliveries')
+      .set({ enqueued_at: null, updated_at: sql<Date>`now()` })
+      .where('id', '=', (eb) => eb.fn.any(uuids(deliveryIds))),
+
+  /** Pending deliveries never marked enqueued, oldest first, locked for this sweeper only. */
+  unswept: (options: SweepOptions) =>
+    db
+      .selectFrom('deliveries as d')
+      .innerJoin('events as e', 'e.id', 'd.event_id')
+      .select(REF_COLUMNS)
+      .where('d.status', '=', 'pending')
+      .where('d.enqueued_at', 'is', null)
+      .where('d.created_at', '<', ago(options.graceMs))
+      .orderBy('d.created_at')
+      .limit(options.limit)
+      .forUpdate('d')
+      .skipLocked(),
+
+  swept: (deliveryIds: readonly string[]) =>
+    db
+      .updateTable('deliveries')
+      .set({ enqueued_at: sql<Date>`clock_timestamp()`, updated_at: sql<Date>`now()` })
+      .where('id', '=', (eb) => eb.fn.any(uuids(deliveryIds))),
+
+  /**
+   * Pending deliveries enqueued, and last found alive in the queue, longer ago than `staleMs`,
+   * seen longest ago first. The (status, enqueued_at) index narrows the scan to pending
+   * deliveries; they are few next to the delivered ones, so ordering by the expression needs no
+   * index of its own.
+   */
+  stale: (options: ReconcileOptions) =>
+    db
+      .selectFrom('deliveries as d')
+      .innerJoin('events as e', 'e.id', 'd.event_id')
+      .select(REF_COLUMNS)
+      .where('d.status', '=', 'pending')
+      .where('d.enqueued_at', '<', ago(options.staleMs))
+      .where((eb) => eb(eb.fn.coalesce('d.queue_checked_at', 'd.enqueued_at'), '<', ago(options.staleMs)))
+      .orderBy((eb) => eb.fn.coalesce('d.queue_checked_at', 'd.enqueued_at'))
+      .limit(options.limit)
+      .forUpdate('d')
+      .skipLocked(),
+
+  /** Stamps the checked deliveries; a requeued one counts as enqueued now, so its new job gets the whole stale period. */
+  checked: (alive: readonly string[], requeued: readonly string[]) =>
+    db
+      .updateTable('deliveries')
+      .set((eb) => ({
+        queue_checked_at: sql<Date>`clock_timestamp()`,
+        updated_at: sql<Date>`now()`,
+        enqueued_at: eb.case().when('id', '=', eb.fn.any(uuids(requeued))).then(sql<Date>`clock_timestamp()`).else(eb.ref('enqueued_at')).end(),
+      }))
+      .where((eb) => eb.or([eb('id', '=', eb.fn.any(uuids(alive))), eb('id', '=', eb.fn.any(uuids(requeued)))])),
+};
 
 export interface SweepOptions {
   /** Most deliveries handled per sweep. */
@@ -59,26 +155,19 @@ export interface ReconcileResult {
   requeued: number;
 }
 
-type RefRow = { id: string; event_id: string; target_id: string; program_id: string; merchant_id: string | null };
-
-const toRef = (r: RefRow): DeliveryRef => ({ deliveryId: r.id, eventId: r.event_id, targetId: r.target_id, programId: r.program_id, merchantId: r.merchant_id });
-
 export function deliveryRepository(prisma: PrismaClient) {
+  const pool = sqlPool(prisma);
   return {
     /** Records that BullMQ holds these deliveries' jobs (replayed deliveries, which start unmarked). */
     async markEnqueued(deliveryIds: readonly string[]): Promise<void> {
       if (deliveryIds.length === 0) return;
-      // One statement (updatedAt kept as Prisma's @updatedAt would).
-      await sqlPool(prisma).query(
-        'UPDATE deliveries SET enqueued_at = now(), updated_at = now() WHERE id = ANY($1::uuid[]) AND enqueued_at IS NULL',
-        [deliveryIds],
-      );
+      await run(pool, deliveryQueries.markEnqueued(deliveryIds));
     },
 
     /** Hands deliveries whose jobs could not be added to the sweeper: it takes pending ones left unmarked. */
     async clearEnqueued(deliveryIds: readonly string[]): Promise<void> {
       if (deliveryIds.length === 0) return;
-      await sqlPool(prisma).query('UPDATE deliveries SET enqueued_at = NULL, updated_at = now() WHERE id = ANY($1::uuid[])', [deliveryIds]);
+      await run(pool, deliveryQueries.clearEnqueued(deliveryIds));
     },
 
     /**
@@ -88,20 +177,11 @@ export function deliveryRepository(prisma: PrismaClient) {
      * Returns how many were enqueued.
      */
     async sweep(options: SweepOptions, enqueue: (refs: DeliveryRef[]) => Promise<void>): Promise<number> {
-      return inTransaction(sqlPool(prisma), async (sql) => {
-        const { rows } = await sql.query<RefRow>(
-          `SELECT d.id::text AS id, d.event_id, d.target_id::text AS target_id, e.program_id, e.merchant_id
-           FROM deliveries d JOIN events e ON e.id = d.event_id
-           WHERE d.status = 'pending' AND d.enqueued_at IS NULL
-             AND d.created_at < now() - make_interval(secs => $1::double precision)
-           ORDER BY d.created_at
-           LIMIT $2
-           FOR UPDATE OF d SKIP LOCKED`,
-          [options.graceMs / 1000, options.limit],
-        );
+      return inTransaction(pool, async (tx) => {
+        const { rows } = await run(tx, deliveryQueries.unswept(options));
         if (rows.length === 0) return 0;
-        await enqueue(rows.map(toRef));
-        await sql.query('UPDATE deliveries SET enqueued_at = clock_timestamp(), updated_at = now() WHERE id = ANY($1::uuid[])', [rows.map((r) => r.id)]);
+        await enqueue(rows);
+        await run(tx, deliveryQueries.swept(rows.map((r) => r.deliveryId)));
         return rows.length;
       });
     },
@@ -118,31 +198,13 @@ export function deliveryRepository(prisma: PrismaClient) {
      * turn, `limit` at a time.
      */
     async reconcile(options: ReconcileOptions, requeueDead: (refs: DeliveryRef[]) => Promise<ReadonlySet<string>>): Promise<ReconcileResult> {
-      return inTransaction(sqlPool(prisma), async (sql) => {
-        // The (status, enqueued_at) index narrows the scan to pending deliveries; they are few
-        // next to the delivered ones, so ordering by the expression needs no index of its own.
-        const { rows } = await sql.query<RefRow>(
-          `SELECT d.id::text AS id, d.event_id, d.target_id::text AS target_id, e.program_id, e.merchant_id
-           FROM deliveries d JOIN events e ON e.id = d.event_id
-           WHERE d.status = 'pending'
-             AND d.enqueued_at < now() - make_interval(secs => $1::double precision)
-             AND coalesce(d.queue_checked_at, d.enqueued_at) < now() - make_interval(secs => $1::double precision)
-           ORDER BY coalesce(d.queue_checked_at, d.enqueued_at)
-           LIMIT $2
-           FOR UPDATE OF d SKIP LOCKED`,
-          [options.staleMs / 1000, options.limit],
-        );
+      return inTransaction(pool, async (tx) => {
+        const { rows } = await run(tx, deliveryQueries.stale(options));
         if (rows.length === 0) return { checked: 0, requeued: 0 };
-        const dead = await requeueDead(rows.map(toRef));
-        const requeued = rows.filter((r) => dead.has(r.id)).map((r) => r.id);
-        const alive = rows.filter((r) => !dead.has(r.id)).map((r) => r.id);
-        // A requeued delivery counts as enqueued now: its new job gets the whole stale period.
-        await sql.query(
-          `UPDATE deliveries SET queue_checked_at = clock_timestamp(), updated_at = now(),
-                  enqueued_at = CASE WHEN id = ANY($2::uuid[]) THEN clock_timestamp() ELSE enqueued_at END
-           WHERE id = ANY($1::uuid[]) OR id = ANY($2::uuid[])`,
-          [alive, requeued],
-        );
+        const dead = await requeueDead(rows);
+        const requeued = rows.filter((r) => dead.has(r.deliveryId)).map((r) => r.deliveryId);
+        const alive = rows.filter((r) => !dead.has(r.deliveryId)).map((r) => r.deliveryId);
+        await run(tx, deliveryQueries.checked(alive, requeued));
         return { checked: rows.length, requeued: requeued.length };
       });
     },

@@ -1,12 +1,14 @@
 import { compareStrings, isUuid, type Event } from '@herald/domain';
 import { sqlPool, type PrismaClient } from '../client';
 import { CredentialsCipherError, type CredentialsCipher } from '../credentials-cipher';
-import type { DeliveryStatus } from '../generated/prisma/enums';
-import { EVENT_COLUMN_LIST, toEvent, type EventRow } from './events';
+import type { DeliveryStatus } from '../generated/kysely/schema';
+import { db, run, sql, type RowOf } from '../sql';
+import { EVENT_COLUMNS, joinedEvent } from './events';
 import { deliveryTargetOf, type DeliveryTarget } from './targets';
 
 /**
- * The delivery worker's reads and writes, in plain SQL through the Prisma client's pg pool: one
+ * The delivery worker's reads and writes, on the Prisma client's pg pool (never a Prisma model
+ * query, whose query compiler would cost the worker about 75 MB): one
  * statement reads what a batch of attempts needs (delivery, target, event), one statement records
  * a batch of attempts (delivery_attempts rows and the deliveries' new state). The worker gathers
  * the jobs it runs at once into these batches (measured: four Prisma statements per callback cost
@@ -59,92 +61,129 @@ export interface AttemptRecord {
   outcome: AttemptOutcome;
 }
 
+
 // PostgreSQL text cannot hold NUL, which a merchant's answer may contain.
 function storable(text: string | undefined): string | null {
   return text === undefined ? null : text.replaceAll('\u0000', '');
 }
 
-// Named statements: each pooled connection parses and plans them once.
-const LOAD_STATEMENT = {
-  name: 'delivery-work',
-  text: `SELECT d.id::text AS delivery_id, d.event_id AS delivery_event_id, d.target_id::text AS delivery_target_id,
-                d.status AS delivery_status, d.attempts_made AS delivery_attempts_made,
-                t.id::text AS target_id, t.program_id AS target_program_id, t.merchant_id AS target_merchant_id, t.url AS target_url,
-                t.auth_mode AS target_auth_mode, t.auth_url AS target_auth_url, t.credentials AS target_credentials,
-                t.object_types AS target_object_types, t.event_types AS target_event_types, t.enabled AS target_enabled,
-                t.deleted_at AS target_deleted_at,
-                ${EVENT_COLUMN_LIST}
-         FROM deliveries d
-         LEFT JOIN notification_targets t ON t.id = d.target_id
-         LEFT JOIN events e ON e.id = d.event_id
-         WHERE d.id = ANY($1::uuid[])`,
-};
-
-// Attempts_made goes up by one and numbers the attempt, so numbers continue across replays, and
-// two workers writing at once (a job taken over after its lock expired) cannot take the same
-// number. A delivery that succeeded stays succeeded: a late failing attempt only adds its row.
-// (In SET, the deliveries columns read their values from before the update.)
-const RECORD_STATEMENT = {
-  name: 'record-attempts',
-  text: `WITH input AS (
-           SELECT * FROM unnest($1::uuid[], $2::delivery_status[], $3::timestamptz[], $4::int[], $5::int[], $6::text[], $7::text[], $8::text[])
-             AS i(delivery_id, outcome, started_at, duration_ms, status_code, error_kind, error_message, response_body)
-         ), updated AS (
-           UPDATE deliveries d SET
-             attempts_made = d.attempts_made + 1,
-             updated_at = now(),
-             status = CASE WHEN d.status = 'succeeded' THEN d.status ELSE i.outcome END,
-             last_status_code = CASE WHEN d.status = 'succeeded' THEN d.last_status_code ELSE i.status_code END,
-             last_error = CASE WHEN d.status = 'succeeded' THEN d.last_error ELSE i.error_message END,
-             completed_at = CASE WHEN d.status = 'succeeded' THEN d.completed_at WHEN i.outcome = 'pending' THEN NULL ELSE now() END
-           FROM input i
-           WHERE d.id = i.delivery_id
-           RETURNING d.id, d.attempts_made
-         )
-         INSERT INTO delivery_attempts (delivery_id, number, started_at, duration_ms, status_code, error_kind, error_message, response_body)
-         SELECT u.id, u.attempts_made, i.started_at, i.duration_ms, i.status_code, i.error_kind, i.error_message, i.response_body
-         FROM updated u JOIN input i ON i.delivery_id = u.id
-         RETURNING delivery_id::text AS delivery_id, number`,
-};
-
-type WorkRow = EventRow & {
+/** What recordAttempts writes of one attempt: the unnest columns of the record statement. */
+type AttemptInput = {
   delivery_id: string;
-  delivery_event_id: string;
-  delivery_target_id: string;
-  delivery_status: DeliveryStatus;
-  delivery_attempts_made: number;
-  target_id: string | null;
-  target_program_id: string;
-  target_merchant_id: string | null;
-  target_url: string;
-  target_auth_mode: string;
-  target_auth_url: string | null;
-  target_credentials: string | null;
-  target_object_types: string[];
-  target_event_types: string[];
-  target_enabled: boolean;
-  target_deleted_at: Date | null;
+  outcome: DeliveryStatus;
+  started_at: Date;
+  duration_ms: number;
+  status_code: number | null;
+  error_kind: string | null;
+  error_message: string | null;
+  response_body: string | null;
 };
+
+/** Every statement of the repository, built from its parameters (the SQL snapshot compiles each). */
+export const deliveryAttemptQueries = {
+  /** Deliveries with their target and event, in one statement. */
+  load: (deliveryIds: readonly string[]) =>
+    db
+      .selectFrom('deliveries as d')
+      .leftJoin('notification_targets as t', 't.id', 'd.target_id')
+      .leftJoin('events as e', 'e.id', 'd.event_id')
+      .select([
+        'd.id as delivery_id',
+        'd.event_id as delivery_event_id',
+        'd.target_id as delivery_target_id',
+        'd.status as delivery_status',
+        'd.attempts_made as delivery_attempts_made',
+        't.id as target_id',
+        't.program_id as target_program_id',
+        't.merchant_id as target_merchant_id',
+        't.url as target_url',
+        't.auth_mode as target_auth_mode',
+        't.auth_url as target_auth_url',
+        't.credentials as target_credentials',
+        't.object_types as target_object_types',
+        't.event_types as target_event_types',
+        't.enabled as target_enabled',
+        't.deleted_at as target_deleted_at',
+        ...EVENT_COLUMNS,
+      ])
+      .where('d.id', '=', (eb) => eb.fn.any(sql<string[]>`${deliveryIds}::uuid[]`)),
+
+  /**
+   * Attempts of distinct deliveries, with their deliveries' new states. attempts_made goes up by
+   * one and numbers the attempt, so numbers continue across replays, and two workers writing at
+   * once (a job taken over after its lock expired) cannot take the same number. A delivery that
+   * succeeded stays succeeded: a late failing attempt only adds its row. (In SET, the deliveries
+   * columns read their values from before the update.)
+   */
+  record: (attempts: readonly AttemptInput[]) =>
+    db
+      .with('input', (cte) =>
+        cte
+          .selectFrom(
+            sql<AttemptInput>`unnest(${attempts.map((a) => a.delivery_id)}::uuid[], ${attempts.map((a) => a.outcome)}::delivery_status[], ${attempts.map((a) => a.started_at)}::timestamptz[], ${attempts.map((a) => a.duration_ms)}::int[], ${attempts.map((a) => a.status_code)}::int[], ${attempts.map((a) => a.error_kind)}::text[], ${attempts.map((a) => a.error_message)}::text[], ${attempts.map((a) => a.response_body)}::text[])`.as<'i'>(
+              sql`i(delivery_id, outcome, started_at, duration_ms, status_code, error_kind, error_message, response_body)`,
+            ),
+          )
+          .selectAll(),
+      )
+      .with('updated', (cte) =>
+        cte
+          .updateTable('deliveries as d')
+          .from('input as i')
+          .set((eb) => {
+            const kept = eb('d.status', '=', sql.lit('succeeded'));
+            return {
+              attempts_made: eb('d.attempts_made', '+', sql.lit(1)),
+              updated_at: sql<Date>`now()`,
+              status: eb.case().when(kept).then(eb.ref('d.status')).else(eb.ref('i.outcome')).end(),
+              last_status_code: eb.case().when(kept).then(eb.ref('d.last_status_code')).else(eb.ref('i.status_code')).end(),
+              last_error: eb.case().when(kept).then(eb.ref('d.last_error')).else(eb.ref('i.error_message')).end(),
+              completed_at: eb
+                .case()
+                .when(kept)
+                .then(eb.ref('d.completed_at'))
+                .when('i.outcome', '=', sql.lit('pending'))
+                .then(sql<Date | null>`NULL`)
+                .else(sql<Date>`now()`)
+                .end(),
+            };
+          })
+          .whereRef('d.id', '=', 'i.delivery_id')
+          .returning(['d.id', 'd.attempts_made']),
+      )
+      .insertInto('delivery_attempts')
+      .columns(['delivery_id', 'number', 'started_at', 'duration_ms', 'status_code', 'error_kind', 'error_message', 'response_body'])
+      .expression((eb) =>
+        eb
+          .selectFrom('updated as u')
+          .innerJoin('input as i', 'i.delivery_id', 'u.id')
+          .select(['u.id', 'u.attempts_made', 'i.started_at', 'i.duration_ms', 'i.status_code', 'i.error_kind', 'i.error_message', 'i.response_body']),
+      )
+      .returning(['delivery_id', 'number']),
+};
+
+type WorkRow = RowOf<ReturnType<typeof deliveryAttemptQueries.load>>;
 
 export function deliveryAttemptRepository(prisma: PrismaClient, cipher: CredentialsCipher) {
-  const sql = sqlPool(prisma);
+  const pool = sqlPool(prisma);
 
   const targetOf = (row: WorkRow): DeliveryWork['target'] => {
+    // Left-joined: the target's columns are null together, when the row is gone.
     if (row.target_id === null) return null;
     try {
       return deliveryTargetOf(
         {
           id: row.target_id,
-          programId: row.target_program_id,
-          merchantId: row.target_merchant_id,
-          url: row.target_url,
-          authMode: row.target_auth_mode,
-          authUrl: row.target_auth_url,
+          program_id: row.target_program_id!,
+          merchant_id: row.target_merchant_id,
+          url: row.target_url!,
+          auth_mode: row.target_auth_mode!,
+          auth_url: row.target_auth_url,
           credentials: row.target_credentials,
-          objectTypes: row.target_object_types,
-          eventTypes: row.target_event_types,
-          enabled: row.target_enabled,
-          deletedAt: row.target_deleted_at,
+          object_types: row.target_object_types!,
+          event_types: row.target_event_types!,
+          enabled: row.target_enabled!,
+          deleted_at: row.target_deleted_at,
         },
         cipher,
       );
@@ -158,38 +197,23 @@ export function deliveryAttemptRepository(prisma: PrismaClient, cipher: Credenti
   const recordDistinct = async (records: readonly AttemptRecord[]): Promise<Map<string, number>> => {
     // Sorted, so that two workers recording overlapping batches lock rows in the same order.
     const sorted = [...records].sort((a, b) => compareStrings(a.deliveryId, b.deliveryId));
-    const { rows } = await sql.query<{ delivery_id: string; number: number }>({
-      ...RECORD_STATEMENT,
-      values: [
-        sorted.map((r) => r.deliveryId),
-        sorted.map((r) => r.outcome),
-        sorted.map((r) => r.attempt.startedAt),
-        sorted.map((r) => Math.round(r.attempt.durationMs)),
-        sorted.map((r) => r.attempt.statusCode ?? null),
-        sorted.map((r) => r.attempt.errorKind ?? null),
-        sorted.map((r) => storable(r.attempt.errorMessage)),
-        sorted.map((r) => storable(r.attempt.responseBody)),
-      ],
-    });
+    const { rows } = await run(
+      pool,
+      deliveryAttemptQueries.record(
+        sorted.map((r) => ({
+          delivery_id: r.deliveryId,
+          outcome: r.outcome,
+          started_at: r.attempt.startedAt,
+          duration_ms: Math.round(r.attempt.durationMs),
+          status_code: r.attempt.statusCode ?? null,
+          error_kind: r.attempt.errorKind ?? null,
+          error_message: storable(r.attempt.errorMessage),
+          response_body: storable(r.attempt.responseBody),
+        })),
+      ),
+      { prepared: 'record-attempts' },
+    );
     return new Map(rows.map((row) => [row.delivery_id, row.number]));
-  };
-
-  /**
-   * Records attempts and their deliveries' new states, and returns each attempt's number, in
-   * the order of `records`; undefined where the delivery does not exist. Attempts of distinct
-   * deliveries go in one statement; a delivery named twice gets its attempts in turn.
-   */
-  const recordAttempts = async (records: readonly AttemptRecord[]): Promise<Array<number | undefined>> => {
-    const numbers: Array<number | undefined> = records.map(() => undefined);
-    let rest = records.map((record, index) => ({ record, index })).filter(({ record }) => isUuid(record.deliveryId));
-    while (rest.length > 0) {
-      const taken = new Set<string>();
-      const round = rest.filter(({ record }) => !taken.has(record.deliveryId) && Boolean(taken.add(record.deliveryId)));
-      rest = rest.filter((item) => !round.includes(item));
-      const recorded = await recordDistinct(round.map(({ record }) => record));
-      for (const { record, index } of round) numbers[index] = recorded.get(record.deliveryId);
-    }
-    return numbers;
   };
 
   return {
@@ -197,7 +221,8 @@ export function deliveryAttemptRepository(prisma: PrismaClient, cipher: Credenti
     async loadForAttempts(deliveryIds: readonly string[]): Promise<Map<string, DeliveryWork>> {
       const ids = [...new Set(deliveryIds.filter((id) => isUuid(id)))];
       if (ids.length === 0) return new Map();
-      const { rows } = await sql.query<WorkRow>({ ...LOAD_STATEMENT, values: [ids] });
+      // A named statement: each pooled connection parses and plans it once.
+      const { rows } = await run(pool, deliveryAttemptQueries.load(ids), { prepared: 'delivery-work' });
       return new Map(
         rows.map((row) => [
           row.delivery_id,
@@ -210,19 +235,28 @@ export function deliveryAttemptRepository(prisma: PrismaClient, cipher: Credenti
               attemptsMade: row.delivery_attempts_made,
             },
             target: targetOf(row),
-            event: row.id === null ? null : toEvent(row),
+            event: joinedEvent(row),
           },
         ]),
       );
     },
 
-    recordAttempts,
-
-    /** Records one attempt (see recordAttempts) and returns its number; throws when the delivery does not exist. */
-    async record(deliveryId: string, attempt: NewDeliveryAttempt, outcome: AttemptOutcome): Promise<number> {
-      const [number] = await recordAttempts([{ deliveryId, attempt, outcome }]);
-      if (number === undefined) throw new Error(`Delivery ${deliveryId} does not exist.`);
-      return number;
+    /**
+     * Records attempts and their deliveries' new states, and returns each attempt's number, in
+     * the order of `records`; undefined where the delivery does not exist. Attempts of distinct
+     * deliveries go in one statement; a delivery named twice gets its attempts in turn.
+     */
+    async recordAttempts(records: readonly AttemptRecord[]): Promise<Array<number | undefined>> {
+      const numbers: Array<number | undefined> = records.map(() => undefined);
+      let rest = records.map((record, index) => ({ record, index })).filter(({ record }) => isUuid(record.deliveryId));
+      while (rest.length > 0) {
+        const taken = new Set<string>();
+        const round = rest.filter(({ record }) => !taken.has(record.deliveryId) && Boolean(taken.add(record.deliveryId)));
+        rest = rest.filter((item) => !round.includes(item));
+        const recorded = await recordDistinct(round.map(({ record }) => record));
+        for (const { record, index } of round) numbers[index] = recorded.get(record.deliveryId);
+      }
+      return numbers;
     },
   };
 }

@@ -1,6 +1,8 @@
 import { isUuid } from '@herald/domain';
-import { Prisma, type PrismaClient } from '../client';
-import { DeliveryStatus as STATUS } from '../generated/prisma/enums';
+import type { ExpressionBuilder } from 'kysely';
+import { sqlPool, type PrismaClient } from '../client';
+import { DeliveryStatus as STATUS, type DB } from '../generated/kysely/schema';
+import { allOf, db, inTransaction, run, sql, type RowOf } from '../sql';
 
 /**
  * The delivery history as support and ops read it (every delivery of an event, every attempt of
@@ -25,41 +27,6 @@ export interface DeliveryFilter {
   createdFrom?: Date;
   /** Deliveries created before this time. */
   createdTo?: Date;
-}
-
-/** One delivery (an event for one notification target) and where it stands. */
-export interface DeliveryRecord {
-  id: string;
-  eventId: string;
-  targetId: string;
-  programId: string;
-  merchantId: string | null;
-  status: DeliveryStatus;
-  /** Attempts made so far, replays included. */
-  attemptsMade: number;
-  /** HTTP status of the last attempt, when the merchant answered. */
-  lastStatusCode: number | null;
-  lastError: string | null;
-  createdAt: Date;
-  updatedAt: Date;
-  /** When its job was last put in the queue; null while it waits for the sweeper. */
-  enqueuedAt: Date | null;
-  /** When it succeeded or used its last attempt. */
-  completedAt: Date | null;
-}
-
-/** One HTTP try of a delivery, as the worker recorded it. */
-export interface DeliveryAttemptRecord {
-  /** 1 for the first try; replays continue the count. */
-  number: number;
-  startedAt: Date;
-  durationMs: number;
-  /** The merchant's HTTP status; null when there was no answer (see errorKind). */
-  statusCode: number | null;
-  errorKind: string | null;
-  errorMessage: string | null;
-  /** The first bytes of the merchant's answer. */
-  responseBody: string | null;
 }
 
 /** A delivery with its target and every attempt, oldest first. */
@@ -107,90 +74,124 @@ export interface ReplayResult {
  */
 export type FreeJobIds = (deliveryIds: string[]) => Promise<ReadonlyMap<string, 'free' | 'queued'>>;
 
-interface DeliveryRow {
-  id: string;
-  event_id: string;
-  target_id: string;
-  program_id: string;
-  merchant_id: string | null;
-  status: DeliveryStatus;
-  attempts_made: number;
-  last_status_code: number | null;
-  last_error: string | null;
-  created_at: Date;
-  updated_at: Date;
-  enqueued_at: Date | null;
-  completed_at: Date | null;
+
+/** A delivery joined with its event (d, e), as the repository's statements read it. */
+type Joined = ExpressionBuilder<DB & { d: DB['deliveries']; e: DB['events'] }, 'd' | 'e'>;
+
+/** One condition per filter field; the same filter drives lists, counts and replays. */
+function matching(eb: Joined, filter: DeliveryFilter & { id?: string }) {
+  return allOf(eb, [
+    filter.id !== undefined && eb('d.id', '=', filter.id),
+    filter.status !== undefined && eb('d.status', '=', filter.status),
+    filter.programId !== undefined && eb('e.program_id', '=', filter.programId),
+    filter.merchantId !== undefined && eb('e.merchant_id', '=', filter.merchantId),
+    filter.eventId !== undefined && eb('d.event_id', '=', filter.eventId),
+    filter.targetId !== undefined && eb('d.target_id', '=', filter.targetId),
+    filter.createdFrom !== undefined && eb('d.created_at', '>=', filter.createdFrom),
+    filter.createdTo !== undefined && eb('d.created_at', '<', filter.createdTo),
+  ]);
 }
 
-const DELIVERY_COLUMNS = Prisma.sql`
-  d.id::text AS id, d.event_id, d.target_id::text AS target_id, e.program_id, e.merchant_id, d.status::text AS status,
-  d.attempts_made, d.last_status_code, d.last_error, d.created_at, d.updated_at, d.enqueued_at, d.completed_at`;
+/** Deliveries with their event's tenant, filtered. */
+const deliveries = (filter: DeliveryFilter & { id?: string }) =>
+  db
+    .selectFrom('deliveries as d')
+    .innerJoin('events as e', 'e.id', 'd.event_id')
+    .where((eb) => matching(eb, filter));
 
-/** One SQL condition per filter field; the same filter drives lists, counts and replays. */
-function whereClause(filter: DeliveryFilter & { id?: string }): Prisma.Sql {
-  const conditions: Prisma.Sql[] = [Prisma.sql`TRUE`];
-  if (filter.id !== undefined) conditions.push(Prisma.sql`d.id = ${filter.id}::uuid`);
-  if (filter.status !== undefined) conditions.push(Prisma.sql`d.status = ${filter.status}::delivery_status`);
-  if (filter.programId !== undefined) conditions.push(Prisma.sql`e.program_id = ${filter.programId}`);
-  if (filter.merchantId !== undefined) conditions.push(Prisma.sql`e.merchant_id = ${filter.merchantId}`);
-  if (filter.eventId !== undefined) conditions.push(Prisma.sql`d.event_id = ${filter.eventId}`);
-  if (filter.targetId !== undefined) conditions.push(Prisma.sql`d.target_id = ${filter.targetId}::uuid`);
-  if (filter.createdFrom !== undefined) conditions.push(Prisma.sql`d.created_at >= ${filter.createdFrom}`);
-  if (filter.createdTo !== undefined) conditions.push(Prisma.sql`d.created_at < ${filter.createdTo}`);
-  return Prisma.join(conditions, ' AND ');
-}
+/** The fields of a DeliveryRecord, named as such. */
+const RECORD_COLUMNS = [
+  'd.id',
+  'd.event_id as eventId',
+  'd.target_id as targetId',
+  'e.program_id as programId',
+  'e.merchant_id as merchantId',
+  'd.status',
+  'd.attempts_made as attemptsMade',
+  'd.last_status_code as lastStatusCode',
+  'd.last_error as lastError',
+  'd.created_at as createdAt',
+  'd.updated_at as updatedAt',
+  'd.enqueued_at as enqueuedAt',
+  'd.completed_at as completedAt',
+] as const;
 
-function toRecord(row: DeliveryRow): DeliveryRecord {
-  return {
-    id: row.id,
-    eventId: row.event_id,
-    targetId: row.target_id,
-    programId: row.program_id,
-    merchantId: row.merchant_id,
-    status: row.status,
-    attemptsMade: row.attempts_made,
-    lastStatusCode: row.last_status_code,
-    lastError: row.last_error,
-    createdAt: row.created_at,
-    updatedAt: row.updated_at,
-    enqueuedAt: row.enqueued_at,
-    completedAt: row.completed_at,
-  };
-}
+/** Every statement of the repository, built from its parameters (the SQL snapshot compiles each). */
+export const deliveryHistoryQueries = {
+  /** A page of the deliveries matching, newest first. */
+  page: (filter: DeliveryFilter, limit: number, offset: number) =>
+    deliveries(filter).select(RECORD_COLUMNS).orderBy('d.created_at', 'desc').orderBy('d.id', 'desc').limit(limit).offset(offset),
+  count: (filter: DeliveryFilter) => deliveries(filter).select((eb) => eb.fn.countAll<string>().as('count')),
+  find: (deliveryId: string) => deliveries({ id: deliveryId }).select(RECORD_COLUMNS),
+  /** Every delivery of an event, oldest first. */
+  ofEvent: (eventId: string) => deliveries({ eventId }).select(RECORD_COLUMNS).orderBy('d.created_at').orderBy('d.id'),
+  eventExists: (eventId: string) => db.selectFrom('events').select('id').where('id', '=', eventId),
+  targets: (targetIds: readonly string[]) =>
+    db
+      .selectFrom('notification_targets')
+      .select(['id', 'merchant_id', 'url', 'enabled', 'deleted_at'])
+      .where('id', '=', (eb) => eb.fn.any(sql<string[]>`${targetIds}::uuid[]`)),
+  attempts: (deliveryIds: readonly string[]) =>
+    db
+      .selectFrom('delivery_attempts')
+      .select([
+        'delivery_id',
+        'number',
+        'started_at as startedAt',
+        'duration_ms as durationMs',
+        'status_code as statusCode',
+        'error_kind as errorKind',
+        'error_message as errorMessage',
+        'response_body as responseBody',
+      ])
+      .where('delivery_id', '=', (eb) => eb.fn.any(sql<string[]>`${deliveryIds}::uuid[]`))
+      .orderBy('delivery_id')
+      .orderBy('number'),
+  /** The deliveries a replay takes, oldest first, locked until the replay commits. */
+  lockForReplay: (filter: DeliveryFilter & { id?: string }, limit: number) =>
+    deliveries(filter).select(RECORD_COLUMNS).orderBy('d.created_at').orderBy('d.id').limit(limit).forUpdate('d'),
+  /** Sets deliveries back to pending; `needJob` ones also lose their enqueued mark, for the sweeper. */
+  reset: (deliveryIds: readonly string[], needJob: boolean, now: Date) =>
+    db
+      .updateTable('deliveries')
+      .set({ status: 'pending', completed_at: null, updated_at: now })
+      .$if(needJob, (q) => q.set({ enqueued_at: null }))
+      .where('id', '=', (eb) => eb.fn.any(sql<string[]>`${deliveryIds}::uuid[]`)),
+};
+
+/**
+ * One delivery (an event for one notification target) and where it stands: its event's tenant
+ * (programId, merchantId), status, attemptsMade (replays included), lastStatusCode (when the
+ * merchant answered) and lastError of the last attempt, createdAt, updatedAt, enqueuedAt (when
+ * its job was last put in the queue; null while it waits for the sweeper) and completedAt (when
+ * it succeeded or used its last attempt). Typed by the statement from the schema.
+ */
+export type DeliveryRecord = RowOf<ReturnType<typeof deliveryHistoryQueries.find>>;
+
+/**
+ * One HTTP try of a delivery, as the worker recorded it: number (1 for the first try; replays
+ * continue the count), startedAt, durationMs, statusCode (null when there was no answer, see
+ * errorKind), errorKind, errorMessage, responseBody (the first bytes of the merchant's answer).
+ */
+export type DeliveryAttemptRecord = Omit<RowOf<ReturnType<typeof deliveryHistoryQueries.attempts>>, 'delivery_id'>;
 
 export function deliveryHistoryRepository(prisma: PrismaClient) {
+  const pool = sqlPool(prisma);
+
   /** The deliveries matching, with their targets and attempts, in the order given. */
   const details = async (records: DeliveryRecord[]): Promise<DeliveryDetail[]> => {
     if (records.length === 0) return [];
-    const ids = records.map((r) => r.id);
     const [targets, attempts] = await Promise.all([
-      prisma.notificationTarget.findMany({
-        where: { id: { in: [...new Set(records.map((r) => r.targetId))] } },
-        select: { id: true, merchantId: true, url: true, enabled: true, deletedAt: true },
-      }),
-      prisma.deliveryAttempt.findMany({
-        where: { deliveryId: { in: ids } },
-        orderBy: [{ deliveryId: 'asc' }, { number: 'asc' }],
-        select: {
-          deliveryId: true,
-          number: true,
-          startedAt: true,
-          durationMs: true,
-          statusCode: true,
-          errorKind: true,
-          errorMessage: true,
-          responseBody: true,
-        },
-      }),
+      run(pool, deliveryHistoryQueries.targets([...new Set(records.map((r) => r.targetId))])),
+      run(pool, deliveryHistoryQueries.attempts(records.map((r) => r.id))),
     ]);
-    const targetsById = new Map(targets.map((t) => [t.id, t]));
+    const targetsById = new Map(targets.rows.map((t) => [t.id, t]));
     return records.map((record) => {
       const target = targetsById.get(record.targetId)!;
       return {
         ...record,
-        target: { id: target.id, owner: target.merchantId === null ? 'program' : 'merchant', url: target.url, enabled: target.enabled && target.deletedAt === null },
-        attempts: attempts.filter((a) => a.deliveryId === record.id).map(({ deliveryId: _, ...attempt }) => attempt),
+        target: { id: target.id, owner: target.merchant_id === null ? 'program' : 'merchant', url: target.url, enabled: target.enabled && target.deleted_at === null },
+        attempts: attempts.rows.filter((a) => a.delivery_id === record.id).map(({ delivery_id: _, ...attempt }) => attempt),
       };
     });
   };
@@ -198,38 +199,25 @@ export function deliveryHistoryRepository(prisma: PrismaClient) {
   return {
     /** A page of the deliveries matching, newest first, and how many match in all. */
     async list(query: DeliveryListQuery): Promise<{ count: number; deliveries: DeliveryRecord[] }> {
-      const where = whereClause(query.filter);
-      const [rows, [counted]] = await Promise.all([
-        prisma.$queryRaw<DeliveryRow[]>`
-          SELECT ${DELIVERY_COLUMNS}
-          FROM deliveries d JOIN events e ON e.id = d.event_id
-          WHERE ${where}
-          ORDER BY d.created_at DESC, d.id DESC
-          LIMIT ${query.pageSize} OFFSET ${(query.page - 1) * query.pageSize}`,
-        prisma.$queryRaw<Array<{ count: bigint }>>`
-          SELECT count(*) AS count FROM deliveries d JOIN events e ON e.id = d.event_id WHERE ${where}`,
+      const [page, counted] = await Promise.all([
+        run(pool, deliveryHistoryQueries.page(query.filter, query.pageSize, (query.page - 1) * query.pageSize)),
+        run(pool, deliveryHistoryQueries.count(query.filter)),
       ]);
-      return { count: Number(counted!.count), deliveries: rows.map(toRecord) };
+      return { count: Number(counted.rows[0]!.count), deliveries: page.rows };
     },
 
     /** One delivery with its target and every attempt; null when there is none. */
     async find(deliveryId: string): Promise<DeliveryDetail | null> {
       if (!isUuid(deliveryId)) return null;
-      const rows = await prisma.$queryRaw<DeliveryRow[]>`
-        SELECT ${DELIVERY_COLUMNS} FROM deliveries d JOIN events e ON e.id = d.event_id WHERE ${whereClause({ id: deliveryId })}`;
-      const [detail] = await details(rows.map(toRecord));
+      const { rows } = await run(pool, deliveryHistoryQueries.find(deliveryId));
+      const [detail] = await details(rows);
       return detail ?? null;
     },
 
     /** Every delivery of an event, oldest first, with targets and attempts; null when the event does not exist. */
     async listForEvent(eventId: string): Promise<DeliveryDetail[] | null> {
-      const [rows, event] = await Promise.all([
-        prisma.$queryRaw<DeliveryRow[]>`
-          SELECT ${DELIVERY_COLUMNS} FROM deliveries d JOIN events e ON e.id = d.event_id
-          WHERE ${whereClause({ eventId })} ORDER BY d.created_at, d.id`,
-        prisma.event.findUnique({ where: { id: eventId }, select: { id: true } }),
-      ]);
-      return event ? details(rows.map(toRecord)) : null;
+      const [found, event] = await Promise.all([run(pool, deliveryHistoryQueries.ofEvent(eventId)), run(pool, deliveryHistoryQueries.eventExists(eventId))]);
+      return event.rows.length > 0 ? details(found.rows) : null;
     },
 
     /**
@@ -242,33 +230,29 @@ export function deliveryHistoryRepository(prisma: PrismaClient) {
      */
     async replay(selection: ReplaySelection, freeJobIds: FreeJobIds): Promise<ReplayResult> {
       if ('deliveryId' in selection && !isUuid(selection.deliveryId)) return { deliveries: [], more: false };
-      const where = whereClause('deliveryId' in selection ? { id: selection.deliveryId } : selection.filter);
+      const filter = 'deliveryId' in selection ? { id: selection.deliveryId } : selection.filter;
       const limit = 'deliveryId' in selection ? 1 : selection.limit;
-      return prisma.$transaction(
+      return inTransaction(
+        pool,
         async (tx) => {
           // One row past the limit says whether more match; it is locked too, which is harmless.
-          const rows = await tx.$queryRaw<DeliveryRow[]>`
-            SELECT ${DELIVERY_COLUMNS}
-            FROM deliveries d JOIN events e ON e.id = d.event_id
-            WHERE ${where}
-            ORDER BY d.created_at, d.id
-            LIMIT ${limit + 1}
-            FOR UPDATE OF d`;
-          const records = rows.slice(0, limit).map(toRecord);
+          const { rows } = await run(tx, deliveryHistoryQueries.lockForReplay(filter, limit + 1));
+          const records = rows.slice(0, limit);
           if (records.length === 0) return { deliveries: [], more: false };
           const slots = await freeJobIds(records.map((r) => r.id));
           const free = records.filter((r) => slots.get(r.id) === 'free').map((r) => r.id);
           const queued = records.filter((r) => slots.get(r.id) !== 'free').map((r) => r.id);
           const now = new Date();
-          const reset = { status: 'pending', completedAt: null, updatedAt: now } as const;
-          await tx.delivery.updateMany({ where: { id: { in: free } }, data: { ...reset, enqueuedAt: null } });
-          await tx.delivery.updateMany({ where: { id: { in: queued } }, data: reset });
+          if (free.length > 0) await run(tx, deliveryHistoryQueries.reset(free, true, now));
+          if (queued.length > 0) await run(tx, deliveryHistoryQueries.reset(queued, false, now));
           return {
             deliveries: records.map((record) => {
               const jobQueued = slots.get(record.id) !== 'free';
               return {
                 ...record,
-                ...reset,
+                status: 'pending',
+                completedAt: null,
+                updatedAt: now,
                 enqueuedAt: jobQueued ? record.enqueuedAt : null,
                 previousStatus: record.status,
                 jobQueued,
@@ -277,7 +261,8 @@ export function deliveryHistoryRepository(prisma: PrismaClient) {
             more: rows.length > limit,
           };
         },
-        { timeout: 30_000 },
+        // Row locks held while Redis is asked: a stuck call must not keep them.
+        { idleTimeoutMs: 30_000 },
       );
     },
   };

@@ -1,5 +1,5 @@
 import { compareStrings } from '@herald/domain';
-import type { Sql } from '../sql';
+import { byShape, db, run, sql, type Sql } from '../sql';
 
 /**
  * Exact event counts per tenant scope and per combination of the spec's filters (origin,
@@ -48,7 +48,7 @@ interface Increment {
 }
 
 /** Adds the events to every counter they belong to (call inside the transaction that stores them). */
-export async function addToCounts(sql: Sql, events: readonly CountedEvent[]): Promise<void> {
+export async function addToCounts(executor: Sql, events: readonly CountedEvent[]): Promise<void> {
   const totals = new Map<string, Omit<Increment, 'granularity' | 'bucketStart'>>();
   const buckets = new Map<string, Increment>();
   for (const event of events) {
@@ -73,33 +73,8 @@ export async function addToCounts(sql: Sql, events: readonly CountedEvent[]): Pr
     }
   }
   if (totals.size === 0) return;
-  // One statement for both tables. Rows are sorted by key, so that concurrent batches lock shared
-  // counters in the same order (no deadlock). Passed as arrays: a batch spread over time touches
-  // thousands of buckets, more rows than PostgreSQL's 65,535 bind parameters allow as VALUES.
-  const total = sortedValues(totals);
-  const bucket = sortedValues(buckets);
-  await sql.query(
-    `WITH totals AS (
-       INSERT INTO event_counts (scope, origin, object_type, count)
-       SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[])
-       ON CONFLICT (scope, origin, object_type) DO UPDATE SET count = event_counts.count + EXCLUDED.count
-     )
-     INSERT INTO event_bucket_counts (scope, origin, object_type, granularity, bucket_start, count)
-     SELECT * FROM unnest($5::text[], $6::text[], $7::text[], $8::int[], $9::bigint[], $10::bigint[])
-     ON CONFLICT (scope, origin, object_type, granularity, bucket_start) DO UPDATE SET count = event_bucket_counts.count + EXCLUDED.count`,
-    [
-      total.map((r) => r.scope),
-      total.map((r) => r.origin),
-      total.map((r) => r.objectType),
-      total.map((r) => r.count),
-      bucket.map((r) => r.scope),
-      bucket.map((r) => r.origin),
-      bucket.map((r) => r.objectType),
-      bucket.map((r) => r.granularity),
-      bucket.map((r) => String(r.bucketStart)),
-      bucket.map((r) => r.count),
-    ],
-  );
+  // Rows are sorted by key, so that concurrent batches lock shared counters in the same order (no deadlock).
+  await run(executor, eventCountQueries.add(sortedValues(totals), sortedValues(buckets)));
 }
 
 function sortedValues<T>(map: Map<string, T>): T[] {
@@ -111,18 +86,14 @@ function sortedValues<T>(map: Map<string, T>): T[] {
  * first event created at or after `fromSecond` (epoch seconds), after skipping `skip` of them.
  * Null when the counters hold no such position (then the caller skips the plain way).
  */
-export async function locateOffset(sql: Sql, key: CountKey, offset: number): Promise<{ fromSecond: bigint; skip: number } | null> {
+export async function locateOffset(executor: Sql, key: CountKey, offset: number): Promise<{ fromSecond: bigint; skip: number } | null> {
   let remaining = BigInt(offset);
   let from: bigint | null = null;
   let to: bigint | null = null;
   for (const granularity of BUCKET_GRANULARITIES) {
+    const step = { scope: key.scope, origin: key.origin ?? '', objectType: key.objectType ?? '', granularity, offset: remaining };
     // Named statements (parsed once per connection); int8 columns come back as strings.
-    const params = [key.scope, key.origin ?? '', key.objectType ?? '', granularity, String(remaining)];
-    const { rows } = await sql.query<{ bucket_start: string; before: string }>(
-      from === null
-        ? { name: 'events-walk', text: walkSql(''), values: params }
-        : { name: 'events-walk-within', text: walkSql('AND bucket_start >= $6 AND bucket_start < $7'), values: [...params, String(from), String(to)] },
-    );
+    const { rows } = await run(executor, eventCountQueries.walk(step, from === null || to === null ? undefined : { from, to }), { prepared: 'events-walk' });
     const bucket = rows[0];
     if (!bucket) return null;
     remaining -= BigInt(bucket.before);
@@ -132,14 +103,65 @@ export async function locateOffset(sql: Sql, key: CountKey, offset: number): Pro
   return from === null ? null : { fromSecond: from, skip: Number(remaining) };
 }
 
-/** The walk's step at one granularity: the first bucket whose running total passes the offset ($5). */
-function walkSql(within: string): string {
-  return `SELECT bucket_start, before FROM (
-            SELECT bucket_start, count, (sum(count) OVER (ORDER BY bucket_start) - count)::bigint AS before
-            FROM event_bucket_counts
-            WHERE scope = $1 AND origin = $2 AND object_type = $3 AND granularity = $4 ${within}
-          ) walk
-          WHERE before + count > $5
-          ORDER BY bucket_start
-          LIMIT 1`;
-}
+/** Every statement of the counters, built from their parameters (the SQL snapshot compiles each). */
+export const eventCountQueries = {
+  /**
+   * One statement for both tables. Passed as arrays through unnest: a batch spread over time
+   * touches thousands of buckets, more rows than PostgreSQL's 65,535 bind parameters allow as VALUES.
+   */
+  add: (totals: ReadonlyArray<Omit<Increment, 'granularity' | 'bucketStart'>>, buckets: readonly Increment[]) =>
+    db
+      .with('totals', (cte) =>
+        cte
+          .insertInto('event_counts')
+          .columns(['scope', 'origin', 'object_type', 'count'])
+          .expression(
+            sql`SELECT * FROM unnest(${totals.map((r) => r.scope)}::text[], ${totals.map((r) => r.origin)}::text[], ${totals.map((r) => r.objectType)}::text[], ${totals.map((r) => r.count)}::bigint[])`,
+          )
+          .onConflict((oc) => oc.columns(['scope', 'origin', 'object_type']).doUpdateSet((eb) => ({ count: eb('event_counts.count', '+', eb.ref('excluded.count')) }))),
+      )
+      .insertInto('event_bucket_counts')
+      .columns(['scope', 'origin', 'object_type', 'granularity', 'bucket_start', 'count'])
+      .expression(
+        sql`SELECT * FROM unnest(${buckets.map((r) => r.scope)}::text[], ${buckets.map((r) => r.origin)}::text[], ${buckets.map((r) => r.objectType)}::text[], ${buckets.map((r) => r.granularity)}::int[], ${buckets.map((r) => String(r.bucketStart))}::bigint[], ${buckets.map((r) => r.count)}::bigint[])`,
+      )
+      .onConflict((oc) =>
+        oc
+          .columns(['scope', 'origin', 'object_type', 'granularity', 'bucket_start'])
+          .doUpdateSet((eb) => ({ count: eb('event_bucket_counts.count', '+', eb.ref('excluded.count')) })),
+      ),
+
+  /**
+   * The walk's step at one granularity, within the bucket the previous step found: the first
+   * bucket whose running total passes the offset, and how many events come before it.
+   */
+  walk: (step: { scope: string; origin: string; objectType: string; granularity: number; offset: bigint }, within?: { from: bigint; to: bigint }) =>
+    walkStatement(
+      { within: within !== undefined },
+      { ...step, offset: String(step.offset), from: within && String(within.from), to: within && String(within.to) },
+    ),
+};
+
+/** Built once per shape: a deep page of GET /events runs three steps. */
+const walkStatement = byShape(
+  (
+    shape: { within: boolean },
+    v: { scope: string; origin: string; objectType: string; granularity: number; offset: string; from: string | undefined; to: string | undefined },
+  ) =>
+    db
+      .selectFrom((sub) =>
+        sub
+          .selectFrom('event_bucket_counts')
+          .select((eb) => ['bucket_start', 'count', sql<string>`(${eb.fn.sum('count').over((over) => over.orderBy('bucket_start'))} - ${eb.ref('count')})::bigint`.as('before')])
+          .where('scope', '=', v.scope)
+          .where('origin', '=', v.origin)
+          .where('object_type', '=', v.objectType)
+          .where('granularity', '=', v.granularity)
+          .$if(shape.within, (q) => q.where('bucket_start', '>=', v.from!).where('bucket_start', '<', v.to!))
+          .as('walk'),
+      )
+      .select(['bucket_start', 'before'])
+      .where((eb) => eb(eb('before', '+', eb.ref('count')), '>', v.offset))
+      .orderBy('bucket_start')
+      .limit(sql.lit(1)),
+);

@@ -1,7 +1,8 @@
-import { createHash } from 'node:crypto';
 import type { Event } from '@herald/domain';
-import { Prisma, sqlPool, type PrismaClient } from '../client';
-import type { Sql } from '../sql';
+import type { ExpressionBuilder, Selectable } from 'kysely';
+import { sqlPool, type PrismaClient } from '../client';
+import type { DB, Event as EventTable } from '../generated/kysely/schema';
+import { allOf, byShape, db, run, sql, type Sql } from '../sql';
 import type { ApiKeyScope } from './api-keys';
 import { locateOffset, merchantScope, programScope, type CountKey } from './event-counts';
 
@@ -56,19 +57,20 @@ export interface EventRepositoryOptions {
   bucketWalkMinOffset?: number;
 }
 
-/** An events row as the SELECTs of EVENT_COLUMN_LIST read it. */
-export type EventRow = {
-  id: string;
-  created_at: Date;
-  source_system: string | null;
-  origin: string;
-  event_type: string;
-  object_id: string;
-  object_type: string;
-  metadata: Prisma.JsonValue | null;
-  data: Prisma.JsonValue | null;
-  context: string | null;
-};
+/** The columns toEvent reads, of the events table aliased `e`. */
+export const EVENT_COLUMNS = ['e.id', 'e.created_at', 'e.source_system', 'e.origin', 'e.event_type', 'e.object_id', 'e.object_type', 'e.metadata', 'e.data', 'e.context'] as const;
+
+/** An events row as the statements selecting EVENT_COLUMNS read it (the schema's types). */
+export type EventRow = Pick<Selectable<EventTable>, 'id' | 'created_at' | 'source_system' | 'origin' | 'event_type' | 'object_id' | 'object_type' | 'metadata' | 'data' | 'context'>;
+
+/** EVENT_COLUMNS read through a LEFT JOIN: all null together when there is no event. */
+export type JoinedEventRow = { [K in keyof EventRow]: EventRow[K] | null };
+
+/** The event of a left-joined row, or null when the join found none. */
+export function joinedEvent(row: JoinedEventRow): Event | null {
+  // The columns are null together (id is the primary key), so a row with an id is a whole EventRow.
+  return row.id === null ? null : toEvent(row as EventRow);
+}
 
 /** The event as a merchant sees it: optional fields that were not set are absent, not null. */
 export function toEvent(row: EventRow): Event {
@@ -87,9 +89,6 @@ export function toEvent(row: EventRow): Event {
   return event as Event;
 }
 
-/** The columns toEvent reads, of the events table aliased `e`. */
-export const EVENT_COLUMN_LIST = 'e.id, e.created_at, e.source_system, e.origin, e.event_type, e.object_id, e.object_type, e.metadata, e.data, e.context';
-
 export function eventRepository(prisma: PrismaClient, options: EventRepositoryOptions = {}) {
   const bucketWalkMinOffset = options.bucketWalkMinOffset ?? 2_000;
   return {
@@ -99,42 +98,21 @@ export function eventRepository(prisma: PrismaClient, options: EventRepositoryOp
      * count over their index.
      */
     async list(query: EventListQuery): Promise<{ count: number; events: Event[] }> {
-      const sql = sqlPool(prisma);
+      const pool = sqlPool(prisma);
       const offset = (query.page - 1) * query.pageSize;
       // A deep page starts from the second the bucket counters point at, so only the events of that
       // second are skipped; a shallow one skips index entries directly. (Past the last event the
       // walk finds no bucket, and the count below leaves the page empty.)
       const start =
-        offset >= bucketWalkMinOffset && usesOnlyCountedFilters(query) ? await locateOffset(sql, countKey(query), offset) : null;
-      const params = new Params();
-      const where = whereClause(query, params);
-      const from = start ? `AND created_at >= to_timestamp(${params.add(Number(start.fromSecond))})` : '';
-      const skip = params.add(start ? start.skip : offset);
-      const limit = params.add(query.pageSize);
-      const count = countSql(query, params);
-      // One round trip for the count and the page. The count is computed once (MATERIALIZED); the
-      // page is read only when the count says it exists (a one-time filter), and through a deferred join: the page's ids are found on the
-      // narrow index first, then only those rows are read.
-      const text = `WITH c AS MATERIALIZED (SELECT (${count}) AS total)
-         SELECT c.total, p.*
-         FROM c
-         LEFT JOIN LATERAL (
-           SELECT ${EVENT_COLUMN_LIST}
-           FROM (
-             SELECT id, created_at FROM events
-             WHERE c.total > ${params.add(offset)} AND ${where} ${from}
-             ORDER BY created_at, id
-             OFFSET ${skip} LIMIT ${limit}
-           ) page
-           JOIN events e ON e.id = page.id
-         ) p ON true
-         ORDER BY p.created_at, p.id`;
+        offset >= bucketWalkMinOffset && usesOnlyCountedFilters(query) ? await locateOffset(pool, countKey(query), offset) : null;
       // A named statement: each connection parses it once (a few dozen shapes at most, one per set
       // of filters), then only binds and plans it (measured: a third less PostgreSQL CPU per request).
-      const { rows } = await sql.query<Partial<EventRow> & { total: string }>({ name: statementName(text), text, values: params.values });
+      const { rows } = await run(pool, eventQueries.page(query, start ? { fromSecond: Number(start.fromSecond), skip: start.skip } : { skip: offset }), {
+        prepared: 'events-page',
+      });
       return {
         count: Number(rows[0]?.total ?? 0),
-        events: rows.filter((row): row is EventRow & { total: string } => row.id !== null && row.id !== undefined).map(toEvent),
+        events: rows.flatMap((row) => joinedEvent(row) ?? []),
       };
     },
   };
@@ -150,14 +128,9 @@ function jsonOrNull(value: unknown): string | null {
 // createMany and per-row work cost the ingest several times what PostgreSQL spends storing rows).
 
 /** Which of these programs and merchants exist, in one round trip. */
-export async function findTenants(sql: Sql, programIds: readonly string[], merchantIds: readonly string[]): Promise<KnownTenants> {
+export async function findTenants(executor: Sql, programIds: readonly string[], merchantIds: readonly string[]): Promise<KnownTenants> {
   // Programs come back with a null merchant, merchants with their program.
-  const { rows } = await sql.query<{ program_id: string; merchant_id: string | null }>(
-    `SELECT id AS program_id, NULL AS merchant_id FROM programs WHERE id = ANY($1::text[])
-     UNION ALL
-     SELECT program_id, id FROM merchants WHERE id = ANY($2::text[])`,
-    [programIds, merchantIds],
-  );
+  const { rows } = await run(executor, eventQueries.findTenants(programIds, merchantIds));
   return {
     programIds: new Set(rows.filter((r) => r.merchant_id === null).map((r) => r.program_id)),
     merchantPrograms: new Map(rows.filter((r) => r.merchant_id !== null).map((r) => [r.merchant_id!, r.program_id])),
@@ -165,86 +138,182 @@ export async function findTenants(sql: Sql, programIds: readonly string[], merch
 }
 
 /** Inserts the events whose id is not stored yet and leaves the others alone; returns the ids it inserted. */
-export async function insertNewEvents(sql: Sql, batch: readonly NewEvent[]): Promise<Set<string>> {
-  const { rows } = await sql.query<{ id: string }>(
-    `INSERT INTO events (id, program_id, merchant_id, created_at, source_system, origin, event_type, object_id, object_type, metadata, data, context, content_hash)
-     SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::timestamptz[], $5::text[], $6::text[], $7::text[], $8::text[],
-                          $9::text[], $10::jsonb[], $11::jsonb[], $12::text[], $13::text[])
-     ON CONFLICT (id) DO NOTHING
-     RETURNING id`,
-    [
-      batch.map((b) => b.event.id),
-      batch.map((b) => b.programId),
-      batch.map((b) => b.merchantId ?? null),
-      batch.map((b) => new Date(b.event.createdAt).toISOString()),
-      batch.map((b) => b.event.sourceSystem ?? null),
-      batch.map((b) => b.event.origin),
-      batch.map((b) => b.event.eventType),
-      batch.map((b) => b.event.objectId),
-      batch.map((b) => b.event.objectType),
-      batch.map((b) => jsonOrNull(b.event.metadata)),
-      batch.map((b) => jsonOrNull(b.event.data)),
-      batch.map((b) => b.event.context ?? null),
-      batch.map((b) => b.contentHash),
-    ],
-  );
+export async function insertNewEvents(executor: Sql, batch: readonly NewEvent[]): Promise<Set<string>> {
+  const { rows } = await run(executor, eventQueries.insertNew(batch));
   return new Set(rows.map((r) => r.id));
 }
 
 /** The stored events with these ids, by id. */
-export async function loadStoredEvents(sql: Sql, eventIds: readonly string[]): Promise<Map<string, StoredEvent>> {
+export async function loadStoredEvents(executor: Sql, eventIds: readonly string[]): Promise<Map<string, StoredEvent>> {
   if (eventIds.length === 0) return new Map();
-  const { rows } = await sql.query<EventRow & { content_hash: string }>(
-    `SELECT ${EVENT_COLUMN_LIST}, e.content_hash FROM events e WHERE e.id = ANY($1::text[])`,
-    [eventIds],
-  );
+  const { rows } = await run(executor, eventQueries.loadStored(eventIds));
   return new Map(rows.map((row) => [row.id, { event: toEvent(row), contentHash: row.content_hash }]));
+}
+
+/** Where a page starts: after skipping `skip` events, from `fromSecond` (epoch seconds) when the bucket walk found it. */
+type PageStart = { skip: number; fromSecond?: number };
+
+/** Every statement on the events table, built from its parameters (the SQL snapshot compiles each). */
+export const eventQueries = {
+  findTenants: (programIds: readonly string[], merchantIds: readonly string[]) =>
+    db
+      .selectFrom('programs')
+      .select(['id as program_id', sql<string | null>`NULL`.as('merchant_id')])
+      .where('id', '=', (eb) => eb.fn.any(sql<string[]>`${programIds}::text[]`))
+      .unionAll(
+        db
+          .selectFrom('merchants')
+          .select(['program_id', 'id as merchant_id'])
+          .where('id', '=', (eb) => eb.fn.any(sql<string[]>`${merchantIds}::text[]`)),
+      ),
+
+  insertNew: (batch: readonly NewEvent[]) =>
+    db
+      .insertInto('events')
+      .columns(['id', 'program_id', 'merchant_id', 'created_at', 'source_system', 'origin', 'event_type', 'object_id', 'object_type', 'metadata', 'data', 'context', 'content_hash'])
+      .expression(
+        sql`SELECT * FROM unnest(${batch.map((b) => b.event.id)}::text[], ${batch.map((b) => b.programId)}::text[], ${batch.map((b) => b.merchantId ?? null)}::text[], ${batch.map((b) => new Date(b.event.createdAt).toISOString())}::timestamptz[], ${batch.map((b) => b.event.sourceSystem ?? null)}::text[], ${batch.map((b) => b.event.origin)}::text[], ${batch.map((b) => b.event.eventType)}::text[], ${batch.map((b) => b.event.objectId)}::text[], ${batch.map((b) => b.event.objectType)}::text[], ${batch.map((b) => jsonOrNull(b.event.metadata))}::jsonb[], ${batch.map((b) => jsonOrNull(b.event.data))}::jsonb[], ${batch.map((b) => b.event.context ?? null)}::text[], ${batch.map((b) => b.contentHash)}::text[])`,
+      )
+      .onConflict((oc) => oc.column('id').doNothing())
+      .returning('id'),
+
+  loadStored: (eventIds: readonly string[]) =>
+    db
+      .selectFrom('events as e')
+      .select([...EVENT_COLUMNS, 'e.content_hash'])
+      .where('e.id', '=', (eb) => eb.fn.any(sql<string[]>`${eventIds}::text[]`)),
+
+  page: (query: EventListQuery, start: PageStart) => pageStatement(pageShape(query, start), pageValues(query, start)),
+};
+
+/** What decides the text of a page statement: the tenant's kind, which filters are set, and where the page starts. */
+type PageShape = {
+  merchant: boolean;
+  /** The count comes from event_counts (only the spec's filters are set). */
+  counted: boolean;
+  filters: Array<'origin' | 'objectType' | 'eventType' | 'objectId' | 'createdFrom' | 'createdTo'>;
+  /** The page starts from the second the bucket walk found. */
+  from: boolean;
+};
+
+/** The parameters of a page statement, each used as it is. */
+type PageValues = {
+  tenantId: string;
+  countScope: string;
+  countOrigin: string;
+  countObjectType: string;
+  /** The page exists only if more events than this match. */
+  offset: string;
+  origin: string | undefined;
+  objectType: string | undefined;
+  eventType: string | undefined;
+  objectId: string | undefined;
+  createdFrom: Date | undefined;
+  createdTo: Date | undefined;
+  fromSecond: number | undefined;
+  skip: number;
+  limit: number;
+};
+
+const FILTERS = ['origin', 'objectType', 'eventType', 'objectId', 'createdFrom', 'createdTo'] as const;
+
+function pageShape(query: EventListQuery, start: PageStart): PageShape {
+  return {
+    merchant: query.scope.kind === 'merchant',
+    counted: usesOnlyCountedFilters(query),
+    filters: FILTERS.filter((name) => query[name] !== undefined),
+    from: start.fromSecond !== undefined,
+  };
+}
+
+function pageValues(query: EventListQuery, start: PageStart): PageValues {
+  const key = countKey(query);
+  return {
+    tenantId: query.scope.kind === 'merchant' ? query.scope.merchantId : query.scope.programId,
+    countScope: key.scope,
+    countOrigin: key.origin ?? '',
+    countObjectType: key.objectType ?? '',
+    offset: String((query.page - 1) * query.pageSize),
+    origin: query.origin,
+    objectType: query.objectType,
+    eventType: query.eventType,
+    objectId: query.objectId,
+    createdFrom: query.createdFrom,
+    createdTo: query.createdTo,
+    fromSecond: start.fromSecond,
+    skip: start.skip,
+    limit: query.pageSize,
+  };
+}
+
+/**
+ * One round trip for the count and the page. The count is computed once (MATERIALIZED); the page
+ * is read only when the count says it exists (a one-time filter), and through a deferred join: the
+ * page's ids are found on the narrow index first, then only those rows are read. Built once per
+ * shape: GET /events runs it on every request.
+ */
+const pageStatement = byShape((shape: PageShape, v: PageValues) =>
+  db
+    .with(
+      (cte) => cte('c').materialized(),
+      (qc) => qc.selectNoFrom(countOf(shape, v).as('total')),
+    )
+    .selectFrom('c')
+    .leftJoinLateral(
+      (eb) =>
+        eb
+          .selectFrom((sub) =>
+            sub
+              .selectFrom('events')
+              .select(['id', 'created_at'])
+              .where((w) => w.and([w('c.total', '>', v.offset), matching(w, shape, v)]))
+              .$if(shape.from, (q) => q.where('created_at', '>=', sql<Date>`to_timestamp(${v.fromSecond})`))
+              .orderBy('created_at')
+              .orderBy('id')
+              .offset(v.skip)
+              .limit(v.limit)
+              .as('page'),
+          )
+          .innerJoin('events as e', 'e.id', 'page.id')
+          .select(EVENT_COLUMNS)
+          .as('p'),
+      (join) => join.onTrue(),
+    )
+    .select(['c.total', 'p.id', 'p.created_at', 'p.source_system', 'p.origin', 'p.event_type', 'p.object_id', 'p.object_type', 'p.metadata', 'p.data', 'p.context'])
+    .orderBy('p.created_at')
+    .orderBy('p.id'),
+);
+
+/** The exact count of the query's events: from event_counts for the spec's filters, else over their index. */
+function countOf(shape: PageShape, v: PageValues) {
+  if (shape.counted) {
+    const counter = db
+      .selectFrom('event_counts')
+      .select('count')
+      .where('scope', '=', v.countScope)
+      .where('origin', '=', v.countOrigin)
+      .where('object_type', '=', v.countObjectType);
+    return sql<string>`coalesce((${counter}), 0)`;
+  }
+  return sql<string>`(${db.selectFrom('events').select((eb) => eb.fn.countAll().as('count')).where((eb) => matching(eb, shape, v))})`;
+}
+
+/** The list query's filters on the events table. */
+function matching(eb: ExpressionBuilder<DB, 'events'>, shape: PageShape, v: PageValues) {
+  const set = new Set(shape.filters);
+  return allOf(eb, [
+    shape.merchant ? eb('events.merchant_id', '=', v.tenantId) : eb('events.program_id', '=', v.tenantId),
+    set.has('origin') && eb('events.origin', '=', v.origin!),
+    set.has('objectType') && eb('events.object_type', '=', v.objectType!),
+    set.has('eventType') && eb('events.event_type', '=', v.eventType!),
+    set.has('objectId') && eb('events.object_id', '=', v.objectId!),
+    set.has('createdFrom') && eb('events.created_at', '>=', v.createdFrom!),
+    set.has('createdTo') && eb('events.created_at', '<', v.createdTo!),
+  ]);
 }
 
 function usesOnlyCountedFilters(query: EventListQuery): boolean {
   return query.eventType === undefined && query.objectId === undefined && query.createdFrom === undefined && query.createdTo === undefined;
-}
-
-const statementNames = new Map<string, string>();
-function statementName(text: string): string {
-  let name = statementNames.get(text);
-  if (!name) {
-    name = `events-page-${createHash('sha1').update(text).digest('hex').slice(0, 16)}`;
-    statementNames.set(text, name);
-  }
-  return name;
-}
-
-/** Positional parameters of one node-postgres statement. */
-class Params {
-  readonly values: unknown[] = [];
-  /** Adds a value and returns its placeholder. */
-  add(value: unknown): string {
-    this.values.push(value);
-    return `$${this.values.length}`;
-  }
-}
-
-/** The exact count of the query's events: from event_counts for the spec's filters, else over their index. */
-function countSql(query: EventListQuery, params: Params): string {
-  if (usesOnlyCountedFilters(query)) {
-    const key = countKey(query);
-    return `SELECT coalesce((SELECT count FROM event_counts WHERE scope = ${params.add(key.scope)} AND origin = ${params.add(key.origin ?? '')} AND object_type = ${params.add(key.objectType ?? '')}), 0)`;
-  }
-  return `SELECT count(*) FROM events WHERE ${whereClause(query, params)}`;
-}
-
-function whereClause(query: EventListQuery, params: Params): string {
-  const conditions = [
-    query.scope.kind === 'merchant' ? `merchant_id = ${params.add(query.scope.merchantId)}` : `program_id = ${params.add(query.scope.programId)}`,
-  ];
-  if (query.origin !== undefined) conditions.push(`origin = ${params.add(query.origin)}`);
-  if (query.objectType !== undefined) conditions.push(`object_type = ${params.add(query.objectType)}`);
-  if (query.eventType !== undefined) conditions.push(`event_type = ${params.add(query.eventType)}`);
-  if (query.objectId !== undefined) conditions.push(`object_id = ${params.add(query.objectId)}`);
-  if (query.createdFrom !== undefined) conditions.push(`created_at >= ${params.add(query.createdFrom)}`);
-  if (query.createdTo !== undefined) conditions.push(`created_at < ${params.add(query.createdTo)}`);
-  return conditions.join(' AND ');
 }
 
 export type EventRepository = ReturnType<typeof eventRepository>;

@@ -1,7 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { isUuid, type CallbackAuthMode, type EventType, type ObjectType } from '@herald/domain';
-import type { PrismaClient } from '../client';
+import { HeraldError, type CallbackAuthMode, type EventType, type ObjectType } from '@herald/domain';
+import type { Selectable } from 'kysely';
+import { sqlPool, type PrismaClient } from '../client';
 import type { CredentialsCipher } from '../credentials-cipher';
+import { isUniqueViolation } from '../database-errors';
+import type { NotificationTarget } from '../generated/kysely/schema';
+import { db, run, sql, type RowOf } from '../sql';
 
 /** Who a notification target belongs to: a whole program, or one merchant. */
 export type TargetOwner = { kind: 'program'; programId: string } | { kind: 'merchant'; merchantId: string };
@@ -66,46 +70,61 @@ export interface DeliveryTarget {
 }
 
 /** The program or merchant a target is set for does not exist. */
-export class TargetOwnerNotFoundError extends Error {
-  override readonly name = 'TargetOwnerNotFoundError';
+export class TargetOwnerNotFoundError extends HeraldError {
   readonly code = 'owner_not_found';
   constructor(readonly owner: TargetOwner) {
     super(owner.kind === 'program' ? `No program "${owner.programId}".` : `No merchant "${owner.merchantId}".`);
   }
 }
 
-const COLUMNS = {
-  id: true,
-  programId: true,
-  merchantId: true,
-  url: true,
-  authMode: true,
-  authUrl: true,
-  credentials: true,
-  objectTypes: true,
-  eventTypes: true,
-  enabled: true,
-  createdAt: true,
-  updatedAt: true,
-  deletedAt: true,
-} as const;
+/** A notification_targets row, as the schema types it. */
+export type TargetRow = Selectable<NotificationTarget>;
 
-/** A notification_targets row, as the repositories read it. */
-export interface TargetRow {
-  id: string;
-  programId: string;
-  merchantId: string | null;
-  url: string;
-  authMode: string;
-  authUrl: string | null;
-  credentials: string | null;
-  objectTypes: string[];
-  eventTypes: string[];
-  enabled: boolean;
-  createdAt: Date;
-  updatedAt: Date;
-  deletedAt: Date | null;
-}
+/** What a target's row holds besides its owner: all of it set by every upsert. */
+type TargetSettings = Pick<TargetRow, 'url' | 'auth_mode' | 'auth_url' | 'credentials' | 'credentials_key_id' | 'object_types' | 'event_types' | 'enabled'>;
+
+/** The columns a NotificationTargetRecord is made of. */
+const RECORD_COLUMNS = [
+  'id',
+  'program_id',
+  'merchant_id',
+  'url',
+  'auth_mode',
+  'auth_url',
+  'credentials',
+  'object_types',
+  'event_types',
+  'enabled',
+  'created_at',
+  'updated_at',
+] as const;
+
+/** Every statement of the repository, built from its parameters (the SQL snapshot compiles each). */
+export const targetQueries = {
+  findProgram: (programId: string) => db.selectFrom('programs').select('id').where('id', '=', programId),
+  findMerchant: (merchantId: string) => db.selectFrom('merchants').select(['id', 'program_id']).where('id', '=', merchantId),
+  findIdByOwner: (ownerKey: string) => db.selectFrom('notification_targets').select('id').where('owner_key', '=', ownerKey),
+  // A replaced target is alive again (deleted_at cleared): same row, same id.
+  update: (id: string, settings: TargetSettings) =>
+    db
+      .updateTable('notification_targets')
+      .set({ ...settings, deleted_at: null, updated_at: sql<Date>`now()` })
+      .where('id', '=', id)
+      .returning(RECORD_COLUMNS),
+  insert: (row: { id: string; ownerKey: string; programId: string; merchantId: string | null }, settings: TargetSettings) =>
+    db
+      .insertInto('notification_targets')
+      .values({ id: row.id, owner_key: row.ownerKey, program_id: row.programId, merchant_id: row.merchantId, ...settings, updated_at: sql<Date>`now()` })
+      .returning(RECORD_COLUMNS),
+  find: (ownerKey: string) =>
+    db.selectFrom('notification_targets').select(RECORD_COLUMNS).where('owner_key', '=', ownerKey).where('deleted_at', 'is', null),
+  remove: (ownerKey: string) =>
+    db
+      .updateTable('notification_targets')
+      .set({ deleted_at: sql<Date>`now()`, enabled: false, updated_at: sql<Date>`now()` })
+      .where('owner_key', '=', ownerKey)
+      .where('deleted_at', 'is', null),
+};
 
 /** `program:<id>` or `merchant:<id>`: the unique key of a target's row. */
 export function targetOwnerKey(owner: TargetOwner): string {
@@ -117,46 +136,45 @@ export function targetOwnerKey(owner: TargetOwner): string {
  * before they reach the database, bound to the target's id; deleting only switches a target off.
  */
 export function targetRepository(prisma: PrismaClient, cipher: CredentialsCipher) {
+  const pool = sqlPool(prisma);
+
   const ownerIds = async (owner: TargetOwner): Promise<{ programId: string; merchantId: string | null }> => {
     if (owner.kind === 'program') {
-      const program = await prisma.program.findUnique({ where: { id: owner.programId }, select: { id: true } });
+      const [program] = (await run(pool, targetQueries.findProgram(owner.programId))).rows;
       if (!program) throw new TargetOwnerNotFoundError(owner);
       return { programId: program.id, merchantId: null };
     }
-    const merchant = await prisma.merchant.findUnique({ where: { id: owner.merchantId }, select: { id: true, programId: true } });
+    const [merchant] = (await run(pool, targetQueries.findMerchant(owner.merchantId))).rows;
     if (!merchant) throw new TargetOwnerNotFoundError(owner);
-    return { programId: merchant.programId, merchantId: merchant.id };
+    return { programId: merchant.program_id, merchantId: merchant.id };
   };
 
-  const columnsFor = (input: TargetInput, targetId: string) => {
+  const settingsOf = (input: TargetInput, targetId: string): TargetSettings => {
     const { auth } = input;
     const encrypted = auth.mode === 'none' ? null : cipher.encrypt({ username: auth.username, password: auth.password }, targetId);
     return {
       url: input.url,
-      authMode: auth.mode,
-      authUrl: auth.mode === 'oauth' ? auth.authUrl : null,
+      auth_mode: auth.mode,
+      auth_url: auth.mode === 'oauth' ? auth.authUrl : null,
       credentials: encrypted?.ciphertext ?? null,
-      credentialsKeyId: encrypted?.keyId ?? null,
+      credentials_key_id: encrypted?.keyId ?? null,
       // Stored empty for "all": a type the spec adds later reaches targets that asked for all.
-      objectTypes: input.notifications.objectTypes ?? [],
-      eventTypes: input.notifications.eventTypes ?? [],
+      object_types: input.notifications.objectTypes ?? [],
+      event_types: input.notifications.eventTypes ?? [],
       enabled: input.enabled,
-      deletedAt: null,
     };
   };
 
-  const auth = (row: TargetRow): TargetAuth => decryptAuth(row, cipher);
-
-  const record = (row: TargetRow): NotificationTargetRecord => ({
+  const record = (row: RowOf<ReturnType<typeof targetQueries.find>>): NotificationTargetRecord => ({
     id: row.id,
-    programId: row.programId,
-    merchantId: row.merchantId,
+    programId: row.program_id,
+    merchantId: row.merchant_id,
     url: row.url,
-    auth: masked(auth(row)),
+    auth: masked(decryptAuth(row, cipher)),
     notifications: notifications(row),
     enabled: row.enabled,
-    createdAt: row.createdAt,
-    updatedAt: row.updatedAt,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
   });
 
   return {
@@ -171,24 +189,25 @@ export function targetRepository(prisma: PrismaClient, cipher: CredentialsCipher
       // existing row by its (immutable) id, or create with a new id. A concurrent create of the
       // same owner loses on the unique owner key, and the second round updates the winner's row.
       for (let round = 0; ; round += 1) {
-        const existing = await prisma.notificationTarget.findUnique({ where: { ownerKey }, select: { id: true } });
+        const [existing] = (await run(pool, targetQueries.findIdByOwner(ownerKey))).rows;
         if (existing) {
-          return record(await prisma.notificationTarget.update({ where: { id: existing.id }, data: columnsFor(input, existing.id), select: COLUMNS }));
+          const [updated] = (await run(pool, targetQueries.update(existing.id, settingsOf(input, existing.id)))).rows;
+          // Gone between the two statements: targets are never deleted, so this cannot happen.
+          return record(updated!);
         }
         const id = randomUUID();
         try {
-          return record(
-            await prisma.notificationTarget.create({ data: { id, ownerKey, ...ids, ...columnsFor(input, id) }, select: COLUMNS }),
-          );
+          const [created] = (await run(pool, targetQueries.insert({ id, ownerKey, ...ids }, settingsOf(input, id)))).rows;
+          return record(created!);
         } catch (error) {
-          if (round > 0 || (error as { code?: string }).code !== 'P2002') throw error;
+          if (round > 0 || !isUniqueViolation(error)) throw error;
         }
       }
     },
 
     /** The owner's target, or null when there is none (or it was deleted). */
     async find(owner: TargetOwner): Promise<NotificationTargetRecord | null> {
-      const row = await prisma.notificationTarget.findFirst({ where: { ownerKey: targetOwnerKey(owner), deletedAt: null }, select: COLUMNS });
+      const [row] = (await run(pool, targetQueries.find(targetOwnerKey(owner)))).rows;
       return row ? record(row) : null;
     },
 
@@ -197,44 +216,33 @@ export function targetRepository(prisma: PrismaClient, cipher: CredentialsCipher
      * delivery history keeps its target. False when there was none to delete.
      */
     async remove(owner: TargetOwner): Promise<boolean> {
-      const { count } = await prisma.notificationTarget.updateMany({
-        where: { ownerKey: targetOwnerKey(owner), deletedAt: null },
-        data: { deletedAt: new Date(), enabled: false },
-      });
-      return count > 0;
-    },
-
-    /**
-     * One target with its credentials decrypted, as the delivery worker sees it (the worker reads it
-     * together with its deliveries: deliveryAttemptRepository.loadForAttempts); null when the id is unknown.
-     */
-    async loadForDelivery(targetId: string): Promise<DeliveryTarget | null> {
-      if (!isUuid(targetId)) return null;
-      const row = await prisma.notificationTarget.findUnique({ where: { id: targetId }, select: COLUMNS });
-      return row ? deliveryTargetOf(row, cipher) : null;
+      return (await run(pool, targetQueries.remove(targetOwnerKey(owner)))).rowCount > 0;
     },
   };
 }
 
 /** A row's auth settings with the credentials decrypted; throws CredentialsCipherError when they cannot be. */
-function decryptAuth(row: Pick<TargetRow, 'id' | 'authMode' | 'authUrl' | 'credentials'>, cipher: CredentialsCipher): TargetAuth {
-  const mode = row.authMode as CallbackAuthMode;
+function decryptAuth(row: Pick<TargetRow, 'id' | 'auth_mode' | 'auth_url' | 'credentials'>, cipher: CredentialsCipher): TargetAuth {
+  const mode = row.auth_mode as CallbackAuthMode;
   if (mode === 'none') return { mode };
   const { username, password } = cipher.decrypt(row.credentials ?? '', row.id);
-  return mode === 'basic' ? { mode, username, password } : { mode, authUrl: row.authUrl ?? '', username, password };
+  return mode === 'basic' ? { mode, username, password } : { mode, authUrl: row.auth_url ?? '', username, password };
 }
 
 /** The worker's view of a target row: credentials decrypted (throws CredentialsCipherError when they cannot be). */
-export function deliveryTargetOf(row: Omit<TargetRow, 'createdAt' | 'updatedAt'>, cipher: CredentialsCipher): DeliveryTarget {
+export function deliveryTargetOf(
+  row: Pick<TargetRow, 'id' | 'program_id' | 'merchant_id' | 'url' | 'auth_mode' | 'auth_url' | 'credentials' | 'object_types' | 'event_types' | 'enabled' | 'deleted_at'>,
+  cipher: CredentialsCipher,
+): DeliveryTarget {
   return {
     id: row.id,
-    programId: row.programId,
-    merchantId: row.merchantId,
+    programId: row.program_id,
+    merchantId: row.merchant_id,
     url: row.url,
     auth: decryptAuth(row, cipher),
     notifications: notifications(row),
     enabled: row.enabled,
-    deletedAt: row.deletedAt,
+    deletedAt: row.deleted_at,
   };
 }
 
@@ -242,10 +250,10 @@ function masked(auth: TargetAuth): MaskedTargetAuth {
   return auth.mode === 'none' ? auth : { ...auth, password: MASKED_PASSWORD };
 }
 
-function notifications(row: Pick<TargetRow, 'objectTypes' | 'eventTypes'>): TargetNotifications {
+function notifications(row: Pick<TargetRow, 'object_types' | 'event_types'>): TargetNotifications {
   return {
-    ...(row.objectTypes.length > 0 ? { objectTypes: row.objectTypes as ObjectType[] } : {}),
-    ...(row.eventTypes.length > 0 ? { eventTypes: row.eventTypes as EventType[] } : {}),
+    ...(row.object_types.length > 0 ? { objectTypes: row.object_types as ObjectType[] } : {}),
+    ...(row.event_types.length > 0 ? { eventTypes: row.event_types as EventType[] } : {}),
   };
 }
 

@@ -1,21 +1,10 @@
-import type { PrismaClient } from '../client';
-
-export interface ProgramRecord {
-  id: string;
-  name: string;
-  createdAt: Date;
-}
-
-export interface MerchantRecord {
-  id: string;
-  programId: string;
-  name: string;
-  createdAt: Date;
-}
+import { HeraldError } from '@herald/domain';
+import { sqlPool, type PrismaClient } from '../client';
+import { isUniqueViolation } from '../database-errors';
+import { db, run, type RowOf } from '../sql';
 
 /** Raised when a create names an id that exists already. */
-export class DuplicateIdError extends Error {
-  override readonly name = 'DuplicateIdError';
+export class DuplicateIdError extends HeraldError {
   readonly code = 'duplicate_id';
   constructor(
     readonly entity: 'program' | 'merchant',
@@ -25,36 +14,51 @@ export class DuplicateIdError extends Error {
   }
 }
 
+const PROGRAM_COLUMNS = ['id', 'name', 'created_at as createdAt'] as const;
+const MERCHANT_COLUMNS = ['id', 'program_id as programId', 'name', 'created_at as createdAt'] as const;
+
+/** Every statement of the repository, built from its parameters (the SQL snapshot compiles each). */
+export const tenantQueries = {
+  createProgram: (input: { id: string; name: string }) => db.insertInto('programs').values(input).returning(PROGRAM_COLUMNS),
+  createMerchant: (input: { id: string; programId: string; name: string }) =>
+    db.insertInto('merchants').values({ id: input.id, program_id: input.programId, name: input.name }).returning(MERCHANT_COLUMNS),
+  findProgram: (id: string) => db.selectFrom('programs').select(PROGRAM_COLUMNS).where('id', '=', id),
+  findMerchant: (id: string) => db.selectFrom('merchants').select(MERCHANT_COLUMNS).where('id', '=', id),
+};
+
+/** A program (the top-level tenant): id, name, createdAt. */
+export type ProgramRecord = RowOf<ReturnType<typeof tenantQueries.findProgram>>;
+/** A merchant of a program: id, programId, name, createdAt. */
+export type MerchantRecord = RowOf<ReturnType<typeof tenantQueries.findMerchant>>;
+
 export function tenantRepository(prisma: PrismaClient) {
+  const pool = sqlPool(prisma);
   return {
     async createProgram(input: { id: string; name: string }): Promise<ProgramRecord> {
       try {
-        return await prisma.program.create({ data: input });
+        return (await run(pool, tenantQueries.createProgram(input))).rows[0]!;
       } catch (error) {
-        throw uniqueViolation(error) ? new DuplicateIdError('program', input.id) : error;
+        throw isUniqueViolation(error) ? new DuplicateIdError('program', input.id) : error;
       }
     },
 
+    /** Creates a merchant; its program must exist (a foreign key refuses it otherwise). */
     async createMerchant(input: { id: string; programId: string; name: string }): Promise<MerchantRecord> {
       try {
-        return await prisma.merchant.create({ data: input });
+        return (await run(pool, tenantQueries.createMerchant(input))).rows[0]!;
       } catch (error) {
-        throw uniqueViolation(error) ? new DuplicateIdError('merchant', input.id) : error;
+        throw isUniqueViolation(error) ? new DuplicateIdError('merchant', input.id) : error;
       }
     },
 
-    findProgram(id: string): Promise<ProgramRecord | null> {
-      return prisma.program.findUnique({ where: { id } });
+    async findProgram(id: string): Promise<ProgramRecord | null> {
+      return (await run(pool, tenantQueries.findProgram(id))).rows[0] ?? null;
     },
 
-    findMerchant(id: string): Promise<MerchantRecord | null> {
-      return prisma.merchant.findUnique({ where: { id } });
+    async findMerchant(id: string): Promise<MerchantRecord | null> {
+      return (await run(pool, tenantQueries.findMerchant(id))).rows[0] ?? null;
     },
   };
-}
-
-function uniqueViolation(error: unknown): boolean {
-  return (error as { code?: string }).code === 'P2002';
 }
 
 export type TenantRepository = ReturnType<typeof tenantRepository>;

@@ -11,6 +11,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { loadDatabaseConfig } from '@herald/config';
+import { HeraldError } from '@herald/domain';
 import { dropDatabase, ensureDatabase } from '../database';
 import { applyMigrations, MIGRATIONS_DIR, readMigrations } from '../migrations';
 import { databaseDiffSql } from './schema-sql';
@@ -29,8 +30,7 @@ export interface NewMigrationOptions {
 }
 
 /** Raised when schema.prisma already matches the migrations; nothing is written. */
-export class NoSchemaChangeError extends Error {
-  override readonly name = 'NoSchemaChangeError';
+export class NoSchemaChangeError extends HeraldError {
   readonly code = 'no_schema_change';
 }
 

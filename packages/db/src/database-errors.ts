@@ -1,6 +1,7 @@
 /**
- * Tells "PostgreSQL is down or overloaded" (retry later: HTTP 503) from every other database error
- * (a bug or bad data: HTTP 500), whatever layer of Prisma raised it.
+ * The one place that classifies database errors, whichever layer raised them: Prisma (migrations,
+ * the client's connection), its pg driver adapter, or node-postgres itself (every repository
+ * statement goes through its pool).
  */
 
 // Prisma's own codes: cannot reach, timed out, server closed the connection, pool exhausted.
@@ -10,11 +11,15 @@ const UNAVAILABLE_KINDS = new Set(['DatabaseNotReachable', 'ConnectionClosed', '
 // PostgreSQL SQLSTATEs of a server going away or refusing work: admin/crash shutdown, cannot connect now, too many connections.
 const UNAVAILABLE_SQLSTATES = new Set(['57P01', '57P02', '57P03', '53300', '08000', '08003', '08006']);
 
-// What node-postgres raises itself (the hot paths send SQL through its pool without Prisma): the
+// What node-postgres raises itself (every repository statement goes through its pool): the
 // socket errors of a server that is down or unreachable, and the pool's and the client's own messages.
 const UNAVAILABLE_SOCKET_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EPIPE', 'EAI_AGAIN']);
 const UNAVAILABLE_PG_MESSAGES = /^(timeout exceeded when trying to connect|Connection terminated|Client has encountered a connection error|Client was closed)/;
 
+/**
+ * Tells "PostgreSQL is down or overloaded" (retry later: HTTP 503) from every other database error
+ * (a bug or bad data: HTTP 500).
+ */
 export function isDatabaseUnavailable(error: unknown): boolean {
   if (error === null || typeof error !== 'object') return false;
   if (isNodePostgresUnavailable(error)) return true;
@@ -33,4 +38,11 @@ function isNodePostgresUnavailable(error: object): boolean {
   if (typeof message === 'string' && UNAVAILABLE_PG_MESSAGES.test(message)) return true;
   // A connect to a name with several addresses fails with an AggregateError of each attempt.
   return Array.isArray(errors) && errors.length > 0 && errors.every((e) => e !== null && typeof e === 'object' && isNodePostgresUnavailable(e));
+}
+
+/** A unique constraint refused the row (SQLSTATE 23505, Prisma's P2002). */
+export function isUniqueViolation(error: unknown): boolean {
+  if (error === null || typeof error !== 'object') return false;
+  const { code, meta } = error as { code?: unknown; meta?: { driverAdapterError?: { cause?: { originalCode?: string } } } };
+  return code === '23505' || code === 'P2002' || meta?.driverAdapterError?.cause?.originalCode === '23505';
 }
