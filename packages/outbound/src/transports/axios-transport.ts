@@ -1,5 +1,5 @@
 import type { IncomingMessage } from 'node:http';
-import type { AxiosStatic } from 'axios';
+import type { AxiosInstance, AxiosStatic } from 'axios';
 import type { ConnectGuard } from '../connect-guard';
 import { guardedAgents, type Transport } from './transport';
 
@@ -11,9 +11,11 @@ import { guardedAgents, type Transport } from './transport';
  */
 export function axiosTransport(guard: ConnectGuard): Transport {
   const agents = guardedAgents(guard);
-  // Loaded when the first axios client is made, not when this package is imported: the events-api
-  // imports the package for its address policy and never sends with axios.
-  const loaded = import('axios').then(({ default: axios }) => ({
+  // Loaded at the first request, not when this package is imported or a client made: the
+  // events-api imports the package for its address policy and never sends with axios, and a worker
+  // whose targets use no OAuth never requests a token.
+  let loaded: Promise<{ axios: AxiosStatic; instance: AxiosInstance }> | undefined;
+  const load = () => (loaded ??= import('axios').then(({ default: axios }) => ({
     axios,
     instance: axios.create({
       adapter: 'http',
@@ -27,10 +29,10 @@ export function axiosTransport(guard: ConnectGuard): Transport {
       transformRequest: [],
       transformResponse: [],
     }),
-  }));
+  })));
 
   return async ({ url, method, headers, body, signal }) => {
-    const { axios, instance } = await loaded;
+    const { axios, instance } = await load();
     try {
       const response = await instance.request<IncomingMessage>({
         url: url.href,
