@@ -17,7 +17,7 @@ import { createDeliveryProcessor, type DeliveryOutcome, type DeliveryStore } fro
  * How many times a job whose worker died (its lock expired) is taken up again; one stall more and
  * BullMQ fails it ("job stalled more than allowable limit"). A callback has no side effect on
  * Herald's side that a re-run would repeat (the merchant deduplicates on webhook-id), so the limit
- * is only a guard against a job that kills its worker every time. See README "Delivery and retries".
+ * is only a guard against a job that kills its worker every time. See docs/delivery.md.
  */
 const MAX_STALLED_COUNT = 3;
 
