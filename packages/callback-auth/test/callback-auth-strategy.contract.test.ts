@@ -85,7 +85,7 @@ describe.each(cases)('the $mode strategy, like every callback auth strategy,', (
   it('refuses unusable settings with an AuthConfigurationError that shows no secret', async () => {
     const error = await errorFrom(() => createAuthStrategy(contract.invalidSettings(env.endpoint), env.redis.deps()));
     expect(error).toBeInstanceOf(AuthConfigurationError);
-    expect(error).toMatchObject({ name: 'AuthConfigurationError', code: 'CALLBACK_AUTH_INVALID_CONFIGURATION' });
+    expect(error).toMatchObject({ name: 'AuthConfigurationError', code: 'callback_auth_invalid_configuration' });
     expectNoSecrets(error, credentialForms(USERNAME, PASSWORD));
   });
 });

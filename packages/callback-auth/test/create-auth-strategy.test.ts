@@ -45,7 +45,7 @@ describe('createAuthStrategy', () => {
     const settings = { targetId: 'target-9', mode: 'digest' } as unknown as TargetAuthSettings;
     const error = await errorFrom(() => createAuthStrategy(settings, deps));
     expect(error).toBeInstanceOf(UnknownAuthModeError);
-    expect(error).toMatchObject({ name: 'UnknownAuthModeError', code: 'CALLBACK_AUTH_UNKNOWN_MODE', targetId: 'target-9', mode: 'digest' });
+    expect(error).toMatchObject({ name: 'UnknownAuthModeError', code: 'callback_auth_unknown_mode', targetId: 'target-9', mode: 'digest' });
     expect(error.message).toContain('"digest"');
   });
 
@@ -72,7 +72,7 @@ describe('createAuthStrategy', () => {
   ] as const)('rejects %s settings with a bad %s (%j) and shows no secret', async (mode, field, overrides) => {
     const error = await errorFrom(() => createAuthStrategy(oauth({ mode, ...overrides }), deps));
     expect(error).toBeInstanceOf(AuthConfigurationError);
-    expect(error).toMatchObject({ code: 'CALLBACK_AUTH_INVALID_CONFIGURATION', field });
+    expect(error).toMatchObject({ code: 'callback_auth_invalid_configuration', field });
     expectNoSecrets(error, credentialForms(USERNAME, PASSWORD));
   });
 

@@ -78,7 +78,7 @@ describe('the oauth token request', () => {
     const error = await errorFrom(() => strategyFor(env.endpoint.url).headers());
 
     expect(error).toBeInstanceOf(TokenRequestError);
-    expect(error).toMatchObject({ name: 'TokenRequestError', code: 'CALLBACK_AUTH_TOKEN_REQUEST_FAILED', kind, targetId: 'target-1' });
+    expect(error).toMatchObject({ name: 'TokenRequestError', code: 'callback_auth_token_request_failed', kind, targetId: 'target-1' });
     expectNoSecrets(error, [...credentialForms(USERNAME, PASSWORD), ISSUED_TOKEN]);
     // Nothing cached and the fetch lock released: the next attempt starts clean.
     await expect(env.redis.keys()).resolves.toEqual([]);

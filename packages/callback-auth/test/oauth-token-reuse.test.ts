@@ -92,7 +92,7 @@ describe('the oauth token cache', () => {
 
     const error = await errorFrom(() => createAuthStrategy(settings(), deps).headers());
     expect(error).toBeInstanceOf(TokenWaitTimeoutError);
-    expect(error).toMatchObject({ name: 'TokenWaitTimeoutError', code: 'CALLBACK_AUTH_TOKEN_WAIT_TIMEOUT', targetId: 'target-1' });
+    expect(error).toMatchObject({ name: 'TokenWaitTimeoutError', code: 'callback_auth_token_wait_timeout', targetId: 'target-1' });
     expect(Date.now() - started).toBeLessThan(1_000);
     expect(env.endpoint.requests).toHaveLength(0);
   });

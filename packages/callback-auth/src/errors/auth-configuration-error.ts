@@ -6,7 +6,7 @@ import { CallbackAuthError } from './callback-auth-error';
  * field and never repeats its value, which may be a secret.
  */
 export class AuthConfigurationError extends CallbackAuthError {
-  readonly code = 'CALLBACK_AUTH_INVALID_CONFIGURATION';
+  readonly code = 'callback_auth_invalid_configuration';
   override readonly name = 'AuthConfigurationError';
 
   constructor(

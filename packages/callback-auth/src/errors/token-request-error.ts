@@ -17,7 +17,7 @@ export type TokenRequestFailureKind = 'http_status' | 'redirect' | 'invalid_resp
  * path or query, the credentials, the response body or a token.
  */
 export class TokenRequestError extends CallbackAuthError {
-  readonly code = 'CALLBACK_AUTH_TOKEN_REQUEST_FAILED';
+  readonly code = 'callback_auth_token_request_failed';
   override readonly name = 'TokenRequestError';
 
   constructor(

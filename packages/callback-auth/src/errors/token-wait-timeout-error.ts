@@ -5,7 +5,7 @@ import { CallbackAuthError } from './callback-auth-error';
  * the wait bound. Not retried here: the delivery job fails this attempt and BullMQ retries it later.
  */
 export class TokenWaitTimeoutError extends CallbackAuthError {
-  readonly code = 'CALLBACK_AUTH_TOKEN_WAIT_TIMEOUT';
+  readonly code = 'callback_auth_token_wait_timeout';
   override readonly name = 'TokenWaitTimeoutError';
 
   constructor(

@@ -2,7 +2,7 @@ import { CallbackAuthError } from './callback-auth-error';
 
 /** The target's auth mode is none of 'none', 'basic', 'oauth' (a bad row or a newer writer). */
 export class UnknownAuthModeError extends CallbackAuthError {
-  readonly code = 'CALLBACK_AUTH_UNKNOWN_MODE';
+  readonly code = 'callback_auth_unknown_mode';
   override readonly name = 'UnknownAuthModeError';
 
   constructor(

@@ -1,5 +1,6 @@
 import type { RetryAfterHint } from '@herald/queue';
 import type { OutboundFailureKind } from '@herald/outbound';
+import { HeraldError } from '@herald/domain';
 
 /**
  * Why an attempt failed, as delivery_attempts.error_kind records it: how the callback POST failed
@@ -19,7 +20,7 @@ export type AttemptErrorKind = Exclude<OutboundFailureKind, 'response_too_large'
  * `retryAfterMs` (a 429 or 503 with Retry-After) is read by the delivery backoff strategy. The
  * message is the recorded one, which holds no secret (BullMQ keeps it as the job's failedReason).
  */
-export class CallbackAttemptError extends Error implements RetryAfterHint {
+export class CallbackAttemptError extends HeraldError implements RetryAfterHint {
   override readonly name = 'CallbackAttemptError';
   readonly code = 'callback_attempt_failed';
 

@@ -1,4 +1,5 @@
 import type { CliConfig } from '@herald/config';
+import { HeraldError } from '@herald/domain/herald-error';
 
 /** The answer of the admin API: its status and its JSON body (undefined when there is none). */
 export interface AdminResponse {
@@ -7,7 +8,7 @@ export interface AdminResponse {
 }
 
 /** The admin API could not be reached, or answered something that is not JSON. */
-export class AdminRequestError extends Error {
+export class AdminRequestError extends HeraldError {
   override readonly name = 'AdminRequestError';
   readonly code = 'admin_request_failed';
 }

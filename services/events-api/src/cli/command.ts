@@ -1,7 +1,8 @@
 import type { AdminResponse } from './admin-client';
+import { HeraldError } from '@herald/domain/herald-error';
 
 /** The command line is wrong; the message says how, and the usage follows it. */
-export class UsageError extends Error {
+export class UsageError extends HeraldError {
   override readonly name = 'UsageError';
   readonly code = 'usage';
 }

@@ -1,10 +1,11 @@
 import { problemType, type ProblemDetails } from '@herald/lifecycle';
+import { HeraldError } from '@herald/domain';
 
 /**
  * An error that already knows its HTTP answer. Thrown by handlers and middleware of the
  * events-api only; shared packages throw domain errors, which the error handler maps.
  */
-export class HttpError extends Error {
+export class HttpError extends HeraldError {
   override readonly name = 'HttpError';
   constructor(
     readonly status: number,
