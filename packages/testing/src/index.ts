@@ -59,5 +59,5 @@ export { startService, type ServiceProcess, type StartServiceOptions } from './p
 export { describeOpsContract, type MountOps } from './ops-contract';
 export { always, callbacksPerEvent, inTurn, startHttpRecorder, type HttpRecorder, type RecordedRequest, type Reply, type Responder } from './http-recorder';
 export { metricValue, parseExposition, type Sample } from './prometheus';
-export { selfSignedCertificate } from './tls';
+export { startSelfSignedServer, type SelfSignedServer } from './tls';
 export { storeEvents } from './store-events';
