@@ -1,7 +1,6 @@
 import { readFileSync } from 'node:fs';
 import type { ServerResponse } from 'node:http';
-import { applyMigrations } from '@herald/db';
-import { always, closedPort, createScratchDatabase, startHttpRecorder, startService, type HttpRecorder, type RecordedRequest, type Reply, type ServiceProcess } from '@herald/testing';
+import { always, closedPort, startHttpRecorder, startService, useMigratedDatabase, type HttpRecorder, type RecordedRequest, type Reply, type ServiceProcess } from '@herald/testing';
 import { report } from './support/report';
 import { saveServiceLog } from './support/run-dir';
 import { useHttpRecorders, useWorlds } from './support/world';
@@ -28,12 +27,7 @@ const FLAPPING_FOR_MS = 10_000;
 const HUGE_BYTES = 20 * 1024 * 1024;
 const KINDS = ['500', 'slow', 'closed', 'huge', '503-retry-after'] as const;
 
-let database: { url: string; drop: () => Promise<void> };
-beforeAll(async () => {
-  database = await createScratchDatabase('herald_faults_merchant');
-  await applyMigrations(database.url);
-});
-afterAll(() => database.drop());
+const database = useMigratedDatabase('herald_faults_merchant');
 
 const world = useWorlds('4-merchant-misbehaving');
 const startReceiver = useHttpRecorders();

@@ -1,5 +1,4 @@
-import { applyMigrations } from '@herald/db';
-import { createScratchDatabase, type Reply } from '@herald/testing';
+import { useMigratedDatabase, type Reply } from '@herald/testing';
 import { report } from './support/report';
 import { recordSecret } from './support/run-dir';
 import { useHttpRecorders, useWorlds } from './support/world';
@@ -12,12 +11,7 @@ import { useHttpRecorders, useWorlds } from './support/world';
 
 const CALLBACKS = 100;
 
-let database: { url: string; drop: () => Promise<void> };
-beforeAll(async () => {
-  database = await createScratchDatabase('herald_faults_oauth');
-  await applyMigrations(database.url);
-});
-afterAll(() => database.drop());
+const database = useMigratedDatabase('herald_faults_oauth');
 
 const world = useWorlds('5-oauth-failing');
 const startReceiver = useHttpRecorders();

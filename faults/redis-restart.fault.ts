@@ -1,5 +1,4 @@
-import { applyMigrations } from '@herald/db';
-import { createScratchDatabase, startHttpRecorder, type HttpRecorder } from '@herald/testing';
+import { startHttpRecorder, useMigratedDatabase, type HttpRecorder } from '@herald/testing';
 import { Redis } from 'ioredis';
 import { startPrivateRedis, type PrivateRedis } from './support/redis-server';
 import { report } from './support/report';
@@ -14,12 +13,7 @@ const BATCHES = 40;
 const BATCH = 10;
 const DOWN_MS = 1_500;
 
-let database: { url: string; drop: () => Promise<void> };
-beforeAll(async () => {
-  database = await createScratchDatabase('herald_faults_redis');
-  await applyMigrations(database.url);
-});
-afterAll(() => database.drop());
+const database = useMigratedDatabase('herald_faults_redis');
 
 let redis: PrivateRedis | undefined;
 let system: System | undefined;

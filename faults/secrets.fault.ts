@@ -1,5 +1,4 @@
-import { applyMigrations } from '@herald/db';
-import { createScratchDatabase, startHttpRecorder, type HttpRecorder } from '@herald/testing';
+import { startHttpRecorder, useMigratedDatabase, type HttpRecorder } from '@herald/testing';
 import { dumpRedisKeys } from './support/redis-dump';
 import { report } from './support/report';
 import { keptFiles, recordedSecrets, recordSecret, type SecretKind } from './support/run-dir';
@@ -26,12 +25,7 @@ const base64 = (text: string): string => Buffer.from(text).toString('base64');
 /** Part of the Redis key of a cached OAuth token (packages/callback-auth token-cache.ts). */
 const TOKEN_CACHE_KEY = ':callback-auth:token:';
 
-let database: { url: string; drop: () => Promise<void> };
-beforeAll(async () => {
-  database = await createScratchDatabase('herald_faults_secrets');
-  await applyMigrations(database.url);
-});
-afterAll(() => database.drop());
+const database = useMigratedDatabase('herald_faults_secrets');
 
 let system: System | undefined;
 const receivers: HttpRecorder[] = [];

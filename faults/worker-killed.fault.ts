@@ -1,5 +1,4 @@
-import { applyMigrations } from '@herald/db';
-import { always, createScratchDatabase, startService, type HttpRecorder, type ServiceProcess } from '@herald/testing';
+import { always, callbacksPerEvent, startService, useMigratedDatabase, type ServiceProcess } from '@herald/testing';
 import { report } from './support/report';
 import { saveServiceLog } from './support/run-dir';
 import { useHttpRecorders, useWorlds, waitFor } from './support/world';
@@ -10,13 +9,8 @@ import { useHttpRecorders, useWorlds, waitFor } from './support/world';
 
 const CALLBACKS = 1_000;
 
-let database: { url: string; drop: () => Promise<void> };
-beforeAll(async () => {
-  // A database of its own: the workers' sweeper must not find other files' deliveries.
-  database = await createScratchDatabase('herald_faults_kill');
-  await applyMigrations(database.url);
-});
-afterAll(() => database.drop());
+// A database of its own: the workers' sweeper must not find other files' deliveries.
+const database = useMigratedDatabase('herald_faults_kill');
 
 const world = useWorlds('1-worker-killed');
 const startReceiver = useHttpRecorders();
@@ -26,15 +20,6 @@ afterEach(async () => {
   await Promise.all(stopped.map((service) => service.stop('SIGKILL')));
   stopped.forEach((service) => saveServiceLog('1-worker-killed-worker', service.output()));
 });
-
-function perEvent(recorder: HttpRecorder): Map<string, number> {
-  const counts = new Map<string, number>();
-  for (const request of recorder.requests) {
-    const id = String(request.headers['webhook-id']);
-    counts.set(id, (counts.get(id) ?? 0) + 1);
-  }
-  return counts;
-}
 
 it(`delivers all of ${CALLBACKS} callbacks at least once when the worker is killed with SIGKILL midway`, async () => {
   const w = world({}, database.url);
@@ -69,7 +54,7 @@ it(`delivers all of ${CALLBACKS} callbacks at least once when the worker is kill
     ['succeeded', 'failed'],
     90_000,
   );
-  const received = perEvent(receiver);
+  const received = callbacksPerEvent(receiver);
   const delivered = rows.filter((row) => row.status === 'succeeded').length;
   const neverReceived = sent.filter((s) => !received.has(s.event.id)).length;
   const duplicates = receiver.requests.length - received.size;

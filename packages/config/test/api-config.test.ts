@@ -1,22 +1,5 @@
-import { ConfigError, loadApiConfig, type Env } from '../src';
-
-const PROD_SECRETS = {
-  NODE_ENV: 'production',
-  ADMIN_TOKEN: 'a'.repeat(40),
-  INGEST_TOKEN: 'i'.repeat(40),
-  SECRETS_KEY: '00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff',
-  DASHBOARD_PASSWORD: 'd'.repeat(16),
-};
-
-function errorOf(load: (env: Env) => unknown, env: Record<string, string>): ConfigError {
-  try {
-    load(env);
-  } catch (error) {
-    if (error instanceof ConfigError) return error;
-    throw error;
-  }
-  throw new Error('expected the loader to throw');
-}
+import { loadApiConfig } from '../src';
+import { configErrorOf, PRODUCTION_API_SECRETS } from './support/config-errors';
 
 describe('loadApiConfig', () => {
   it('listens on port 3000 with development tokens by default', () => {
@@ -30,7 +13,7 @@ describe('loadApiConfig', () => {
   it('caches API key lookups for 5 s by default, and refuses a bound over a minute', () => {
     expect(loadApiConfig({}).apiKeyCacheMs).toBe(5_000);
     expect(loadApiConfig({ API_KEY_CACHE_MS: '0' }).apiKeyCacheMs).toBe(0);
-    expect(errorOf(loadApiConfig, { API_KEY_CACHE_MS: '60001' }).message).toMatch(/API_KEY_CACHE_MS/);
+    expect(configErrorOf(loadApiConfig, { API_KEY_CACHE_MS: '60001' }).message).toMatch(/API_KEY_CACHE_MS/);
   });
 
   it('reads every events-api variable that is set', () => {
@@ -70,37 +53,37 @@ describe('loadApiConfig', () => {
     ['RATE_LIMIT_REQUESTS', '0', /RATE_LIMIT_REQUESTS: must be between 1 and 1000000/],
     ['INGEST_BODY_LIMIT_BYTES', '10', /INGEST_BODY_LIMIT_BYTES: must be between 1024 and 104857600/],
   ])('rejects %s=%s with a message naming the variable', (name, value, message) => {
-    const error = errorOf(loadApiConfig, { [name]: value });
+    const error = configErrorOf(loadApiConfig, { [name]: value });
     expect(error.variable).toBe(name);
     expect(error.message).toMatch(message);
   });
 
   describe('in production', () => {
     it('starts when every secret it reads is set, with no worker setting', () => {
-      expect(loadApiConfig(PROD_SECRETS).nodeEnv).toBe('production');
+      expect(loadApiConfig(PRODUCTION_API_SECRETS).nodeEnv).toBe('production');
     });
 
     it.each(['ADMIN_TOKEN', 'INGEST_TOKEN', 'SECRETS_KEY', 'DASHBOARD_PASSWORD'])('refuses to start without %s', (name) => {
-      const env: Record<string, string> = { ...PROD_SECRETS };
+      const env: Record<string, string> = { ...PRODUCTION_API_SECRETS };
       delete env[name];
-      expect(errorOf(loadApiConfig, env).message).toBe(`${name}: is required when NODE_ENV=production`);
+      expect(configErrorOf(loadApiConfig, env).message).toBe(`${name}: is required when NODE_ENV=production`);
     });
 
     it('refuses a short admin token', () => {
-      expect(errorOf(loadApiConfig, { ...PROD_SECRETS, ADMIN_TOKEN: 'short' }).message).toMatch(/ADMIN_TOKEN: must be at least 32 characters/);
+      expect(configErrorOf(loadApiConfig, { ...PRODUCTION_API_SECRETS, ADMIN_TOKEN: 'short' }).message).toMatch(/ADMIN_TOKEN: must be at least 32 characters/);
     });
 
     it('refuses the development tokens', () => {
       const dev = loadApiConfig({});
-      expect(errorOf(loadApiConfig, { ...PROD_SECRETS, ADMIN_TOKEN: dev.adminToken }).variable).toBe('ADMIN_TOKEN');
-      expect(errorOf(loadApiConfig, { ...PROD_SECRETS, INGEST_TOKEN: dev.ingestToken }).variable).toBe('INGEST_TOKEN');
-      expect(errorOf(loadApiConfig, { ...PROD_SECRETS, DASHBOARD_PASSWORD: dev.dashboard.password }).message).toBe(
+      expect(configErrorOf(loadApiConfig, { ...PRODUCTION_API_SECRETS, ADMIN_TOKEN: dev.adminToken }).variable).toBe('ADMIN_TOKEN');
+      expect(configErrorOf(loadApiConfig, { ...PRODUCTION_API_SECRETS, INGEST_TOKEN: dev.ingestToken }).variable).toBe('INGEST_TOKEN');
+      expect(configErrorOf(loadApiConfig, { ...PRODUCTION_API_SECRETS, DASHBOARD_PASSWORD: dev.dashboard.password }).message).toBe(
         'DASHBOARD_PASSWORD: must not be the development default in production',
       );
     });
 
     it('refuses a dashboard password shorter than 16 characters', () => {
-      expect(errorOf(loadApiConfig, { ...PROD_SECRETS, DASHBOARD_PASSWORD: 'p'.repeat(15) }).message).toBe(
+      expect(configErrorOf(loadApiConfig, { ...PRODUCTION_API_SECRETS, DASHBOARD_PASSWORD: 'p'.repeat(15) }).message).toBe(
         'DASHBOARD_PASSWORD: must be at least 16 characters in production',
       );
     });
@@ -112,14 +95,14 @@ describe('loadApiConfig', () => {
     });
 
     it('are read from DASHBOARD_USERNAME and DASHBOARD_PASSWORD', () => {
-      expect(loadApiConfig({ ...PROD_SECRETS, DASHBOARD_USERNAME: 'ops', DASHBOARD_PASSWORD: 'correct horse battery' }).dashboard).toEqual({
+      expect(loadApiConfig({ ...PRODUCTION_API_SECRETS, DASHBOARD_USERNAME: 'ops', DASHBOARD_PASSWORD: 'correct horse battery' }).dashboard).toEqual({
         username: 'ops',
         password: 'correct horse battery',
       });
     });
 
     it('refuse a user name with a colon, which HTTP Basic cannot carry', () => {
-      expect(errorOf(loadApiConfig, { DASHBOARD_USERNAME: 'ops:team' }).variable).toBe('DASHBOARD_USERNAME');
+      expect(configErrorOf(loadApiConfig, { DASHBOARD_USERNAME: 'ops:team' }).variable).toBe('DASHBOARD_USERNAME');
     });
   });
 });

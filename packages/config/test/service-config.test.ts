@@ -1,22 +1,5 @@
-import { ConfigError, loadApiConfig, loadWorkerConfig, type Env } from '../src';
-
-const PROD_SECRETS = {
-  NODE_ENV: 'production',
-  ADMIN_TOKEN: 'a'.repeat(40),
-  INGEST_TOKEN: 'i'.repeat(40),
-  SECRETS_KEY: '00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff',
-  DASHBOARD_PASSWORD: 'd'.repeat(16),
-};
-
-function errorOf(load: (env: Env) => unknown, env: Record<string, string>): ConfigError {
-  try {
-    load(env);
-  } catch (error) {
-    if (error instanceof ConfigError) return error;
-    throw error;
-  }
-  throw new Error('expected the loader to throw');
-}
+import { loadApiConfig, loadWorkerConfig } from '../src';
+import { configErrorOf, PRODUCTION_API_SECRETS } from './support/config-errors';
 
 describe.each([
   ['loadApiConfig', loadApiConfig],
@@ -92,7 +75,7 @@ describe.each([
     [`k0:${'ab'.repeat(32)},k0:${'cd'.repeat(32)}`, /names key id k0 twice/],
     [`k1:${'ab'.repeat(32)}`, /which is SECRETS_KEY_ID/],
   ])('refuses SECRETS_PREVIOUS_KEYS=%p, never quoting a key', (value, message) => {
-    const error = errorOf(load, { SECRETS_PREVIOUS_KEYS: value });
+    const error = configErrorOf(load, { SECRETS_PREVIOUS_KEYS: value });
     expect(error.message).toMatch(message);
     expect(error.message).not.toContain('abab');
   });
@@ -121,7 +104,7 @@ describe.each([
     ['DELIVERY_ATTEMPTS', '0', /DELIVERY_ATTEMPTS: must be between 1 and 100/],
     ['JOBS_KEEP_FAILED_SECONDS', 'forever', /JOBS_KEEP_FAILED_SECONDS: must be a whole number/],
   ])('rejects %s=%s with a message naming the variable', (name, value, message) => {
-    const error = errorOf(load, { [name]: value });
+    const error = configErrorOf(load, { [name]: value });
     expect(error.variable).toBe(name);
     expect(error.code).toBe('config_invalid');
     expect(error.message).toMatch(message);
@@ -129,12 +112,12 @@ describe.each([
 
   describe('in production', () => {
     it('refuses to start without SECRETS_KEY', () => {
-      expect(errorOf(load, { ...PROD_SECRETS, SECRETS_KEY: '' }).message).toBe('SECRETS_KEY: is required when NODE_ENV=production');
+      expect(configErrorOf(load, { ...PRODUCTION_API_SECRETS, SECRETS_KEY: '' }).message).toBe('SECRETS_KEY: is required when NODE_ENV=production');
     });
 
     it('refuses the development secrets key', () => {
       const devKey = load({}).secretsKey.toString('base64');
-      expect(errorOf(load, { ...PROD_SECRETS, SECRETS_KEY: devKey }).message).toMatch(/SECRETS_KEY: must not be the development key/);
+      expect(configErrorOf(load, { ...PRODUCTION_API_SECRETS, SECRETS_KEY: devKey }).message).toMatch(/SECRETS_KEY: must not be the development key/);
     });
   });
 });

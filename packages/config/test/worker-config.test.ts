@@ -1,4 +1,5 @@
-import { ConfigError, loadWorkerConfig } from '../src';
+import { loadWorkerConfig } from '../src';
+import { configErrorOf } from './support/config-errors';
 
 /** All a production worker needs: the two stores and the key of stored credentials. */
 const PRODUCTION_WORKER = {
@@ -7,16 +8,6 @@ const PRODUCTION_WORKER = {
   REDIS_URL: 'redis://cache:6379',
   SECRETS_KEY: '00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff',
 };
-
-function errorOf(env: Record<string, string>): ConfigError {
-  try {
-    loadWorkerConfig(env);
-  } catch (error) {
-    if (error instanceof ConfigError) return error;
-    throw error;
-  }
-  throw new Error('expected loadWorkerConfig to throw');
-}
 
 describe('loadWorkerConfig', () => {
   it('defaults to 16 callbacks at once, 10 s per callback, 4 KiB of answer kept and Retry-After up to an hour', () => {
@@ -80,7 +71,7 @@ describe('loadWorkerConfig', () => {
     ['RECONCILER_INTERVAL_MS', '10', 'must be between 100 and 3600000, got 10'],
     ['RECONCILER_BATCH_SIZE', '0', 'must be between 1 and 10000, got 0'],
   ])('refuses %s=%s, naming the variable', (variable, value, problem) => {
-    expect(errorOf({ [variable]: value }).message).toBe(`${variable}: ${problem}`);
+    expect(configErrorOf(loadWorkerConfig, { [variable]: value }).message).toBe(`${variable}: ${problem}`);
   });
 
   describe('in production', () => {
@@ -90,9 +81,9 @@ describe('loadWorkerConfig', () => {
     });
 
     it('refuses to start without SECRETS_KEY, or with the development key', () => {
-      expect(errorOf({ ...PRODUCTION_WORKER, SECRETS_KEY: '' }).message).toBe('SECRETS_KEY: is required when NODE_ENV=production');
+      expect(configErrorOf(loadWorkerConfig, { ...PRODUCTION_WORKER, SECRETS_KEY: '' }).message).toBe('SECRETS_KEY: is required when NODE_ENV=production');
       const devKey = loadWorkerConfig({}).secretsKey.toString('hex');
-      expect(errorOf({ ...PRODUCTION_WORKER, SECRETS_KEY: devKey }).message).toBe('SECRETS_KEY: must not be the development key in production');
+      expect(configErrorOf(loadWorkerConfig, { ...PRODUCTION_WORKER, SECRETS_KEY: devKey }).message).toBe('SECRETS_KEY: must not be the development key in production');
     });
 
     it("neither reads nor checks the events-api's secrets and settings, even malformed", () => {

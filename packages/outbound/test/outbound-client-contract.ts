@@ -1,6 +1,4 @@
-import { createServer } from 'node:https';
-import type { AddressInfo } from 'node:net';
-import { always, closedPort, selfSignedCertificate, startHttpRecorder, type HttpRecorder, type Responder } from '@herald/testing';
+import { always, closedPort, startHttpRecorder, startSelfSignedServer, type HttpRecorder, type Responder } from '@herald/testing';
 import rootPackage from '../../../package.json';
 import { createConnectGuard, OutboundRequestError, type ConnectGuard, type OutboundClient, type OutboundRequest } from '../src';
 
@@ -181,19 +179,13 @@ export function describeOutboundClientContract(transportName: string, createClie
     });
 
     it('fails with tls when the certificate is self-signed, sending nothing', async () => {
-      let received = 0;
-      const tls = createServer(selfSignedCertificate(), (_req, res) => {
-        received += 1;
-        res.end('ok');
-      });
-      await new Promise<void>((resolve) => tls.listen(0, '127.0.0.1', resolve));
+      const tls = await startSelfSignedServer();
       try {
-        const error = await failureOf(client.send(post(`https://127.0.0.1:${(tls.address() as AddressInfo).port}/hook`)));
+        const error = await failureOf(client.send(post(`${tls.origin}/hook`)));
         expect(error).toMatchObject({ kind: 'tls', causeCode: 'DEPTH_ZERO_SELF_SIGNED_CERT', message: 'the TLS connection failed (DEPTH_ZERO_SELF_SIGNED_CERT)' });
-        expect(received).toBe(0);
+        expect(tls.received).toBe(0);
       } finally {
-        tls.closeAllConnections();
-        await new Promise((resolve) => tls.close(resolve));
+        await tls.close();
       }
     });
 

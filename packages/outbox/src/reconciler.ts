@@ -2,16 +2,12 @@ import type { DeliveryRepository, ReconcileResult } from '@herald/db';
 import type { HeraldMetrics } from '@herald/metrics';
 import type { DeliveryProducer } from '@herald/queue';
 import type { OutboxLogger } from './outbox-logger';
-import { startPeriodicRunner } from './periodic-runner';
+import { startOutboxTask, type OutboxTaskSchedule } from './outbox-task';
 
-/** How the reconciler runs (RECONCILER_* settings). */
-export interface ReconcilerOptions {
-  /** Pause between passes; the first pass also waits this long. */
-  readonly intervalMs: number;
+/** How the reconciler runs (RECONCILER_* settings); `batchSize` is the most pending deliveries checked per pass. */
+export interface ReconcilerOptions extends OutboxTaskSchedule {
   /** A pending delivery is checked once it was enqueued, and last found alive in the queue, longer ago than this. */
   readonly staleAfterMs: number;
-  /** Most pending deliveries checked per pass. */
-  readonly batchSize: number;
 }
 
 export interface ReconcilerDependencies {
@@ -44,19 +40,22 @@ export interface Reconciler {
  */
 export function startReconciler(deps: ReconcilerDependencies): Reconciler {
   const { config, logger } = deps;
-  const reconcileOnce = async (): Promise<ReconcileResult> => {
-    const result = await deps.deliveries.reconcile({ limit: config.batchSize, staleMs: config.staleAfterMs }, (refs) => deps.producer.requeueDead(refs));
-    deps.metrics.reconciled(result.checked, result.requeued);
-    return result;
-  };
-  const runner = startPeriodicRunner(
-    async () => {
-      const result = await reconcileOnce();
-      if (result.requeued > 0) logger.warn('reconciler requeued deliveries whose job the queue had lost', { ...result });
-      else if (result.checked > 0) logger.debug('reconciler found every checked delivery alive in the queue', { ...result });
-      return { full: result.requeued > 0 && result.checked === config.batchSize };
+  const task = startOutboxTask(
+    async (): Promise<ReconcileResult> => {
+      const result = await deps.deliveries.reconcile({ limit: config.batchSize, staleMs: config.staleAfterMs }, (refs) => deps.producer.requeueDead(refs));
+      deps.metrics.reconciled(result.checked, result.requeued);
+      return result;
     },
-    { name: 'reconciliation', intervalMs: config.intervalMs, firstPassAfterMs: config.intervalMs, logger },
+    {
+      name: 'reconciliation',
+      schedule: config,
+      logger,
+      afterPass: (result) => {
+        if (result.requeued > 0) logger.warn('reconciler requeued deliveries whose job the queue had lost', { ...result });
+        else if (result.checked > 0) logger.debug('reconciler found every checked delivery alive in the queue', { ...result });
+        return { full: result.requeued > 0 && result.checked === config.batchSize };
+      },
+    },
   );
-  return { reconcileOnce, stop: () => runner.stop() };
+  return { reconcileOnce: task.runOnce, stop: task.stop };
 }

@@ -2,16 +2,12 @@ import type { DeliveryRepository } from '@herald/db';
 import type { HeraldMetrics } from '@herald/metrics';
 import type { DeliveryProducer } from '@herald/queue';
 import type { OutboxLogger } from './outbox-logger';
-import { startPeriodicRunner } from './periodic-runner';
+import { startOutboxTask, type OutboxTaskSchedule } from './outbox-task';
 
-/** How the sweeper runs (SWEEPER_* settings). */
-export interface SweeperOptions {
-  /** Pause between sweeps; the first sweep also waits this long. */
-  readonly intervalMs: number;
+/** How the sweeper runs (SWEEPER_* settings); `batchSize` is the most deliveries enqueued per sweep. */
+export interface SweeperOptions extends OutboxTaskSchedule {
   /** Deliveries younger than this are left to the events-api's own enqueue after commit. */
   readonly graceMs: number;
-  /** Most deliveries enqueued per sweep. */
-  readonly batchSize: number;
 }
 
 export interface SweeperDependencies {
@@ -40,18 +36,21 @@ export interface Sweeper {
  */
 export function startSweeper(deps: SweeperDependencies): Sweeper {
   const { config, logger } = deps;
-  const sweepOnce = async (): Promise<number> => {
-    const enqueued = await deps.deliveries.sweep({ limit: config.batchSize, graceMs: config.graceMs }, (refs) => deps.producer.enqueue(refs));
-    deps.metrics.sweeperEnqueued(enqueued);
-    return enqueued;
-  };
-  const runner = startPeriodicRunner(
+  const task = startOutboxTask(
     async () => {
-      const enqueued = await sweepOnce();
-      if (enqueued > 0) logger.info('sweeper enqueued forgotten deliveries', { deliveries: enqueued });
-      return { full: enqueued === config.batchSize };
+      const enqueued = await deps.deliveries.sweep({ limit: config.batchSize, graceMs: config.graceMs }, (refs) => deps.producer.enqueue(refs));
+      deps.metrics.sweeperEnqueued(enqueued);
+      return enqueued;
     },
-    { name: 'sweep', intervalMs: config.intervalMs, firstPassAfterMs: config.intervalMs, logger },
+    {
+      name: 'sweep',
+      schedule: config,
+      logger,
+      afterPass: (enqueued) => {
+        if (enqueued > 0) logger.info('sweeper enqueued forgotten deliveries', { deliveries: enqueued });
+        return { full: enqueued === config.batchSize };
+      },
+    },
   );
-  return { sweepOnce, stop: () => runner.stop() };
+  return { sweepOnce: task.runOnce, stop: task.stop };
 }

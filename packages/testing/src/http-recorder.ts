@@ -42,6 +42,16 @@ export function inTurn(...replies: Reply[]): Responder {
   return (_request, index) => replies[Math.min(index, replies.length - 1)] ?? {};
 }
 
+/** How many callbacks the recorder received per event, keyed by the webhook-id header. */
+export function callbacksPerEvent(recorder: HttpRecorder): Map<string, number> {
+  const counts = new Map<string, number>();
+  for (const request of recorder.requests) {
+    const id = String(request.headers['webhook-id']);
+    counts.set(id, (counts.get(id) ?? 0) + 1);
+  }
+  return counts;
+}
+
 /**
  * An HTTP server on 127.0.0.1 that records every request and answers as told (200 by default), on
  * `options.port` (a free one by default: a test starts a server where nothing listened before).

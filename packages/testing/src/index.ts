@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:net';
 import { testDatabaseUrl } from '@herald/config';
-import { dropDatabase, ensureDatabase } from '@herald/db';
+import { applyMigrations, dropDatabase, ensureDatabase } from '@herald/db';
 
 export { testDatabaseUrl };
 
@@ -24,6 +24,25 @@ export async function createScratchDatabase(prefix = 'herald_scratch'): Promise<
   return { url, drop: () => dropDatabase(url) };
 }
 
+/**
+ * A migrated database of the calling test file's own: created before its first test, dropped after
+ * its last. Call it at the top of the file; `url` may be read once the tests run.
+ */
+export function useMigratedDatabase(prefix: string): { readonly url: string } {
+  let database: { url: string; drop: () => Promise<void> } | undefined;
+  beforeAll(async () => {
+    database = await createScratchDatabase(prefix);
+    await applyMigrations(database.url);
+  });
+  afterAll(() => database?.drop());
+  return {
+    get url(): string {
+      if (!database) throw new Error('the database of this file is created in beforeAll: read its url inside a test or hook');
+      return database.url;
+    },
+  };
+}
+
 /** A TCP port on 127.0.0.1 that nothing listens on (at the moment of the call). */
 export async function closedPort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -38,7 +57,7 @@ export async function closedPort(): Promise<number> {
 
 export { startService, type ServiceProcess, type StartServiceOptions } from './process';
 export { describeOpsContract, type MountOps } from './ops-contract';
-export { always, inTurn, startHttpRecorder, type HttpRecorder, type RecordedRequest, type Reply, type Responder } from './http-recorder';
+export { always, callbacksPerEvent, inTurn, startHttpRecorder, type HttpRecorder, type RecordedRequest, type Reply, type Responder } from './http-recorder';
 export { metricValue, parseExposition, type Sample } from './prometheus';
-export { selfSignedCertificate } from './tls';
+export { startSelfSignedServer, type SelfSignedServer } from './tls';
 export { storeEvents } from './store-events';

@@ -1,5 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer } from 'node:https';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 
@@ -13,4 +15,34 @@ export function selfSignedCertificate(): { key: Buffer; cert: Buffer } {
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/** An HTTPS server of `startSelfSignedServer`. */
+export interface SelfSignedServer {
+  /** `https://127.0.0.1:<port>`: append a path. */
+  readonly origin: string;
+  /** Requests that reached the handler: none, for a client that checks certificates. */
+  readonly received: number;
+  /** Stops the server and drops open connections. */
+  close(): Promise<void>;
+}
+
+/** An HTTPS server on a free port of 127.0.0.1 with a self-signed certificate, answering 200 "ok". */
+export async function startSelfSignedServer(): Promise<SelfSignedServer> {
+  let received = 0;
+  const server = createServer(selfSignedCertificate(), (_req, res) => {
+    received += 1;
+    res.end('ok');
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    origin: `https://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    get received() {
+      return received;
+    },
+    async close() {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    },
+  };
 }

@@ -1,6 +1,4 @@
-import { createServer } from 'node:https';
-import type { AddressInfo } from 'node:net';
-import { always, closedPort, inTurn, selfSignedCertificate } from '@herald/testing';
+import { always, closedPort, inTurn, startSelfSignedServer } from '@herald/testing';
 import { useHttpRecorders, useWorlds } from './support/world';
 
 const world = useWorlds();
@@ -88,25 +86,19 @@ describe('delivery outcomes', () => {
   });
 
   it('checks the certificate of an https target: a self-signed one fails the attempt as tls, and nothing is sent', async () => {
-    let received = 0;
-    const server = createServer(selfSignedCertificate(), (_req, res) => {
-      received += 1;
-      res.end('ok');
-    });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const server = await startSelfSignedServer();
     try {
       const w = world({ DELIVERY_ATTEMPTS: '1' });
-      const { programId } = await w.createTarget(`https://127.0.0.1:${(server.address() as AddressInfo).port}/hook`);
+      const { programId } = await w.createTarget(`${server.origin}/hook`);
       w.startWorker();
       const [sent] = await w.sendEvents(programId);
 
       expect((await w.settled([sent!.deliveryId]))[0]!.status).toBe('failed');
       const [attempt] = await w.attempts(sent!.deliveryId);
       expect(attempt).toMatchObject({ statusCode: null, errorKind: 'tls', errorMessage: 'the TLS connection failed (DEPTH_ZERO_SELF_SIGNED_CERT)' });
-      expect(received).toBe(0);
+      expect(server.received).toBe(0);
     } finally {
-      server.closeAllConnections();
-      await new Promise((resolve) => server.close(resolve));
+      await server.close();
     }
   });
 

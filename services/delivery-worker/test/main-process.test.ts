@@ -1,15 +1,9 @@
-import { applyMigrations } from '@herald/db';
-import { always, createScratchDatabase, startService, uniqueId, type HttpRecorder, type ServiceProcess } from '@herald/testing';
+import { always, callbacksPerEvent, startService, uniqueId, useMigratedDatabase, type ServiceProcess } from '@herald/testing';
 import { useHttpRecorders, useWorlds, waitFor, type World } from './support/world';
 
 // Real worker processes, on a database of their own: a worker's sweeper enqueues every forgotten
 // delivery it finds, and must not find the other test files' deliveries.
-let database: { url: string; drop: () => Promise<void> };
-beforeAll(async () => {
-  database = await createScratchDatabase('herald_worker_process');
-  await applyMigrations(database.url);
-});
-afterAll(() => database.drop());
+const database = useMigratedDatabase('herald_worker_process');
 
 const world = useWorlds();
 const startReceiver = useHttpRecorders();
@@ -28,16 +22,6 @@ function startWorker(env: Record<string, string>): ServiceProcess {
 /** The environment of worker processes serving `w`'s queue. */
 function workerEnv(w: World, env: Record<string, string> = {}): Record<string, string> {
   return { QUEUE_PREFIX: w.config.queuePrefix, DELIVERY_BACKOFF_MS: '10', WORKER_CONCURRENCY: '8', ...env };
-}
-
-/** How many callbacks the receiver got per event id. */
-function receivedPerEvent(recorder: HttpRecorder): Map<string, number> {
-  const counts = new Map<string, number>();
-  for (const request of recorder.requests) {
-    const id = String(request.headers['webhook-id']);
-    counts.set(id, (counts.get(id) ?? 0) + 1);
-  }
-  return counts;
 }
 
 describe('the delivery-worker process', () => {
@@ -79,7 +63,7 @@ describe('the delivery-worker process', () => {
       ['succeeded'],
       30_000,
     );
-    const received = receivedPerEvent(receiver);
+    const received = callbacksPerEvent(receiver);
     expect([...received.keys()].sort()).toEqual(sent.map((s) => s.event.id).sort());
     // A graceful stop lets each callback finish and be recorded, so none is sent twice.
     expect(receiver.requests.length - received.size).toBe(0);
@@ -105,7 +89,7 @@ describe('the delivery-worker process', () => {
       ['succeeded'],
       30_000,
     );
-    const received = receivedPerEvent(receiver);
+    const received = callbacksPerEvent(receiver);
     expect(received.size).toBe(40);
     // The merchant got the cut-off callbacks twice at most (webhook-id tells it so).
     expect(receiver.requests.length - received.size).toBeLessThanOrEqual(cutOff);

@@ -1,16 +1,10 @@
 import { randomBytes } from 'node:crypto';
-import { applyMigrations } from '@herald/db';
-import { always, createScratchDatabase, startService, type ServiceProcess } from '@herald/testing';
+import { always, startService, useMigratedDatabase, type ServiceProcess } from '@herald/testing';
 import { useHttpRecorders, useWorlds } from './support/world';
 
 // A database of its own: the worker's sweeper enqueues every forgotten delivery it finds, and must
 // not find the other test files' deliveries.
-let database: { url: string; drop: () => Promise<void> };
-beforeAll(async () => {
-  database = await createScratchDatabase('herald_worker_production');
-  await applyMigrations(database.url);
-});
-afterAll(() => database.drop());
+const database = useMigratedDatabase('herald_worker_production');
 
 const world = useWorlds();
 const startReceiver = useHttpRecorders();

@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { PassThrough } from 'node:stream';
-import { applyMigrations, deliveryRepository } from '@herald/db';
+import { deliveryRepository } from '@herald/db';
 import type { DeliveryRef } from '@herald/domain';
 import { createLogger } from '@herald/logging';
 import { createMetrics } from '@herald/metrics';
 import { createDeliveryProducer, createRedisConnection, DELIVERIES_QUEUE, pingRedis, type DeliveryProducer } from '@herald/queue';
-import { always, createScratchDatabase, metricValue } from '@herald/testing';
+import { always, metricValue, useMigratedDatabase } from '@herald/testing';
 import { Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { startReconciler, type Reconciler } from '@herald/outbox';
@@ -13,12 +13,7 @@ import { useHttpRecorders, useWorlds, waitFor, type World } from './support/worl
 
 // The reconciler requeues deliveries of every queue prefix it finds in its database: a database
 // of this file's own keeps it away from the deliveries other test files are working on.
-let database: { url: string; drop: () => Promise<void> };
-beforeAll(async () => {
-  database = await createScratchDatabase('herald_reconciler');
-  await applyMigrations(database.url);
-});
-afterAll(() => database.drop());
+const database = useMigratedDatabase('herald_reconciler');
 
 const world = useWorlds();
 const startReceiver = useHttpRecorders();
