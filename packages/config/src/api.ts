@@ -2,9 +2,13 @@
 import { integer, text, token, type Env } from './parsers';
 import { readDeliveryJobs, readMetrics, readServiceConfig, type DeliveryJobsConfig, type MetricsConfig, type ServiceConfig } from './shared';
 
-const DEV_ADMIN_TOKEN = 'dev-admin-token';
-const DEV_INGEST_TOKEN = 'dev-ingest-token';
-const DEV_DASHBOARD_PASSWORD = 'dev-dashboard-password';
+/** The events-api's secrets outside production, public by design (production refuses them). */
+export const DEVELOPMENT_SECRETS = Object.freeze({
+  adminToken: 'dev-admin-token',
+  ingestToken: 'dev-ingest-token',
+  dashboardPassword: 'dev-dashboard-password',
+});
+const { adminToken: DEV_ADMIN_TOKEN, ingestToken: DEV_INGEST_TOKEN, dashboardPassword: DEV_DASHBOARD_PASSWORD } = DEVELOPMENT_SECRETS;
 // A person types this one into a browser's login box, so it may be shorter than the bearer tokens.
 const PRODUCTION_PASSWORD_MIN_LENGTH = 16;
 
