@@ -60,7 +60,7 @@ export function loadApiConfig(env: Env = process.env): ApiConfig {
   const production = service.nodeEnv === 'production';
   return Object.freeze({
     ...service,
-    port: integer(env, 'PORT', 3000, 0, 65535),
+    port: readPort(env),
     adminToken: readAdminToken(env, production),
     ingestToken: token(env, 'INGEST_TOKEN', DEV_INGEST_TOKEN, production),
     rateLimitRequests: integer(env, 'RATE_LIMIT_REQUESTS', 100, 1, 1_000_000),
@@ -80,4 +80,9 @@ export function loadApiConfig(env: Env = process.env): ApiConfig {
 /** ADMIN_TOKEN: the events-api checks it, the `herald` CLI sends it; one rule for both. */
 export function readAdminToken(env: Env, production: boolean): string {
   return token(env, 'ADMIN_TOKEN', DEV_ADMIN_TOKEN, production);
+}
+
+/** PORT: the events-api listens on it, and the `herald` CLI calls it on 127.0.0.1 unless HERALD_API_URL says otherwise. */
+export function readPort(env: Env): number {
+  return integer(env, 'PORT', 3000, 0, 65535);
 }
