@@ -17,6 +17,12 @@ describe('POST /internal/events', () => {
     expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
   });
 
+  it('answers the admin token with a 401 that names the ingest token', async () => {
+    const res = await request(api.app).post('/internal/events').set('Authorization', `Bearer ${api.config.adminToken}`).send({});
+    expect(res.status).toBe(401);
+    expect(res.body.detail).toContain('Authorization: Bearer $INGEST_TOKEN');
+  });
+
   it('stores one event and generates its id and createdAt when absent', async () => {
     const tenant = await api.createTenant();
     const { id: _id, createdAt: _createdAt, ...event } = ingestEvent(tenant);
