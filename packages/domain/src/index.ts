@@ -38,6 +38,7 @@ export {
   compileValidator,
   validateBillingAgreement,
   validateEvent,
+  VIOLATION_HINT,
   validateEventPage,
   validateIngestBatch,
   validateIngestEvent,
