@@ -22,6 +22,7 @@ const config: Config = {
   moduleNameMapper: { '^(\\.{1,2}/.*)\\.(m|c)?js$': '$1' },
   reporters: ['default', '<rootDir>/packages/testing/src/summary-reporter.cjs'],
   globalSetup: '<rootDir>/packages/testing/src/global-setup.ts',
+  setupFilesAfterEnv: ['<rootDir>/packages/testing/src/teardown.ts'],
   testTimeout: 30_000,
   maxWorkers: 2,
 };

@@ -4,7 +4,8 @@ import type { Redis } from 'ioredis';
 import type { DeliveryRef } from '@herald/domain';
 import { createDeliveryProducer, createRedisConnection, DELIVERIES_QUEUE, pingRedis, type DeliveryProducer } from '../src';
 
-const REDIS_URL = process.env['REDIS_URL'] ?? 'redis://127.0.0.1:6379';
+// The Redis every test uses; REDIS_URL set in the shell is the running system's, not the tests'.
+const REDIS_URL = 'redis://127.0.0.1:6379';
 // One attempt, so that a failure is final and the test needs no backoff strategy.
 const RETRY = { attempts: 1, backoffDelayMs: 1_000, backoffJitter: 0, keepCompletedSeconds: 3_600, keepFailedSeconds: 3_600 };
 

@@ -55,7 +55,8 @@ export async function closedPort(): Promise<number> {
   });
 }
 
-export { startService, type ServiceProcess, type StartServiceOptions } from './process';
+export { startService, testProcessEnv, type ServiceProcess, type StartServiceOptions } from './process';
+export { removeQueueKeys } from './queue-keys';
 export { describeOpsContract, type MountOps } from './ops-contract';
 export { always, callbacksPerEvent, inTurn, startHttpRecorder, type HttpRecorder, type RecordedRequest, type Reply, type Responder } from './http-recorder';
 export { metricValue, parseExposition, type Sample } from './prometheus';

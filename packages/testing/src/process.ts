@@ -1,7 +1,27 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import path from 'node:path';
+import { DEFAULT_REDIS_URL } from '@herald/config';
+import { removeQueueKeys } from './queue-keys';
 
 const ROOT = path.resolve(__dirname, '../../..');
+
+/**
+ * What a process a test starts takes from this process's environment: what the system needs to run
+ * programs, never a Herald setting. A list of what to keep, not of what to drop, so that no variable
+ * set in the shell (REDIS_URL, ADMIN_TOKEN, NODE_ENV, a setting added later) can change a test.
+ */
+const SYSTEM_VARIABLES = ['PATH', 'HOME', 'TMPDIR', 'LANG', 'LC_ALL', 'TZ', 'SYSTEMROOT'] as const;
+
+/** The environment of a process a test starts: the system variables of this process, then `env`. */
+export function testProcessEnv(env: Record<string, string>): Record<string, string> {
+  const base: Record<string, string> = {};
+  for (const name of SYSTEM_VARIABLES) {
+    const value = process.env[name];
+    if (value !== undefined) base[name] = value;
+  }
+  return { ...base, ...env };
+}
 
 /** A service started as a real process (node with tsx's loader), with its output collected. */
 export interface ServiceProcess {
@@ -21,15 +41,25 @@ export interface ServiceProcess {
 /** How startService builds the process's environment. */
 export interface StartServiceOptions {
   /**
-   * Whether the process also gets this process's environment (under `env`). Default true; false
-   * starts it with `env` alone, so a Herald variable set in the shell cannot reach it.
+   * Whether the process also gets the system variables of this process (PATH, HOME, TMPDIR, LANG,
+   * LC_ALL, TZ) under `env`. Default true; false starts it with `env` alone. No Herald variable of
+   * this process reaches it either way: it runs on the settings in `env` and the defaults.
    */
   inheritEnv?: boolean;
 }
 
-/** Starts `script` (a path from the repository root) with the given environment added. */
+/** The processes started in this test file and not yet cleaned up after (see cleanUpServices). */
+const started: ServiceProcess[] = [];
+
+/**
+ * Starts `script` (a path from the repository root) on the settings in `env`, and on a queue of its
+ * own when `env` names no QUEUE_PREFIX (never the `herald` queue a system running on this machine
+ * uses). After the test file's last test, cleanUpServices stops it if it still runs and removes
+ * the Redis keys of its queue.
+ */
 export function startService(script: string, env: Record<string, string>, options: StartServiceOptions = {}): ServiceProcess {
-  const fullEnv = options.inheritEnv === false ? { ...env } : { ...process.env, ...env };
+  const settings = { QUEUE_PREFIX: `service_${randomBytes(6).toString('hex')}`, ...env };
+  const fullEnv = options.inheritEnv === false ? settings : testProcessEnv(settings);
   // `node --import tsx`, not the tsx CLI: the CLI relays a signal to a child process and kills it
   // outright when it has not acknowledged within 30 ms, so a busy service could be killed instead
   // of shutting down gracefully. With the loader, signals reach the service itself.
@@ -62,7 +92,7 @@ export function startService(script: string, env: Record<string, string>, option
     return undefined;
   };
 
-  return {
+  const service: ServiceProcess = {
     child,
     env: fullEnv,
     output: () => output,
@@ -84,4 +114,22 @@ export function startService(script: string, env: Record<string, string>, option
       return waitForExit(timeoutMs);
     },
   };
+  started.push(service);
+  return service;
+}
+
+/**
+ * Stops every process this test file started that still runs (SIGTERM, as its own teardown would),
+ * then removes the keys of the queues they ran on (QUEUE_PREFIX on REDIS_URL, or the default Redis), so that a test run leaves nothing in Redis. Runs after each test file (see
+ * the Jest setup file teardown.ts).
+ */
+export async function cleanUpServices(): Promise<void> {
+  const services = started.splice(0);
+  await Promise.all(services.map((service) => service.stop('SIGTERM')));
+  const queues = new Map(services.map((service) => {
+    const redisUrl = service.env.REDIS_URL ?? DEFAULT_REDIS_URL;
+    const prefix = service.env.QUEUE_PREFIX!;
+    return [`${redisUrl} ${prefix}`, { redisUrl, prefix }] as const;
+  }));
+  for (const { redisUrl, prefix } of queues.values()) await removeQueueKeys(redisUrl, prefix);
 }

@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import path from 'node:path';
-import { startService, testDatabaseUrl, uniqueId, type ServiceProcess } from '@herald/testing';
+import { startService, testDatabaseUrl, testProcessEnv, uniqueId, type ServiceProcess } from '@herald/testing';
 
 const ROOT = path.resolve(__dirname, '../../..');
 const TSX = path.join(ROOT, 'node_modules/.bin/tsx');
@@ -39,7 +39,7 @@ function herald(args: string[], stdin = ''): Promise<CliRun> {
   return new Promise((resolve, reject) => {
     const child = spawn(TSX, [CLI, ...args], {
       cwd: ROOT,
-      env: { ...process.env, HERALD_API_URL: apiUrl, ADMIN_TOKEN },
+      env: testProcessEnv({ HERALD_API_URL: apiUrl, ADMIN_TOKEN }),
       stdio: ['pipe', 'pipe', 'pipe'],
     });
     let stdout = '';

@@ -4,7 +4,7 @@ import { loadApiConfig } from '@herald/config';
 import { createPrismaClient } from '@herald/db';
 import { createLogger } from '@herald/logging';
 import { createDeliveryProducer, createRedisConnection } from '@herald/queue';
-import { closedPort } from '@herald/testing';
+import { closedPort, removeQueueKeys, uniqueId } from '@herald/testing';
 import { createApp } from '../src/app';
 
 describe('while PostgreSQL is unreachable', () => {
@@ -16,11 +16,13 @@ describe('while PostgreSQL is unreachable', () => {
     const port = await closedPort();
     const prisma = createPrismaClient(`postgresql://postgres@127.0.0.1:${port}/herald`, { connectionTimeoutMs: 500 });
     const redis = createRedisConnection(config.redisUrl, { role: 'client' });
-    const producer = createDeliveryProducer(redis, { prefix: 'unused', retry: config.retry, timeoutMs: 500 });
+    const prefix = uniqueId('unused');
+    const producer = createDeliveryProducer(redis, { prefix, retry: config.retry, timeoutMs: 500 });
     app = createApp({ config, prisma, redis, producer, logger: createLogger({ level: 'error', service: 'test', stream: new PassThrough() }) });
     close = async () => {
       await prisma.$disconnect();
       redis.disconnect();
+      await removeQueueKeys(config.redisUrl, prefix);
     };
   });
   afterAll(() => close());

@@ -2,7 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import type { AuthDependencies } from '../../src';
 
-const REDIS_URL = process.env['REDIS_URL'] ?? 'redis://127.0.0.1:6379';
+// The Redis every test uses; REDIS_URL set in the shell is the running system's, not the tests'.
+const REDIS_URL = 'redis://127.0.0.1:6379';
 
 /**
  * A fresh key prefix on the real Redis and the clients opened under it. `close()` deletes every key
