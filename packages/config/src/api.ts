@@ -2,9 +2,13 @@
 import { integer, text, token, type Env } from './parsers';
 import { readDeliveryJobs, readMetrics, readServiceConfig, type DeliveryJobsConfig, type MetricsConfig, type ServiceConfig } from './shared';
 
-const DEV_ADMIN_TOKEN = 'dev-admin-token';
-const DEV_INGEST_TOKEN = 'dev-ingest-token';
-const DEV_DASHBOARD_PASSWORD = 'dev-dashboard-password';
+/** The events-api's secrets outside production, public by design (production refuses them). */
+export const DEVELOPMENT_SECRETS = Object.freeze({
+  adminToken: 'dev-admin-token',
+  ingestToken: 'dev-ingest-token',
+  dashboardPassword: 'dev-dashboard-password',
+});
+const { adminToken: DEV_ADMIN_TOKEN, ingestToken: DEV_INGEST_TOKEN, dashboardPassword: DEV_DASHBOARD_PASSWORD } = DEVELOPMENT_SECRETS;
 // A person types this one into a browser's login box, so it may be shorter than the bearer tokens.
 const PRODUCTION_PASSWORD_MIN_LENGTH = 16;
 
@@ -56,7 +60,7 @@ export function loadApiConfig(env: Env = process.env): ApiConfig {
   const production = service.nodeEnv === 'production';
   return Object.freeze({
     ...service,
-    port: integer(env, 'PORT', 3000, 0, 65535),
+    port: readPort(env),
     adminToken: readAdminToken(env, production),
     ingestToken: token(env, 'INGEST_TOKEN', DEV_INGEST_TOKEN, production),
     rateLimitRequests: integer(env, 'RATE_LIMIT_REQUESTS', 100, 1, 1_000_000),
@@ -76,4 +80,9 @@ export function loadApiConfig(env: Env = process.env): ApiConfig {
 /** ADMIN_TOKEN: the events-api checks it, the `herald` CLI sends it; one rule for both. */
 export function readAdminToken(env: Env, production: boolean): string {
   return token(env, 'ADMIN_TOKEN', DEV_ADMIN_TOKEN, production);
+}
+
+/** PORT: the events-api listens on it, and the `herald` CLI calls it on 127.0.0.1 unless HERALD_API_URL says otherwise. */
+export function readPort(env: Env): number {
+  return integer(env, 'PORT', 3000, 0, 65535);
 }

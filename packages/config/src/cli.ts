@@ -1,12 +1,10 @@
 /** The `herald` support CLI's settings: where the events-api is, and the admin token. */
-import { readAdminToken } from './api';
+import { readAdminToken, readPort } from './api';
 import { url, type Env } from './parsers';
 import { readNodeEnv } from './shared';
 
-export const DEFAULT_API_URL = 'http://127.0.0.1:3000';
-
 export interface CliConfig {
-  /** HERALD_API_URL: base URL (http or https) of the events-api the CLI calls. Default `http://127.0.0.1:3000`. */
+  /** HERALD_API_URL: base URL (http or https) of the events-api the CLI calls. Default `http://127.0.0.1:<PORT>` (PORT default 3000). */
   readonly apiUrl: string;
   /** ADMIN_TOKEN, under the same rules as the events-api's (required, and not the default, in production). */
   readonly adminToken: string;
@@ -16,7 +14,7 @@ export interface CliConfig {
 export function loadCliConfig(env: Env = process.env): CliConfig {
   const production = readNodeEnv(env) === 'production';
   return Object.freeze({
-    apiUrl: url(env, 'HERALD_API_URL', ['http:', 'https:'], DEFAULT_API_URL),
+    apiUrl: url(env, 'HERALD_API_URL', ['http:', 'https:'], `http://127.0.0.1:${readPort(env)}`),
     adminToken: readAdminToken(env, production),
   });
 }

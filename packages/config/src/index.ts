@@ -17,7 +17,7 @@ export {
   type ServiceConfig,
   type TargetPolicyConfig,
 } from './shared';
-export { loadApiConfig, type ApiConfig, type DashboardConfig } from './api';
+export { DEVELOPMENT_SECRETS, loadApiConfig, type ApiConfig, type DashboardConfig } from './api';
 export {
   loadWorkerConfig,
   type CallbackConfig,
@@ -28,5 +28,5 @@ export {
   type WorkerConfig,
   type WorkerMetricsConfig,
 } from './worker';
-export { DEFAULT_API_URL, loadCliConfig, type CliConfig } from './cli';
+export { loadCliConfig, type CliConfig } from './cli';
 export { loadDatabaseConfig, loadKeyRotationConfig, testDatabaseUrl, type DatabaseConfig, type KeyRotationConfig } from './database-tools';

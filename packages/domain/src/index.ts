@@ -39,6 +39,7 @@ export {
   compileValidator,
   validateBillingAgreement,
   validateEvent,
+  VIOLATION_HINT,
   validateEventPage,
   validateIngestBatch,
   validateIngestEvent,

@@ -1,6 +1,7 @@
 import Ajv2020, { type ErrorObject } from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
-import { parseDateTime } from './date-time';
+import { closestName } from './closest-name';
+import { DATE_TIME_RULE, parseDateTime } from './date-time';
 import { billingAgreementSchema } from './schemas/billing-agreement';
 import { eventSchema } from './schemas/event';
 import { eventPageSchema } from './schemas/event-page';
@@ -11,13 +12,22 @@ import { DOMAIN_SCHEMAS } from './schemas/registry';
 import type { BillingAgreement, Event, EventPage, IngestBatch, IngestEvent, OAuthTokenResponse, PaymentSeries } from './types';
 import type { Validation, Violation } from './violation';
 
+/**
+ * Schema annotation: a sentence added to the message of any rule of that (sub)schema that is broken,
+ * to say why the rule is there or how to comply (an `x-` name, so OpenAPI tools accept it too).
+ */
+export const VIOLATION_HINT = 'x-violation-hint';
+
 // strict: a typo in a schema keyword fails at start-up instead of silently validating nothing.
 // strictRequired is off because it refuses the common `oneOf: [{ required: ['a'] }, { required: ['b'] }]`
 // (the property is defined one level up). allErrors: a producer learns every problem at once.
-const ajv = new Ajv2020({ allErrors: true, strict: true, strictRequired: false });
+// verbose: each error carries the schema it broke, so an unknown property can be matched against the
+// known ones and a hint written next to a rule can be shown (see messageOf).
+const ajv = new Ajv2020({ allErrors: true, strict: true, strictRequired: false, verbose: true });
 addFormats(ajv, ['date', 'email']);
 // RFC 3339 and an instant Herald can store and write back: one check for every schema's date-time.
 ajv.addFormat('date-time', { type: 'string', validate: (value: string) => parseDateTime(value) !== undefined });
+ajv.addKeyword({ keyword: VIOLATION_HINT, schemaType: 'string' });
 ajv.addSchema([...DOMAIN_SCHEMAS]);
 
 /** A function that checks unknown input against one schema. */
@@ -120,10 +130,23 @@ function pointerOf(error: ErrorObject): string {
 }
 
 function messageOf(error: ErrorObject): string {
+  const hint: unknown = error.parentSchema?.[VIOLATION_HINT];
+  const message = ruleMessageOf(error);
+  return typeof hint === 'string' ? `${message}. ${hint}` : message;
+}
+
+function ruleMessageOf(error: ErrorObject): string {
   if (error.keyword === 'required') return 'is required';
-  if (error.keyword === 'additionalProperties') return 'is not an allowed property';
+  if (error.keyword === 'additionalProperties') {
+    const known = Object.keys((error.parentSchema?.['properties'] as object | undefined) ?? {});
+    const suggestion = closestName(String(error.params['additionalProperty']), known);
+    return suggestion === undefined ? 'is not an allowed property' : `is not an allowed property (did you mean ${suggestion}?)`;
+  }
   // ajv writes a nullable field's type as "must be string,null".
   if (error.keyword === 'type') return `must be ${String(error.params['type']).split(',').join(' or ')}`;
+  // ajv's own "must be equal to one of the allowed values" leaves the reader to find them.
+  if (error.keyword === 'enum') return `must be one of: ${(error.params['allowedValues'] as unknown[]).map(String).join(', ')}`;
+  if (error.keyword === 'format' && error.params['format'] === 'date-time') return DATE_TIME_RULE;
   return error.message ?? 'is invalid';
 }
 

@@ -1,5 +1,8 @@
 import {
+  compileValidator,
   HeraldError,
+  ORIGINS,
+  VIOLATION_HINT,
   examplePaymentSeriesEvent,
   validateEvent,
   validateIngestEvent,
@@ -99,5 +102,41 @@ describe('ValidationError', () => {
     expect(new ValidationError([{ pointer: '', message: 'must be object', keyword: 'type' }]).message).toBe(
       'Validation failed: / must be object',
     );
+  });
+});
+
+describe('violation messages', () => {
+  it('list the allowed values of an enum', () => {
+    const result = validateEvent(withChanges(examplePaymentSeriesEvent(), { '/origin': 'batch' }));
+    expect(result).toEqual({
+      ok: false,
+      violations: [{ pointer: '/origin', message: `must be one of: ${ORIGINS.join(', ')}`, keyword: 'enum' }],
+    });
+  });
+
+  it.each([
+    ['page_size', 'pageSize'],
+    ['PAGESIZE', 'pageSize'],
+    ['page-size', 'pageSize'],
+    ['orgin', 'origin'],
+    ['eventTyp', 'eventType'],
+  ])('suggest the closest known property for %s', (typed, meant) => {
+    const validate = compileValidator({ type: 'object', additionalProperties: false, properties: { pageSize: {}, origin: {}, eventType: {} } });
+    const result = validate({ [typed]: 1 });
+    expect(result.ok ? [] : result.violations).toEqual([
+      { pointer: `/${typed}`, message: `is not an allowed property (did you mean ${meant}?)`, keyword: 'additionalProperties' },
+    ]);
+  });
+
+  it('suggest nothing for a property close to no known one', () => {
+    const validate = compileValidator({ type: 'object', additionalProperties: false, properties: { pageSize: {}, origin: {} } });
+    const result = validate({ colour: 1, page: 1 });
+    expect(result.ok ? [] : result.violations.map((v) => v.message)).toEqual(['is not an allowed property', 'is not an allowed property']);
+  });
+
+  it('add the hint written next to the broken rule', () => {
+    const validate = compileValidator({ type: 'array', items: { enum: ['a', 'b'], [VIOLATION_HINT]: 'Only letters are sent.' } });
+    const result = validate(['a', 'c']);
+    expect(result.ok ? [] : result.violations).toEqual([{ pointer: '/1', message: 'must be one of: a, b. Only letters are sent.', keyword: 'enum' }]);
   });
 });

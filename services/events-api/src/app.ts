@@ -90,7 +90,11 @@ export function createApp(deps: AppDependencies): Express {
   app.use(eventsRouter({ apiKeys: apiKeyCache, events, rateLimit }));
   app.use(
     '/internal',
-    requireBearerToken(config.ingestToken, 'herald-ingest'),
+    requireBearerToken(
+      config.ingestToken,
+      'herald-ingest',
+      'The ingest API needs the ingest token: Authorization: Bearer $INGEST_TOKEN (not the admin token, not a merchant API key).',
+    ),
     express.json({ limit: config.ingestBodyLimitBytes, strict: false }),
     ingestRouter({ ingest }),
   );
@@ -98,7 +102,11 @@ export function createApp(deps: AppDependencies): Express {
   app.use(DASHBOARD_PATH, dashboardRouter({ queue: producer.queue, credentials: config.dashboard }));
   app.use(
     '/admin',
-    requireBearerToken(config.adminToken, 'herald-admin'),
+    requireBearerToken(
+      config.adminToken,
+      'herald-admin',
+      'The admin API needs the admin token: Authorization: Bearer $ADMIN_TOKEN (not the ingest token, not a merchant API key).',
+    ),
     express.json({ limit: '100kb' }),
     adminRouter({ tenants, apiKeys, onKeyRevoked: () => apiKeyCache.forgetAll() }),
     targetsRouter({ targets, urlPolicy: { allowPrivate: config.allowPrivateTargets, hostAllowlist: config.targetHostAllowlist } }),

@@ -7,6 +7,7 @@ import { createLogger } from '@herald/logging';
 import { createDeliveryProducer, createRedisConnection } from '@herald/queue';
 import { createApp } from './app';
 import { createHttpServer } from './http/http-server';
+import { startBanner } from './start-banner';
 
 async function main(): Promise<void> {
   const config = loadApiConfig();
@@ -26,7 +27,10 @@ async function main(): Promise<void> {
       server.once('listening', resolve);
       server.once('error', reject);
     });
-    logger.info('events-api listening', { port: (server.address() as AddressInfo).port });
+    const { port } = server.address() as AddressInfo;
+    logger.info('events-api listening', { port });
+    // For a person at a terminal (pnpm start), not for log collection: development only.
+    if (config.nodeEnv === 'development') process.stdout.write(`${startBanner(config, port)}\n`);
 
     exitOnSignal({
       logger,

@@ -15,6 +15,7 @@ describe('admin bootstrap', () => {
   it('refuses the ingest token on the admin API', async () => {
     const res = await request(api.app).post('/admin/programs').set('Authorization', `Bearer ${api.config.ingestToken}`).send({ name: 'x' });
     expect(res.status).toBe(401);
+    expect(res.body.detail).toContain('Authorization: Bearer $ADMIN_TOKEN');
   });
 
   it('creates a program with a generated id, or with the given one', async () => {

@@ -154,6 +154,11 @@ describe('GET /admin/deliveries', () => {
     expect(res.body.errors.map((e: { parameter: string }) => e.parameter)).toEqual([parameter]);
   });
 
+  it('suggests the known name for a misspelt parameter', async () => {
+    const res = await api.admin('get', '/deliveries?page_size=5').expect(400);
+    expect(res.body.errors).toEqual([{ parameter: 'page_size', message: 'is not an allowed property (did you mean pageSize?)' }]);
+  });
+
   it('requires the admin token', async () => {
     await request(api.app).get('/admin/deliveries').expect(401);
     await request(api.app).get('/admin/deliveries').set('Authorization', 'Bearer wrong').expect(401);

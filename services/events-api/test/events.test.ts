@@ -80,6 +80,16 @@ describe('GET /events', () => {
       expect(res.body.errors).toEqual([expect.objectContaining({ parameter })]);
     });
 
+    it('suggests the known name for a misspelt parameter and lists the allowed values of an enum', async () => {
+      const res = await api.listEvents(key, { page_size: '5', origin: 'fax' });
+      expect(res.status).toBe(400);
+      expect(res.body.errors).toEqual([
+        { parameter: 'page_size', message: 'is not an allowed property (did you mean pageSize?)' },
+        { parameter: 'origin', message: 'must be one of: api, widget, automated' },
+      ]);
+      expect(res.body.detail).toContain('did you mean pageSize?');
+    });
+
     it('rejects a repeated parameter', async () => {
       const res = await request(api.app)
         .get('/events?page=1&page=2')

@@ -143,3 +143,53 @@ describe('ingest while Redis is unreachable', () => {
     }
   });
 });
+
+describe('the ingest answer names the deliveries it created', () => {
+  it('answers one event as the event itself, with the deliveries and their targets in headers', async () => {
+    const tenant = await api.createTenant();
+    const programTarget = await setTarget(`/programs/${tenant.programId}/notification-target`, {});
+    const merchantTarget = await setTarget(`/merchants/${tenant.merchantId}/notification-target`, {});
+    const event = ingestEvent(tenant, { objectType: 'payment' });
+
+    const res = await api.ingest(event).expect(201);
+
+    const { programId: _p, merchantId: _m, ...stored } = event;
+    expect(res.body).toEqual(stored);
+    expect(res.headers['herald-deliveries']).toBe('2');
+    expect(res.headers['herald-delivery-targets']!.split(', ').sort()).toEqual([merchantTarget, programTarget].sort());
+  });
+
+  it('says 0 when no target takes the event, so a missing callback is visible at once', async () => {
+    const tenant = await api.createTenant();
+    await setTarget(`/merchants/${tenant.merchantId}/notification-target`, {});
+
+    // A merchant's target takes transaction-related object types only, and the program has no target.
+    const res = await api.ingest(ingestEvent(tenant, { objectType: 'subscription' })).expect(201);
+
+    expect(res.headers['herald-deliveries']).toBe('0');
+    expect(res.headers).not.toHaveProperty('herald-delivery-targets');
+  });
+
+  it('answers a batch with a deliveries entry per event beside the events, in the same order', async () => {
+    const tenant = await api.createTenant();
+    const merchantTarget = await setTarget(`/merchants/${tenant.merchantId}/notification-target`, {});
+    const payment = ingestEvent(tenant, { objectType: 'payment' });
+    const subscription = ingestEvent(tenant, { objectType: 'subscription' });
+
+    const res = await api.ingest({ events: [payment, subscription] }).expect(201);
+
+    expect(res.body.events.map((e: { id: string }) => e.id)).toEqual([payment.id, subscription.id]);
+    const [delivery] = await deliveriesOf(payment.id);
+    expect(res.body.deliveries).toEqual([
+      { eventId: payment.id, count: 1, targets: [{ targetId: merchantTarget, targetOwner: 'merchant', deliveryId: delivery!.id }] },
+      { eventId: subscription.id, count: 0, targets: [] },
+    ]);
+    expect(res.headers['herald-deliveries']).toBe('1');
+    expect(res.headers['herald-delivery-targets']).toBe(merchantTarget);
+
+    // Re-posted: stored before, so this request creates no delivery for it.
+    const again = await api.ingest({ events: [payment] }).expect(200);
+    expect(again.body.deliveries).toEqual([{ eventId: payment.id, count: 0, targets: [] }]);
+    expect(again.headers['herald-deliveries']).toBe('0');
+  });
+});

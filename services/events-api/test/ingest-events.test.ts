@@ -129,6 +129,11 @@ describe('the ingest use case', () => {
     expect(deliveries.find((d) => d.eventId === payment.id)).toMatchObject({ programId: 'p1', merchantId: 'm1' });
     expect(deliveries.find((d) => d.eventId === programOnly.id)).toMatchObject({ programId: 'p1', merchantId: null });
     expect(new Set(deliveries.map((d) => d.deliveryId)).size).toBe(4);
+    // The answer tells the producer, per event in input order, what each delivery goes to.
+    const told = (eventId: string) => deliveries.filter((d) => d.eventId === eventId).map((d) => d.deliveryId).sort();
+    expect(result.deliveries.map((e) => e.eventId)).toEqual([payment.id, subscription.id, programOnly.id]);
+    expect(result.deliveries.map((e) => e.deliveries.map((d) => d.deliveryId).sort())).toEqual([told(payment.id), told(subscription.id), told(programOnly.id)]);
+    expect(result.deliveries[0]!.deliveries.map((d) => `${d.targetOwner} ${d.targetId}`).sort()).toEqual(['merchant merchant-target', 'program program-target']);
     expect(published).toEqual([deliveries]);
     expect(ingested).toEqual([3]);
     // Counters last inside the transaction (their row locks are the contended ones); publish after the commit.
@@ -141,7 +146,8 @@ describe('the ingest use case', () => {
     const input = ingestEvent(tenant, { createdAt: '2026-01-01T01:00:00+01:00', metadata: { order: '42' } });
     const result = await ingest(input);
     const { programId: _p, merchantId: _m, ...fields } = input;
-    expect(result).toEqual({ batch: false, createdCount: 1, events: [{ ...fields, createdAt: '2026-01-01T00:00:00.000Z' }] });
+    expect(result).toMatchObject({ batch: false, createdCount: 1, events: [{ ...fields, createdAt: '2026-01-01T00:00:00.000Z' }] });
+    expect(result.events).toHaveLength(1);
     expect(store.committed.events.get(input.id)?.event).toEqual(result.events[0]);
   });
 
@@ -162,7 +168,9 @@ describe('the ingest use case', () => {
 
     const again = await ingest({ ...input });
 
-    expect(again).toEqual({ ...first, createdCount: 0 });
+    // Its deliveries were created the first time; this request created none.
+    expect(again).toEqual({ ...first, createdCount: 0, deliveries: [{ eventId: input.id, deliveries: [] }] });
+    expect(first.deliveries[0]!.deliveries).toHaveLength(2);
     expect(store.committed.deliveries).toEqual(deliveriesBefore);
     expect(store.committed.counted).toHaveLength(1);
     expect(published.at(-1)).toEqual([]);

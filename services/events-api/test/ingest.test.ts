@@ -1,5 +1,5 @@
 import request from 'supertest';
-import { examplePaymentSeriesEvent } from '@herald/domain';
+import { EVENT_TYPES, examplePaymentSeriesEvent } from '@herald/domain';
 import { createTestApi } from './support/api';
 import { ingestEvent } from './support/events';
 
@@ -15,6 +15,12 @@ describe('POST /internal/events', () => {
     const res = await request(api.app).post('/internal/events').send({});
     expect(res.status).toBe(401);
     expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
+  });
+
+  it('answers the admin token with a 401 that names the ingest token', async () => {
+    const res = await request(api.app).post('/internal/events').set('Authorization', `Bearer ${api.config.adminToken}`).send({});
+    expect(res.status).toBe(401);
+    expect(res.body.detail).toContain('Authorization: Bearer $INGEST_TOKEN');
   });
 
   it('stores one event and generates its id and createdAt when absent', async () => {
@@ -59,7 +65,7 @@ describe('POST /internal/events', () => {
 
     const bad = await api.ingest({ events: [ingestEvent(tenant), ingestEvent(tenant, { eventType: 'exploded' })] });
     expect(bad.status).toBe(400);
-    expect(bad.body.errors).toEqual([expect.objectContaining({ pointer: '/events/1/eventType' })]);
+    expect(bad.body.errors).toEqual([{ pointer: '/events/1/eventType', message: `must be one of: ${EVENT_TYPES.join(', ')}` }]);
     expect(await storedCount(tenant.programId)).toBe(3);
   });
 

@@ -133,6 +133,10 @@ describe('PUT, GET and DELETE /admin/{programs|merchants}/:id/notification-targe
     expect(refused.status).toBe(400);
     expect(refused.headers['content-type']).toMatch(/^application\/problem\+json/);
     expect(refused.body.errors.map((e: { pointer: string }) => e.pointer)).toEqual(['/notifications/objectTypes/1', '/notifications/objectTypes/3']);
+    expect(refused.body.errors[0].message).toBe(
+      `must be one of: ${MERCHANT_NOTIFICATION_OBJECT_TYPES.join(', ')}. A merchant's target takes transaction-related object types only; ` +
+        "events of every object type go to the program's target (PUT /admin/programs/{programId}/notification-target)",
+    );
 
     const program = await target('put', { programId }, {
       url: 'https://merchant.example/hooks',

@@ -14,14 +14,17 @@ export function bearerMatcher(expected: string): (authorization: string | undefi
   };
 }
 
-/** The 401 answer to a request without the right bearer token, with its `WWW-Authenticate` challenge. */
-export function bearerChallenge(realm: string): PlainResponse {
+/**
+ * The 401 answer to a request without the right bearer token, with its `WWW-Authenticate` challenge;
+ * `detail` should say which token is wanted and where it comes from.
+ */
+export function bearerChallenge(realm: string, detail = 'A valid Authorization: Bearer token is required.'): PlainResponse {
   return problemResponse(
     {
       type: problemType('unauthorized'),
       title: 'Unauthorized',
       status: 401,
-      detail: 'A valid Authorization: Bearer token is required.',
+      detail,
       header: 'authorization',
     },
     { 'WWW-Authenticate': `Bearer realm="${realm}"` },

@@ -20,9 +20,9 @@ export function parseQuery<T>(validate: Validator<T>, query: unknown): T {
   const result = validate(query);
   if (result.ok) return result.value;
   const errors = result.violations.map((v) => ({ parameter: v.pointer.replace(/^\//, '').split('/')[0], message: v.message }));
-  throw new HttpError(400, 'invalid_query', 'Invalid query parameter', `Invalid query parameter: ${errors.map((e) => e.parameter).join(', ')}.`, {
-    errors,
-  });
+  // The detail repeats each message, so a reader of the detail alone sees the hint (allowed values, the name meant).
+  const detail = `Invalid query parameter: ${errors.map((e) => `${e.parameter} ${e.message}`).join('; ')}.`;
+  throw new HttpError(400, 'invalid_query', 'Invalid query parameter', detail, { errors });
 }
 
 /** The page asked for, with the defaults applied. */

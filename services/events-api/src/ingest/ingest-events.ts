@@ -29,6 +29,25 @@ export interface IngestResult {
   events: Event[];
   /** How many of them this request stored; the others were stored before with the same content. */
   createdCount: number;
+  /** For every event of `events`, in the same order, the deliveries this request created for it. */
+  deliveries: EventDeliveries[];
+}
+
+/**
+ * The deliveries one ingested event got. Empty when no enabled target takes the event (so no
+ * callback will follow), and for an event stored before: its deliveries were created back then.
+ */
+export interface EventDeliveries {
+  eventId: string;
+  deliveries: CreatedDelivery[];
+}
+
+/** One delivery an ingest created, and the target it goes to. */
+export interface CreatedDelivery {
+  deliveryId: string;
+  targetId: string;
+  /** Whose target: the program's own, or the event's merchant's. */
+  targetOwner: 'program' | 'merchant';
 }
 
 /** The ingest's seams. */
@@ -69,7 +88,10 @@ export function createIngest(deps: IngestDependencies): (body: unknown) => Promi
       const existing = await storedBefore(tx, batch, createdIds);
       const created = batch.filter((item) => createdIds.has(item.event.id));
       // Re-posted events are not new: they get no second delivery.
-      const deliveries = await route(tx, created, newId);
+      const routed = await route(tx, created, newId);
+      const deliveries = routed.map((r) => r.ref);
+      const createdFor = new Map<string, CreatedDelivery[]>();
+      for (const { ref, created: delivery } of routed) createdFor.set(ref.eventId, [...(createdFor.get(ref.eventId) ?? []), delivery]);
       await tx.insertDeliveries(deliveries);
       // Last: every ingest of a program updates the same counter rows, so their row locks are
       // held only from here to the commit, and concurrent ingests of a program queue for that long.
@@ -78,13 +100,14 @@ export function createIngest(deps: IngestDependencies): (body: unknown) => Promi
         events: batch.map((item) => existing.get(item.event.id) ?? asStored(item.event)),
         createdCount: created.length,
         deliveries,
+        perEvent: batch.map((item) => ({ eventId: item.event.id, deliveries: createdFor.get(item.event.id) ?? [] })),
       };
     });
 
     // Counted once committed: an idempotent repeat of a stored event adds nothing.
     deps.metrics.eventsIngested(stored.createdCount);
     await deps.publish(stored.deliveries);
-    return { batch: isBatch, events: stored.events, createdCount: stored.createdCount };
+    return { batch: isBatch, events: stored.events, createdCount: stored.createdCount, deliveries: stored.perEvent };
   };
 }
 
@@ -154,18 +177,18 @@ async function storedBefore(tx: IngestTransaction, batch: readonly NewEvent[], c
   return events;
 }
 
-/** One delivery per new event and target the routing rule picks. */
-async function route(tx: IngestTransaction, created: readonly NewEvent[], newId: () => string): Promise<DeliveryRef[]> {
+/** One delivery per new event and target the routing rule picks: what is stored, and what the producer is told. */
+async function route(tx: IngestTransaction, created: readonly NewEvent[], newId: () => string): Promise<Array<{ ref: DeliveryRef; created: CreatedDelivery }>> {
   if (created.length === 0) return [];
   const candidates = await tx.loadRoutingTargets(unique(created.map((c) => c.programId)), unique(created.flatMap((c) => (c.merchantId ? [c.merchantId] : []))));
   return created.flatMap(({ event, programId, merchantId }) =>
-    targetsToNotify({ programId, merchantId, objectType: event.objectType, eventType: event.eventType }, candidates).map((target) => ({
-      deliveryId: newId(),
-      eventId: event.id,
-      targetId: target.id,
-      programId,
-      merchantId: merchantId ?? null,
-    })),
+    targetsToNotify({ programId, merchantId, objectType: event.objectType, eventType: event.eventType }, candidates).map((target) => {
+      const deliveryId = newId();
+      return {
+        ref: { deliveryId, eventId: event.id, targetId: target.id, programId, merchantId: merchantId ?? null },
+        created: { deliveryId, targetId: target.id, targetOwner: target.merchantId === null ? 'program' : 'merchant' } as const,
+      };
+    }),
   );
 }
 

@@ -1,4 +1,4 @@
-import { CALLBACK_AUTH_MODES, EVENT_TYPES, MERCHANT_NOTIFICATION_OBJECT_TYPES, OBJECT_TYPES, type FromSchema } from '@herald/domain';
+import { CALLBACK_AUTH_MODES, EVENT_TYPES, MERCHANT_NOTIFICATION_OBJECT_TYPES, OBJECT_TYPES, VIOLATION_HINT, type FromSchema } from '@herald/domain';
 
 // The body of PUT …/notification-target. The URL rules that JSON Schema cannot say (absolute
 // http(s), no user info, where the host resolves) live in url-guard.ts.
@@ -42,9 +42,10 @@ function modeRule<const Mode extends string, const Fields extends readonly strin
   } as const;
 }
 
-function targetBodySchema<const Id extends string, const ObjectTypes extends readonly string[]>(id: Id, objectTypes: ObjectTypes) {
-  const list = <const Values extends readonly string[]>(values: Values, description: string) =>
-    ({ type: 'array', minItems: 1, uniqueItems: true, items: { enum: values }, description }) as const;
+/** `objectTypesHint` is added to the message for an object type outside `objectTypes`. */
+function targetBodySchema<const Id extends string, const ObjectTypes extends readonly string[]>(id: Id, objectTypes: ObjectTypes, objectTypesHint = '') {
+  const list = <const Values extends readonly string[]>(values: Values, description: string, hint = '') =>
+    ({ type: 'array', minItems: 1, uniqueItems: true, items: { enum: values, ...(hint ? { [VIOLATION_HINT]: hint } : {}) }, description }) as const;
   return {
     $id: id,
     type: 'object',
@@ -58,7 +59,7 @@ function targetBodySchema<const Id extends string, const ObjectTypes extends rea
         additionalProperties: false,
         description: 'Which notifications the target receives. An absent list means all; an empty one is refused.',
         properties: {
-          objectTypes: list(objectTypes, `Object types to notify: ${objectTypes.join(', ')}.`),
+          objectTypes: list(objectTypes, `Object types to notify: ${objectTypes.join(', ')}.`, objectTypesHint),
           eventTypes: list(EVENT_TYPES, `Event types to notify: ${EVENT_TYPES.join(', ')}.`),
         },
       },
@@ -71,7 +72,11 @@ function targetBodySchema<const Id extends string, const ObjectTypes extends rea
 export const programTargetBodySchema = targetBodySchema('herald:admin/program-notification-target', OBJECT_TYPES);
 
 /** PUT /admin/merchants/:merchantId/notification-target: only transaction-related object types. */
-export const merchantTargetBodySchema = targetBodySchema('herald:admin/merchant-notification-target', MERCHANT_NOTIFICATION_OBJECT_TYPES);
+export const merchantTargetBodySchema = targetBodySchema(
+  'herald:admin/merchant-notification-target',
+  MERCHANT_NOTIFICATION_OBJECT_TYPES,
+  "A merchant's target takes transaction-related object types only; events of every object type go to the program's target (PUT /admin/programs/{programId}/notification-target)",
+);
 
 /** A valid body of either PUT (the merchant one narrows objectTypes further). */
 export type TargetBody = FromSchema<typeof programTargetBodySchema, object>;

@@ -1,0 +1,16 @@
+import { loadCliConfig } from '../src';
+
+describe('loadCliConfig', () => {
+  it('calls the events-api on 127.0.0.1 at PORT when HERALD_API_URL is not set', () => {
+    expect(loadCliConfig({ PORT: '4123' }).apiUrl).toBe('http://127.0.0.1:4123');
+    expect(loadCliConfig({}).apiUrl).toBe('http://127.0.0.1:3000');
+  });
+
+  it('prefers HERALD_API_URL over PORT', () => {
+    expect(loadCliConfig({ PORT: '4123', HERALD_API_URL: 'https://herald.internal' }).apiUrl).toBe('https://herald.internal');
+  });
+
+  it('refuses a PORT that is not a port, naming it', () => {
+    expect(() => loadCliConfig({ PORT: 'eighty' })).toThrow(/PORT/);
+  });
+});

@@ -1,0 +1,24 @@
+import { DEVELOPMENT_SECRETS, type ApiConfig } from '@herald/config';
+
+/**
+ * What a developer sees once the events-api listens under NODE_ENV=development: where the API and
+ * the dashboard are, how to log in, which tokens to send, and what to do next. A secret is shown
+ * only when it is the public development default; otherwise the variable holding it is named.
+ */
+export function startBanner(config: Pick<ApiConfig, 'adminToken' | 'ingestToken' | 'dashboard'>, port: number): string {
+  const base = `http://127.0.0.1:${port}`;
+  const secret = (value: string, developmentDefault: string, variable: string): string =>
+    value === developmentDefault ? value : `the value of ${variable}`;
+  return [
+    '',
+    'Herald is ready.',
+    `  API             ${base}   (readiness: ${base}/readyz)`,
+    `  Dashboard       ${base}/admin/queues   user ${config.dashboard.username}, password ${secret(config.dashboard.password, DEVELOPMENT_SECRETS.dashboardPassword, 'DASHBOARD_PASSWORD')}`,
+    `  Admin token     ${secret(config.adminToken, DEVELOPMENT_SECRETS.adminToken, 'ADMIN_TOKEN')}   (send Authorization: Bearer <token> to /admin; pnpm herald reads ADMIN_TOKEN)`,
+    `  Ingest token    ${secret(config.ingestToken, DEVELOPMENT_SECRETS.ingestToken, 'INGEST_TOKEN')}   (send Authorization: Bearer <token> to POST /internal/events)`,
+    `  OpenAPI         ${base}/openapi.json`,
+    'Next: paste the quickstart of README.md into another terminal to create a merchant, its API key and',
+    'its notification target, send an event and see the callback arrive.',
+    '',
+  ].join('\n');
+}
