@@ -4,6 +4,7 @@
  * domain errors, and the few pure helpers every package needs (UUID pattern, string order,
  * constant-time secret check, time bound). No I/O.
  */
+export { parseDateTime, toDate } from './date-time';
 export type { FromSchema } from './from-schema';
 export { addressSchema, COUNTRY_CODES_REQUIRING_STATE } from './schemas/address';
 export { billingAgreementSchema } from './schemas/billing-agreement';

@@ -1,6 +1,7 @@
 import Ajv2020, { type ErrorObject } from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
 import { closestName } from './closest-name';
+import { DATE_TIME_RULE, parseDateTime } from './date-time';
 import { billingAgreementSchema } from './schemas/billing-agreement';
 import { eventSchema } from './schemas/event';
 import { eventPageSchema } from './schemas/event-page';
@@ -23,7 +24,9 @@ export const VIOLATION_HINT = 'x-violation-hint';
 // verbose: each error carries the schema it broke, so an unknown property can be matched against the
 // known ones and a hint written next to a rule can be shown (see messageOf).
 const ajv = new Ajv2020({ allErrors: true, strict: true, strictRequired: false, verbose: true });
-addFormats(ajv, ['date-time', 'date', 'email']);
+addFormats(ajv, ['date', 'email']);
+// RFC 3339 and an instant Herald can store and write back: one check for every schema's date-time.
+ajv.addFormat('date-time', { type: 'string', validate: (value: string) => parseDateTime(value) !== undefined });
 ajv.addKeyword({ keyword: VIOLATION_HINT, schemaType: 'string' });
 ajv.addSchema([...DOMAIN_SCHEMAS]);
 
@@ -143,6 +146,7 @@ function ruleMessageOf(error: ErrorObject): string {
   if (error.keyword === 'type') return `must be ${String(error.params['type']).split(',').join(' or ')}`;
   // ajv's own "must be equal to one of the allowed values" leaves the reader to find them.
   if (error.keyword === 'enum') return `must be one of: ${(error.params['allowedValues'] as unknown[]).map(String).join(', ')}`;
+  if (error.keyword === 'format' && error.params['format'] === 'date-time') return DATE_TIME_RULE;
   return error.message ?? 'is invalid';
 }
 

@@ -1,4 +1,4 @@
-import { compareStrings, isUuid, secretMatcher, TimeoutError, UUID_PATTERN, withTimeout } from '../src';
+import { compareStrings, parseDateTime, isUuid, secretMatcher, TimeoutError, UUID_PATTERN, withTimeout } from '../src';
 
 describe('isUuid', () => {
   it('accepts a UUID in lower or upper case', () => {
@@ -49,5 +49,19 @@ describe('withTimeout', () => {
     const error = await withTimeout(never, 20, 'the check did not answer').catch((e: unknown) => e);
     expect(error).toBeInstanceOf(TimeoutError);
     expect(error).toMatchObject({ name: 'TimeoutError', code: 'timed_out', message: 'the check did not answer' });
+  });
+});
+
+describe('parseDateTime', () => {
+  it('reads an RFC 3339 date-time with any offset as its instant', () => {
+    expect(parseDateTime('2026-06-30T23:59:59+02:00')?.toISOString()).toBe('2026-06-30T21:59:59.000Z');
+    expect(parseDateTime('0001-01-01T00:00:00Z')?.toISOString()).toBe('0001-01-01T00:00:00.000Z');
+    expect(parseDateTime('9999-12-31T23:59:59.999Z')?.toISOString()).toBe('9999-12-31T23:59:59.999Z');
+  });
+
+  it('refuses what is not RFC 3339, a leap second, and years outside 0001-9999 once the offset is applied', () => {
+    for (const value of ['yesterday', '2026-06-30', '2026-02-30T00:00:00Z', '2026-06-30T23:59:60Z', '0000-01-01T00:00:00Z', '0001-01-01T00:00:00+00:01', '9999-12-31T23:59:59-23:59']) {
+      expect(parseDateTime(value)).toBeUndefined();
+    }
   });
 });

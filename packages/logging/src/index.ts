@@ -38,6 +38,41 @@ function redactText(text: string): string {
   return SECRET_IN_TEXT.reduce((acc, [pattern, replacement]) => acc.replace(pattern, replacement), text);
 }
 
+// A JSON member `"name": "value"`, matched in the text itself: a stored answer keeps its bytes, and
+// a body cut off at the size limit is no longer JSON that could be parsed.
+const JSON_STRING_MEMBER = /("((?:[^"\\]|\\.)*)"\s*:\s*)"(?:[^"\\]|\\.)*"/g;
+const SCHEME_ONLY = /^"(Basic|Bearer) \[REDACTED\]"$/;
+// A known secret's tail this long at the very end of a cut-off text is masked too.
+const MIN_SECRET_TAIL = 4;
+
+/**
+ * Text written by someone else, e.g. a merchant's answer, as it may be stored: the log rules for
+ * free text, the log rules for property names on every JSON string member in it, and every
+ * occurrence of `knownSecrets` (as is, JSON-escaped and percent-encoded, and a secret's beginning
+ * where the text breaks off) replaced by the marker.
+ */
+export function redactForeignText(text: string, knownSecrets: readonly string[] = []): string {
+  // Known secrets first, while the text is as the merchant wrote it.
+  let out = text;
+  const forms = knownSecrets
+    .filter((secret) => secret !== '')
+    .flatMap((secret) => [secret, JSON.stringify(secret).slice(1, -1), encodeURIComponent(secret)]);
+  // Longest first, so that a secret containing another is masked whole.
+  for (const form of [...new Set(forms)].sort((a, b) => b.length - a.length)) {
+    out = out.split(form).join(REDACTED);
+    for (let length = form.length - 1; length >= MIN_SECRET_TAIL; length -= 1) {
+      if (out.endsWith(form.slice(0, length))) {
+        out = out.slice(0, out.length - length) + REDACTED;
+        break;
+      }
+    }
+  }
+  return redactText(out).replace(JSON_STRING_MEMBER, (member: string, head: string, name: string) =>
+    // "Basic [REDACTED]" as a rule left it still tells the reader which scheme was echoed.
+    SECRET_KEY.test(name) && !SCHEME_ONLY.test(member.slice(head.length)) ? `${head}"${REDACTED}"` : member,
+  );
+}
+
 // winston keeps level/message and the metadata on one info object; symbols carry its internals.
 const redactFormat = winston.format((info) => {
   for (const key of Object.keys(info)) {

@@ -1,5 +1,5 @@
 import { PassThrough } from 'node:stream';
-import { createLogger, redact } from '../src';
+import { createLogger, redact, redactForeignText } from '../src';
 
 function captureLogger() {
   const stream = new PassThrough();
@@ -65,5 +65,31 @@ describe('redact', () => {
 
   it('reduces errors to name and redacted message', () => {
     expect(redact(new TypeError('Bearer abc failed'))).toEqual({ name: 'TypeError', message: 'Bearer [REDACTED] failed' });
+  });
+});
+
+describe('redactForeignText', () => {
+  it('applies the log rules to free text and to the JSON members it holds, keeping the rest byte for byte', () => {
+    const text = '{"error": "down", "headers": {"authorization": "Basic dXNlcjpwdw==", "x-api-key": "k-123"}, "note": "Bearer abc.def"}';
+    expect(redactForeignText(text)).toBe(
+      '{"error": "down", "headers": {"authorization": "Basic [REDACTED]", "x-api-key": "[REDACTED]"}, "note": "Bearer [REDACTED]"}',
+    );
+  });
+
+  it('masks known secrets as sent, JSON-escaped and percent-encoded', () => {
+    const secret = 'p"a ss/word';
+    const text = `raw ${secret} json ${JSON.stringify(secret)} url ${encodeURIComponent(secret)}`;
+    expect(redactForeignText(text, [secret])).toBe('raw [REDACTED] json "[REDACTED]" url [REDACTED]');
+  });
+
+  it("masks a known secret's beginning where the text breaks off, and leaves short look-alikes alone", () => {
+    expect(redactForeignText('echo: s3cr', ['s3cret-value'])).toBe('echo: [REDACTED]');
+    expect(redactForeignText('echo: s3c', ['s3cret-value'])).toBe('echo: s3c');
+  });
+
+  it('finds a member of a body too deep for the logger or no longer valid JSON', () => {
+    const deep = `${'{"a":'.repeat(20)}{"password":"hunter2"}${'}'.repeat(20)}`;
+    expect(redactForeignText(deep)).not.toContain('hunter2');
+    expect(redactForeignText('{"token":"abc","rest":"cut of')).toBe('{"token":"[REDACTED]","rest":"cut of');
   });
 });

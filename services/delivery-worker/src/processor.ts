@@ -2,7 +2,7 @@ import { performance } from 'node:perf_hooks';
 import { AuthConfigurationError, TokenRequestError, TokenWaitTimeoutError, UnknownAuthModeError, type CallbackAuthStrategy } from '@herald/callback-auth';
 import { CredentialsCipherError, type AttemptOutcome, type DeliveryTarget, type DeliveryWork, type NewDeliveryAttempt } from '@herald/db';
 import type { DeliveryRef } from '@herald/domain';
-import type { Logger } from '@herald/logging';
+import { redactForeignText, type Logger } from '@herald/logging';
 import type { HeraldMetrics } from '@herald/metrics';
 import { OutboundRequestError } from '@herald/outbound';
 import { UnrecoverableError } from 'bullmq';
@@ -66,9 +66,14 @@ type AttemptResult =
 export function createDeliveryProcessor(deps: DeliveryProcessorDependencies): (job: DeliveryJob) => Promise<DeliveryOutcome> {
   const { logger } = deps;
 
-  /** One POST; the timestamp is that of the POST itself, so a receiver can check it for freshness. */
-  const post = async (url: string, eventId: string, body: string, auth: CallbackAuthStrategy): Promise<CallbackResponse> =>
-    deps.send({
+  /**
+   * One POST; the timestamp is that of the POST itself, so a receiver can check it for freshness.
+   * The credentials its auth headers carry are added to `sentCredentials`.
+   */
+  const post = async (url: string, eventId: string, body: string, auth: CallbackAuthStrategy, sentCredentials: string[]): Promise<CallbackResponse> => {
+    const authHeaders = await auth.headers();
+    sentCredentials.push(...credentialsIn(authHeaders));
+    return deps.send({
       url,
       body,
       headers: {
@@ -77,9 +82,10 @@ export function createDeliveryProcessor(deps: DeliveryProcessorDependencies): (j
         // merchant can drop a callback it has already processed.
         'webhook-id': eventId,
         'webhook-timestamp': String(Math.floor(Date.now() / 1000)),
-        ...(await auth.headers()),
+        ...authHeaders,
       },
     });
+  };
 
   const attempt = async ({ delivery, target, event }: DeliveryWork): Promise<AttemptResult> => {
     // Credentials no key decrypts: failureOf makes it a `configuration` failure, not retried.
@@ -91,15 +97,17 @@ export function createDeliveryProcessor(deps: DeliveryProcessorDependencies): (j
     if (!event) return { delivered: false, errorKind: 'internal', errorMessage: `event ${delivery.eventId} does not exist`, retryable: false };
     const body = JSON.stringify(event);
     const auth = deps.authFor(target);
+    // What the merchant's answer must not be stored with, should it echo the request back.
+    const credentials = target.auth.mode === 'none' ? [] : [target.auth.password];
 
-    let response = await post(target.url, event.id, body, auth);
+    let response = await post(target.url, event.id, body, auth, credentials);
     if (response.status === 401 && auth.mode === 'oauth') {
       // The token may have been revoked before it expired: one more POST with a fresh token, within
       // this attempt. A second 401 is the merchant's answer.
       await auth.invalidate();
-      response = await post(target.url, event.id, body, auth);
+      response = await post(target.url, event.id, body, auth, credentials);
     }
-    return resultOf(response);
+    return resultOf({ ...response, body: redactForeignText(response.body, credentials) });
   };
 
   return async (job) => {
@@ -151,6 +159,11 @@ export function createDeliveryProcessor(deps: DeliveryProcessorDependencies): (j
     if (!result.retryable) throw new UnrecoverableError(result.errorMessage);
     throw new CallbackAttemptError(result.errorKind, result.errorMessage, number, result.statusCode, result.retryAfterMs);
   };
+}
+
+/** Each auth header's value, and its credentials without the scheme (`Basic …`, `Bearer …`). */
+function credentialsIn(headers: Record<string, string>): string[] {
+  return Object.values(headers).flatMap((value) => [value, ...(/^\S+\s+(\S.*)$/.exec(value)?.slice(1) ?? [])]);
 }
 
 /** HTTP 200, and only 200, is delivered (spec: "Expected response: HTTP 200 OK"). */

@@ -26,6 +26,7 @@ import { createReplay } from './deliveries/replay';
 import { deliveriesRouter } from './deliveries/router';
 import { eventsRouter } from './events/router';
 import { errorHandler, notFound } from './http/error-handler';
+import { pathGuard } from './http/path-guard';
 import { plainRouter } from './http/plain-adapter';
 import { createRateLimit } from './http/rate-limit';
 import { requestLog } from './http/request-log';
@@ -71,6 +72,7 @@ export function createApp(deps: AppDependencies): Express {
   app.disable('x-powered-by');
   app.set('trust proxy', false);
   app.use(requestLog(logger, metrics));
+  app.use(pathGuard);
   app.use(
     plainRouter(
       opsEndpoints({

@@ -1,6 +1,6 @@
 import { Router } from 'express';
 import type { DeliveryFilter, DeliveryHistoryRepository, DeliveryStatus, ReplaySelection } from '@herald/db';
-import { compileValidator, ValidationError } from '@herald/domain';
+import { compileValidator, toDate, ValidationError } from '@herald/domain';
 import { HttpError } from '../http/http-error';
 import { pageOf, parseQuery } from '../http/query';
 import { parseBody } from '../http/validate-body';
@@ -79,8 +79,8 @@ function filterOf(input: DeliveriesQuery | ReplayBody): DeliveryFilter {
     ...(input.merchantId === undefined ? {} : { merchantId: input.merchantId }),
     ...(input.eventId === undefined ? {} : { eventId: input.eventId }),
     ...(input.targetId === undefined ? {} : { targetId: input.targetId }),
-    ...(input.createdFrom === undefined ? {} : { createdFrom: new Date(input.createdFrom) }),
-    ...(input.createdTo === undefined ? {} : { createdTo: new Date(input.createdTo) }),
+    ...(input.createdFrom === undefined ? {} : { createdFrom: toDate(input.createdFrom) }),
+    ...(input.createdTo === undefined ? {} : { createdTo: toDate(input.createdTo) }),
   };
 }
 

@@ -1,11 +1,11 @@
 import type { DeliveryDetail, DeliveryRecord } from '@herald/db';
-import { redact } from '@herald/logging';
+import { redactForeignText } from '@herald/logging';
 
 // Free text the worker stored from the outside world: its error messages and the first bytes of
 // the merchant's answer, which an echoing endpoint may fill with the request's own Authorization
 // header. The log redaction rules apply to it before an admin sees it.
 function scrub(text: string | null): string | null {
-  return text === null ? null : (redact(text) as string);
+  return text === null ? null : redactForeignText(text);
 }
 
 /** A delivery as the admin API shows it. */

@@ -1,4 +1,4 @@
-import { EVENT_TYPES, OBJECT_TYPES, ORIGINS, compileValidator } from '@herald/domain';
+import { EVENT_TYPES, OBJECT_TYPES, ORIGINS, compileValidator, toDate } from '@herald/domain';
 import type { EventListQuery } from '@herald/db';
 import { pageOf, pagingParameters, parseQuery } from '../http/query';
 
@@ -41,7 +41,7 @@ export function parseEventsQuery(query: unknown): Omit<EventListQuery, 'scope'> 
     ...(q.objectType === undefined ? {} : { objectType: q.objectType === 'plan' ? 'subscription.plan' : q.objectType }),
     ...(q.objectId === undefined ? {} : { objectId: q.objectId }),
     ...(q.eventType === undefined ? {} : { eventType: q.eventType }),
-    ...(q.createdFrom === undefined ? {} : { createdFrom: new Date(q.createdFrom) }),
-    ...(q.createdTo === undefined ? {} : { createdTo: new Date(q.createdTo) }),
+    ...(q.createdFrom === undefined ? {} : { createdFrom: toDate(q.createdFrom) }),
+    ...(q.createdTo === undefined ? {} : { createdTo: toDate(q.createdTo) }),
   };
 }

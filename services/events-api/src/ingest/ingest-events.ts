@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { IngestTransaction, NewEvent } from '@herald/db';
 import {
   targetsToNotify,
+  toDate,
   ValidationError,
   validateIngestBatch,
   validateIngestEvent,
@@ -193,7 +194,7 @@ async function route(tx: IngestTransaction, created: readonly NewEvent[], newId:
 
 /** What a new event reads back as once stored (createdAt normalised to UTC milliseconds). */
 function asStored(event: Event): Event {
-  return { ...event, createdAt: new Date(event.createdAt).toISOString() };
+  return { ...event, createdAt: toDate(event.createdAt).toISOString() };
 }
 
 function unique(values: readonly string[]): string[] {
