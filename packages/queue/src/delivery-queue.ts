@@ -3,6 +3,7 @@ import { Queue, type JobsOptions } from 'bullmq';
 import { withTimeout } from '@herald/domain';
 import type { Redis } from 'ioredis';
 import { DELIVERY_BACKOFF_TYPE } from './delivery-backoff';
+import { firstConnect } from './redis';
 import { DELIVERIES_QUEUE } from './delivery-job';
 
 /**
@@ -62,11 +63,18 @@ export interface DeliveryProducer {
 export function createDeliveryProducer(connection: Redis, options: { prefix: string; retry: RetryPolicy; timeoutMs: number }): DeliveryProducer {
   const queue = createDeliveryQueue(connection, options.prefix);
   const opts = deliveryJobOptions(options.retry);
-  // Fails at once while Redis is down, and after timeoutMs at most (the Redis work may still finish).
-  const bounded = async <T>(what: string, work: () => Promise<T>): Promise<T> => {
-    if (connection.status !== 'ready') throw new Error(`Redis is not connected (${connection.status})`);
-    return withTimeout(work(), options.timeoutMs, `${what} took over ${options.timeoutMs} ms`);
-  };
+  // Fails at once while Redis is down (reconnecting), and after timeoutMs at most, a first
+  // connect included (the Redis work may still finish).
+  const bounded = async <T>(what: string, work: () => Promise<T>): Promise<T> =>
+    withTimeout(
+      (async () => {
+        await firstConnect(connection);
+        if (connection.status !== 'ready') throw new Error(`Redis is not connected (${connection.status})`);
+        return work();
+      })(),
+      options.timeoutMs,
+      `${what} took over ${options.timeoutMs} ms`,
+    );
   return {
     queue,
     async enqueue(jobs) {

@@ -19,22 +19,28 @@ export function createRedisConnection(redisUrl: string, options: RedisConnection
 }
 
 /**
- * Resolves when Redis answers a PING. A `client` connection refuses commands until it is
- * connected, so a connection still on its first connect is given the chance to finish (callers
- * bound the wait with their own timeout); one that is reconnecting fails at once.
+ * Resolves once a connection still on its first connect is ready (rejects if that connect fails);
+ * resolves at once in any other state. A `client` connection refuses commands until it is
+ * connected, so a process that uses Redis right after starting would fail for no reason; a
+ * connection that is reconnecting is left alone, so its callers fail at once. Callers bound the
+ * wait with their own timeout.
  */
+export async function firstConnect(redis: Redis): Promise<void> {
+  if (redis.status !== 'connecting' && redis.status !== 'connect') return;
+  await new Promise<void>((resolve, reject) => {
+    const settle = (error?: Error): void => {
+      redis.off('ready', settle);
+      redis.off('error', settle);
+      if (error) reject(error);
+      else resolve();
+    };
+    redis.once('ready', settle);
+    redis.once('error', settle);
+  });
+}
+
+/** Resolves when Redis answers a PING (after a first connect, see firstConnect). */
 export async function pingRedis(redis: Redis): Promise<void> {
-  if (redis.status === 'connecting' || redis.status === 'connect') {
-    await new Promise<void>((resolve, reject) => {
-      const settle = (error?: Error): void => {
-        redis.off('ready', settle);
-        redis.off('error', settle);
-        if (error) reject(error);
-        else resolve();
-      };
-      redis.once('ready', settle);
-      redis.once('error', settle);
-    });
-  }
+  await firstConnect(redis);
   await redis.ping();
 }
