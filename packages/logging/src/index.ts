@@ -52,6 +52,8 @@ const MIN_SECRET_TAIL = 4;
  * where the text breaks off) replaced by the marker.
  */
 export function redactForeignText(text: string, knownSecrets: readonly string[] = []): string {
+  // Most merchants answer 200 with an empty body: nothing to mask, and this runs on every callback.
+  if (text === '') return text;
   // Known secrets first, while the text is as the merchant wrote it.
   let out = text;
   const forms = knownSecrets
@@ -59,8 +61,9 @@ export function redactForeignText(text: string, knownSecrets: readonly string[] 
     .flatMap((secret) => [secret, JSON.stringify(secret).slice(1, -1), encodeURIComponent(secret)]);
   // Longest first, so that a secret containing another is masked whole.
   for (const form of [...new Set(forms)].sort((a, b) => b.length - a.length)) {
-    out = out.split(form).join(REDACTED);
-    for (let length = form.length - 1; length >= MIN_SECRET_TAIL; length -= 1) {
+    if (out.includes(form)) out = out.split(form).join(REDACTED);
+    // A tail longer than the text cannot end it.
+    for (let length = Math.min(form.length - 1, out.length); length >= MIN_SECRET_TAIL; length -= 1) {
       if (out.endsWith(form.slice(0, length))) {
         out = out.slice(0, out.length - length) + REDACTED;
         break;
