@@ -43,7 +43,7 @@ async function receiver(...args: Parameters<typeof startHttpRecorder>): Promise<
   return started;
 }
 
-it('leaves no credential of the whole run in any log, Redis key, API answer or dashboard view', async () => {
+it('leaves no credential of the whole run in any log, Redis key, API answer, dashboard view or database row', async () => {
   const own: Array<{ kind: SecretKind; value: string }> = [
     { kind: 'basic password', value: BASIC_PASSWORD },
     { kind: 'basic password', value: base64(`shop:${BASIC_PASSWORD}`) },
@@ -165,7 +165,7 @@ it('leaves no credential of the whole run in any log, Redis key, API answer or d
   const finalStatus = JSON.parse((await system.admin('GET', `/deliveries?programId=${tenant.programId}&status=succeeded&pageSize=1`)).body) as { count: number };
 
   const tokenCacheEntries = [...places.values()].reduce((n, text) => n + text.split('\n').filter((line) => line.includes(TOKEN_CACHE_KEY)).length, 0);
-  report('8. secrets', `${EVENTS} events to a Basic-auth program target (every other answer a 401 echoing the Authorization header) and an OAuth merchant target (token endpoint 500 once, first token rejected); then every log, Redis key and API answer of the whole run, and this scenario's GET /events, target views, delivery and attempt history and dashboard JSON, searched for every credential of the run`, {
+  report('8. secrets', `${EVENTS} events to a Basic-auth program target (every other answer a 401 echoing the Authorization header) and an OAuth merchant target (token endpoint 500 once, first token rejected); then every log, Redis key and API answer of the whole run, and this scenario's GET /events, target views, delivery and attempt history, dashboard JSON and every row of its database, searched for every credential of the run`, {
     'deliveries delivered': `${finalStatus.count} of ${EVENTS * 2}`,
     'requests carrying the Basic credential to the merchant': basicMerchant.requests.filter((r) => r.headers.authorization === `Basic ${base64(`shop:${BASIC_PASSWORD}`)}`).length,
     'token requests carrying the client secret': tokenEndpoint.requests.filter((r) => r.headers.authorization === `Basic ${base64(`client:${CLIENT_SECRET}`)}` || r.body.includes(CLIENT_SECRET)).length,
