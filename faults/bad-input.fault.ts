@@ -8,8 +8,10 @@ import { report } from './support/report';
 import { recordSecret, saveResponses } from './support/run-dir';
 
 // Scenario 6: 10,000 generated malformed requests, half to GET /events and half to
-// POST /internal/events, against an events-api listening on 127.0.0.1. Nothing may answer 5xx, and
-// every 4xx must be an RFC 9457 problem+json whose `status` is the HTTP status.
+// POST /internal/events, then every route with a path parameter (and the admin date filters) with
+// malformed percent-encodings, NUL and odd dates, against an events-api listening on 127.0.0.1.
+// Nothing may answer 5xx, and every 4xx must be an RFC 9457 problem+json whose `status` is the
+// HTTP status.
 
 const GET_REQUESTS = 5_000;
 const POST_REQUESTS = 5_000;
@@ -28,6 +30,7 @@ beforeAll(async () => {
   await new Promise((resolve) => server.once('listening', resolve));
   origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   for (const t of [tenant, otherTenant]) [t.merchantKey.key, t.programKey.key].forEach((key) => recordSecret('api key', key));
+  recordSecret('dashboard password', api.config.dashboard.password);
 });
 afterAll(async () => {
   await new Promise((resolve) => server.close(resolve));
@@ -40,6 +43,14 @@ const ODD_VALUES = [
   '%00', '%zz', '%', '%E0%A4%A', '%C0%80', '%F0%9F%98', '%ED%A0%80', '%FF%FE', '%2e%2e%2f', '..%2F..%2F', '%0d%0aX-Injected:%201',
   'a%26b%3Dc', '%22%3E%3Cscript%3E', "'%20OR%201=1--", '\\u0000', '%E2%80%AE', '%EF%BB%BF', '2026-13-45T25:61:61Z', '2026-01-01', '2026-01-01T00:00:00',
   '+1', '0x10', '1_000', '00001', '-0', 'Infinity', 'subscription%00', 'SUBSCRIPTION', 'api,widget',
+];
+/**
+ * Date-times that match RFC 3339's grammar but that `Date` or PostgreSQL's timestamptz cannot hold:
+ * leap seconds, year 0 and years past 9999 once the offset is applied (each refused with a 400).
+ */
+const ODD_DATES = [
+  '2026-06-30T23:59:60Z', '2026-12-31T23:59:60Z', '2026-06-30T23:59:60.999+00:00', '1969-12-31T23:59:60Z', '0000-01-01T00:00:00Z',
+  '0000-12-31T23:59:59+00:01', '9999-12-31T23:59:59-23:59', '9999-12-31T23:59:59.999-00:01', '9999-12-31T23:59:60Z', '0001-01-01T00:00:00+23:59',
 ];
 const PARAMS = ['origin', 'objectType', 'page', 'pageSize', 'objectId', 'eventType', 'createdFrom', 'createdTo'];
 const ODD_NAMES = ['page[]', 'page[x]', '__proto__', '__proto__[x]', 'constructor[prototype][x]', 'pageSize[0]', 'foo', 'Page', 'PAGE', '', '%00', 'page%00', '[]', 'a[b][c][d][e][f][g][h][i][j][k]'];
@@ -77,7 +88,7 @@ function generateGet(r: Random): { method: string; path: string; headers: Record
   const pairs: string[] = [];
   const mutations = r.int(1, 3);
   for (let m = 0; m < mutations; m++) {
-    switch (r.int(0, 6)) {
+    switch (r.int(0, 7)) {
       case 0:
         delete headers[r.pick(REQUIRED_HEADERS)];
         break;
@@ -98,6 +109,9 @@ function generateGet(r: Random): { method: string; path: string; headers: Record
         pairs.push(`${name}=1`, `${name}=2`);
         break;
       }
+      case 6:
+        pairs.push(`${r.pick(['createdFrom', 'createdTo'])}=${encodeURIComponent(r.pick(ODD_DATES))}`);
+        break;
       default:
         // A well-formed value now and then, so validation is reached past the other checks.
         pairs.push(r.pick(['page=1', 'pageSize=100', 'origin=api', 'objectType=plan', 'eventType=created', 'createdFrom=2026-01-01T00:00:00Z']));
@@ -134,7 +148,7 @@ function generatePost(r: Random): { method: string; path: string; headers: Recor
   if (r.chance(0.05)) headers['content-type'] = r.pick(['text/plain', 'application/json; charset=utf-16', 'application/json; charset=latin1', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', '', 'application/jsonx', '*/*']);
   if (r.chance(0.02)) headers['content-encoding'] = r.pick(['gzip', 'deflate', 'br', 'identity', 'x-unknown', 'gzip, gzip']);
   let body: string | Buffer;
-  switch (r.int(0, 10)) {
+  switch (r.int(0, 11)) {
     case 0: {
       const text = JSON.stringify(validEvent(r));
       body = text.slice(0, r.int(0, text.length - 1));
@@ -187,6 +201,12 @@ function generatePost(r: Random): { method: string; path: string; headers: Recor
       body = JSON.stringify(event);
       break;
     }
+    case 10: {
+      // A valid event, alone or in a batch, whose createdAt no timestamptz can hold.
+      const event = { ...validEvent(r), createdAt: r.pick(ODD_DATES) };
+      body = JSON.stringify(r.chance(0.5) ? event : { events: [validEvent(r), event] });
+      break;
+    }
     default: {
       const event: Record<string, unknown> = validEvent(r);
       event[randomUnicode(r, r.int(1, 12))] = randomUnicode(r, r.int(0, 30));
@@ -198,6 +218,8 @@ function generatePost(r: Random): { method: string; path: string; headers: Recor
 
 interface Tally {
   byStatus: Record<string, number>;
+  /** The status of each request, by its index (0: no answer). */
+  statuses: number[];
   serverErrors: number;
   notProblemJson: number;
   transportErrors: number;
@@ -205,7 +227,7 @@ interface Tally {
 }
 
 async function fire(requests: Array<{ method: string; path: string; headers: Record<string, string>; body?: string | Buffer }>): Promise<Tally> {
-  const tally: Tally = { byStatus: {}, serverErrors: 0, notProblemJson: 0, transportErrors: 0, samples: [] };
+  const tally: Tally = { byStatus: {}, statuses: requests.map(() => 0), serverErrors: 0, notProblemJson: 0, transportErrors: 0, samples: [] };
   const sample = (what: string, request: (typeof requests)[number], answer?: RawAnswer): void => {
     if (tally.samples.length < 20) tally.samples.push(`${what}: ${request.method} ${request.path.slice(0, 200)} ${JSON.stringify(request.headers).slice(0, 300)} body=${String(request.body ?? '').slice(0, 200)} -> ${answer ? `${answer.status} ${answer.contentType} ${answer.body.slice(0, 300)}` : ''}`);
   };
@@ -221,6 +243,7 @@ async function fire(requests: Array<{ method: string; path: string; headers: Rec
       return;
     }
     answers.push(answer.body);
+    tally.statuses[i] = answer.status;
     tally.byStatus[answer.status] = (tally.byStatus[answer.status] ?? 0) + 1;
     if (answer.status >= 500) {
       tally.serverErrors++;
@@ -249,9 +272,12 @@ async function fire(requests: Array<{ method: string; path: string; headers: Rec
 async function fuzz(title: string, what: string, count: number, seed: number, generate: (r: Random) => Parameters<typeof fire>[0][number]): Promise<void> {
   const r = createRandom(seed);
   const started = Date.now();
-  const tally = await fire(Array.from({ length: count }, () => generate(r)));
+  const requests = Array.from({ length: count }, () => generate(r));
+  const withOddDate = requests.filter(hasOddDate).length;
+  const tally = await fire(requests);
   report(title, `${count} generated requests (seed ${seed}): ${what}`, {
     'requests tried': count,
+    'with a leap-second or out-of-range date': withOddDate,
     'answers by status': tally.byStatus,
     '5xx': tally.serverErrors,
     '4xx not problem+json': tally.notProblemJson,
@@ -259,15 +285,20 @@ async function fuzz(title: string, what: string, count: number, seed: number, ge
     seconds: ((Date.now() - started) / 1000).toFixed(1),
     ...(tally.samples.length ? { samples: tally.samples } : {}),
   });
+  expect(withOddDate).toBeGreaterThan(0);
   expect(tally.samples).toEqual([]);
   expect(tally.serverErrors + tally.notProblemJson + tally.transportErrors).toBe(0);
+}
+
+function hasOddDate(request: { path: string; body?: string | Buffer }): boolean {
+  return ODD_DATES.some((date) => request.path.includes(encodeURIComponent(date)) || String(request.body ?? '').includes(date));
 }
 
 describe('bad input', () => {
   it(`answers ${GET_REQUESTS} malformed GET /events requests without a 5xx, every 4xx a problem+json`, async () => {
     await fuzz(
       '6. bad input: GET /events',
-      'missing and odd headers, unknown/repeated/nested parameters, odd and huge values, broken percent-encodings',
+      'missing and odd headers, unknown/repeated/nested parameters, odd and huge values, broken percent-encodings, leap seconds and out-of-range years',
       GET_REQUESTS,
       SEED,
       generateGet,
@@ -277,11 +308,108 @@ describe('bad input', () => {
   it(`answers ${POST_REQUESTS} malformed POST /internal/events requests without a 5xx, every 4xx a problem+json`, async () => {
     await fuzz(
       '6. bad input: POST /internal/events',
-      'broken JSON and UTF-8, wrong types, over-long fields, nesting to 100,000 levels, bodies past the limit, odd batches, unknown tenants, odd content types and encodings',
+      'broken JSON and UTF-8, wrong types, over-long fields, nesting to 100,000 levels, bodies past the limit, odd batches, unknown tenants, odd content types and encodings, leap seconds and out-of-range years in createdAt',
       POST_REQUESTS,
       SEED + 1,
       generatePost,
     );
+  });
+});
+
+/** Percent-encodings that are not UTF-8 or decode to NUL, in or around a path parameter. */
+const MALFORMED_SEGMENTS = ['%ff', '%FF', '%E0%A4%A', '%00', 'a%00b', 'Event-%00', '%', '%zz', '%C0%80', '%ED%A0%80', '%F0%9F%98', '%FF%FE', 'id%E0%A4%A'];
+
+/**
+ * Every route of the events-api with a path parameter (`:p`): admin/router.ts, targets/router.ts,
+ * deliveries/router.ts, and the dashboard's job and queue routes (bull-board's, read-only ones).
+ */
+const PARAM_ROUTES: Array<{ method: string; path: string; credential: 'admin' | 'dashboard'; body?: unknown }> = [
+  { method: 'DELETE', path: '/admin/api-keys/:p', credential: 'admin' },
+  { method: 'GET', path: '/admin/deliveries/:p', credential: 'admin' },
+  { method: 'POST', path: '/admin/deliveries/:p/replay', credential: 'admin' },
+  { method: 'GET', path: '/admin/events/:p/deliveries', credential: 'admin' },
+  ...['programs', 'merchants'].flatMap((owner) =>
+    ['PUT', 'GET', 'DELETE'].map((method) => ({
+      method,
+      path: `/admin/${owner}/:p/notification-target`,
+      credential: 'admin' as const,
+      ...(method === 'PUT' ? { body: { url: 'http://127.0.0.1:9/hook', auth: { mode: 'none' } } } : {}),
+    })),
+  ),
+  { method: 'GET', path: '/admin/queues/api/queues/deliveries/:p', credential: 'dashboard' },
+  { method: 'GET', path: '/admin/queues/api/queues/deliveries/:p/logs', credential: 'dashboard' },
+  { method: 'GET', path: '/admin/queues/api/queues/:p/workers', credential: 'dashboard' },
+];
+
+type Request = Parameters<typeof fire>[0][number];
+
+/** Each route with each malformed segment, with its credential, with none and with a wrong one. */
+function malformedPathRequests(): Request[] {
+  const credentials = {
+    admin: [`Bearer ${api.config.adminToken}`, undefined, 'Bearer wrong'],
+    dashboard: [`Basic ${Buffer.from(`${api.config.dashboard.username}:${api.config.dashboard.password}`).toString('base64')}`, undefined],
+  };
+  return PARAM_ROUTES.flatMap((route) =>
+    MALFORMED_SEGMENTS.flatMap((segment) =>
+      credentials[route.credential].map((authorization) => ({
+        method: route.method,
+        path: route.path.replace(':p', segment),
+        headers: { 'content-type': 'application/json', ...(authorization ? { authorization } : {}) },
+        ...(route.body ? { body: JSON.stringify(route.body) } : {}),
+      })),
+    ),
+  );
+}
+
+/** The admin API's date filters (delivery list, bulk replay) with dates no timestamptz can hold. */
+function oddDateFilterRequests(): Request[] {
+  const headers = { authorization: `Bearer ${api.config.adminToken}`, 'content-type': 'application/json' };
+  return ODD_DATES.flatMap((date) => [
+    ...['createdFrom', 'createdTo'].map((field) => ({ method: 'GET', path: `/admin/deliveries?${field}=${encodeURIComponent(date)}`, headers })),
+    { method: 'POST', path: '/admin/deliveries/replay', headers, body: JSON.stringify({ programId: tenant.programId, createdFrom: date }) },
+    { method: 'POST', path: '/admin/deliveries/replay', headers, body: JSON.stringify({ eventId: 'Event-00000000-0000-4000-8000-000000000000', createdTo: date }) },
+  ]);
+}
+
+describe('path parameters and admin date filters', () => {
+  it('answers a malformed percent-encoding or NUL in every path parameter, and an odd date in every admin filter, with a 400 problem+json', async () => {
+    const paths = malformedPathRequests();
+    const dates = oddDateFilterRequests();
+    // Well-formed unknown ids on the admin routes: the handlers are reached and answer 404.
+    const controls = PARAM_ROUTES.filter((route) => route.credential === 'admin').map((route) => ({
+      method: route.method,
+      path: route.path.replace(':p', 'Event-00000000-0000-4000-8000-000000000000'),
+      headers: { authorization: `Bearer ${api.config.adminToken}`, 'content-type': 'application/json' },
+      ...(route.body ? { body: JSON.stringify(route.body) } : {}),
+    }));
+    const requests = [...paths, ...dates, ...controls];
+    const started = Date.now();
+    const tally = await fire(requests);
+    const statusesOf = (from: number, to: number): Record<string, number> =>
+      tally.statuses.slice(from, to).reduce<Record<string, number>>((counts, status) => ({ ...counts, [status]: (counts[status] ?? 0) + 1 }), {});
+    const byPart = {
+      'malformed path parameters': statusesOf(0, paths.length),
+      'odd dates in admin filters': statusesOf(paths.length, paths.length + dates.length),
+      'well-formed unknown ids (control)': statusesOf(paths.length + dates.length, requests.length),
+    };
+    report(
+      '6. bad input: path parameters and admin date filters',
+      `${PARAM_ROUTES.length} routes with a path parameter × ${MALFORMED_SEGMENTS.length} malformed segments (${MALFORMED_SEGMENTS.join(' ')}), each with the route's credential, none and a wrong one; ${ODD_DATES.length} odd dates in GET /admin/deliveries and bulk replay; a well-formed unknown id on each admin route`,
+      {
+        'requests tried': requests.length,
+        'answers by part and status': byPart,
+        '5xx': tally.serverErrors,
+        '4xx not problem+json': tally.notProblemJson,
+        'no answer': tally.transportErrors,
+        seconds: ((Date.now() - started) / 1000).toFixed(1),
+        ...(tally.samples.length ? { samples: tally.samples } : {}),
+      },
+    );
+    expect(tally.samples).toEqual([]);
+    expect(tally.serverErrors + tally.notProblemJson + tally.transportErrors).toBe(0);
+    expect(byPart['malformed path parameters']).toEqual({ 400: paths.length });
+    expect(byPart['odd dates in admin filters']).toEqual({ 400: dates.length });
+    expect(byPart['well-formed unknown ids (control)']).toEqual({ 404: controls.length });
   });
 });
 

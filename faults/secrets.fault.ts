@@ -1,4 +1,5 @@
 import { startHttpRecorder, useMigratedDatabase, type HttpRecorder } from '@herald/testing';
+import { Client } from 'pg';
 import { dumpRedisKeys } from './support/redis-dump';
 import { report } from './support/report';
 import { keptFiles, recordedSecrets, recordSecret, type SecretKind } from './support/run-dir';
@@ -14,7 +15,8 @@ import { newEvents, System } from './support/system';
 // data, return values, failure reasons, stack traces, events, the OAuth token cache), the API
 // answers every scenario received, and this scenario's GET /events, admin target views, delivery
 // and attempt history, and the dashboard's JSON. The OAuth token cache in Redis is searched too:
-// it keeps access tokens encrypted.
+// it keeps access tokens encrypted. So is PostgreSQL itself: every row of every table of this
+// scenario's database, where the merchant's echoed Authorization headers were stored.
 
 const EVENTS = 60;
 const BASIC_PASSWORD = 'faults-basic-P4ssw0rd-9f8e7d';
@@ -41,7 +43,7 @@ async function receiver(...args: Parameters<typeof startHttpRecorder>): Promise<
   return started;
 }
 
-it('leaves no credential of the whole run in any log, Redis key, API answer or dashboard view', async () => {
+it('leaves no credential of the whole run in any log, Redis key, API answer, dashboard view or database row', async () => {
   const own: Array<{ kind: SecretKind; value: string }> = [
     { kind: 'basic password', value: BASIC_PASSWORD },
     { kind: 'basic password', value: base64(`shop:${BASIC_PASSWORD}`) },
@@ -131,6 +133,7 @@ it('leaves no credential of the whole run in any log, Redis key, API answer or d
   await keepDashboard('/queues/deliveries/workers');
   await keepDashboard('/redis/stats');
   const ownRedis = await dumpRedisKeys(system.redisUrl, `${system.queuePrefix}:*`);
+  const postgres = await dumpDatabase(database.url);
 
   // What the whole run left (this scenario's own logs and Redis keys are read live: the System
   // keeps them in the run directory only when it closes).
@@ -142,6 +145,9 @@ it('leaves no credential of the whole run in any log, Redis key, API answer or d
   addRedis('8-secrets-live', ownRedis);
   places.set('responses/8-secrets-api-views', views.join('\n'));
   places.set('responses/8-secrets-dashboard-json', dashboardViews.join('\n'));
+  for (const [table, rows] of postgres) places.set(`postgres/8-secrets-${table}`, rows.join('\n'));
+  // The merchant's echoes really were stored (redacted), or the search of PostgreSQL proves nothing.
+  const echoesStored = (postgres.get('delivery_attempts') ?? []).filter((row) => row.includes('youSent') && row.includes('[REDACTED]')).length;
 
   const needles = new Map<string, SecretKind>();
   for (const { kind, value } of recordedSecrets()) needles.set(value, kind);
@@ -159,15 +165,27 @@ it('leaves no credential of the whole run in any log, Redis key, API answer or d
   const finalStatus = JSON.parse((await system.admin('GET', `/deliveries?programId=${tenant.programId}&status=succeeded&pageSize=1`)).body) as { count: number };
 
   const tokenCacheEntries = [...places.values()].reduce((n, text) => n + text.split('\n').filter((line) => line.includes(TOKEN_CACHE_KEY)).length, 0);
-  report('8. secrets', `${EVENTS} events to a Basic-auth program target (every other answer a 401 echoing the Authorization header) and an OAuth merchant target (token endpoint 500 once, first token rejected); then every log, Redis key and API answer of the whole run, and this scenario's GET /events, target views, delivery and attempt history and dashboard JSON, searched for every credential of the run`, {
+  report('8. secrets', `${EVENTS} events to a Basic-auth program target (every other answer a 401 echoing the Authorization header) and an OAuth merchant target (token endpoint 500 once, first token rejected); then every log, Redis key and API answer of the whole run, and this scenario's GET /events, target views, delivery and attempt history, dashboard JSON and every row of its database, searched for every credential of the run`, {
     'deliveries delivered': `${finalStatus.count} of ${EVENTS * 2}`,
     'requests carrying the Basic credential to the merchant': basicMerchant.requests.filter((r) => r.headers.authorization === `Basic ${base64(`shop:${BASIC_PASSWORD}`)}`).length,
     'token requests carrying the client secret': tokenEndpoint.requests.filter((r) => r.headers.authorization === `Basic ${base64(`client:${CLIENT_SECRET}`)}` || r.body.includes(CLIENT_SECRET)).length,
     'callbacks carrying the good token': oauthMerchant.requests.filter((r) => r.headers.authorization === `Bearer ${TOKENS.good}`).length,
     'credentials searched for': Object.fromEntries([...new Set(needles.values())].map((kind) => [kind, [...needles.values()].filter((k) => k === kind).length])),
     'scenarios whose output was searched': scenariosCovered.join(', '),
-    'places searched': { logs: [...places.keys()].filter((p) => p.startsWith('logs/')).length, 'redis dumps': [...places.keys()].filter((p) => p.startsWith('redis/')).length, 'answer files': [...places.keys()].filter((p) => p.startsWith('responses/')).length },
-    'MB searched': { logs: (bytes('logs/') / 1e6).toFixed(1), redis: (bytes('redis/') / 1e6).toFixed(1), 'API answers and dashboard JSON': (bytes('responses/') / 1e6).toFixed(1) },
+    'places searched': {
+      logs: [...places.keys()].filter((p) => p.startsWith('logs/')).length,
+      'redis dumps': [...places.keys()].filter((p) => p.startsWith('redis/')).length,
+      'answer files': [...places.keys()].filter((p) => p.startsWith('responses/')).length,
+      'postgres tables': postgres.size,
+    },
+    'postgres rows searched': [...postgres.values()].reduce((n, rows) => n + rows.length, 0),
+    'stored attempts holding a redacted echo of the Authorization header': echoesStored,
+    'MB searched': {
+      logs: (bytes('logs/') / 1e6).toFixed(1),
+      redis: (bytes('redis/') / 1e6).toFixed(1),
+      'API answers and dashboard JSON': (bytes('responses/') / 1e6).toFixed(1),
+      postgres: (bytes('postgres/') / 1e6).toFixed(1),
+    },
     'OAuth token cache entries searched (encrypted)': tokenCacheEntries,
     'credentials found': found.length ? found.slice(0, 20) : 'none',
   });
@@ -177,5 +195,28 @@ it('leaves no credential of the whole run in any log, Redis key, API answer or d
   expect(oauthMerchant.requests.some((r) => r.headers.authorization === `Bearer ${TOKENS.rejected}`)).toBe(true);
   expect(new Set(foundInControl)).toEqual(new Set(['basic password', 'oauth client secret', 'oauth access token']));
   expect(tokenCacheEntries).toBeGreaterThan(0);
+  expect(echoesStored).toBeGreaterThan(0);
   expect(found).toEqual([]);
 });
+
+/**
+ * Every row of every table of the database's public schema, each as its JSON text, by table.
+ * Reading rows through SQL (not pg_dump) needs no client binary of the server's version.
+ */
+async function dumpDatabase(url: string): Promise<Map<string, string[]>> {
+  const client = new Client({ connectionString: url });
+  await client.connect();
+  try {
+    const tables = await client.query<{ name: string }>(
+      "SELECT table_name AS name FROM information_schema.tables WHERE table_schema = 'public' AND table_type = 'BASE TABLE' ORDER BY table_name",
+    );
+    const dump = new Map<string, string[]>();
+    for (const { name } of tables.rows) {
+      const rows = await client.query<{ row: string }>(`SELECT row_to_json(t)::text AS row FROM "${name.replaceAll('"', '""')}" t`);
+      dump.set(name, rows.rows.map((r) => r.row));
+    }
+    return dump;
+  } finally {
+    await client.end();
+  }
+}
