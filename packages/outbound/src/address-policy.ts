@@ -1,5 +1,5 @@
 import { lookup } from 'node:dns/promises';
-import { BlockList, isIP } from 'node:net';
+import ipaddr from 'ipaddr.js';
 import { withTimeout } from '@herald/domain';
 
 // Which addresses Herald may send requests to on a merchant's behalf (notification target URLs and
@@ -38,46 +38,76 @@ export const resolveHost: ResolveHost = async (hostname) => {
   return addresses.map((a) => a.address);
 };
 
-function blockList(subnets: readonly string[]): BlockList {
-  const list = new BlockList();
-  for (const subnet of subnets) {
-    const [network, prefix] = subnet.split('/') as [string, string];
-    list.addSubnet(network, Number(prefix), isIP(network) === 6 ? 'ipv6' : 'ipv4');
-  }
-  return list;
-}
+// The address categories come from ipaddr.js, which follows IANA's IPv4 and IPv6 Special-Purpose
+// Address Registries (one range table per family, with the RFC of each entry); a hand-written
+// list misses forms like SIIT, 6to4 or site-local. What Herald adds: cloud metadata addresses,
+// which no registry names, and the forms that embed an IPv4 address, whose embedded address
+// decides, since a relay or translator on the way may deliver to it.
 
-// Most specific first, so that the message names the closest category. Node's BlockList matches
-// IPv4-mapped IPv6 addresses (::ffff:127.0.0.1) against the IPv4 rules as well.
-const REFUSED: ReadonlyArray<readonly [string, BlockList]> = [
-  ['a cloud metadata', blockList(['169.254.169.254/32', 'fd00:ec2::254/128'])],
-  ['a loopback', blockList(['127.0.0.0/8', '::1/128'])],
-  ['an unspecified', blockList(['0.0.0.0/8', '::/128'])],
-  ['a private', blockList(['10.0.0.0/8', '172.16.0.0/12', '192.168.0.0/16', 'fc00::/7'])],
-  ['a link-local', blockList(['169.254.0.0/16', 'fe80::/10'])],
-  ['a shared (CGNAT)', blockList(['100.64.0.0/10'])],
-  [
-    'a reserved',
-    blockList([
-      '192.0.0.0/24', // IETF protocol assignments
-      '198.18.0.0/15', // benchmarking
-      '224.0.0.0/4', // multicast
-      '240.0.0.0/4', // reserved, and the broadcast address
-      'ff00::/8', // multicast
-      '::/96', // deprecated IPv4-compatible addresses
-      '64:ff9b:1::/48', // local-use NAT64
-    ]),
-  ],
-];
+/** Cloud metadata services (AWS, GCP, Azure: 169.254.169.254; AWS over IPv6: fd00:ec2::254). */
+const METADATA = ['169.254.169.254', 'fd00:ec2::254'].map((address) => ipaddr.parse(address));
 
-// Well-known NAT64 prefix: the last 32 bits are an IPv4 address, which decides.
-const NAT64 = blockList(['64:ff9b::/96']);
+/** The kind named in messages for each refused ipaddr.js range; a range not listed is "a reserved". */
+const KINDS: Readonly<Record<string, string>> = {
+  loopback: 'a loopback',
+  unspecified: 'an unspecified',
+  private: 'a private',
+  uniqueLocal: 'a private',
+  linkLocal: 'a link-local',
+  carrierGradeNat: 'a shared (CGNAT)',
+  deprecatedSiteLocal: 'a site-local',
+};
+
+/** 2000::/3: IANA's IPv6 global unicast space; the rest of IPv6 is reserved by the IETF (e.g. ::/96, IPv4-compatible). */
+const GLOBAL_UNICAST: [ipaddr.IPv6, number] = [ipaddr.IPv6.parse('2000::'), 3];
 
 /** What kind of refused address `address` is (e.g. "a loopback"), or undefined when it is public. */
 export function refusedAddressKind(address: string): string | undefined {
-  const family = isIP(address) === 6 ? 'ipv6' : 'ipv4';
-  if (family === 'ipv6' && NAT64.check(address, 'ipv6')) return refusedAddressKind(embeddedIpv4(address));
-  return REFUSED.find(([, list]) => list.check(address, family))?.[0];
+  if (!ipaddr.isValid(address)) return 'an unrecognised';
+  const parsed = ipaddr.parse(address);
+  if (METADATA.some((metadata) => metadata.kind() === parsed.kind() && metadata.toNormalizedString() === parsed.toNormalizedString())) return 'a cloud metadata';
+  if (parsed.kind() === 'ipv4') return kindOfRange(parsed.range());
+  const ipv6 = parsed as ipaddr.IPv6;
+  const embedded = embeddedIpv4(ipv6);
+  if (embedded) {
+    for (const ipv4 of embedded) {
+      const kind = refusedAddressKind(ipv4.toString());
+      if (kind) return kind;
+    }
+    return undefined;
+  }
+  const range = ipv6.range();
+  if (range === 'unicast' && !ipv6.match(GLOBAL_UNICAST)) return 'a reserved';
+  return kindOfRange(range);
+}
+
+function kindOfRange(range: string): string | undefined {
+  return range === 'unicast' ? undefined : (KINDS[range] ?? 'a reserved');
+}
+
+/**
+ * The IPv4 addresses an IPv6 address carries, for the forms that carry one: IPv4-mapped
+ * (::ffff:0:0/96), SIIT (::ffff:0:0:0/96, RFC 6145), NAT64 (64:ff9b::/96, RFC 6052), 6to4
+ * (2002::/16, RFC 3056) and Teredo (2001::/32, RFC 4380: the server in clear, the client with every
+ * bit inverted). Undefined for any other address.
+ */
+function embeddedIpv4(address: ipaddr.IPv6): ipaddr.IPv4[] | undefined {
+  const bytes = address.toByteArray();
+  const at = (offset: number, invert = false) => new ipaddr.IPv4(bytes.slice(offset, offset + 4).map((byte) => (invert ? byte ^ 0xff : byte)));
+  switch (address.range()) {
+    case 'ipv4Mapped':
+    case 'rfc6145':
+      return [at(12)];
+    case 'rfc6052':
+      // Only the well-known prefix embeds an address this way; 64:ff9b:1::/48 is for local use.
+      return address.match(ipaddr.IPv6.parse('64:ff9b::'), 96) ? [at(12)] : undefined;
+    case '6to4':
+      return [at(2)];
+    case 'teredo':
+      return [at(4), at(12, true)];
+    default:
+      return undefined;
+  }
 }
 
 /** The first of `addresses` the policy refuses, with its kind; undefined when every one is public. */
@@ -87,12 +117,4 @@ export function firstRefusedAddress(addresses: readonly string[]): { address: st
     if (kind) return { address, kind };
   }
   return undefined;
-}
-
-function embeddedIpv4(ipv6: string): string {
-  // The URL parser writes the address in canonical compressed form; the groups left out by "::"
-  // are zeros, so the last two groups written (or zeros) are the last 32 bits.
-  const groups = new URL(`http://[${ipv6}]/`).hostname.slice(1, -1).split(':');
-  const [high, low] = groups.slice(-2).map((group) => Number.parseInt(group || '0', 16)) as [number, number];
-  return [high >> 8, high & 0xff, low >> 8, low & 0xff].join('.');
 }

@@ -266,6 +266,9 @@ describe('the SSRF guard when private targets are not allowed', () => {
     ['http://[::ffff:127.0.0.1]/hook', /loopback/],
     ['http://[::ffff:a00:1]/hook', /private/],
     ['http://[64:ff9b::a9fe:a9fe]/hook', /cloud metadata/],
+    ['http://[::ffff:0:127.0.0.1]/hook', /loopback/],
+    ['http://[fec0::1]/hook', /site-local/],
+    ['http://[2002:7f00:1::]/hook', /loopback/],
     ['http://2130706433/hook', /loopback/],
     ['http://0x7f.1/hook', /loopback/],
   ])('refuses %s with 400 naming the field', async (url, reason) => {
