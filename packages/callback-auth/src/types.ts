@@ -43,6 +43,14 @@ export interface AuthDependencies {
   redis: Redis;
   /** Prefix of every key written, e.g. `herald:`; tests pass a fresh one. */
   keyPrefix: string;
+  /**
+   * Secret key of the token cache, at least 32 bytes, the same in every process that shares its
+   * tokens (the delivery worker passes SECRETS_KEY). Keys the hash that names a token's Redis keys
+   * and derives the key that encrypts it, so that whoever can list or read Redis can neither test
+   * password guesses against a key name nor decrypt a token. Another secret means other key names:
+   * tokens are fetched anew once, and the old entries expire with their TTL.
+   */
+  tokenCacheSecret: Uint8Array;
   /** Hard limit on one token request, from connect to the last body byte, in ms. Default 10 000. */
   tokenRequestTimeoutMs?: number;
   /** Largest token response body read, in bytes; a larger one is an `invalid_response`. Default 65 536. */

@@ -88,6 +88,15 @@ describe('createAuthStrategy', () => {
     expect(error).toMatchObject({ name: 'AuthConfigurationError', field: option });
   });
 
+  it.each([
+    ['no', undefined],
+    ['a 16-byte', Buffer.alloc(16, 7)],
+    ['a string', 'x'.repeat(32)],
+  ])('rejects oauth settings with %s tokenCacheSecret, which would leave key names guessable', async (_case, tokenCacheSecret) => {
+    const error = await errorFrom(() => createAuthStrategy(oauth(), { ...deps, tokenCacheSecret } as AuthDependencies));
+    expect(error).toMatchObject({ name: 'AuthConfigurationError', field: 'tokenCacheSecret' });
+  });
+
   it('rejects oauth settings without a Redis client', async () => {
     const error = await errorFrom(() => createAuthStrategy(oauth(), { keyPrefix: 'x:' } as AuthDependencies));
     expect(error).toMatchObject({ name: 'AuthConfigurationError', field: 'redis' });

@@ -29,7 +29,7 @@ describe('the oauth token cache', () => {
   /** The Redis keys of the current settings, computed as the module does. */
   const cacheOf = (deps: AuthDependencies) => {
     const { targetId, authUrl, username, password } = settings();
-    return new TokenCache(deps.redis, deps.keyPrefix, {
+    return new TokenCache(deps, {
       targetId,
       url: tokenRequestUrl(targetId, authUrl),
       credentials: { username: username!, password: password! },

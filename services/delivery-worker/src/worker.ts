@@ -105,6 +105,8 @@ function authStrategyFor(target: DeliveryTarget, deps: DeliveryWorkerDependencie
     {
       redis: deps.connection,
       keyPrefix: `${deps.config.queuePrefix}:`,
+      // Keys the token cache's key names and encryption; a rotation only means each token is fetched once more.
+      tokenCacheSecret: deps.config.secretsKey,
       tokenRequestTimeoutMs: deps.config.callback.tokenTimeoutMs,
       onTokenRequest: () => deps.metrics.oauthTokenRequested(),
       outbound,

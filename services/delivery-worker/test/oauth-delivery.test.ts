@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import type { TargetAuth } from '@herald/db';
 import { always, inTurn, type HttpRecorder, type Responder } from '@herald/testing';
 import { issueTokens } from './support/tokens';
@@ -62,6 +63,27 @@ describe('OAuth callbacks', () => {
     expect([...completedBy.values()].every((count) => count > 0)).toBe(true);
     expect(tokens.requests).toHaveLength(1);
     expect(new Set(bearers(receiver))).toEqual(new Set(['Bearer token-1']));
+  });
+
+  it('keys the token cache with SECRETS_KEY: after a rotation the workers fetch one new token and share it', async () => {
+    const oldKey = randomBytes(32).toString('hex');
+    const before = world({ SECRETS_KEY: oldKey });
+    const { receiver, tokens, programId } = await oauthTarget(before);
+    const oldWorker = before.startWorker();
+    const [first] = await before.sendEvents(programId);
+    await before.settled([first!.deliveryId]);
+    await oldWorker.close();
+
+    const rotated = { SECRETS_KEY: randomBytes(32).toString('hex'), SECRETS_KEY_ID: 'k2', SECRETS_PREVIOUS_KEYS: `k1:${oldKey}` };
+    const after = world({ ...rotated, QUEUE_PREFIX: before.config.queuePrefix });
+    after.startWorker();
+    after.startWorker();
+    const sent = await after.sendEvents(programId, 10);
+    const rows = await after.settled(sent.map((s) => s.deliveryId));
+
+    expect(rows.every((row) => row.status === 'succeeded')).toBe(true);
+    expect(tokens.requests).toHaveLength(2);
+    expect(bearers(receiver)).toEqual(['Bearer token-1', ...Array(10).fill('Bearer token-2')]);
   });
 
   it('answers a 401 from the target with a fresh token and one more POST in the same attempt', async () => {

@@ -7,6 +7,7 @@ import type { AuthDependencies } from '../types';
 export interface OAuthOptions {
   readonly redis: Redis;
   readonly keyPrefix: string;
+  readonly tokenCacheSecret: Uint8Array;
   readonly tokenRequestTimeoutMs: number;
   readonly maxTokenResponseBytes: number;
   /** Undefined: the default margin, which depends on the token's lifetime. */
@@ -17,6 +18,8 @@ export interface OAuthOptions {
   readonly onTokenRequest: (() => void) | undefined;
 }
 
+// As long as the HMAC-SHA256 output it keys: a shorter secret would be the weaker part.
+const MIN_TOKEN_CACHE_SECRET_BYTES = 32;
 const DEFAULT_TOKEN_REQUEST_TIMEOUT_MS = 10_000;
 const DEFAULT_MAX_TOKEN_RESPONSE_BYTES = 64 * 1024;
 const DEFAULT_MAX_EXPIRY_MARGIN_MS = 30_000;
@@ -32,10 +35,14 @@ const MAX_CACHE_TTL_MS = 24 * 60 * 60 * 1000;
 export function resolveOAuthOptions(deps: AuthDependencies): OAuthOptions {
   if (typeof deps?.redis?.get !== 'function') throw new AuthConfigurationError('redis', 'oauth auth needs a Redis client');
   if (typeof deps.keyPrefix !== 'string') throw new AuthConfigurationError('keyPrefix', 'keyPrefix must be a string');
+  if (!(deps.tokenCacheSecret instanceof Uint8Array) || deps.tokenCacheSecret.length < MIN_TOKEN_CACHE_SECRET_BYTES) {
+    throw new AuthConfigurationError('tokenCacheSecret', `tokenCacheSecret must be a key of at least ${MIN_TOKEN_CACHE_SECRET_BYTES} bytes`);
+  }
   const tokenRequestTimeoutMs = integer(deps, 'tokenRequestTimeoutMs', DEFAULT_TOKEN_REQUEST_TIMEOUT_MS, 1);
   return Object.freeze({
     redis: deps.redis,
     keyPrefix: deps.keyPrefix,
+    tokenCacheSecret: deps.tokenCacheSecret,
     tokenRequestTimeoutMs,
     maxTokenResponseBytes: integer(deps, 'maxTokenResponseBytes', DEFAULT_MAX_TOKEN_RESPONSE_BYTES, 1),
     expiryMarginMs: deps.expiryMarginMs === undefined ? undefined : integer(deps, 'expiryMarginMs', 0, 0),

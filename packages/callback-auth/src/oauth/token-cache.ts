@@ -1,4 +1,4 @@
-import { createCipheriv, createDecipheriv, createHmac, hkdfSync, randomUUID } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHmac, randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { TokenRequest } from './token-request';
 
@@ -9,19 +9,31 @@ const DELETE_IF_EQUAL = `if redis.call('get', KEYS[1]) == ARGV[1] then return re
 const IV_BYTES = 12;
 const TAG_BYTES = 16;
 
+/** Where a token cache lives and the secret that keys it (see `AuthDependencies`). */
+export interface TokenCacheOptions {
+  readonly redis: Redis;
+  readonly keyPrefix: string;
+  readonly tokenCacheSecret: Uint8Array;
+}
+
 /**
  * The Redis side of one target's OAuth token: the cached token and the lock that lets one process at a
  * time fetch it.
  *
- * Keys: `{prefix}callback-auth:token:{targetId}:{fingerprint}` and `…:lock:…`; the fingerprint is
- * derived from (token URL, username, password): changed settings never meet an old token, and the
- * secret itself never appears in a key.
+ * Keys: `{prefix}callback-auth:token:{targetId}:{fingerprint}` and `…:lock:…`. Everything is derived
+ * from one HMAC-SHA256, under the worker's secret, of (target id, token URL, username, password):
+ * changed settings never meet an old token, and a key name, though visible to whoever can list Redis,
+ * cannot be recomputed from a guessed password without that secret (unkeyed, it let a weak password
+ * be found offline). The same holds for the encryption key, so reading Redis yields no bearer token.
+ *
+ * Workers share tokens only when they share the secret. Rotating SECRETS_KEY changes every name and
+ * key: each target's token is fetched once more and the old entries expire with their TTL (at most a
+ * day), so the cache needs neither SECRETS_PREVIOUS_KEYS nor a migration. During a rolling rotation
+ * the old and new workers each keep a token of their own.
  *
  * The token is stored encrypted (AES-256-GCM), with a Redis TTL no longer than its own lifetime. The
- * key is derived (HKDF) from the same client credentials, which every worker decrypts from the
- * database anyway: whoever reads Redis without the database's secrets gets no bearer token, and this
- * module needs no key of its own. The IV is an HMAC of the token, so one token always encrypts to
- * the same value and `deleteIfCurrent` can compare in Redis; only equal tokens share an IV.
+ * IV is an HMAC of the token, so one token always encrypts to the same value and `deleteIfCurrent`
+ * can compare in Redis; only equal tokens share an IV.
  */
 export class TokenCache {
   readonly #redis: Redis;
@@ -30,19 +42,21 @@ export class TokenCache {
   readonly #encryptionKey: Buffer;
   readonly #ivKey: Buffer;
 
-  constructor(redis: Redis, keyPrefix: string, request: TokenRequest) {
+  constructor(options: TokenCacheOptions, request: TokenRequest) {
     const { targetId, url, credentials } = request;
-    const secret = JSON.stringify([url, credentials.username, credentials.password]);
-    const derive = (purpose: string): Buffer => Buffer.from(hkdfSync('sha256', secret, targetId, `herald token cache: ${purpose}`, 32));
+    const settingsKey = createHmac('sha256', options.tokenCacheSecret)
+      .update(JSON.stringify(['herald oauth token cache', targetId, url, credentials.username, credentials.password]))
+      .digest();
+    const derive = (purpose: string): Buffer => createHmac('sha256', settingsKey).update(purpose).digest();
     const fingerprint = derive('key name').toString('hex');
     this.#encryptionKey = derive('encryption');
     this.#ivKey = derive('iv');
-    this.#redis = redis;
-    this.#tokenKey = `${keyPrefix}callback-auth:token:${targetId}:${fingerprint}`;
-    this.#lockKey = `${keyPrefix}callback-auth:lock:${targetId}:${fingerprint}`;
+    this.#redis = options.redis;
+    this.#tokenKey = `${options.keyPrefix}callback-auth:token:${targetId}:${fingerprint}`;
+    this.#lockKey = `${options.keyPrefix}callback-auth:lock:${targetId}:${fingerprint}`;
   }
 
-  /** The key of the cached token; exposed for tests and operators, it holds no secret. */
+  /** The key of the cached token; exposed for tests and operators, it reveals no secret. */
   get tokenKey(): string {
     return this.#tokenKey;
   }

@@ -30,7 +30,7 @@ export class OAuthStrategy implements CallbackAuthStrategy {
     const url = tokenRequestUrl(settings.targetId, settings.authUrl);
     this.#request = { targetId: settings.targetId, url, credentials: requireCredentials(settings) };
     this.#options = resolveOAuthOptions(deps);
-    this.#cache = new TokenCache(this.#options.redis, this.#options.keyPrefix, this.#request);
+    this.#cache = new TokenCache(this.#options, this.#request);
   }
 
   async headers(): Promise<Record<string, string>> {

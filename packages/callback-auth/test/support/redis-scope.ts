@@ -11,6 +11,8 @@ const REDIS_URL = 'redis://127.0.0.1:6379';
  */
 export class RedisScope {
   readonly keyPrefix = `test:${randomBytes(6).toString('hex')}:`;
+  /** The token cache secret of every simulated worker of this scope, as SECRETS_KEY is shared by a deployment's workers. */
+  readonly tokenCacheSecret = randomBytes(32);
   readonly #clients: Redis[] = [];
 
   /** A new connection: one per simulated worker process. */
@@ -22,7 +24,7 @@ export class RedisScope {
 
   /** Dependencies for a strategy on its own new connection, with `options` on top. */
   deps(options: Partial<AuthDependencies> = {}): AuthDependencies {
-    return { redis: this.client(), keyPrefix: this.keyPrefix, ...options };
+    return { redis: this.client(), keyPrefix: this.keyPrefix, tokenCacheSecret: this.tokenCacheSecret, ...options };
   }
 
   /** Every key under this scope's prefix. */
