@@ -1,5 +1,5 @@
 /** The events-api's settings: the shared ones, its port, its bearer tokens, its limits and the dashboard login. */
-import { integer, text, token, type Env } from './parsers';
+import { integer, requireDistinct, text, token, type Env } from './parsers';
 import { readDeliveryJobs, readMetrics, readServiceConfig, type DeliveryJobsConfig, type MetricsConfig, type ServiceConfig } from './shared';
 
 /** The events-api's secrets outside production, public by design (production refuses them). */
@@ -58,11 +58,23 @@ export interface DashboardConfig {
 export function loadApiConfig(env: Env = process.env): ApiConfig {
   const service = readServiceConfig(env);
   const production = service.nodeEnv === 'production';
+  const adminToken = readAdminToken(env, production);
+  const ingestToken = token(env, 'INGEST_TOKEN', DEV_INGEST_TOKEN, production);
+  const dashboardPassword = token(env, 'DASHBOARD_PASSWORD', DEV_DASHBOARD_PASSWORD, production, {
+    minLength: PRODUCTION_PASSWORD_MIN_LENGTH,
+    // Sent base64-encoded in HTTP Basic, so a space is fine (a pass phrase).
+    headerSafe: false,
+  });
+  requireDistinct(production, [
+    ['ADMIN_TOKEN', adminToken],
+    ['INGEST_TOKEN', ingestToken],
+    ['DASHBOARD_PASSWORD', dashboardPassword],
+  ]);
   return Object.freeze({
     ...service,
     port: readPort(env),
-    adminToken: readAdminToken(env, production),
-    ingestToken: token(env, 'INGEST_TOKEN', DEV_INGEST_TOKEN, production),
+    adminToken,
+    ingestToken,
     rateLimitRequests: integer(env, 'RATE_LIMIT_REQUESTS', 100, 1, 1_000_000),
     rateLimitWindowSeconds: integer(env, 'RATE_LIMIT_WINDOW_SECONDS', 1, 1, 3_600),
     apiKeyCacheMs: integer(env, 'API_KEY_CACHE_MS', 5_000, 0, 60_000),
@@ -71,7 +83,7 @@ export function loadApiConfig(env: Env = process.env): ApiConfig {
     dashboard: Object.freeze({
       // RFC 7617: the user-id may hold neither a colon (the receiver splits there) nor a control character.
       username: text(env, 'DASHBOARD_USERNAME', 'admin', /^[^:\u0000-\u001f\u007f]{1,255}$/),
-      password: token(env, 'DASHBOARD_PASSWORD', DEV_DASHBOARD_PASSWORD, production, PRODUCTION_PASSWORD_MIN_LENGTH),
+      password: dashboardPassword,
     }),
     metrics: Object.freeze(readMetrics(env)),
   });

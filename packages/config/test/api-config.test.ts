@@ -89,6 +89,42 @@ describe('loadApiConfig', () => {
     });
   });
 
+  describe('in production, secrets that are collapsed or unusable', () => {
+    it.each([
+      ['ADMIN_TOKEN', 'INGEST_TOKEN'],
+      ['ADMIN_TOKEN', 'DASHBOARD_PASSWORD'],
+      ['INGEST_TOKEN', 'DASHBOARD_PASSWORD'],
+    ])('refuses %s equal to %s', (first, second) => {
+      const env = { ...PRODUCTION_API_SECRETS, [second]: PRODUCTION_API_SECRETS[first as keyof typeof PRODUCTION_API_SECRETS] };
+      expect(configErrorOf(loadApiConfig, env).message).toBe(`${second}: must differ from ${first}`);
+    });
+
+    it.each(['ADMIN_TOKEN', 'INGEST_TOKEN'])('refuses whitespace inside %s, which no bearer header could match', (name) => {
+      const value = `${PRODUCTION_API_SECRETS[name as 'ADMIN_TOKEN']} tail`;
+      expect(configErrorOf(loadApiConfig, { ...PRODUCTION_API_SECRETS, [name]: value }).message).toBe(`${name}: must be printable ASCII without spaces`);
+    });
+
+    it.each([
+      ['ADMIN_TOKEN', 'a'.repeat(32)],
+      ['INGEST_TOKEN', 'abcdefg'.repeat(6)],
+      ['DASHBOARD_PASSWORD', 'abab'.repeat(8)],
+    ])('refuses %s=%s, which has fewer than 8 distinct characters', (name, value) => {
+      expect(configErrorOf(loadApiConfig, { ...PRODUCTION_API_SECRETS, [name]: value }).message).toBe(
+        `${name}: must hold at least 8 distinct characters in production`,
+      );
+    });
+
+    it('refuses a SECRETS_KEY of fewer than 8 distinct bytes, such as all zeros', () => {
+      expect(configErrorOf(loadApiConfig, { ...PRODUCTION_API_SECRETS, SECRETS_KEY: '00'.repeat(32) }).message).toBe(
+        'SECRETS_KEY: must hold at least 8 distinct byte values in production',
+      );
+    });
+
+    it('still accepts these values outside production', () => {
+      expect(() => loadApiConfig({ ADMIN_TOKEN: 'same', INGEST_TOKEN: 'same', DASHBOARD_PASSWORD: 'same', SECRETS_KEY: '00'.repeat(32) })).not.toThrow();
+    });
+  });
+
   describe('the Bull dashboard credentials', () => {
     it('default to admin and a development password outside production', () => {
       expect(loadApiConfig({}).dashboard).toEqual({ username: 'admin', password: 'dev-dashboard-password' });
