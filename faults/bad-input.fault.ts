@@ -26,7 +26,7 @@ let otherTenant: Awaited<ReturnType<typeof api.createTenant>>;
 beforeAll(async () => {
   tenant = await api.createTenant();
   otherTenant = await api.createTenant();
-  server = createHttpServer(api.app).listen(0, '127.0.0.1');
+  server = createHttpServer(api.app, api.config.http).listen(0, '127.0.0.1');
   await new Promise((resolve) => server.once('listening', resolve));
   origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   for (const t of [tenant, otherTenant]) [t.merchantKey.key, t.programKey.key].forEach((key) => recordSecret('api key', key));

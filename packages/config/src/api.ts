@@ -1,5 +1,6 @@
 /** The events-api's settings: the shared ones, its port, its bearer tokens, its limits and the dashboard login. */
-import { integer, text, token, type Env } from './parsers';
+import { ConfigError } from './config-error';
+import { integer, requireDistinct, text, token, type Env } from './parsers';
 import { readDeliveryJobs, readMetrics, readServiceConfig, type DeliveryJobsConfig, type MetricsConfig, type ServiceConfig } from './shared';
 
 /** The events-api's secrets outside production, public by design (production refuses them). */
@@ -38,6 +39,33 @@ export interface ApiConfig extends ServiceConfig {
   readonly dashboard: DashboardConfig;
   /** `/metrics`, served on PORT. */
   readonly metrics: MetricsConfig;
+  /** How long the HTTP server waits for slow clients, and how many it holds at once. */
+  readonly http: HttpServerConfig;
+}
+
+/**
+ * The HTTP server's own limits, below any route: a client that sends slowly, or many clients that
+ * connect and wait, are dropped within these instead of holding sockets and memory for minutes.
+ */
+export interface HttpServerConfig {
+  /**
+   * HTTP_HEADERS_TIMEOUT_MS: longest time from a request's first byte to its last header line;
+   * a slower client gets a 408 and is disconnected. 100 to 600000, at most HTTP_REQUEST_TIMEOUT_MS. Default 10000.
+   */
+  readonly headersTimeoutMs: number;
+  /**
+   * HTTP_REQUEST_TIMEOUT_MS: longest time to receive a whole request, body included (the largest
+   * ingest body must fit in it on the slowest legitimate link); a slower client gets a 408 and is
+   * disconnected. 100 to 3600000. Default 30000.
+   */
+  readonly requestTimeoutMs: number;
+  /**
+   * HTTP_KEEP_ALIVE_TIMEOUT_MS: how long an idle keep-alive connection stays open for the next
+   * request. Behind a load balancer, keep it above the balancer's idle timeout. 100 to 600000. Default 5000.
+   */
+  readonly keepAliveTimeoutMs: number;
+  /** HTTP_MAX_CONNECTIONS: open connections one process holds at once; more are closed on arrival. 1 to 1000000. Default 1000. */
+  readonly maxConnections: number;
 }
 
 /** HTTP Basic credentials of the Bull dashboard: ops staff, not merchants. */
@@ -58,11 +86,23 @@ export interface DashboardConfig {
 export function loadApiConfig(env: Env = process.env): ApiConfig {
   const service = readServiceConfig(env);
   const production = service.nodeEnv === 'production';
+  const adminToken = readAdminToken(env, production);
+  const ingestToken = token(env, 'INGEST_TOKEN', DEV_INGEST_TOKEN, production);
+  const dashboardPassword = token(env, 'DASHBOARD_PASSWORD', DEV_DASHBOARD_PASSWORD, production, {
+    minLength: PRODUCTION_PASSWORD_MIN_LENGTH,
+    // Sent base64-encoded in HTTP Basic, so a space is fine (a pass phrase).
+    headerSafe: false,
+  });
+  requireDistinct(production, [
+    ['ADMIN_TOKEN', adminToken],
+    ['INGEST_TOKEN', ingestToken],
+    ['DASHBOARD_PASSWORD', dashboardPassword],
+  ]);
   return Object.freeze({
     ...service,
     port: readPort(env),
-    adminToken: readAdminToken(env, production),
-    ingestToken: token(env, 'INGEST_TOKEN', DEV_INGEST_TOKEN, production),
+    adminToken,
+    ingestToken,
     rateLimitRequests: integer(env, 'RATE_LIMIT_REQUESTS', 100, 1, 1_000_000),
     rateLimitWindowSeconds: integer(env, 'RATE_LIMIT_WINDOW_SECONDS', 1, 1, 3_600),
     apiKeyCacheMs: integer(env, 'API_KEY_CACHE_MS', 5_000, 0, 60_000),
@@ -71,10 +111,26 @@ export function loadApiConfig(env: Env = process.env): ApiConfig {
     dashboard: Object.freeze({
       // RFC 7617: the user-id may hold neither a colon (the receiver splits there) nor a control character.
       username: text(env, 'DASHBOARD_USERNAME', 'admin', /^[^:\u0000-\u001f\u007f]{1,255}$/),
-      password: token(env, 'DASHBOARD_PASSWORD', DEV_DASHBOARD_PASSWORD, production, PRODUCTION_PASSWORD_MIN_LENGTH),
+      password: dashboardPassword,
     }),
     metrics: Object.freeze(readMetrics(env)),
+    http: Object.freeze(readHttpServer(env)),
   });
+}
+
+function readHttpServer(env: Env): HttpServerConfig {
+  const requestTimeoutMs = integer(env, 'HTTP_REQUEST_TIMEOUT_MS', 30_000, 100, 3_600_000);
+  const headersTimeoutMs = integer(env, 'HTTP_HEADERS_TIMEOUT_MS', 10_000, 100, 600_000);
+  // The headers are part of the request: a longer headers timeout could never apply (Node refuses it).
+  if (headersTimeoutMs > requestTimeoutMs) {
+    throw new ConfigError('HTTP_HEADERS_TIMEOUT_MS', `must not exceed HTTP_REQUEST_TIMEOUT_MS (${requestTimeoutMs}), got ${headersTimeoutMs}`);
+  }
+  return {
+    headersTimeoutMs,
+    requestTimeoutMs,
+    keepAliveTimeoutMs: integer(env, 'HTTP_KEEP_ALIVE_TIMEOUT_MS', 5_000, 100, 600_000),
+    maxConnections: integer(env, 'HTTP_MAX_CONNECTIONS', 1_000, 1, 1_000_000),
+  };
 }
 
 /** ADMIN_TOKEN: the events-api checks it, the `herald` CLI sends it; one rule for both. */

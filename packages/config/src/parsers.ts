@@ -84,19 +84,55 @@ export function url(env: Env, name: string, protocols: string[], fallback: strin
   return value;
 }
 
+// The weakest value a production secret may be: a single repeated character, or a short pattern
+// repeated, has fewer distinct characters than this; a random token or password has many more.
+const SECRET_MIN_DISTINCT_CHARACTERS = 8;
+
+// Sent in an HTTP header and compared byte for byte: a control character or a space would not survive the trip.
+const HEADER_SAFE = /^[\x21-\x7e]+$/;
+
+/** How a secret read by `token` is checked, beyond being set and not the development default in production. */
+export interface TokenRules {
+  /** Shortest value production accepts. Default 32 (a bearer token). */
+  readonly minLength?: number;
+  /**
+   * Whether the value travels verbatim in a header (a bearer token), so it must be printable ASCII
+   * without spaces, in every environment. Default true; false for a password typed into a login box.
+   */
+  readonly headerSafe?: boolean;
+}
+
 /**
  * A secret with a development default: outside production the default stands in for it; in
- * production it is required, may not be the default, and must be at least `minLength` long.
+ * production it is required, may not be the default, must be at least `minLength` long and hold
+ * at least SECRET_MIN_DISTINCT_CHARACTERS distinct characters.
  */
-export function token(env: Env, name: string, devDefault: string, production: boolean, minLength = PRODUCTION_TOKEN_MIN_LENGTH): string {
+export function token(env: Env, name: string, devDefault: string, production: boolean, rules: TokenRules = {}): string {
+  const { minLength = PRODUCTION_TOKEN_MIN_LENGTH, headerSafe = true } = rules;
   const value = raw(env, name);
+  if (value !== undefined && headerSafe && !HEADER_SAFE.test(value)) throw new ConfigError(name, 'must be printable ASCII without spaces');
   if (!production) return value ?? devDefault;
   if (value === undefined) throw new ConfigError(name, 'is required when NODE_ENV=production');
   if (value === devDefault) throw new ConfigError(name, 'must not be the development default in production');
   if (value.length < minLength) {
     throw new ConfigError(name, `must be at least ${minLength} characters in production`);
   }
+  if (new Set(value).size < SECRET_MIN_DISTINCT_CHARACTERS) {
+    throw new ConfigError(name, `must hold at least ${SECRET_MIN_DISTINCT_CHARACTERS} distinct characters in production`);
+  }
   return value;
+}
+
+/**
+ * Production secrets that must not be one and the same value: each grants something different, so
+ * one leaked secret must not open the others. Throws naming the later variable of the first equal pair.
+ */
+export function requireDistinct(production: boolean, secrets: ReadonlyArray<readonly [name: string, value: string]>): void {
+  if (!production) return;
+  secrets.forEach(([name, value], index) => {
+    const earlier = secrets.slice(0, index).find(([, other]) => other === value);
+    if (earlier) throw new ConfigError(name, `must differ from ${earlier[0]}`);
+  });
 }
 
 /** A secret with no default that turns a protection on when set, in every environment. */
@@ -104,8 +140,7 @@ export function optionalSecret(env: Env, name: string, minLength: number): strin
   const value = raw(env, name);
   if (value === undefined) return undefined;
   if (value.length < minLength) throw new ConfigError(name, `must be at least ${minLength} characters`);
-  // Sent in an HTTP header: a control character or a space would not survive the trip.
-  if (!/^[\x21-\x7e]+$/.test(value)) throw new ConfigError(name, 'must be printable ASCII without spaces');
+  if (!HEADER_SAFE.test(value)) throw new ConfigError(name, 'must be printable ASCII without spaces');
   return value;
 }
 

@@ -17,6 +17,7 @@ const METRICS_TOKEN_MIN_LENGTH = 16;
 const NODE_ENVS = ['development', 'test', 'production'] as const;
 const SECRETS_KEY_ID = /^[A-Za-z0-9_-]{1,32}$/;
 // A published key: good only for development and tests, refused in production.
+const SECRETS_KEY_MIN_DISTINCT_BYTES = 8;
 const DEV_SECRETS_KEY = Buffer.from('herald-development-secrets-key!!', 'utf8');
 
 /** The keys that encrypt the notification targets' stored credentials. */
@@ -151,6 +152,11 @@ function secretsKey(env: Env, production: boolean): Buffer {
   const key = parseKey(name, value);
   if (production && key.equals(DEV_SECRETS_KEY)) {
     throw new ConfigError(name, 'must not be the development key in production');
+  }
+  // All zeros, one byte repeated or a short pattern: a placeholder, not a key from a random source
+  // (32 random bytes hold fewer than 8 distinct values with a chance far below 1 in 10^30).
+  if (production && new Set(key).size < SECRETS_KEY_MIN_DISTINCT_BYTES) {
+    throw new ConfigError(name, `must hold at least ${SECRETS_KEY_MIN_DISTINCT_BYTES} distinct byte values in production`);
   }
   return key;
 }

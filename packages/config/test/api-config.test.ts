@@ -58,6 +58,29 @@ describe('loadApiConfig', () => {
     expect(error.message).toMatch(message);
   });
 
+  describe('the HTTP server limits', () => {
+    it('default to 10 s for headers, 30 s per request, 5 s of keep-alive and 1,000 connections', () => {
+      expect(loadApiConfig({}).http).toEqual({ headersTimeoutMs: 10_000, requestTimeoutMs: 30_000, keepAliveTimeoutMs: 5_000, maxConnections: 1_000 });
+    });
+
+    it('are read from HTTP_HEADERS_TIMEOUT_MS, HTTP_REQUEST_TIMEOUT_MS, HTTP_KEEP_ALIVE_TIMEOUT_MS and HTTP_MAX_CONNECTIONS', () => {
+      const config = loadApiConfig({ HTTP_HEADERS_TIMEOUT_MS: '2000', HTTP_REQUEST_TIMEOUT_MS: '4000', HTTP_KEEP_ALIVE_TIMEOUT_MS: '1000', HTTP_MAX_CONNECTIONS: '50' });
+      expect(config.http).toEqual({ headersTimeoutMs: 2_000, requestTimeoutMs: 4_000, keepAliveTimeoutMs: 1_000, maxConnections: 50 });
+    });
+
+    it.each([
+      ['HTTP_HEADERS_TIMEOUT_MS', '0', /HTTP_HEADERS_TIMEOUT_MS: must be between 100 and 600000/],
+      ['HTTP_REQUEST_TIMEOUT_MS', '0', /HTTP_REQUEST_TIMEOUT_MS: must be between 100 and 3600000/],
+      ['HTTP_KEEP_ALIVE_TIMEOUT_MS', '0', /HTTP_KEEP_ALIVE_TIMEOUT_MS: must be between 100 and 600000/],
+      ['HTTP_MAX_CONNECTIONS', '0', /HTTP_MAX_CONNECTIONS: must be between 1 and 1000000/],
+      ['HTTP_HEADERS_TIMEOUT_MS', '40000', /HTTP_HEADERS_TIMEOUT_MS: must not exceed HTTP_REQUEST_TIMEOUT_MS \(30000\)/],
+    ])('refuse %s=%s', (name, value, message) => {
+      const error = configErrorOf(loadApiConfig, { [name]: value });
+      expect(error.variable).toBe(name);
+      expect(error.message).toMatch(message);
+    });
+  });
+
   describe('in production', () => {
     it('starts when every secret it reads is set, with no worker setting', () => {
       expect(loadApiConfig(PRODUCTION_API_SECRETS).nodeEnv).toBe('production');
@@ -86,6 +109,42 @@ describe('loadApiConfig', () => {
       expect(configErrorOf(loadApiConfig, { ...PRODUCTION_API_SECRETS, DASHBOARD_PASSWORD: 'p'.repeat(15) }).message).toBe(
         'DASHBOARD_PASSWORD: must be at least 16 characters in production',
       );
+    });
+  });
+
+  describe('in production, secrets that are collapsed or unusable', () => {
+    it.each([
+      ['ADMIN_TOKEN', 'INGEST_TOKEN'],
+      ['ADMIN_TOKEN', 'DASHBOARD_PASSWORD'],
+      ['INGEST_TOKEN', 'DASHBOARD_PASSWORD'],
+    ])('refuses %s equal to %s', (first, second) => {
+      const env = { ...PRODUCTION_API_SECRETS, [second]: PRODUCTION_API_SECRETS[first as keyof typeof PRODUCTION_API_SECRETS] };
+      expect(configErrorOf(loadApiConfig, env).message).toBe(`${second}: must differ from ${first}`);
+    });
+
+    it.each(['ADMIN_TOKEN', 'INGEST_TOKEN'])('refuses whitespace inside %s, which no bearer header could match', (name) => {
+      const value = `${PRODUCTION_API_SECRETS[name as 'ADMIN_TOKEN']} tail`;
+      expect(configErrorOf(loadApiConfig, { ...PRODUCTION_API_SECRETS, [name]: value }).message).toBe(`${name}: must be printable ASCII without spaces`);
+    });
+
+    it.each([
+      ['ADMIN_TOKEN', 'a'.repeat(32)],
+      ['INGEST_TOKEN', 'abcdefg'.repeat(6)],
+      ['DASHBOARD_PASSWORD', 'abab'.repeat(8)],
+    ])('refuses %s=%s, which has fewer than 8 distinct characters', (name, value) => {
+      expect(configErrorOf(loadApiConfig, { ...PRODUCTION_API_SECRETS, [name]: value }).message).toBe(
+        `${name}: must hold at least 8 distinct characters in production`,
+      );
+    });
+
+    it('refuses a SECRETS_KEY of fewer than 8 distinct bytes, such as all zeros', () => {
+      expect(configErrorOf(loadApiConfig, { ...PRODUCTION_API_SECRETS, SECRETS_KEY: '00'.repeat(32) }).message).toBe(
+        'SECRETS_KEY: must hold at least 8 distinct byte values in production',
+      );
+    });
+
+    it('still accepts these values outside production', () => {
+      expect(() => loadApiConfig({ ADMIN_TOKEN: 'same', INGEST_TOKEN: 'same', DASHBOARD_PASSWORD: 'same', SECRETS_KEY: '00'.repeat(32) })).not.toThrow();
     });
   });
 

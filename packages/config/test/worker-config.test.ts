@@ -86,6 +86,14 @@ describe('loadWorkerConfig', () => {
       expect(configErrorOf(loadWorkerConfig, { ...PRODUCTION_WORKER, SECRETS_KEY: devKey }).message).toBe('SECRETS_KEY: must not be the development key in production');
     });
 
+    it('refuses a SECRETS_KEY that is all one byte', () => {
+      for (const key of ['00'.repeat(32), Buffer.alloc(32, 0xa5).toString('base64')]) {
+        expect(configErrorOf(loadWorkerConfig, { ...PRODUCTION_WORKER, SECRETS_KEY: key }).message).toBe(
+          'SECRETS_KEY: must hold at least 8 distinct byte values in production',
+        );
+      }
+    });
+
     it("neither reads nor checks the events-api's secrets and settings, even malformed", () => {
       const config = loadWorkerConfig({
         ...PRODUCTION_WORKER,

@@ -22,7 +22,7 @@ async function main(): Promise<void> {
     const producer = createDeliveryProducer(redis, { prefix: config.queuePrefix, retry: config.retry, timeoutMs: config.enqueueTimeoutMs });
     producer.queue.on('error', (error) => logger.warn('delivery queue error', { error: error.message }));
     const app = createApp({ config, logger, prisma, redis, producer });
-    const server = createHttpServer(app).listen(config.port);
+    const server = createHttpServer(app, config.http).listen(config.port);
     await new Promise<void>((resolve, reject) => {
       server.once('listening', resolve);
       server.once('error', reject);

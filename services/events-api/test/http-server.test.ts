@@ -1,11 +1,12 @@
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import { connect } from 'node:net';
 import express from 'express';
+import { loadApiConfig, type HttpServerConfig } from '@herald/config';
 import { createHttpServer } from '../src/http/http-server';
 
 // Requests Node's parser refuses before Express sees them still get a problem+json answer.
 describe('createHttpServer', () => {
-  const server = createHttpServer(express().get('/', (_req, res) => res.send('ok')));
+  const server = createHttpServer(express().get('/', (_req, res) => res.send('ok')), loadApiConfig({}).http);
   let port: number;
 
   beforeAll(async () => {
@@ -49,5 +50,107 @@ describe('createHttpServer', () => {
   it('serves well-formed requests as usual', async () => {
     const answer = await exchange('GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
     expect(answer).toMatch(/^HTTP\/1\.1 200 /);
+  });
+});
+
+// Slow clients are dropped within the configured limits, not after Node's defaults (minutes).
+describe('createHttpServer limits', () => {
+  const limits: HttpServerConfig = { headersTimeoutMs: 300, requestTimeoutMs: 600, keepAliveTimeoutMs: 300, maxConnections: 3 };
+  // The timeouts are checked periodically, so a drop may come up to one check interval late.
+  const SLACK_MS = 700;
+  const app = express()
+    .get('/', (_req, res) => res.send('ok'))
+    .post('/', express.text({ type: '*/*' }), (req, res) => res.send(`got ${String(req.body).length}`));
+  const server = createHttpServer(app, limits);
+  let port: number;
+  const sockets: Socket[] = [];
+
+  beforeAll(async () => {
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    port = (server.address() as AddressInfo).port;
+  });
+  afterEach(() => {
+    for (const socket of sockets.splice(0)) socket.destroy();
+  });
+  afterAll(async () => {
+    await new Promise((resolve) => server.close(resolve));
+  });
+
+  /** Opens a raw connection, writes `first`, and resolves with what came back and when the server closed it. */
+  function open(first: string, to = port): { closed: Promise<{ answer: string; afterMs: number }>; socket: Socket } {
+    const started = Date.now();
+    const socket = connect(to, '127.0.0.1', () => socket.write(first));
+    sockets.push(socket);
+    let answer = '';
+    socket.setEncoding('utf8');
+    socket.on('data', (chunk: string) => (answer += chunk));
+    const closed = new Promise<{ answer: string; afterMs: number }>((resolve) => {
+      socket.on('close', () => resolve({ answer, afterMs: Date.now() - started }));
+      socket.on('error', () => undefined);
+    });
+    return { closed, socket };
+  }
+
+  it('drops a client that never finishes its headers within the headers timeout, with a 408', async () => {
+    const { closed } = open('GET / HTTP/1.1\r\nHost: x\r\nX-Slow: ');
+    const { answer, afterMs } = await closed;
+    expect(answer).toMatch(/^HTTP\/1\.1 408 /);
+    expect(afterMs).toBeGreaterThanOrEqual(limits.headersTimeoutMs - 50);
+    expect(afterMs).toBeLessThan(limits.headersTimeoutMs + SLACK_MS);
+  });
+
+  it('drops a client whose body trickles in within the request timeout, with a 408', async () => {
+    const { closed, socket } = open('POST / HTTP/1.1\r\nHost: x\r\nContent-Type: text/plain\r\nContent-Length: 1000\r\n\r\nabc');
+    // A byte every 100 ms keeps the socket busy, but the whole request is still late.
+    const trickle = setInterval(() => socket.writable && socket.write('x'), 100);
+    try {
+      const { answer, afterMs } = await closed;
+      expect(answer).toMatch(/^HTTP\/1\.1 408 /);
+      expect(afterMs).toBeGreaterThanOrEqual(limits.requestTimeoutMs - 50);
+      expect(afterMs).toBeLessThan(limits.requestTimeoutMs + SLACK_MS);
+    } finally {
+      clearInterval(trickle);
+    }
+  });
+
+  it('serves a request whose body arrives in time', async () => {
+    const { closed } = open('POST / HTTP/1.1\r\nHost: x\r\nContent-Type: text/plain\r\nContent-Length: 3\r\nConnection: close\r\n\r\nabc');
+    expect((await closed).answer).toMatch(/^HTTP\/1\.1 200 [\s\S]*got 3$/);
+  });
+
+  it('closes an idle keep-alive connection after the keep-alive timeout', async () => {
+    const { closed } = open('GET / HTTP/1.1\r\nHost: x\r\n\r\n');
+    const { answer, afterMs } = await closed;
+    expect(answer).toMatch(/^HTTP\/1\.1 200 /);
+    expect(answer).toMatch(/keep-alive: timeout=0\r\n/i);
+    // Node keeps the socket up to a second past the advertised timeout, so a client that reuses it
+    // just before that moment does not meet a closed socket.
+    expect(afterMs).toBeGreaterThanOrEqual(limits.keepAliveTimeoutMs - 50);
+    expect(afterMs).toBeLessThan(limits.keepAliveTimeoutMs + 1_000 + SLACK_MS);
+  });
+
+  it('closes connections beyond the connection cap at once', async () => {
+    // Its own server with long timeouts: the held clients must not be dropped while the test knocks.
+    const capped = createHttpServer(app, { ...limits, headersTimeoutMs: 10_000, requestTimeoutMs: 10_000 });
+    await new Promise<void>((resolve) => capped.listen(0, '127.0.0.1', resolve));
+    const cappedPort = (capped.address() as AddressInfo).port;
+    try {
+      // Fill the cap with clients that stay connected mid-headers, then knock once more.
+      const held = Array.from({ length: limits.maxConnections }, () => open('GET / HTTP/1.1\r\n', cappedPort));
+      await Promise.all(held.map(({ socket }) => new Promise((resolve) => socket.once('ready', resolve))));
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      const { closed } = open('GET / HTTP/1.1\r\nHost: x\r\n\r\n', cappedPort);
+      const { answer, afterMs } = await closed;
+      expect(answer).toBe('');
+      expect(afterMs).toBeLessThan(5_000);
+      // Once a held client leaves, a new one is served again.
+      held[0]?.socket.destroy();
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      expect((await open('GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n', cappedPort).closed).answer).toMatch(/^HTTP\/1\.1 200 /);
+    } finally {
+      for (const socket of sockets.splice(0)) socket.destroy();
+      capped.closeAllConnections();
+      await new Promise((resolve) => capped.close(resolve));
+    }
   });
 });

@@ -2,10 +2,10 @@ import { ConfigError, loadApiConfig, loadCliConfig } from '@herald/config';
 
 const PRODUCTION = {
   NODE_ENV: 'production',
-  ADMIN_TOKEN: 'a'.repeat(40),
-  INGEST_TOKEN: 'i'.repeat(40),
+  ADMIN_TOKEN: 'admin-7Kq2Vx9Lm4Rt8Wz3Np6Bd1Hf5Jc0Gs2Ye',
+  INGEST_TOKEN: 'ingest-Qw3Er8Ty1Ui6Op4As9Df2Gh7Jk5Lz0Xc',
   SECRETS_KEY: '00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff',
-  DASHBOARD_PASSWORD: 'd'.repeat(16),
+  DASHBOARD_PASSWORD: 'dash-Mn4Bv8Cx2Zl6',
 };
 
 describe('the configuration of notification targets', () => {
@@ -43,8 +43,8 @@ describe('the configuration of the herald CLI', () => {
   });
 
   it('reads HERALD_API_URL and ADMIN_TOKEN, and nothing else, even in production', () => {
-    const config = loadCliConfig({ NODE_ENV: 'production', HERALD_API_URL: 'https://herald.internal:8443', ADMIN_TOKEN: 'a'.repeat(40) });
-    expect(config).toEqual({ apiUrl: 'https://herald.internal:8443', adminToken: 'a'.repeat(40) });
+    const config = loadCliConfig({ NODE_ENV: 'production', HERALD_API_URL: 'https://herald.internal:8443', ADMIN_TOKEN: 'admin-7Kq2Vx9Lm4Rt8Wz3Np6Bd1Hf5Jc0Gs2Ye' });
+    expect(config).toEqual({ apiUrl: 'https://herald.internal:8443', adminToken: 'admin-7Kq2Vx9Lm4Rt8Wz3Np6Bd1Hf5Jc0Gs2Ye' });
     expect(Object.isFrozen(config)).toBe(true);
   });
 

@@ -1,15 +1,31 @@
 import { createServer, type Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Express } from 'express';
+import type { HttpServerConfig } from '@herald/config';
 import { problemResponse, problemType, type ProblemDetails } from '@herald/lifecycle';
+
+// Node checks the headers and request timeouts on a timer (30 s by default), so a slow client could
+// outlive its timeout by that much; checking at least this often keeps the drop close to the limit.
+const MAX_TIMEOUT_CHECK_INTERVAL_MS = 1_000;
 
 /**
  * The events-api's HTTP server. Requests Node's own parser refuses (headers over 16 KiB, a broken
- * request line) never reach Express; without this they would get a bare status line, and every
- * error of the API is meant to be problem+json.
+ * request line, or headers or a body that arrive too slowly) never reach Express; without this they
+ * would get a bare status line, and every error of the API is meant to be problem+json.
+ * `limits` replaces Node's defaults (minutes for slow clients, no connection cap).
  */
-export function createHttpServer(app: Express): Server {
-  const server = createServer(app);
+export function createHttpServer(app: Express, limits: HttpServerConfig): Server {
+  const server = createServer(
+    {
+      headersTimeout: limits.headersTimeoutMs,
+      requestTimeout: limits.requestTimeoutMs,
+      keepAliveTimeout: limits.keepAliveTimeoutMs,
+      connectionsCheckingInterval: Math.min(MAX_TIMEOUT_CHECK_INTERVAL_MS, Math.ceil(limits.headersTimeoutMs / 2)),
+    },
+    app,
+  );
+  // Connections over the cap are closed on arrival, before any byte is read.
+  server.maxConnections = limits.maxConnections;
   server.on('clientError', answerParserError);
   return server;
 }
