@@ -28,5 +28,5 @@ export {
   type WorkerConfig,
   type WorkerMetricsConfig,
 } from './worker';
-export { loadCliConfig, type CliConfig } from './cli';
+export { loadCliConfig, loadDemoConfig, type CliConfig, type DemoConfig } from './cli';
 export { loadDatabaseConfig, loadKeyRotationConfig, testDatabaseUrl, type DatabaseConfig, type KeyRotationConfig } from './database-tools';
