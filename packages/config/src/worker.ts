@@ -34,7 +34,7 @@ export interface RetryConfig extends DeliveryJobsConfig {
 export interface QueueWorkerConfig {
   /**
    * WORKER_CONCURRENCY: callbacks one process sends at the same time. Default 128: a callback in
-   * flight mostly waits on the merchant, and costs the process about 30 KB of memory and no CPU
+   * flight mostly waits on the merchant, and costs the process 30 to 50 KB of memory and no CPU
    * while it waits (bench/concurrency.ts), so slots are cheap; more of them keep callbacks flowing
    * while some merchants answer slowly. The database load does not grow with it: the worker
    * batches its statements (at most 2 loads and 2 records at once, whatever the concurrency).
