@@ -29,9 +29,10 @@
  *     priority and run in the order they were added (plain FIFO, still never lost).
  *
  * What this does not change: a job keeps its priority for its whole life. A retry (after BullMQ's
- * backoff, out of the delayed set) comes back with the low tag it got when first enqueued, so it
- * runs soon after its delay, before newer work; the per-target limit on callbacks in flight is what
- * keeps a failing target's retry wave from taking every worker slot. A replay, a requeue of a lost
+ * backoff, out of the delayed set; likewise a stalled job) comes back with the tag it got when first
+ * enqueued, usually low, so it runs soon after its delay. It does not push other targets back: it
+ * lowers `head`, and a quiet target's next job lands right behind it. What a failing target's retry
+ * wave still takes is worker slots, which the per-target limit on callbacks in flight bounds. A replay, a requeue of a lost
  * job (reconciler) and the outbox sweeper go through the producer's enqueue, so they get fresh tags
  * by the same rule. Every job gets a priority (>= 1): BullMQ would run a job without one before all
  * prioritized jobs, which would let an old producer's jobs jump the queue.
