@@ -128,7 +128,12 @@ export async function runIsolation(ctx: IsolationContext): Promise<void> {
       figure: all ? latencies[Math.ceil(0.99 * expected) - 1]! : timeoutMs,
       unit: all ? 'ms p99' : 'ms (deadline reached)',
       target,
-      note: `${all ? '' : `only ${latencies.length} of ${expected} arrived within ${timeoutMs / 1000} s; `}median ${latencies[Math.floor(latencies.length / 2)] ?? NaN} ms; the ingest answered within ${Math.max(...ingestAnswers)} ms; ${note}`,
+      note: [
+        ...(all ? [] : [`only ${latencies.length} of ${expected} arrived within ${timeoutMs / 1000} s`]),
+        ...(latencies.length > 0 ? [`median ${latencies[Math.floor(latencies.length / 2)]} ms`] : []),
+        `the ingest answered within ${Math.max(...ingestAnswers)} ms`,
+        note,
+      ].join('; '),
     });
   };
   const pendingOf = async (targetId: string): Promise<number> =>
