@@ -44,6 +44,13 @@ async function takeNext(): Promise<DeliveryRef> {
   return job.data;
 }
 
+/** The ids of the next `count` jobs, taken one after another. */
+async function takeIds(count: number): Promise<string[]> {
+  const ids: string[] = [];
+  for (let i = 0; i < count; i += 1) ids.push((await takeNext()).deliveryId);
+  return ids;
+}
+
 async function takeAll(): Promise<DeliveryRef[]> {
   const taken: DeliveryRef[] = [];
   while ((await producer.queue.getJobCountByTypes('prioritized', 'wait')) > 0) taken.push(await takeNext());
@@ -62,8 +69,7 @@ describe('fair scheduling across notification targets', () => {
     const [other] = refsOf(randomUUID(), 1);
     await producer.enqueue([other!]);
 
-    const firstFew = await Promise.all([takeNext(), takeNext(), takeNext()].map((p) => p));
-    expect(firstFew.map((job) => job.deliveryId)).toContain(other!.deliveryId);
+    expect(await takeIds(3)).toContain(other!.deliveryId);
   });
 
   it('interleaves the backlogs of two targets and keeps each target in the order it was enqueued', async () => {
@@ -105,8 +111,19 @@ describe('fair scheduling across notification targets', () => {
     const [next] = refsOf(steady, 1);
     await producer.enqueue([next!]);
 
-    const firstFew = await Promise.all([takeNext(), takeNext(), takeNext(), takeNext()]);
-    expect(firstFew.map((job) => job.deliveryId)).toContain(next!.deliveryId);
+    expect(await takeIds(4)).toContain(next!.deliveryId);
+  });
+
+  it("places a quiet target's job right behind a retry that came back with its old, low priority", async () => {
+    await enqueueInBatches(refsOf(randomUUID(), 100), 100);
+    await takeIds(60);
+    // A job retried after its backoff keeps the priority it was first given (here 3).
+    const [retried] = refsOf(randomUUID(), 1);
+    await producer.queue.add('retried', retried!, { jobId: retried!.deliveryId, priority: 3 });
+    const [quiet] = refsOf(randomUUID(), 1);
+    await producer.enqueue([quiet!]);
+    expect((await producer.queue.getJob(quiet!.deliveryId))!.opts.priority).toBe(4);
+    expect(await takeIds(2)).toEqual([retried!.deliveryId, quiet!.deliveryId]);
   });
 
   it('gives a requeued (replayed or lost) job a place by the same rule', async () => {
@@ -114,7 +131,7 @@ describe('fair scheduling across notification targets', () => {
     const [lost] = refsOf(randomUUID(), 1);
     expect(await producer.requeueDead([lost!])).toEqual(new Set([lost!.deliveryId]));
     expect((await producer.queue.getJob(lost!.deliveryId))!.opts.priority).toBeGreaterThanOrEqual(1);
-    expect((await Promise.all([takeNext(), takeNext(), takeNext()])).map((job) => job.deliveryId)).toContain(lost!.deliveryId);
+    expect(await takeIds(3)).toContain(lost!.deliveryId);
   });
 
   it('forgets every place once the queue drains, and lets its records expire', async () => {
