@@ -8,7 +8,7 @@
  * Measured per level: the worker's resident memory idle and while every slot is busy (the
  * difference divided by the callbacks in flight), its CPU time per callback, the callbacks per
  * second against the ideal `concurrency / hold`, the most PostgreSQL connections the worker held
- * (its pool has DATABASE_POOL_MAX of them), and any error it logged.
+ * (the delivery-worker opens a pool of 10), and any warning or error it logged.
  *
  * Everything runs on 127.0.0.1 with its own database (created, migrated, dropped), its own queue
  * prefix (keys deleted at the end) and its own receiver process; each level is bounded in count
