@@ -3,7 +3,7 @@ import request from 'supertest';
 import { loadApiConfig, type ApiConfig } from '@herald/config';
 import { createPrismaClient } from '@herald/db';
 import { createLogger } from '@herald/logging';
-import { createDeliveryProducer, createRedisConnection } from '@herald/queue';
+import { createDeliveryProducer, createRedisConnection, fairShareKey } from '@herald/queue';
 import { testDatabaseUrl, uniqueId } from '@herald/testing';
 import { createApp } from '../../src/app';
 
@@ -68,7 +68,10 @@ export function createTestApi(env: Record<string, string> = {}) {
     },
     async close() {
       // With Redis unreachable, obliterate would wait for a connection forever.
-      if (redis.status === 'ready') await deliveryQueue.obliterate({ force: true }).catch(() => undefined);
+      if (redis.status === 'ready') {
+        await deliveryQueue.obliterate({ force: true }).catch(() => undefined);
+        await redis.del(fairShareKey(deliveryQueue)).catch(() => undefined);
+      }
       await deliveryQueue.close().catch(() => undefined);
       await prisma.$disconnect();
       redis.disconnect();
