@@ -60,7 +60,7 @@ export function createApp(deps: AppDependencies): Express {
   const targets = targetRepository(prisma, credentialsCipherFromConfig(config));
   const history = deliveryHistoryRepository(prisma);
   const outbox = createOutboxPublisher({ producer, deliveries: deliveryRepository(prisma), logger });
-  const ingest = createIngest({ store: ingestStore(prisma), publish: outbox.publish, metrics });
+  const ingest = createIngest({ store: ingestStore(prisma), publish: outbox.publish, metrics, eventMaxBytes: config.eventMaxBytes });
   const rateLimit = createRateLimit({
     redis,
     keyPrefix: config.queuePrefix,
