@@ -157,6 +157,19 @@ describe('the signing secret of a notification target', () => {
     expect(new Set(results.map((r) => r!.secret)).size).toBe(3);
   });
 
+  it('can be rotated when no key reads the stored one any more (the remedy), without a grace period', async () => {
+    const { merchantId } = await newMerchant();
+    const owner = { kind: 'merchant', merchantId } as const;
+    const { id } = await targets.upsert(owner, basic);
+    const lost = createCredentialsCipher({ currentKeyId: 'k0', keyring: { k0: randomBytes(32) } });
+    await prisma.notificationTarget.update({ where: { id }, data: { signingSecrets: lost.encryptSigningSecrets({ current: 'whsec_' + 'A'.repeat(43) + '=' }, id).ciphertext } });
+    await expect(targets.signingSecret(owner)).rejects.toMatchObject({ reason: 'unknown_key', secret: 'signing secrets' });
+
+    const rotated = await targets.rotateSigningSecret(owner, 3_600);
+    expect(rotated).toMatchObject({ previousSecretExpiresAt: null });
+    expect(await targets.signingSecret(owner)).toEqual(rotated);
+  });
+
   it('is null for an owner without a target', async () => {
     const { merchantId } = await newMerchant();
     expect(await targets.signingSecret({ kind: 'merchant', merchantId })).toBeNull();

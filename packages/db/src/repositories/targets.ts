@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { HeraldError, newSigningSecret, type CallbackAuthMode, type EventType, type ObjectType, type SigningSecrets } from '@herald/domain';
 import type { Selectable } from 'kysely';
 import { sqlPool, type PrismaClient } from '../client';
-import type { CredentialsCipher } from '../credentials-cipher';
+import { CredentialsCipherError, type CredentialsCipher } from '../credentials-cipher';
 import { isUniqueViolation } from '../database-errors';
 import type { NotificationTarget } from '../generated/kysely/schema';
 import { db, run, sql, type RowOf, type Sql } from '../sql';
@@ -287,7 +287,7 @@ export function targetRepository(prisma: PrismaClient, cipher: CredentialsCipher
       for (;;) {
         const [row] = (await run(pool, targetQueries.findSigning(targetOwnerKey(owner)))).rows;
         if (!row) return null;
-        const replaced = row.signing_secrets === null ? undefined : cipher.decryptSigningSecrets(row.signing_secrets, row.id).current;
+        const replaced = row.signing_secrets === null ? undefined : readableCurrent(cipher, row.signing_secrets, row.id);
         const keepsPrevious = replaced !== undefined && graceSeconds > 0;
         const secrets: SigningSecrets = keepsPrevious ? { current: newSigningSecret(), previous: replaced } : { current: newSigningSecret() };
         const graceEndsAt = keepsPrevious ? new Date(now.getTime() + graceSeconds * 1000) : null;
@@ -320,6 +320,16 @@ export async function storedSigning(
   // Still none: the row is gone (targets are never deleted, so this cannot happen).
   if (row.signing_secrets === null) throw new Error(`notification target ${targetId} has no signing secrets`);
   return { secrets: cipher.decryptSigningSecrets(row.signing_secrets, targetId), graceEndsAt: row.signing_grace_ends_at };
+}
+
+/** The current secret of stored signing secrets; undefined when no key reads them (a rotation is then the remedy, with no grace). */
+function readableCurrent(cipher: CredentialsCipher, ciphertext: string, targetId: string): string | undefined {
+  try {
+    return cipher.decryptSigningSecrets(ciphertext, targetId).current;
+  } catch (error) {
+    if (error instanceof CredentialsCipherError) return undefined;
+    throw error;
+  }
 }
 
 function signingSecretRecord(targetId: string, signing: TargetSigning, now: Date): SigningSecretRecord {
