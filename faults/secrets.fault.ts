@@ -1,5 +1,6 @@
 import { startHttpRecorder, useMigratedDatabase, type HttpRecorder } from '@herald/testing';
 import { Client } from 'pg';
+import { Webhook } from 'standardwebhooks';
 import { dumpRedisKeys } from './support/redis-dump';
 import { report } from './support/report';
 import { keptFiles, recordedSecrets, recordSecret, type SecretKind } from './support/run-dir';
@@ -9,7 +10,8 @@ import { newEvents, System } from './support/system';
 // events-api and delivery-worker (debug logs) with every kind of credential: a Basic-auth program
 // target whose merchant answers 401 echoing the Authorization header in every other answer, an
 // OAuth merchant target whose token endpoint fails once and whose first token the target
-// rejects, a merchant API key, the admin, ingest and dashboard credentials. Then everything the
+// rejects, a merchant API key, the admin, ingest and dashboard credentials, and both targets'
+// signing secrets (the merchant target's rotated, so that its callbacks carry two signatures). Then everything the
 // whole run produced is searched for every credential any scenario used: the logs of every
 // service process and in-process service of every scenario, every Redis key of every queue (job
 // data, return values, failure reasons, stack traces, events, the OAuth token cache), the API
@@ -84,6 +86,17 @@ it('leaves no credential of the whole run in any log, Redis key, API answer, das
     auth: { mode: 'oauth', authUrl: `${tokenEndpoint.origin}/token`, username: 'client', password: CLIENT_SECRET },
   });
   expect([basicTarget.status, oauthTarget.status]).toEqual([200, 200]);
+  // Read through the endpoints that show them by design (their answers are not kept for the search).
+  const secretOf = async (answer: Promise<{ body: string }>): Promise<string> => (JSON.parse((await answer).body) as { secret: string }).secret;
+  const signingSecrets = [
+    await secretOf(system.admin('GET', `/programs/${tenant.programId}/notification-target/signing-secret`)),
+    await secretOf(system.admin('GET', `/merchants/${tenant.merchantId}/notification-target/signing-secret`)),
+    await secretOf(system.admin('POST', `/merchants/${tenant.merchantId}/notification-target/signing-secret/rotate`)),
+  ];
+  for (const secret of signingSecrets) {
+    recordSecret('signing secret', secret);
+    recordSecret('signing secret', secret.slice('whsec_'.length));
+  }
   const events = newEvents(tenant, EVENTS, 'secrets');
   expect((await system.ingest(events)).status).toBe(201);
 
@@ -170,6 +183,7 @@ it('leaves no credential of the whole run in any log, Redis key, API answer, das
     'requests carrying the Basic credential to the merchant': basicMerchant.requests.filter((r) => r.headers.authorization === `Basic ${base64(`shop:${BASIC_PASSWORD}`)}`).length,
     'token requests carrying the client secret': tokenEndpoint.requests.filter((r) => r.headers.authorization === `Basic ${base64(`client:${CLIENT_SECRET}`)}` || r.body.includes(CLIENT_SECRET)).length,
     'callbacks carrying the good token': oauthMerchant.requests.filter((r) => r.headers.authorization === `Bearer ${TOKENS.good}`).length,
+    'callbacks carrying two signatures (rotated secret)': oauthMerchant.requests.filter((r) => String(r.headers['webhook-signature']).split(' ').length === 2).length,
     'credentials searched for': Object.fromEntries([...new Set(needles.values())].map((kind) => [kind, [...needles.values()].filter((k) => k === kind).length])),
     'scenarios whose output was searched': scenariosCovered.join(', '),
     'places searched': {
@@ -196,6 +210,10 @@ it('leaves no credential of the whole run in any log, Redis key, API answer, das
   expect(new Set(foundInControl)).toEqual(new Set(['basic password', 'oauth client secret', 'oauth access token']));
   expect(tokenCacheEntries).toBeGreaterThan(0);
   expect(echoesStored).toBeGreaterThan(0);
+  // The signing secrets were really used: every callback verifies with its target's secret.
+  const verifies = (secret: string, r: { body: string; headers: object }) => Boolean(new Webhook(secret).verify(r.body, r.headers as Record<string, string>));
+  expect(basicMerchant.requests.every((r) => verifies(signingSecrets[0]!, r))).toBe(true);
+  expect(oauthMerchant.requests.every((r) => verifies(signingSecrets[1]!, r) && verifies(signingSecrets[2]!, r))).toBe(true);
   expect(found).toEqual([]);
 });
 

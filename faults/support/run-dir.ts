@@ -34,7 +34,15 @@ export function saveResponses(name: string, bodies: readonly string[]): void {
 }
 
 /** What a credential is, for the report: where it was found tells which kind leaked. */
-export type SecretKind = 'api key' | 'basic password' | 'oauth client secret' | 'oauth access token' | 'admin token' | 'ingest token' | 'dashboard password';
+export type SecretKind =
+  | 'api key'
+  | 'basic password'
+  | 'oauth client secret'
+  | 'oauth access token'
+  | 'admin token'
+  | 'ingest token'
+  | 'dashboard password'
+  | 'signing secret';
 
 /** Records a credential a scenario used; scenario 8 searches everything for each. */
 export function recordSecret(kind: SecretKind, value: string): void {

@@ -69,8 +69,9 @@ export class System {
         signal: AbortSignal.timeout(timeoutMs),
       });
       const answer = { status: res.status, contentType: res.headers.get('content-type') ?? '', body: await res.text(), ms: Date.now() - started };
-      // The one answer that holds a credential by design: a new API key, shown once.
-      if (!(method === 'POST' && path === '/admin/api-keys')) this.#answers.push(answer.body);
+      // The answers that hold a credential by design: a new API key, shown once, and a target's
+      // signing secret, shown by its own endpoints only.
+      if (!(method === 'POST' && path === '/admin/api-keys') && !path.includes('/notification-target/signing-secret')) this.#answers.push(answer.body);
       return answer;
     } catch (error) {
       return { status: 0, contentType: '', body: String(error), ms: Date.now() - started };

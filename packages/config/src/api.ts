@@ -33,6 +33,18 @@ export interface ApiConfig extends ServiceConfig {
   readonly apiKeyCacheMs: number;
   /** INGEST_BODY_LIMIT_BYTES: largest ingest request body. Default 5 MiB (1,000 events of about 5 KB). */
   readonly ingestBodyLimitBytes: number;
+  /**
+   * EVENT_MAX_BYTES: largest event, as its callback body (the event's JSON as GET /events shows it),
+   * in UTF-8 bytes; a larger one is refused at ingest, since merchants' receivers cap bodies (often
+   * at 100 kB to 1 MB) and would answer every retry with 413. 1024 to 104857600. Default 262144 (256 KiB).
+   */
+  readonly eventMaxBytes: number;
+  /**
+   * SIGNING_SECRET_ROTATION_GRACE_SECONDS: after a target's signing secret is rotated, how long
+   * callbacks also carry the replaced secret's signature, so that the merchant can switch to the
+   * new secret without refusing a callback. 0 to 2592000 (30 days). Default 86400 (1 day).
+   */
+  readonly signingSecretRotationGraceSeconds: number;
   /** The attempts and retention of the delivery jobs the API enqueues (the worker owns the backoff). */
   readonly retry: DeliveryJobsConfig;
   /** Who may open the Bull dashboard at /admin/queues (HTTP Basic). */
@@ -107,6 +119,8 @@ export function loadApiConfig(env: Env = process.env): ApiConfig {
     rateLimitWindowSeconds: integer(env, 'RATE_LIMIT_WINDOW_SECONDS', 1, 1, 3_600),
     apiKeyCacheMs: integer(env, 'API_KEY_CACHE_MS', 5_000, 0, 60_000),
     ingestBodyLimitBytes: integer(env, 'INGEST_BODY_LIMIT_BYTES', 5 * 1024 * 1024, 1_024, 100 * 1024 * 1024),
+    eventMaxBytes: integer(env, 'EVENT_MAX_BYTES', 256 * 1024, 1_024, 100 * 1024 * 1024),
+    signingSecretRotationGraceSeconds: integer(env, 'SIGNING_SECRET_ROTATION_GRACE_SECONDS', 86_400, 0, 30 * 86_400),
     retry: Object.freeze(readDeliveryJobs(env)),
     dashboard: Object.freeze({
       // RFC 7617: the user-id may hold neither a colon (the receiver splits there) nor a control character.

@@ -16,6 +16,12 @@ describe('loadApiConfig', () => {
     expect(configErrorOf(loadApiConfig, { API_KEY_CACHE_MS: '60001' }).message).toMatch(/API_KEY_CACHE_MS/);
   });
 
+  it('refuses events over 256 KiB and keeps a rotated signing secret for a day by default', () => {
+    expect(loadApiConfig({})).toMatchObject({ eventMaxBytes: 262_144, signingSecretRotationGraceSeconds: 86_400 });
+    expect(loadApiConfig({ EVENT_MAX_BYTES: '1024', SIGNING_SECRET_ROTATION_GRACE_SECONDS: '0' })).toMatchObject({ eventMaxBytes: 1024, signingSecretRotationGraceSeconds: 0 });
+    expect(loadApiConfig({ SIGNING_SECRET_ROTATION_GRACE_SECONDS: '2592000' }).signingSecretRotationGraceSeconds).toBe(2_592_000);
+  });
+
   it('reads every events-api variable that is set', () => {
     const config = loadApiConfig({
       PORT: '8080',
@@ -52,6 +58,10 @@ describe('loadApiConfig', () => {
     ['PORT', '-1', /PORT: must be a whole number/],
     ['RATE_LIMIT_REQUESTS', '0', /RATE_LIMIT_REQUESTS: must be between 1 and 1000000/],
     ['INGEST_BODY_LIMIT_BYTES', '10', /INGEST_BODY_LIMIT_BYTES: must be between 1024 and 104857600/],
+    ['EVENT_MAX_BYTES', '1023', /EVENT_MAX_BYTES: must be between 1024 and 104857600/],
+    ['EVENT_MAX_BYTES', '256k', /EVENT_MAX_BYTES: must be a whole number/],
+    ['SIGNING_SECRET_ROTATION_GRACE_SECONDS', '2592001', /SIGNING_SECRET_ROTATION_GRACE_SECONDS: must be between 0 and 2592000/],
+    ['SIGNING_SECRET_ROTATION_GRACE_SECONDS', '-1', /SIGNING_SECRET_ROTATION_GRACE_SECONDS: must be a whole number/],
   ])('rejects %s=%s with a message naming the variable', (name, value, message) => {
     const error = configErrorOf(loadApiConfig, { [name]: value });
     expect(error.variable).toBe(name);

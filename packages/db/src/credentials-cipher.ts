@@ -1,21 +1,25 @@
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import type { SecretsKeyring } from '@herald/config';
-import { HeraldError } from '@herald/domain';
+import { HeraldError, isSigningSecret, type SigningSecrets } from '@herald/domain';
 
-// Encryption at rest of a notification target's credentials (username and password).
+// Encryption at rest of a notification target's secrets: its credentials (username and password)
+// and its Standard Webhooks signing secrets.
 //
 // Ciphertext format, self-describing so that it can be read back after a key rotation:
 //   v1.<keyId>.<iv>.<tag>.<ciphertext>      (iv, tag and ciphertext in base64url, no padding)
 // AES-256-GCM with a random 12-byte IV per encryption and a 16-byte tag. The additional
-// authenticated data is `v1.<keyId>.<targetId>`: a ciphertext copied onto another target's row
-// (or relabelled with another key id) fails to decrypt instead of lending its credentials.
+// authenticated data is `v1.<keyId>.<targetId>` for credentials and
+// `v1.<keyId>.<targetId>.signing-secrets` for signing secrets: a ciphertext copied onto another
+// target's row, or into the other column (or relabelled with another key id), fails to decrypt
+// instead of lending its secrets.
 //
 // Key rotation. `decrypt` takes the key named in the ciphertext from a keyring, so several keys
 // can be readable at once: the current one (SECRETS_KEY as SECRETS_KEY_ID) and the retired ones
 // (SECRETS_PREVIOUS_KEYS). To rotate:
 //   1. deploy with the new key as SECRETS_KEY / SECRETS_KEY_ID and the old one in
 //      SECRETS_PREVIOUS_KEYS (both services);
-//   2. run `pnpm db:reencrypt-credentials`: it rewrites every row under the current key;
+//   2. run `pnpm db:reencrypt-credentials`: it rewrites every row's credentials and signing
+//      secrets under the current key;
 //   3. remove the old key once it reports no row left under another key.
 
 const VERSION = 'v1';
@@ -41,9 +45,9 @@ export interface CredentialsCipherOptions {
 }
 
 export interface EncryptedCredentials {
-  /** The self-describing ciphertext, for the `credentials` column. */
+  /** The self-describing ciphertext, for the `credentials` (or `signing_secrets`) column. */
   ciphertext: string;
-  /** The key that wrote it, for the `credentials_key_id` column (so rows to re-encrypt can be found). */
+  /** The key that wrote it, for the `credentials_key_id` (or `signing_key_id`) column (so rows to re-encrypt can be found). */
   keyId: string;
 }
 
@@ -54,7 +58,14 @@ export interface CredentialsCipher {
   encrypt(credentials: TargetCredentials, targetId: string): EncryptedCredentials;
   /** Decrypts credentials stored for target `targetId`; throws CredentialsCipherError on any failure. */
   decrypt(ciphertext: string, targetId: string): TargetCredentials;
+  /** Encrypts the signing secrets of target `targetId` with the current key. */
+  encryptSigningSecrets(secrets: SigningSecrets, targetId: string): EncryptedCredentials;
+  /** Decrypts signing secrets stored for target `targetId`; throws CredentialsCipherError on any failure. */
+  decryptSigningSecrets(ciphertext: string, targetId: string): SigningSecrets;
 }
+
+/** Which of a target's secrets a ciphertext holds. */
+export type EncryptedSecret = 'credentials' | 'signing secrets';
 
 /** Why a ciphertext could not be read. */
 export type CredentialsCipherFailure =
@@ -64,18 +75,20 @@ export type CredentialsCipherFailure =
   | 'unknown_key'
   /** The tag does not match: tampered, copied from another target, or encrypted with other key material. */
   | 'authentication_failed'
-  /** Decrypted, but not a username and password. */
+  /** Decrypted, but not a username and password (or not signing secrets). */
   | 'invalid_content';
 
-/** Stored credentials cannot be read. The message names the target and key id, never any plaintext. */
+/** Stored credentials (or signing secrets) cannot be read. The message names the target and key id, never any plaintext. */
 export class CredentialsCipherError extends HeraldError {
   readonly code = 'credentials_unreadable';
   constructor(
     readonly reason: CredentialsCipherFailure,
     readonly targetId: string,
     readonly keyId?: string,
+    readonly secret: EncryptedSecret = 'credentials',
   ) {
-    super(`Credentials of notification target ${targetId} cannot be decrypted: ${reason.replaceAll('_', ' ')}${keyId ? ` (key ${keyId})` : ''}.`);
+    const what = secret === 'credentials' ? 'Credentials' : 'Signing secrets';
+    super(`${what} of notification target ${targetId} cannot be decrypted: ${reason.replaceAll('_', ' ')}${keyId ? ` (key ${keyId})` : ''}.`);
   }
 }
 
@@ -91,47 +104,63 @@ export function createCredentialsCipher(options: CredentialsCipherOptions): Cred
   const currentKey = keyring.get(currentKeyId);
   if (!currentKey) throw new TypeError(`The current key id "${currentKeyId}" is not in the keyring.`);
 
+  /** The JSON of `value`, encrypted for target `targetId` with the current key. */
+  const seal = (value: object, targetId: string, secret: EncryptedSecret): EncryptedCredentials => {
+    const iv = randomBytes(IV_BYTES);
+    const cipher = createCipheriv('aes-256-gcm', currentKey, iv, { authTagLength: TAG_BYTES });
+    cipher.setAAD(additionalData(currentKeyId, targetId, secret));
+    const plaintext = Buffer.from(JSON.stringify(value), 'utf8');
+    const encrypted = Buffer.concat([cipher.update(plaintext), cipher.final()]);
+    plaintext.fill(0);
+    const parts = [VERSION, currentKeyId, iv, cipher.getAuthTag(), encrypted].map((p) => (typeof p === 'string' ? p : p.toString('base64url')));
+    return { ciphertext: parts.join('.'), keyId: currentKeyId };
+  };
+
+  /** The value `seal` encrypted, checked by `parse` (which throws `invalid_content`). */
+  const open = <T>(ciphertext: string, targetId: string, secret: EncryptedSecret, parse: (value: unknown) => T | undefined): T => {
+    const failed = (reason: CredentialsCipherFailure, keyId?: string) => new CredentialsCipherError(reason, targetId, keyId, secret);
+    const parts = ciphertext.split('.');
+    if (parts.length !== 5 || parts[0] !== VERSION) throw failed('malformed');
+    const [, keyId, ivText, tagText, dataText] = parts as [string, string, string, string, string];
+    const iv = fromBase64Url(ivText);
+    const tag = fromBase64Url(tagText);
+    const data = fromBase64Url(dataText);
+    if (iv?.length !== IV_BYTES || tag?.length !== TAG_BYTES || !data) throw failed('malformed', keyId);
+    const key = keyring.get(keyId);
+    if (!key) throw failed('unknown_key', keyId);
+
+    let plaintext: Buffer;
+    try {
+      const decipher = createDecipheriv('aes-256-gcm', key, iv, { authTagLength: TAG_BYTES });
+      decipher.setAAD(additionalData(keyId, targetId, secret));
+      decipher.setAuthTag(tag);
+      plaintext = Buffer.concat([decipher.update(data), decipher.final()]);
+    } catch {
+      // Node's own message says nothing useful and the cause is always the same: the tag.
+      throw failed('authentication_failed', keyId);
+    }
+    try {
+      let value: unknown;
+      try {
+        value = JSON.parse(plaintext.toString('utf8'));
+      } catch {
+        // Not the JSON.parse message: it quotes the text it choked on.
+        throw failed('invalid_content', keyId);
+      }
+      const parsed = parse(value);
+      if (parsed === undefined) throw failed('invalid_content', keyId);
+      return parsed;
+    } finally {
+      plaintext.fill(0);
+    }
+  };
+
   return {
     currentKeyId,
-
-    encrypt(credentials, targetId) {
-      const iv = randomBytes(IV_BYTES);
-      const cipher = createCipheriv('aes-256-gcm', currentKey, iv, { authTagLength: TAG_BYTES });
-      cipher.setAAD(additionalData(currentKeyId, targetId));
-      const plaintext = Buffer.from(JSON.stringify({ username: credentials.username, password: credentials.password }), 'utf8');
-      const encrypted = Buffer.concat([cipher.update(plaintext), cipher.final()]);
-      plaintext.fill(0);
-      const parts = [VERSION, currentKeyId, iv, cipher.getAuthTag(), encrypted].map((p) => (typeof p === 'string' ? p : p.toString('base64url')));
-      return { ciphertext: parts.join('.'), keyId: currentKeyId };
-    },
-
-    decrypt(ciphertext, targetId) {
-      const parts = ciphertext.split('.');
-      if (parts.length !== 5 || parts[0] !== VERSION) throw new CredentialsCipherError('malformed', targetId);
-      const [, keyId, ivText, tagText, dataText] = parts as [string, string, string, string, string];
-      const iv = fromBase64Url(ivText);
-      const tag = fromBase64Url(tagText);
-      const data = fromBase64Url(dataText);
-      if (iv?.length !== IV_BYTES || tag?.length !== TAG_BYTES || !data) throw new CredentialsCipherError('malformed', targetId, keyId);
-      const key = keyring.get(keyId);
-      if (!key) throw new CredentialsCipherError('unknown_key', targetId, keyId);
-
-      let plaintext: Buffer;
-      try {
-        const decipher = createDecipheriv('aes-256-gcm', key, iv, { authTagLength: TAG_BYTES });
-        decipher.setAAD(additionalData(keyId, targetId));
-        decipher.setAuthTag(tag);
-        plaintext = Buffer.concat([decipher.update(data), decipher.final()]);
-      } catch {
-        // Node's own message says nothing useful and the cause is always the same: the tag.
-        throw new CredentialsCipherError('authentication_failed', targetId, keyId);
-      }
-      try {
-        return parseCredentials(plaintext.toString('utf8'), targetId, keyId);
-      } finally {
-        plaintext.fill(0);
-      }
-    },
+    encrypt: ({ username, password }, targetId) => seal({ username, password }, targetId, 'credentials'),
+    decrypt: (ciphertext, targetId) => open(ciphertext, targetId, 'credentials', parseCredentials),
+    encryptSigningSecrets: ({ current, previous }, targetId) => seal({ current, previous }, targetId, 'signing secrets'),
+    decryptSigningSecrets: (ciphertext, targetId) => open(ciphertext, targetId, 'signing secrets', parseSigningSecrets),
   };
 }
 
@@ -143,8 +172,10 @@ export function credentialsCipherFromConfig(config: SecretsKeyring): Credentials
   });
 }
 
-function additionalData(keyId: string, targetId: string): Buffer {
-  return Buffer.from(`${VERSION}.${keyId}.${targetId}`, 'utf8');
+function additionalData(keyId: string, targetId: string, secret: EncryptedSecret): Buffer {
+  // Credentials keep the data they were first written with, so that stored rows still decrypt.
+  const purpose = secret === 'credentials' ? '' : '.signing-secrets';
+  return Buffer.from(`${VERSION}.${keyId}.${targetId}${purpose}`, 'utf8');
 }
 
 // Buffer.from(..., 'base64url') skips characters it does not know; only a clean round trip counts.
@@ -153,15 +184,13 @@ function fromBase64Url(text: string): Buffer | undefined {
   return bytes.toString('base64url') === text ? bytes : undefined;
 }
 
-function parseCredentials(json: string, targetId: string, keyId: string): TargetCredentials {
-  let value: unknown;
-  try {
-    value = JSON.parse(json);
-  } catch {
-    // Not the JSON.parse message: it quotes the text it choked on.
-    throw new CredentialsCipherError('invalid_content', targetId, keyId);
-  }
+function parseCredentials(value: unknown): TargetCredentials | undefined {
   const { username, password } = (value ?? {}) as Record<string, unknown>;
-  if (typeof username !== 'string' || typeof password !== 'string') throw new CredentialsCipherError('invalid_content', targetId, keyId);
-  return { username, password };
+  return typeof username === 'string' && typeof password === 'string' ? { username, password } : undefined;
+}
+
+function parseSigningSecrets(value: unknown): SigningSecrets | undefined {
+  const { current, previous } = (value ?? {}) as Record<string, unknown>;
+  if (!isSigningSecret(current) || (previous !== undefined && !isSigningSecret(previous))) return undefined;
+  return previous === undefined ? { current } : { current, previous };
 }

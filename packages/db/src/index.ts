@@ -18,6 +18,7 @@ export type {
   CredentialsCipherFailure,
   CredentialsCipherOptions,
   EncryptedCredentials,
+  EncryptedSecret,
   Keyring,
   TargetCredentials,
 } from './credentials-cipher';
@@ -25,6 +26,8 @@ export { MASKED_PASSWORD, targetOwnerKey, targetRepository, TargetOwnerNotFoundE
 export type {
   DeliveryTarget,
   MaskedTargetAuth,
+  SigningSecretRecord,
+  TargetSigning,
   NotificationTargetRecord,
   TargetAuth,
   TargetInput,

@@ -1,4 +1,5 @@
 import { randomBytes, randomUUID } from 'node:crypto';
+import { newSigningSecret } from '@herald/domain';
 import { createCredentialsCipher, CredentialsCipherError, credentialsCipherFromConfig } from '../src/credentials-cipher';
 
 const credentials = { username: 'shop-user', password: 'correct horse battery staple' };
@@ -145,5 +146,33 @@ describe('the credentials cipher', () => {
     const rotated = credentialsCipherFromConfig({ secretsKey: randomBytes(32), secretsKeyId: 'k2', secretsPreviousKeys: { k1: keyOne } });
     expect(rotated.decrypt(old.ciphertext, targetId)).toEqual(credentials);
     expect(rotated.encrypt(credentials, targetId).keyId).toBe('k2');
+  });
+});
+
+describe('the cipher of signing secrets', () => {
+  it('decrypts the current and previous secrets it encrypted for the same target, and never shows them in the ciphertext', () => {
+    const targetId = randomUUID();
+    const secrets = { current: newSigningSecret(), previous: newSigningSecret() };
+    const { ciphertext, keyId } = cipher.encryptSigningSecrets(secrets, targetId);
+    expect(keyId).toBe('k1');
+    expect(ciphertext).not.toContain(secrets.current.slice(6));
+    expect(cipher.decryptSigningSecrets(ciphertext, targetId)).toEqual(secrets);
+    const alone = { current: newSigningSecret() };
+    expect(cipher.decryptSigningSecrets(cipher.encryptSigningSecrets(alone, targetId).ciphertext, targetId)).toEqual(alone);
+  });
+
+  it('refuses signing secrets read as credentials and credentials read as signing secrets (the AAD names which)', () => {
+    const targetId = randomUUID();
+    const signing = cipher.encryptSigningSecrets({ current: newSigningSecret() }, targetId).ciphertext;
+    const stored = cipher.encrypt(credentials, targetId).ciphertext;
+    expect(failureOf(() => cipher.decrypt(signing, targetId)).reason).toBe('authentication_failed');
+    const error = failureOf(() => cipher.decryptSigningSecrets(stored, targetId));
+    expect(error.reason).toBe('authentication_failed');
+    expect(error.message).toBe(`Signing secrets of notification target ${targetId} cannot be decrypted: authentication failed (key k1).`);
+  });
+
+  it('refuses signing secrets copied onto another target', () => {
+    const { ciphertext } = cipher.encryptSigningSecrets({ current: newSigningSecret() }, randomUUID());
+    expect(failureOf(() => cipher.decryptSigningSecrets(ciphertext, randomUUID())).reason).toBe('authentication_failed');
   });
 });

@@ -48,19 +48,35 @@ describe('reencryptCredentials (SECRETS_KEY rotation)', () => {
     const noCredentials = await tenantRepository(prisma).createProgram({ id: uniqueId('prg'), name: 'Program' });
     await targetRepository(prisma, before).upsert({ kind: 'program', programId: noCredentials.id }, { ...target(5), auth: { mode: 'none' } });
 
+    const signingBefore = new Map<string, string>();
+    for (const id of ids) signingBefore.set(id, before.decryptSigningSecrets((await prisma.notificationTarget.findUniqueOrThrow({ where: { id } })).signingSecrets!, id).current);
+
     const progress: ReencryptionResult[] = [];
     const result = await reencryptCredentials(prisma, during, { batchSize: 2, onProgress: (p) => progress.push(structuredClone(p)) });
 
-    expect(result).toEqual({ reencrypted: 3, changedMeanwhile: 0, unreadable: [{ targetId: unreadableId, keyId: 'k0', reason: 'unknown_key' }] });
-    expect(progress.length).toBe(2);
-    const rows = await prisma.notificationTarget.findMany({ where: { id: { in: ids } }, select: { credentialsKeyId: true, credentials: true } });
-    expect(rows.map((r) => r.credentialsKeyId)).toEqual(['k2', 'k2', 'k2']);
-    // The old key can go: the new key alone reads every re-encrypted target, with its credentials intact.
+    // Credentials of 3 targets (the fifth has none), signing secrets of 4 (every target has them).
+    expect(result).toEqual({
+      reencrypted: 7,
+      changedMeanwhile: 0,
+      unreadable: [
+        { targetId: unreadableId, secret: 'credentials', keyId: 'k0', reason: 'unknown_key' },
+        { targetId: unreadableId, secret: 'signing secrets', keyId: 'k0', reason: 'unknown_key' },
+      ],
+    });
+    expect(progress.length).toBe(5);
+    const rows = await prisma.notificationTarget.findMany({ where: { id: { in: ids } }, select: { credentialsKeyId: true, signingKeyId: true } });
+    expect(rows.map((r) => [r.credentialsKeyId, r.signingKeyId])).toEqual([['k2', 'k2'], ['k2', 'k2'], ['k2', 'k2']]);
+    // The old key can go: the new key alone reads every re-encrypted target, with its secrets intact.
     for (const [i, id] of ids.entries()) {
       const row = await prisma.notificationTarget.findUniqueOrThrow({ where: { id } });
       expect(after.decrypt(row.credentials!, id)).toMatchObject({ username: expect.stringContaining(`-${i + 1}`), password: expect.stringContaining(`-${i + 1}`) });
+      expect(after.decryptSigningSecrets(row.signingSecrets!, id)).toEqual({ current: signingBefore.get(id) });
     }
 
-    await expect(reencryptCredentials(prisma, during)).resolves.toEqual({ reencrypted: 0, changedMeanwhile: 0, unreadable: [expect.objectContaining({ targetId: unreadableId })] });
+    await expect(reencryptCredentials(prisma, during)).resolves.toEqual({
+      reencrypted: 0,
+      changedMeanwhile: 0,
+      unreadable: [expect.objectContaining({ targetId: unreadableId }), expect.objectContaining({ targetId: unreadableId })],
+    });
   });
 });

@@ -96,3 +96,83 @@ describe('the notification target repository', () => {
     expect(cipher.decrypt(row.credentials!, row.id)).toMatchObject({ password });
   });
 });
+
+describe('the signing secret of a notification target', () => {
+  it('is made with the target, stored only encrypted, kept when the target is replaced, and never in its record', async () => {
+    const { merchantId } = await newMerchant();
+    const owner = { kind: 'merchant', merchantId } as const;
+    const stored = await targets.upsert(owner, basic);
+    const first = await targets.signingSecret(owner);
+    expect(first).toEqual({ targetId: stored.id, secret: expect.stringMatching(/^whsec_[A-Za-z0-9+/]{43}=$/), previousSecretExpiresAt: null });
+
+    const row = await prisma.notificationTarget.findUniqueOrThrow({ where: { id: stored.id } });
+    expect(row.signingKeyId).toBe('k1');
+    expect(JSON.stringify(row)).not.toContain(first!.secret.slice('whsec_'.length));
+    expect(JSON.stringify(await targets.find(owner))).not.toContain(first!.secret.slice('whsec_'.length));
+
+    await targets.upsert(owner, { ...basic, url: 'https://merchant.example/other' });
+    expect((await targets.signingSecret(owner))!.secret).toBe(first!.secret);
+  });
+
+  it('is made on first use for a target stored before signatures, once even when asked for concurrently', async () => {
+    const { merchantId } = await newMerchant();
+    const owner = { kind: 'merchant', merchantId } as const;
+    const { id } = await targets.upsert(owner, basic);
+    await prisma.notificationTarget.update({ where: { id }, data: { signingSecrets: null, signingKeyId: null } });
+
+    const [a, b] = await Promise.all([targets.signingSecret(owner), targets.signingSecret(owner)]);
+    expect(a!.secret).toMatch(/^whsec_/);
+    expect(b!.secret).toBe(a!.secret);
+    expect((await targets.signingSecret(owner))!.secret).toBe(a!.secret);
+  });
+
+  it('rotates to a new secret, keeping the previous one for the grace period only', async () => {
+    const { merchantId } = await newMerchant();
+    const owner = { kind: 'merchant', merchantId } as const;
+    const { id } = await targets.upsert(owner, basic);
+    const before = (await targets.signingSecret(owner))!.secret;
+    const now = new Date();
+
+    const rotated = await targets.rotateSigningSecret(owner, 3_600, now);
+    expect(rotated).toEqual({ targetId: id, secret: expect.stringMatching(/^whsec_/), previousSecretExpiresAt: new Date(now.getTime() + 3_600_000) });
+    expect(rotated!.secret).not.toBe(before);
+    const row = await prisma.notificationTarget.findUniqueOrThrow({ where: { id } });
+    expect(cipher.decryptSigningSecrets(row.signingSecrets!, id)).toEqual({ current: rotated!.secret, previous: before });
+    expect(row.signingGraceEnds).toEqual(rotated!.previousSecretExpiresAt);
+    expect(await targets.signingSecret(owner, new Date(now.getTime() + 3_600_000))).toMatchObject({ secret: rotated!.secret, previousSecretExpiresAt: null });
+
+    // Without a grace period the replaced secret is dropped at once.
+    const again = await targets.rotateSigningSecret(owner, 0, now);
+    expect(cipher.decryptSigningSecrets((await prisma.notificationTarget.findUniqueOrThrow({ where: { id } })).signingSecrets!, id)).toEqual({ current: again!.secret });
+    expect(again!.previousSecretExpiresAt).toBeNull();
+  });
+
+  it('keeps every concurrent rotation: each replaces the secret the one before it wrote', async () => {
+    const { merchantId } = await newMerchant();
+    const owner = { kind: 'merchant', merchantId } as const;
+    const { id } = await targets.upsert(owner, basic);
+    const results = await Promise.all([1, 2, 3].map(() => targets.rotateSigningSecret(owner, 60)));
+    const { current } = cipher.decryptSigningSecrets((await prisma.notificationTarget.findUniqueOrThrow({ where: { id } })).signingSecrets!, id);
+    expect(results.map((r) => r!.secret)).toContain(current);
+    expect(new Set(results.map((r) => r!.secret)).size).toBe(3);
+  });
+
+  it('can be rotated when no key reads the stored one any more (the remedy), without a grace period', async () => {
+    const { merchantId } = await newMerchant();
+    const owner = { kind: 'merchant', merchantId } as const;
+    const { id } = await targets.upsert(owner, basic);
+    const lost = createCredentialsCipher({ currentKeyId: 'k0', keyring: { k0: randomBytes(32) } });
+    await prisma.notificationTarget.update({ where: { id }, data: { signingSecrets: lost.encryptSigningSecrets({ current: 'whsec_' + 'A'.repeat(43) + '=' }, id).ciphertext } });
+    await expect(targets.signingSecret(owner)).rejects.toMatchObject({ reason: 'unknown_key', secret: 'signing secrets' });
+
+    const rotated = await targets.rotateSigningSecret(owner, 3_600);
+    expect(rotated).toMatchObject({ previousSecretExpiresAt: null });
+    expect(await targets.signingSecret(owner)).toEqual(rotated);
+  });
+
+  it('is null for an owner without a target', async () => {
+    const { merchantId } = await newMerchant();
+    expect(await targets.signingSecret({ kind: 'merchant', merchantId })).toBeNull();
+    expect(await targets.rotateSigningSecret({ kind: 'merchant', merchantId }, 60)).toBeNull();
+  });
+});

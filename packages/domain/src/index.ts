@@ -64,3 +64,14 @@ export {
   type CallbackAuthMode,
   type MerchantNotificationObjectType,
 } from './notifications';
+export {
+  isSigningSecret,
+  newSigningSecret,
+  SIGNING_SECRET_PREFIX,
+  signingSecretsInUse,
+  signWebhook,
+  standardWebhookHeaders,
+  type SigningSecrets,
+  type WebhookMessage,
+} from './webhook-signature';
+export { MASKED_QUERY_VALUE, maskQueryValues } from './masked-url';

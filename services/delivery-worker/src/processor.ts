@@ -1,7 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import { AuthConfigurationError, TokenRequestError, TokenWaitTimeoutError, UnknownAuthModeError, type CallbackAuthStrategy } from '@herald/callback-auth';
 import { CredentialsCipherError, type AttemptOutcome, type DeliveryTarget, type DeliveryWork, type NewDeliveryAttempt } from '@herald/db';
-import type { DeliveryRef } from '@herald/domain';
+import { maskQueryValues, signingSecretsInUse, standardWebhookHeaders, type DeliveryRef } from '@herald/domain';
 import { redactForeignText, type Logger } from '@herald/logging';
 import type { HeraldMetrics } from '@herald/metrics';
 import { OutboundRequestError } from '@herald/outbound';
@@ -42,6 +42,9 @@ export interface DeliveryProcessorDependencies {
   metrics: Pick<HeraldMetrics, 'deliveryAttempt'>;
 }
 
+/** Where an attempt's callback went, once it went out. */
+type SentTo = { url?: string };
+
 /** How an attempt ended, before it is recorded. */
 type AttemptResult =
   | { delivered: true; statusCode: 200; responseBody: string }
@@ -67,27 +70,30 @@ export function createDeliveryProcessor(deps: DeliveryProcessorDependencies): (j
   const { logger } = deps;
 
   /**
-   * One POST; the timestamp is that of the POST itself, so a receiver can check it for freshness.
-   * The credentials its auth headers carry are added to `sentCredentials`.
+   * One POST, signed; the timestamp is that of the POST itself, so a receiver can check it for
+   * freshness. The credentials its auth headers carry are added to `sentCredentials`; its URL, once
+   * it goes out, to `sent`.
    */
-  const post = async (url: string, eventId: string, body: string, auth: CallbackAuthStrategy, sentCredentials: string[]): Promise<CallbackResponse> => {
+  const post = async (target: DeliveryTarget, eventId: string, body: string, auth: CallbackAuthStrategy, sentCredentials: string[], sent: SentTo): Promise<CallbackResponse> => {
     const authHeaders = await auth.headers();
     sentCredentials.push(...credentialsIn(authHeaders));
+    const now = new Date();
+    sent.url = target.url;
     return deps.send({
-      url,
+      url: target.url,
       body,
       headers: {
         'content-type': 'application/json',
         // Standard Webhooks headers: the id is the event's, the same on every retry, so the
-        // merchant can drop a callback it has already processed.
-        'webhook-id': eventId,
-        'webhook-timestamp': String(Math.floor(Date.now() / 1000)),
+        // merchant can drop a callback it has already processed; the signature (with the previous
+        // secret too during a rotation's grace period) proves the body came from Herald.
+        ...standardWebhookHeaders({ id: eventId, timestamp: Math.floor(now.getTime() / 1000), body }, signingSecretsInUse(target.signing.secrets, target.signing.graceEndsAt, now)),
         ...authHeaders,
       },
     });
   };
 
-  const attempt = async ({ delivery, target, event }: DeliveryWork): Promise<AttemptResult> => {
+  const attempt = async ({ delivery, target, event }: DeliveryWork, sent: SentTo): Promise<AttemptResult> => {
     // Credentials no key decrypts: failureOf makes it a `configuration` failure, not retried.
     if (target instanceof CredentialsCipherError) throw target;
     if (!target || target.deletedAt !== null || !target.enabled) {
@@ -100,12 +106,12 @@ export function createDeliveryProcessor(deps: DeliveryProcessorDependencies): (j
     // What the merchant's answer must not be stored with, should it echo the request back.
     const credentials = target.auth.mode === 'none' ? [] : [target.auth.password];
 
-    let response = await post(target.url, event.id, body, auth, credentials);
+    let response = await post(target, event.id, body, auth, credentials, sent);
     if (response.status === 401 && auth.mode === 'oauth') {
       // The token may have been revoked before it expired: one more POST with a fresh token, within
       // this attempt. A second 401 is the merchant's answer.
       await auth.invalidate();
-      response = await post(target.url, event.id, body, auth, credentials);
+      response = await post(target, event.id, body, auth, credentials, sent);
     }
     return resultOf({ ...response, body: redactForeignText(response.body, credentials) });
   };
@@ -121,8 +127,9 @@ export function createDeliveryProcessor(deps: DeliveryProcessorDependencies): (j
     const startedAt = new Date();
     const started = performance.now();
     let result: AttemptResult;
+    const sent: SentTo = {};
     try {
-      result = await attempt(work);
+      result = await attempt(work, sent);
     } catch (error) {
       result = failureOf(error);
     }
@@ -139,6 +146,7 @@ export function createDeliveryProcessor(deps: DeliveryProcessorDependencies): (j
         ...(result.statusCode === undefined ? {} : { statusCode: result.statusCode }),
         ...(result.delivered ? {} : { errorKind: result.errorKind, errorMessage: result.errorMessage }),
         ...(result.responseBody === undefined ? {} : { responseBody: result.responseBody }),
+        ...(sent.url === undefined ? {} : { url: maskQueryValues(sent.url) }),
       },
       outcome,
     );

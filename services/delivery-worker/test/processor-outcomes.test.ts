@@ -4,7 +4,8 @@
 // decisions end to end against real PostgreSQL, Redis and HTTP servers.
 import { AuthConfigurationError, TokenWaitTimeoutError, UnknownAuthModeError, type CallbackAuthStrategy } from '@herald/callback-auth';
 import { CredentialsCipherError, type AttemptOutcome, type DeliveryTarget, type DeliveryWork, type NewDeliveryAttempt } from '@herald/db';
-import type { DeliveryRef, Event } from '@herald/domain';
+import { newSigningSecret, type DeliveryRef, type Event } from '@herald/domain';
+import { Webhook } from 'standardwebhooks';
 import type { Logger } from '@herald/logging';
 import { UnrecoverableError } from 'bullmq';
 import type { CallbackRequest, CallbackResponse } from '../src/callback-sender';
@@ -23,6 +24,7 @@ const programTarget: DeliveryTarget = {
   notifications: {},
   enabled: true,
   deletedAt: null,
+  signing: { secrets: { current: newSigningSecret() }, graceEndsAt: null },
 };
 
 /** A merchant answer or a transport failure, in the order the fake `send` gives them. */
@@ -113,8 +115,13 @@ describe('the delivery processor', () => {
         headers: { 'content-type': 'application/json', 'webhook-id': event.id },
       });
       expect(r.sent[0]!.headers['webhook-timestamp']).toMatch(/^\d+$/);
+      expect(() => new Webhook(programTarget.signing.secrets.current).verify(r.sent[0]!.body, r.sent[0]!.headers)).not.toThrow();
       expect(r.recorded).toEqual([
-        { deliveryId: 'd-1', outcome: 'succeeded', attempt: expect.objectContaining({ statusCode: 200, responseBody: 'thanks', startedAt: expect.any(Date) }) },
+        {
+          deliveryId: 'd-1',
+          outcome: 'succeeded',
+          attempt: expect.objectContaining({ statusCode: 200, responseBody: 'thanks', startedAt: expect.any(Date), url: 'https://merchant.example/hooks?token=***' }),
+        },
       ]);
       expect(r.recorded[0]!.attempt).not.toHaveProperty('errorKind');
       expect(r.counted).toEqual(['delivered']);
@@ -174,8 +181,26 @@ describe('the delivery processor', () => {
     const r = await attempt({ answers: [new OutboundRequestError(kind, `the callback failed: ${kind}`, kind === 'timeout' ? undefined : 'ECONNRESET')] });
     expect(r.error).toBeInstanceOf(CallbackAttemptError);
     expect(r.error).toMatchObject({ kind, statusCode: undefined });
-    expect(r.recorded[0]).toMatchObject({ outcome: 'pending', attempt: { errorKind: kind, errorMessage: `the callback failed: ${kind}` } });
+    expect(r.recorded[0]).toMatchObject({ outcome: 'pending', attempt: { errorKind: kind, errorMessage: `the callback failed: ${kind}`, url: 'https://merchant.example/hooks?token=***' } });
     expect(r.recorded[0]!.attempt).not.toHaveProperty('statusCode');
+  });
+
+  it('signs with the previous secret too while a rotation\'s grace period lasts, and with the new one alone after it', async () => {
+    const [current, previous] = [newSigningSecret(), newSigningSecret()];
+    const verifiedBy = async (graceEndsAt: Date) => {
+      const r = await attempt({ target: { ...programTarget, signing: { secrets: { current, previous }, graceEndsAt } }, answers: [ok()] });
+      const { body, headers } = r.sent[0]!;
+      return [current, previous].map((secret) => {
+        try {
+          new Webhook(secret).verify(body, headers);
+          return true;
+        } catch {
+          return false;
+        }
+      });
+    };
+    expect(await verifiedBy(new Date(Date.now() + 60_000))).toEqual([true, true]);
+    expect(await verifiedBy(new Date(Date.now() - 1))).toEqual([true, false]);
   });
 
   describe('OAuth', () => {
@@ -213,6 +238,8 @@ describe('the delivery processor', () => {
       expect(r.sent).toHaveLength(0);
       expect(r.error).toMatchObject({ kind: 'oauth' });
       expect(r.recorded[0]!.outcome).toBe('pending');
+      // Nothing went out: no URL to show.
+      expect(r.recorded[0]!.attempt).not.toHaveProperty('url');
     });
   });
 
@@ -227,6 +254,7 @@ describe('the delivery processor', () => {
       expect(r.error).toBeInstanceOf(UnrecoverableError);
       expect((r.error as Error).message).toMatch(message);
       expect(r.recorded[0]).toMatchObject({ outcome: 'failed', attempt: { errorKind: 'target_unavailable' } });
+      expect(r.recorded[0]!.attempt).not.toHaveProperty('url');
       expect(r.counted).toEqual(['failed']);
     });
 

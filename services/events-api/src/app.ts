@@ -34,6 +34,7 @@ import { createIngest } from './ingest/ingest-events';
 import { ingestRouter } from './ingest/router';
 import { openApiRouter } from './openapi/router';
 import { targetsRouter } from './targets/router';
+import { signingSecretRouter } from './targets/signing-secret-router';
 
 /** Everything the API needs, built by server.ts (or by a test). */
 export interface AppDependencies {
@@ -60,7 +61,7 @@ export function createApp(deps: AppDependencies): Express {
   const targets = targetRepository(prisma, credentialsCipherFromConfig(config));
   const history = deliveryHistoryRepository(prisma);
   const outbox = createOutboxPublisher({ producer, deliveries: deliveryRepository(prisma), logger });
-  const ingest = createIngest({ store: ingestStore(prisma), publish: outbox.publish, metrics });
+  const ingest = createIngest({ store: ingestStore(prisma), publish: outbox.publish, metrics, eventMaxBytes: config.eventMaxBytes });
   const rateLimit = createRateLimit({
     redis,
     keyPrefix: config.queuePrefix,
@@ -110,6 +111,7 @@ export function createApp(deps: AppDependencies): Express {
     express.json({ limit: '100kb' }),
     adminRouter({ tenants, apiKeys, onKeyRevoked: () => apiKeyCache.forgetAll() }),
     targetsRouter({ targets, urlPolicy: { allowPrivate: config.allowPrivateTargets, hostAllowlist: config.targetHostAllowlist } }),
+    signingSecretRouter({ targets, rotationGraceSeconds: config.signingSecretRotationGraceSeconds }),
     deliveriesRouter({ history, replay: createReplay({ history, outbox, producer, logger }) }),
   );
   app.use(notFound);

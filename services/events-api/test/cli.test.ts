@@ -146,7 +146,9 @@ describe('pnpm herald targets', () => {
   it.each([
     [['targets', 'get'], /exactly one of --program <id> and --merchant <id>/],
     [['targets', 'get', '--program', 'a', '--merchant', 'b'], /exactly one of/],
-    [['targets', 'list', '--program', 'a'], /expected "targets set", "targets get" or "targets delete"/],
+    [['targets', 'list', '--program', 'a'], /expected "targets set", "targets get", "targets delete" or "targets signing-secret show\|rotate"/],
+    [['targets', 'signing-secret', '--program', 'a'], /expected "targets set", .* or "targets signing-secret show\|rotate", got "targets signing-secret"/],
+    [['targets', 'get', '--program', 'a', '--show-secret'], /--show-secret only goes with "targets signing-secret rotate"/],
     [['targets', 'set', '--program', 'a', '--auth', 'none'], /--url is required/],
     [['targets', 'set', '--program', 'a', '--url', 'https://x.example/'], /--auth none, --auth basic or --auth oauth is required/],
     [['targets', 'set', '--program', 'a', '--url', 'https://x.example/', '--auth', 'basic', '--username', 'u'], /--auth basic needs --password-stdin/],
@@ -158,6 +160,28 @@ describe('pnpm herald targets', () => {
     expect(run.code).toBe(2);
     expect(run.stderr).toMatch(message);
     expect(run.stderr).toMatch(/pnpm herald --help/);
+  });
+
+  it('prints the signing secret only when asked by name: signing-secret show, or rotate --show-secret', async () => {
+    const { merchantId } = await newTenant();
+    await call('PUT', `/admin/merchants/${merchantId}/notification-target`, ADMIN_TOKEN, { url: 'https://shop.example/hooks', auth: { mode: 'none' } }, 200);
+
+    const shown = await herald(['targets', 'signing-secret', 'show', '--merchant', merchantId]);
+    expect(shown).toMatchObject({ code: 0, stderr: '' });
+    const first = shown.json().secret as string;
+    expect(first).toMatch(/^whsec_/);
+
+    const rotated = await herald(['targets', 'signing-secret', 'rotate', '--merchant', merchantId]);
+    expect(rotated.code).toBe(0);
+    expect(rotated.json()).toMatchObject({ rotated: true, secret: expect.stringMatching(/^hidden: /), previousSecretExpiresAt: expect.any(String) });
+    const second = (await herald(['targets', 'signing-secret', 'show', '--merchant', merchantId])).json().secret as string;
+    expect(second).not.toBe(first);
+    expect(rotated.stdout).not.toContain(second);
+
+    const third = await herald(['targets', 'signing-secret', 'rotate', '--merchant', merchantId, '--show-secret']);
+    expect(third.json().secret).toMatch(/^whsec_/);
+    expect(third.json().secret).not.toBe(second);
+    for (const secret of [first, second]) expect(service.output()).not.toContain(secret.slice('whsec_'.length));
   });
 
   it('prints its usage with --help', async () => {

@@ -166,19 +166,24 @@ describe('GET /admin/deliveries', () => {
 });
 
 describe('GET /admin/deliveries/:id', () => {
-  it('shows the delivery with its target and every attempt, oldest first', async () => {
+  it('shows the delivery with its target and every attempt, oldest first, each with the URL it went to', async () => {
     const s = await scene();
     const eventId = await ingestPayment(s);
     const delivery = await deliveryTo(eventId, s.programTarget);
     const attempts = deliveryAttemptRepository(api.prisma, credentialsCipherFromConfig(api.config));
     const startedAt = new Date('2026-03-01T10:00:00.000Z');
     await attempts.recordAttempts([
-      { deliveryId: delivery.id, attempt: { startedAt, durationMs: 10_000, errorKind: 'timeout', errorMessage: 'no answer within 10000 ms' }, outcome: 'pending' },
+      {
+        deliveryId: delivery.id,
+        attempt: { startedAt, durationMs: 10_000, errorKind: 'timeout', errorMessage: 'no answer within 10000 ms', url: 'https://old.example/hooks?token=***' },
+        outcome: 'pending',
+      },
     ]);
     await attempts.recordAttempts([
       {
         deliveryId: delivery.id,
-        attempt: { startedAt: new Date(startedAt.getTime() + 30_000), durationMs: 42, statusCode: 200, responseBody: '{"received":true}' },
+        // Written unmasked (as no worker does): the history masks it all the same.
+        attempt: { startedAt: new Date(startedAt.getTime() + 30_000), durationMs: 42, statusCode: 200, responseBody: '{"received":true}', url: 'https://program.example/hooks?key=s3cret' },
         outcome: 'succeeded',
       },
     ]);
@@ -204,9 +209,20 @@ describe('GET /admin/deliveries/:id', () => {
         errorKind: 'timeout',
         errorMessage: 'no answer within 10000 ms',
         responseBody: null,
+        url: 'https://old.example/hooks?token=***',
       },
-      { number: 2, startedAt: '2026-03-01T10:00:30.000Z', durationMs: 42, statusCode: 200, errorKind: null, errorMessage: null, responseBody: '{"received":true}' },
+      {
+        number: 2,
+        startedAt: '2026-03-01T10:00:30.000Z',
+        durationMs: 42,
+        statusCode: 200,
+        errorKind: null,
+        errorMessage: null,
+        responseBody: '{"received":true}',
+        url: 'https://program.example/hooks?key=***',
+      },
     ]);
+    expect(res.text).not.toContain('s3cret');
   });
 
   it('redacts an Authorization value a merchant echoed back in its answer', async () => {

@@ -1,4 +1,5 @@
 import request from 'supertest';
+import { signingSecretPaths } from '../src/openapi/callbacks';
 import { createTestApi } from './support/api';
 import { ingestEvent, seconds } from './support/events';
 
@@ -243,5 +244,28 @@ describe('GET /openapi.json', () => {
     );
     expect(res.body.components.schemas.Event.properties.objectType.enum).toContain('subscription.plan');
     expect(JSON.stringify(res.body)).not.toContain('https://herald.example/schemas/');
+  });
+
+  it('describes the callback merchants receive, with the Standard Webhooks headers that sign it', async () => {
+    const res = await request(api.app).get('/openapi.json');
+    const callback = res.body.webhooks.eventNotification.post;
+    expect(callback.parameters.map((p: { name: string }) => p.name)).toEqual(['webhook-id', 'webhook-timestamp', 'webhook-signature']);
+    const ref = callback.requestBody.content['application/json'].schema.$ref as string;
+    expect(res.body.components.schemas[ref.replace('#/components/schemas/', '')]).toBeDefined();
+  });
+});
+
+describe('the admin signing-secret paths for an OpenAPI document', () => {
+  it('name every route the signing-secret router serves', () => {
+    const paths = signingSecretPaths() as Record<string, { get?: unknown; post?: unknown }>;
+    expect(Object.keys(paths).sort()).toEqual([
+      '/admin/merchants/{merchantId}/notification-target/signing-secret',
+      '/admin/merchants/{merchantId}/notification-target/signing-secret/rotate',
+      '/admin/programs/{programId}/notification-target/signing-secret',
+      '/admin/programs/{programId}/notification-target/signing-secret/rotate',
+    ]);
+    expect(Object.entries(paths).map(([path, item]) => [path.endsWith('/rotate'), Boolean(item.get), Boolean(item.post)])).toEqual(
+      Object.keys(paths).map((path) => (path.endsWith('/rotate') ? [true, false, true] : [false, true, false])),
+    );
   });
 });

@@ -98,6 +98,7 @@ function setUp(overrides: Partial<IngestDependencies> = {}) {
       published.push([...refs]);
     },
     metrics: { eventsIngested: (count) => ingested.push(count) },
+    eventMaxBytes: 2_048,
     newId: () => `id-${++ids}`,
     now: () => new Date('2026-11-22T10:00:00.000Z'),
     ...overrides,
@@ -230,6 +231,29 @@ describe('the ingest use case', () => {
       violations: [expect.objectContaining({ pointer: '/events/1/id', keyword: 'uniqueItems' })],
     });
     expect(store.calls).toEqual([]);
+  });
+
+  it('refuses an event whose JSON is over EVENT_MAX_BYTES, naming its batch index, before touching the store', async () => {
+    const { ingest, store } = setUp();
+    const small = ingestEvent(tenant);
+    // The limit counts UTF-8 bytes: 700 three-byte characters are 2,100 bytes in 700 characters.
+    const large = ingestEvent(tenant, { context: '€'.repeat(700) });
+    const error = await ingest({ events: [small, large, ingestEvent(tenant)] }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ValidationError);
+    expect((error as ValidationError).violations).toEqual([
+      { pointer: '/events/1', keyword: 'maxBytes', message: expect.stringMatching(/^is \d+ bytes as JSON; an event may be at most 2048 bytes \(EVENT_MAX_BYTES\)/) },
+    ]);
+    await expect(ingest(large)).rejects.toMatchObject({ violations: [expect.objectContaining({ pointer: '', keyword: 'maxBytes' })] });
+    expect(store.calls).toEqual([]);
+  });
+
+  it('takes an event of exactly EVENT_MAX_BYTES', async () => {
+    const { ingest } = setUp();
+    const probe = ingestEvent(tenant, { context: '' });
+    const { programId: _p, merchantId: _m, ...callback } = probe;
+    const bytes = Buffer.byteLength(JSON.stringify(callback), 'utf8');
+    const result = await ingest(ingestEvent(tenant, { id: probe.id, createdAt: probe.createdAt, context: 'x'.repeat(2_048 - bytes) }));
+    expect(result.createdCount).toBe(1);
   });
 
   it('creates no delivery for a target that is switched off, deleted or filtered out', async () => {

@@ -69,6 +69,16 @@ describe('POST /internal/events', () => {
     expect(await storedCount(tenant.programId)).toBe(3);
   });
 
+  it('refuses a batch holding an event over EVENT_MAX_BYTES (256 KiB) with 400 naming its index, storing nothing', async () => {
+    const tenant = await api.createTenant();
+    const large = ingestEvent(tenant, { metadata: { blob: 'x'.repeat(300 * 1024) } });
+    const res = await api.ingest({ events: [ingestEvent(tenant), large] });
+    expect(res.status).toBe(400);
+    expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
+    expect(res.body.errors).toEqual([{ pointer: '/events/1', message: expect.stringContaining('an event may be at most 262144 bytes (EVENT_MAX_BYTES)') }]);
+    expect(await storedCount(tenant.programId)).toBe(0);
+  });
+
   it('stores nothing of a batch when one event names an unknown merchant (422)', async () => {
     const tenant = await api.createTenant();
     const res = await api.ingest({ events: [ingestEvent(tenant), ingestEvent({ programId: tenant.programId, merchantId: 'ghost' })] });

@@ -1,6 +1,6 @@
 // `pnpm db:reencrypt-credentials`: step 2 of a SECRETS_KEY rotation (see credentials-cipher.ts).
-// Rewrites every notification target's credentials under the current key; prints progress and,
-// at the end, the targets it could not read (never any credential).
+// Rewrites every notification target's credentials and signing secrets under the current key;
+// prints progress and, at the end, the targets it could not read (never any secret).
 import { loadKeyRotationConfig } from '@herald/config';
 import { createPrismaClient } from '../client';
 import { credentialsCipherFromConfig } from '../credentials-cipher';
@@ -11,11 +11,14 @@ async function main(): Promise<number> {
   const prisma = createPrismaClient(config.databaseUrl);
   try {
     const result = await reencryptCredentials(prisma, credentialsCipherFromConfig(config), {
-      onProgress: (progress) => console.log(`re-encrypted ${progress.reencrypted} target(s) so far, ${progress.unreadable.length} unreadable`),
+      onProgress: (progress) => console.log(`re-encrypted ${progress.reencrypted} secret(s) so far, ${progress.unreadable.length} unreadable`),
     });
-    console.log(`${result.reencrypted} target(s) re-encrypted under key ${config.secretsKeyId}; ${result.changedMeanwhile} changed by an admin meanwhile (already current)`);
-    for (const { targetId, keyId, reason } of result.unreadable) {
-      console.error(`target ${targetId}: credentials under key ${keyId ?? '(none)'} cannot be read (${reason.replaceAll('_', ' ')}); add that key to SECRETS_PREVIOUS_KEYS or set the target's credentials again`);
+    console.log(
+      `${result.reencrypted} secret(s) (credentials, signing secrets) re-encrypted under key ${config.secretsKeyId}; ${result.changedMeanwhile} changed by an admin meanwhile (already current)`,
+    );
+    for (const { targetId, secret, keyId, reason } of result.unreadable) {
+      const remedy = secret === 'credentials' ? "set the target's credentials again" : "rotate the target's signing secret";
+      console.error(`target ${targetId}: ${secret} under key ${keyId ?? '(none)'} cannot be read (${reason.replaceAll('_', ' ')}); add that key to SECRETS_PREVIOUS_KEYS or ${remedy}`);
     }
     return result.unreadable.length === 0 ? 0 : 1;
   } finally {

@@ -19,6 +19,8 @@ SELECT
   "t"."event_types" AS "target_event_types",
   "t"."enabled" AS "target_enabled",
   "t"."deleted_at" AS "target_deleted_at",
+  "t"."signing_secrets" AS "target_signing_secrets",
+  "t"."signing_grace_ends_at" AS "target_signing_grace_ends_at",
   "e"."id",
   "e"."created_at",
   "e"."source_system",
@@ -50,7 +52,8 @@ WITH
         $5::INT[],
         $6::TEXT[],
         $7::TEXT[],
-        $8::TEXT[]
+        $8::TEXT[],
+        $9::TEXT[]
       ) AS i (
         delivery_id,
         outcome,
@@ -59,7 +62,8 @@ WITH
         status_code,
         error_kind,
         error_message,
-        response_body
+        response_body,
+        url
       )
   ),
   "updated" AS (
@@ -101,7 +105,8 @@ INSERT INTO
     "status_code",
     "error_kind",
     "error_message",
-    "response_body"
+    "response_body",
+    "url"
   )
 SELECT
   "u"."id",
@@ -111,7 +116,8 @@ SELECT
   "i"."status_code",
   "i"."error_kind",
   "i"."error_message",
-  "i"."response_body"
+  "i"."response_body",
+  "i"."url"
 FROM
   "updated" AS "u"
   INNER JOIN "input" AS "i" ON "i"."delivery_id" = "u"."id"

@@ -165,7 +165,8 @@ SELECT
   "status_code" AS "statusCode",
   "error_kind" AS "errorKind",
   "error_message" AS "errorMessage",
-  "response_body" AS "responseBody"
+  "response_body" AS "responseBody",
+  "url"
 FROM
   "delivery_attempts"
 WHERE

@@ -70,6 +70,8 @@ INSERT INTO
     "object_types",
     "event_types",
     "enabled",
+    "signing_secrets",
+    "signing_key_id",
     "updated_at"
   )
 VALUES
@@ -86,6 +88,8 @@ VALUES
     $10,
     $11,
     $12,
+    $13,
+    $14,
     now()
   )
 RETURNING
@@ -121,6 +125,50 @@ FROM
 WHERE
   "owner_key" = $1
   AND "deleted_at" IS NULL;
+
+-- targets: findSigning
+SELECT
+  "id",
+  "signing_secrets",
+  "signing_grace_ends_at"
+FROM
+  "notification_targets"
+WHERE
+  "owner_key" = $1
+  AND "deleted_at" IS NULL;
+
+-- targets: fillSigning
+UPDATE "notification_targets"
+SET
+  "signing_secrets" = $1,
+  "signing_key_id" = $2,
+  "signing_grace_ends_at" = $3
+WHERE
+  "id" = $4
+  AND "signing_secrets" IS NULL
+RETURNING
+  "signing_secrets",
+  "signing_grace_ends_at";
+
+-- targets: readSigning
+SELECT
+  "signing_secrets",
+  "signing_grace_ends_at"
+FROM
+  "notification_targets"
+WHERE
+  "id" = $1;
+
+-- targets: rotateSigning (with a grace period)
+UPDATE "notification_targets"
+SET
+  "signing_secrets" = $1,
+  "signing_key_id" = $2,
+  "signing_grace_ends_at" = $3,
+  "updated_at" = now()
+WHERE
+  "id" = $4
+  AND "signing_secrets" IS NOT DISTINCT FROM $5;
 
 -- targets: remove
 UPDATE "notification_targets"

@@ -4,7 +4,7 @@ import { CredentialsCipherError, type CredentialsCipher } from '../credentials-c
 import type { DeliveryStatus } from '../generated/kysely/schema';
 import { byShape, db, run, sql, type RowOf } from '../sql';
 import { EVENT_COLUMNS, joinedEvent } from './events';
-import { deliveryTargetOf, type DeliveryTarget } from './targets';
+import { deliveryTargetOf, storedSigning, type DeliveryTarget } from './targets';
 
 /**
  * The delivery worker's reads and writes, on the Prisma client's pg pool (never a Prisma model
@@ -49,6 +49,8 @@ export interface NewDeliveryAttempt {
   errorMessage?: string;
   /** The first bytes of the merchant's answer. */
   responseBody?: string;
+  /** The URL the callback was sent to, query string values masked (maskQueryValues); absent when nothing was sent. */
+  url?: string;
 }
 
 /** The delivery's state after the attempt: delivered, waiting for its next try, or given up. */
@@ -77,6 +79,7 @@ type AttemptInput = {
   error_kind: string | null;
   error_message: string | null;
   response_body: string | null;
+  url: string | null;
 };
 
 /** The columns of AttemptInput, one array each: the parameters of the record statement's unnest. */
@@ -106,6 +109,8 @@ const loadStatement = byShape((_shape: 'load', v: { ids: readonly string[] }) =>
       't.event_types as target_event_types',
       't.enabled as target_enabled',
       't.deleted_at as target_deleted_at',
+      't.signing_secrets as target_signing_secrets',
+      't.signing_grace_ends_at as target_signing_grace_ends_at',
       ...EVENT_COLUMNS,
     ])
     .where('d.id', '=', (eb) => eb.fn.any(sql<string[]>`${v.ids}::uuid[]`)),
@@ -116,8 +121,8 @@ const recordStatement = byShape((_shape: 'record', c: AttemptColumns) =>
     .with('input', (cte) =>
       cte
         .selectFrom(
-          sql<AttemptInput>`unnest(${c.delivery_id}::uuid[], ${c.outcome}::delivery_status[], ${c.started_at}::timestamptz[], ${c.duration_ms}::int[], ${c.status_code}::int[], ${c.error_kind}::text[], ${c.error_message}::text[], ${c.response_body}::text[])`.as<'i'>(
-            sql`i(delivery_id, outcome, started_at, duration_ms, status_code, error_kind, error_message, response_body)`,
+          sql<AttemptInput>`unnest(${c.delivery_id}::uuid[], ${c.outcome}::delivery_status[], ${c.started_at}::timestamptz[], ${c.duration_ms}::int[], ${c.status_code}::int[], ${c.error_kind}::text[], ${c.error_message}::text[], ${c.response_body}::text[], ${c.url}::text[])`.as<'i'>(
+            sql`i(delivery_id, outcome, started_at, duration_ms, status_code, error_kind, error_message, response_body, url)`,
           ),
         )
         .selectAll(),
@@ -148,12 +153,12 @@ const recordStatement = byShape((_shape: 'record', c: AttemptColumns) =>
         .returning(['d.id', 'd.attempts_made']),
     )
     .insertInto('delivery_attempts')
-    .columns(['delivery_id', 'number', 'started_at', 'duration_ms', 'status_code', 'error_kind', 'error_message', 'response_body'])
+    .columns(['delivery_id', 'number', 'started_at', 'duration_ms', 'status_code', 'error_kind', 'error_message', 'response_body', 'url'])
     .expression((eb) =>
       eb
         .selectFrom('updated as u')
         .innerJoin('input as i', 'i.delivery_id', 'u.id')
-        .select(['u.id', 'u.attempts_made', 'i.started_at', 'i.duration_ms', 'i.status_code', 'i.error_kind', 'i.error_message', 'i.response_body']),
+        .select(['u.id', 'u.attempts_made', 'i.started_at', 'i.duration_ms', 'i.status_code', 'i.error_kind', 'i.error_message', 'i.response_body', 'i.url']),
     )
     .returning(['delivery_id', 'number']),
 );
@@ -180,6 +185,7 @@ export const deliveryAttemptQueries = {
       error_kind: attempts.map((a) => a.error_kind),
       error_message: attempts.map((a) => a.error_message),
       response_body: attempts.map((a) => a.response_body),
+      url: attempts.map((a) => a.url),
     }),
 };
 
@@ -188,10 +194,15 @@ type WorkRow = RowOf<ReturnType<typeof deliveryAttemptQueries.load>>;
 export function deliveryAttemptRepository(prisma: PrismaClient, cipher: CredentialsCipher) {
   const pool = sqlPool(prisma);
 
-  const targetOf = (row: WorkRow): DeliveryWork['target'] => {
+  const targetOf = async (row: WorkRow): Promise<DeliveryWork['target']> => {
     // Left-joined: the target's columns are null together, when the row is gone.
     if (row.target_id === null) return null;
     try {
+      // A target created before signatures gets its secret here, once, so that every callback is signed.
+      const signing = await storedSigning(pool, cipher, row.target_id, {
+        signing_secrets: row.target_signing_secrets,
+        signing_grace_ends_at: row.target_signing_grace_ends_at,
+      });
       return deliveryTargetOf(
         {
           id: row.target_id,
@@ -207,6 +218,7 @@ export function deliveryAttemptRepository(prisma: PrismaClient, cipher: Credenti
           deleted_at: row.target_deleted_at,
         },
         cipher,
+        signing,
       );
     } catch (error) {
       if (error instanceof CredentialsCipherError) return error;
@@ -230,6 +242,7 @@ export function deliveryAttemptRepository(prisma: PrismaClient, cipher: Credenti
           error_kind: r.attempt.errorKind ?? null,
           error_message: storable(r.attempt.errorMessage),
           response_body: storable(r.attempt.responseBody),
+          url: r.attempt.url ?? null,
         })),
       ),
       { prepared: 'record-attempts' },
@@ -244,22 +257,21 @@ export function deliveryAttemptRepository(prisma: PrismaClient, cipher: Credenti
       if (ids.length === 0) return new Map();
       // A named statement: each pooled connection parses and plans it once.
       const { rows } = await run(pool, deliveryAttemptQueries.load(ids), { prepared: 'delivery-work' });
-      return new Map(
-        rows.map((row) => [
-          row.delivery_id,
-          {
-            delivery: {
-              id: row.delivery_id,
-              eventId: row.delivery_event_id,
-              targetId: row.delivery_target_id,
-              status: row.delivery_status,
-              attemptsMade: row.delivery_attempts_made,
-            },
-            target: targetOf(row),
-            event: joinedEvent(row),
+      const work = new Map<string, DeliveryWork>();
+      for (const row of rows) {
+        work.set(row.delivery_id, {
+          delivery: {
+            id: row.delivery_id,
+            eventId: row.delivery_event_id,
+            targetId: row.delivery_target_id,
+            status: row.delivery_status,
+            attemptsMade: row.delivery_attempts_made,
           },
-        ]),
-      );
+          target: await targetOf(row),
+          event: joinedEvent(row),
+        });
+      }
+      return work;
     },
 
     /**

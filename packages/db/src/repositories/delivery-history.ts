@@ -143,6 +143,7 @@ export const deliveryHistoryQueries = {
         'error_kind as errorKind',
         'error_message as errorMessage',
         'response_body as responseBody',
+        'url',
       ])
       .where('delivery_id', '=', (eb) => eb.fn.any(sql<string[]>`${deliveryIds}::uuid[]`))
       .orderBy('delivery_id')
@@ -171,7 +172,9 @@ export type DeliveryRecord = RowOf<ReturnType<typeof deliveryHistoryQueries.find
 /**
  * One HTTP try of a delivery, as the worker recorded it: number (1 for the first try; replays
  * continue the count), startedAt, durationMs, statusCode (null when there was no answer, see
- * errorKind), errorKind, errorMessage, responseBody (the first bytes of the merchant's answer).
+ * errorKind), errorKind, errorMessage, responseBody (the first bytes of the merchant's answer), url (where the
+ * callback was sent, query string values masked; null when nothing was sent, and for attempts
+ * recorded before URLs were).
  */
 export type DeliveryAttemptRecord = Omit<RowOf<ReturnType<typeof deliveryHistoryQueries.attempts>>, 'delivery_id'>;
 

@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { HeraldError, type CallbackAuthMode, type EventType, type ObjectType } from '@herald/domain';
+import { HeraldError, newSigningSecret, type CallbackAuthMode, type EventType, type ObjectType, type SigningSecrets } from '@herald/domain';
 import type { Selectable } from 'kysely';
 import { sqlPool, type PrismaClient } from '../client';
-import type { CredentialsCipher } from '../credentials-cipher';
+import { CredentialsCipherError, type CredentialsCipher } from '../credentials-cipher';
 import { isUniqueViolation } from '../database-errors';
 import type { NotificationTarget } from '../generated/kysely/schema';
-import { db, run, sql, type RowOf } from '../sql';
+import { db, run, sql, type RowOf, type Sql } from '../sql';
 
 /** Who a notification target belongs to: a whole program, or one merchant. */
 export type TargetOwner = { kind: 'program'; programId: string } | { kind: 'merchant'; merchantId: string };
@@ -67,6 +67,24 @@ export interface DeliveryTarget {
   notifications: TargetNotifications;
   enabled: boolean;
   deletedAt: Date | null;
+  /** The secrets that sign its callbacks (see signingSecretsInUse in @herald/domain). */
+  signing: TargetSigning;
+}
+
+/** A target's Standard Webhooks signing secrets, decrypted: never log them, queue them or show them but through the signing-secret endpoint. */
+export interface TargetSigning {
+  secrets: SigningSecrets;
+  /** Until when the previous secret signs too; null when there is no previous secret. */
+  graceEndsAt: Date | null;
+}
+
+/** What the signing-secret endpoints show: the secret merchants verify callbacks with. */
+export interface SigningSecretRecord {
+  targetId: string;
+  /** `whsec_…`: signs every callback. */
+  secret: string;
+  /** While a rotation's grace period lasts, callbacks also carry the previous secret's signature until then; otherwise null. */
+  previousSecretExpiresAt: Date | null;
 }
 
 /** The program or merchant a target is set for does not exist. */
@@ -111,13 +129,45 @@ export const targetQueries = {
       .set({ ...settings, deleted_at: null, updated_at: sql<Date>`now()` })
       .where('id', '=', id)
       .returning(RECORD_COLUMNS),
-  insert: (row: { id: string; ownerKey: string; programId: string; merchantId: string | null }, settings: TargetSettings) =>
+  insert: (row: { id: string; ownerKey: string; programId: string; merchantId: string | null }, settings: TargetSettings, signing: { ciphertext: string; keyId: string }) =>
     db
       .insertInto('notification_targets')
-      .values({ id: row.id, owner_key: row.ownerKey, program_id: row.programId, merchant_id: row.merchantId, ...settings, updated_at: sql<Date>`now()` })
+      .values({
+        id: row.id,
+        owner_key: row.ownerKey,
+        program_id: row.programId,
+        merchant_id: row.merchantId,
+        ...settings,
+        signing_secrets: signing.ciphertext,
+        signing_key_id: signing.keyId,
+        updated_at: sql<Date>`now()`,
+      })
       .returning(RECORD_COLUMNS),
   find: (ownerKey: string) =>
     db.selectFrom('notification_targets').select(RECORD_COLUMNS).where('owner_key', '=', ownerKey).where('deleted_at', 'is', null),
+  /** A live target's signing secrets, as stored. */
+  findSigning: (ownerKey: string) =>
+    db
+      .selectFrom('notification_targets')
+      .select(['id', 'signing_secrets', 'signing_grace_ends_at'])
+      .where('owner_key', '=', ownerKey)
+      .where('deleted_at', 'is', null),
+  /** Stores the first signing secrets of a target created before signatures, unless someone else just did. */
+  fillSigning: (id: string, encrypted: { ciphertext: string; keyId: string }) =>
+    db
+      .updateTable('notification_targets')
+      .set({ signing_secrets: encrypted.ciphertext, signing_key_id: encrypted.keyId, signing_grace_ends_at: null })
+      .where('id', '=', id)
+      .where('signing_secrets', 'is', null)
+      .returning(['signing_secrets', 'signing_grace_ends_at']),
+  readSigning: (id: string) => db.selectFrom('notification_targets').select(['signing_secrets', 'signing_grace_ends_at']).where('id', '=', id),
+  /** Replaces the signing secrets only if they are still those that were read (a concurrent rotation wins). */
+  rotateSigning: (id: string, read: string | null, encrypted: { ciphertext: string; keyId: string }, graceEndsAt: Date | null) =>
+    db
+      .updateTable('notification_targets')
+      .set({ signing_secrets: encrypted.ciphertext, signing_key_id: encrypted.keyId, signing_grace_ends_at: graceEndsAt, updated_at: sql<Date>`now()` })
+      .where('id', '=', id)
+      .where('signing_secrets', 'is not distinct from', read),
   remove: (ownerKey: string) =>
     db
       .updateTable('notification_targets')
@@ -196,8 +246,10 @@ export function targetRepository(prisma: PrismaClient, cipher: CredentialsCipher
           return record(updated!);
         }
         const id = randomUUID();
+        // Created with its signing secret, so that its first callback is signed.
+        const signing = cipher.encryptSigningSecrets({ current: newSigningSecret() }, id);
         try {
-          const [created] = (await run(pool, targetQueries.insert({ id, ownerKey, ...ids }, settingsOf(input, id)))).rows;
+          const [created] = (await run(pool, targetQueries.insert({ id, ownerKey, ...ids }, settingsOf(input, id), signing))).rows;
           return record(created!);
         } catch (error) {
           if (round > 0 || !isUniqueViolation(error)) throw error;
@@ -218,7 +270,72 @@ export function targetRepository(prisma: PrismaClient, cipher: CredentialsCipher
     async remove(owner: TargetOwner): Promise<boolean> {
       return (await run(pool, targetQueries.remove(targetOwnerKey(owner)))).rowCount > 0;
     },
+
+    /** The owner's signing secret (generated first for a target created before signatures), or null when there is no target. */
+    async signingSecret(owner: TargetOwner, now = new Date()): Promise<SigningSecretRecord | null> {
+      const [row] = (await run(pool, targetQueries.findSigning(targetOwnerKey(owner)))).rows;
+      if (!row) return null;
+      return signingSecretRecord(row.id, await storedSigning(pool, cipher, row.id, row), now);
+    },
+
+    /**
+     * Gives the owner's target a new signing secret. For `graceSeconds` (none when 0) callbacks
+     * also carry the replaced secret's signature, so that the merchant can switch without losing a
+     * callback; a secret replaced before is dropped at once. Null when there is no target.
+     */
+    async rotateSigningSecret(owner: TargetOwner, graceSeconds: number, now = new Date()): Promise<SigningSecretRecord | null> {
+      for (;;) {
+        const [row] = (await run(pool, targetQueries.findSigning(targetOwnerKey(owner)))).rows;
+        if (!row) return null;
+        const replaced = row.signing_secrets === null ? undefined : readableCurrent(cipher, row.signing_secrets, row.id);
+        const keepsPrevious = replaced !== undefined && graceSeconds > 0;
+        const secrets: SigningSecrets = keepsPrevious ? { current: newSigningSecret(), previous: replaced } : { current: newSigningSecret() };
+        const graceEndsAt = keepsPrevious ? new Date(now.getTime() + graceSeconds * 1000) : null;
+        const encrypted = cipher.encryptSigningSecrets(secrets, row.id);
+        const { rowCount } = await run(pool, targetQueries.rotateSigning(row.id, row.signing_secrets, encrypted, graceEndsAt));
+        // Another rotation came first: rotate again from what it wrote.
+        if (rowCount === 1) return signingSecretRecord(row.id, { secrets, graceEndsAt }, now);
+      }
+    },
   };
+}
+
+/**
+ * A target's signing secrets, decrypted; for a target created before signatures (none stored),
+ * new ones generated and stored first, unless a concurrent first use stored its own, which are
+ * then used. Throws CredentialsCipherError when they cannot be decrypted.
+ */
+export async function storedSigning(
+  pool: Sql,
+  cipher: CredentialsCipher,
+  targetId: string,
+  stored: Pick<TargetRow, 'signing_secrets' | 'signing_grace_ends_at'>,
+): Promise<TargetSigning> {
+  let row = stored;
+  if (row.signing_secrets === null) {
+    const encrypted = cipher.encryptSigningSecrets({ current: newSigningSecret() }, targetId);
+    [row = stored] = (await run(pool, targetQueries.fillSigning(targetId, encrypted))).rows;
+    if (row.signing_secrets === null) [row = stored] = (await run(pool, targetQueries.readSigning(targetId))).rows;
+  }
+  // Still none: the row is gone (targets are never deleted, so this cannot happen).
+  if (row.signing_secrets === null) throw new Error(`notification target ${targetId} has no signing secrets`);
+  return { secrets: cipher.decryptSigningSecrets(row.signing_secrets, targetId), graceEndsAt: row.signing_grace_ends_at };
+}
+
+/** The current secret of stored signing secrets; undefined when no key reads them (a rotation is then the remedy, with no grace). */
+function readableCurrent(cipher: CredentialsCipher, ciphertext: string, targetId: string): string | undefined {
+  try {
+    return cipher.decryptSigningSecrets(ciphertext, targetId).current;
+  } catch (error) {
+    if (error instanceof CredentialsCipherError) return undefined;
+    throw error;
+  }
+}
+
+function signingSecretRecord(targetId: string, signing: TargetSigning, now: Date): SigningSecretRecord {
+  const { secrets, graceEndsAt } = signing;
+  const inGrace = secrets.previous !== undefined && graceEndsAt !== null && now.getTime() < graceEndsAt.getTime();
+  return { targetId, secret: secrets.current, previousSecretExpiresAt: inGrace ? graceEndsAt : null };
 }
 
 /** A row's auth settings with the credentials decrypted; throws CredentialsCipherError when they cannot be. */
@@ -233,6 +350,7 @@ function decryptAuth(row: Pick<TargetRow, 'id' | 'auth_mode' | 'auth_url' | 'cre
 export function deliveryTargetOf(
   row: Pick<TargetRow, 'id' | 'program_id' | 'merchant_id' | 'url' | 'auth_mode' | 'auth_url' | 'credentials' | 'object_types' | 'event_types' | 'enabled' | 'deleted_at'>,
   cipher: CredentialsCipher,
+  signing: TargetSigning,
 ): DeliveryTarget {
   return {
     id: row.id,
@@ -243,6 +361,7 @@ export function deliveryTargetOf(
     notifications: notifications(row),
     enabled: row.enabled,
     deletedAt: row.deleted_at,
+    signing,
   };
 }
 

@@ -8,6 +8,12 @@ export const TARGETS_USAGE = `  pnpm herald targets set    (--program <id> | --m
                              [--object-types a,b] [--event-types a,b] [--disabled]
   pnpm herald targets get    (--program <id> | --merchant <id>)
   pnpm herald targets delete (--program <id> | --merchant <id>)
+  pnpm herald targets signing-secret show   (--program <id> | --merchant <id>)
+  pnpm herald targets signing-secret rotate (--program <id> | --merchant <id>) [--show-secret]
+
+Callbacks are signed (Standard Webhooks); "signing-secret show" prints the secret merchants verify
+them with. "rotate" makes a new one (the old one keeps signing for the grace period) and prints
+it only with --show-secret.
 
 The password is read from standard input (--password-stdin), never from the command line, where
 other users could see it in the process list. Example:
@@ -25,19 +31,32 @@ const OPTIONS = {
   'object-types': { type: 'string' },
   'event-types': { type: 'string' },
   disabled: { type: 'boolean' },
+  'show-secret': { type: 'boolean' },
 } as const;
 
 type Values = ReturnType<typeof parseArgs<{ options: typeof OPTIONS; allowPositionals: true }>>['values'];
 
+type Action = 'set' | 'get' | 'delete' | 'signing-secret show' | 'signing-secret rotate';
+
 /**
- * `herald targets set|get|delete`: the admin API's notification target operations for support
- * staff. Prints the answer as JSON on stdout; returns the exit code (0 done, 1 refused or failed,
- * 2 wrong command line).
+ * `herald targets set|get|delete|signing-secret`: the admin API's notification target operations
+ * for support staff. Prints the answer as JSON on stdout; returns the exit code (0 done, 1 refused
+ * or failed, 2 wrong command line).
  */
 export async function runTargetsCommand(argv: readonly string[], io: CliIo, config: CliConfig): Promise<number> {
   const { action, values } = parseCommandLine(argv);
   const owner = ownerPath(values);
+  if (values['show-secret'] !== undefined && action !== 'signing-secret rotate') throw new UsageError('--show-secret only goes with "targets signing-secret rotate"');
   let response: AdminResponse;
+  if (action === 'signing-secret show' || action === 'signing-secret rotate') {
+    refuseSetOptions(values, action);
+    const show = action === 'signing-secret show';
+    response = await adminRequest(config, show ? 'GET' : 'POST', `${owner.path}/signing-secret${show ? '' : '/rotate'}`);
+    // A secret reaches the terminal (and its scrollback) only when asked for by name.
+    if (show || values['show-secret']) return printAnswer(io, response);
+    const { secret: _secret, ...rest } = (response.body ?? {}) as Record<string, unknown>;
+    return printAnswer(io, response, { ...rest, rotated: true, secret: 'hidden: run "targets signing-secret show" or pass --show-secret' });
+  }
   if (action === 'set') {
     response = await adminRequest(config, 'PUT', owner.path, await targetBody(values, io));
   } else {
@@ -48,7 +67,7 @@ export async function runTargetsCommand(argv: readonly string[], io: CliIo, conf
   return printAnswer(io, response, action === 'delete' ? { deleted: true, ...owner.id } : response.body);
 }
 
-function parseCommandLine(argv: readonly string[]): { action: 'set' | 'get' | 'delete'; values: Values } {
+function parseCommandLine(argv: readonly string[]): { action: Action; values: Values } {
   // Refused before parsing, and without echoing the argument: it holds the password.
   if (argv.some((arg) => arg === '--password' || arg.startsWith('--password='))) {
     throw new UsageError('--password is not accepted: pipe the password into standard input and pass --password-stdin');
@@ -59,11 +78,15 @@ function parseCommandLine(argv: readonly string[]): { action: 'set' | 'get' | 'd
   } catch (error) {
     throw usageErrorOf(error);
   }
-  const [group, action, ...rest] = parsed.positionals;
-  if (group !== 'targets' || (action !== 'set' && action !== 'get' && action !== 'delete') || rest.length > 0) {
-    throw new UsageError(`expected "targets set", "targets get" or "targets delete", got "${parsed.positionals.join(' ')}"`);
+  const [group, ...rest] = parsed.positionals;
+  const action = rest.join(' ');
+  const actions: readonly string[] = ['set', 'get', 'delete', 'signing-secret show', 'signing-secret rotate'] satisfies Action[];
+  if (group !== 'targets' || !actions.includes(action)) {
+    throw new UsageError(
+      `expected "targets set", "targets get", "targets delete" or "targets signing-secret show|rotate", got "${parsed.positionals.join(' ')}"`,
+    );
   }
-  return { action, values: parsed.values };
+  return { action: action as Action, values: parsed.values };
 }
 
 function ownerPath(values: Values): { path: string; id: { programId: string } | { merchantId: string } } {

@@ -1,4 +1,5 @@
 import type { DeliveryDetail, DeliveryRecord } from '@herald/db';
+import { maskQueryValues } from '@herald/domain';
 import { redactForeignText } from '@herald/logging';
 
 // Free text the worker stored from the outside world: its error messages and the first bytes of
@@ -22,6 +23,9 @@ export function deliveryDetailView(detail: DeliveryDetail): DeliveryDetail {
       ...attempt,
       errorMessage: scrub(attempt.errorMessage),
       responseBody: scrub(attempt.responseBody),
+      // Where this attempt went (the target's URL may have changed since): stored masked by the
+      // worker, masked again here so that no row, however written, shows a query string's token.
+      url: attempt.url === null ? null : maskQueryValues(attempt.url),
     })),
   };
 }

@@ -60,6 +60,8 @@ export interface IngestDependencies {
    */
   publish(refs: readonly DeliveryRef[]): Promise<void>;
   metrics: Pick<HeraldMetrics, 'eventsIngested'>;
+  /** EVENT_MAX_BYTES: the largest event, in UTF-8 bytes of its JSON as its callbacks carry it. */
+  eventMaxBytes: number;
   /** Ids of new events (without one of their own) and new deliveries. Default: random UUIDs. */
   newId?: () => string;
   /** The clock that dates events sent without createdAt. */
@@ -81,6 +83,7 @@ export function createIngest(deps: IngestDependencies): (body: unknown) => Promi
     const { inputs, batch: isBatch } = validate(body);
     const receivedAt = now().toISOString();
     const batch = inputs.map((input) => toNewEvent(input, receivedAt, newId));
+    checkSizes(batch, isBatch ? '/events/' : '', deps.eventMaxBytes);
 
     const stored = await deps.store.transaction(async (tx) => {
       await checkTenants(tx, batch);
@@ -139,6 +142,26 @@ function checkBatch(inputs: readonly IngestEvent[], pointerBase: string): void {
     } else {
       seen.set(input.id, index);
     }
+  });
+  if (violations.length > 0) throw new ValidationError(violations);
+}
+
+/**
+ * Every event within `maxBytes` as its callback body will be (its JSON with the id and createdAt it
+ * is stored with); ValidationError naming each larger one by its batch index otherwise. A 400 and
+ * not a 413: the request itself is within INGEST_BODY_LIMIT_BYTES, and splitting the batch would
+ * not help; the event must shrink.
+ */
+function checkSizes(batch: readonly NewEvent[], pointerBase: string, maxBytes: number): void {
+  const violations: Violation[] = [];
+  batch.forEach(({ event }, index) => {
+    const bytes = Buffer.byteLength(JSON.stringify(event), 'utf8');
+    if (bytes <= maxBytes) return;
+    violations.push({
+      pointer: pointerBase ? `${pointerBase}${index}` : '',
+      keyword: 'maxBytes',
+      message: `is ${bytes} bytes as JSON; an event may be at most ${maxBytes} bytes (EVENT_MAX_BYTES), since merchants' receivers refuse larger callbacks: move bulky content out of the event`,
+    });
   });
   if (violations.length > 0) throw new ValidationError(violations);
 }

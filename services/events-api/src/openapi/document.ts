@@ -1,6 +1,7 @@
-import { DOMAIN_SCHEMAS, eventPageSchema } from '@herald/domain';
+import { DOMAIN_SCHEMAS, eventPageSchema, eventSchema } from '@herald/domain';
 import { REQUIRED_HEADERS } from '../events/headers';
 import { eventsQuerySchema } from '../events/query';
+import { callbackWebhook } from './callbacks';
 
 /**
  * The OpenAPI 3.1 document of the merchant API, built from the same JSON Schemas that validate
@@ -57,6 +58,8 @@ export function buildOpenApiDocument(): Record<string, unknown> {
         },
       },
     },
+    // What merchants receive: the callback, with the headers that sign it.
+    webhooks: { eventNotification: callbackWebhook(`#/components/schemas/${eventSchema.title}`) },
   };
 }
 

@@ -60,7 +60,7 @@ export function targetsRouter(deps: TargetsRouterDependencies): Router {
   return router;
 }
 
-function ownerOf(kind: 'program' | 'merchant', req: Request): TargetOwner {
+export function ownerOf(kind: 'program' | 'merchant', req: Request): TargetOwner {
   const id = String(req.params.ownerId);
   // An id no tenant can have names nothing: answer as for an unknown one, without a query.
   if (!TENANT_ID.test(id)) throw notFound(`No ${kind} "${id}".`);
@@ -85,7 +85,7 @@ function toAuth(auth: TargetBody['auth']): TargetAuth {
   return mode === 'basic' ? { mode, username, password } : { mode, authUrl, username, password };
 }
 
-function noTarget(owner: TargetOwner): HttpError {
+export function noTarget(owner: TargetOwner): HttpError {
   const name = owner.kind === 'program' ? `program "${owner.programId}"` : `merchant "${owner.merchantId}"`;
   return notFound(`No notification target for ${name}.`);
 }

@@ -1,0 +1,2 @@
+-- AlterTable
+ALTER TABLE "delivery_attempts" ADD COLUMN     "url" TEXT;
