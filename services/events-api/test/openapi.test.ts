@@ -1,0 +1,205 @@
+// The OpenAPI documents, checked by the tools merchants and the platform's teams use on them
+// (swagger-parser, Redocly's linter, openapi-typescript with the TypeScript compiler), and every
+// kind of real answer checked against them.
+import { execFile } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import Ajv2020 from 'ajv/dist/2020';
+import addFormats from 'ajv-formats';
+import request, { type Response } from 'supertest';
+import { createTestApi } from './support/api';
+import { ingestEvent } from './support/events';
+
+const run = promisify(execFile);
+jest.setTimeout(60_000);
+
+const api = createTestApi();
+const limited = createTestApi({ RATE_LIMIT_REQUESTS: '1', RATE_LIMIT_WINDOW_SECONDS: '60' });
+let dir: string;
+let merchant: OpenApiDocument;
+let internal: OpenApiDocument;
+
+type OpenApiDocument = {
+  servers: Array<{ url: string }>;
+  paths: Record<string, Record<string, Operation>>;
+  components: { schemas: Record<string, unknown>; securitySchemes: Record<string, Record<string, unknown>>; headers: Record<string, unknown> };
+};
+type Operation = {
+  parameters?: Array<{ name: string; in: string; required?: boolean; schema: Record<string, unknown> }>;
+  responses: Record<string, { headers?: Record<string, { $ref?: string; required?: boolean }>; content?: Record<string, unknown> }>;
+};
+
+beforeAll(async () => {
+  dir = await mkdtemp(path.join(tmpdir(), 'herald-openapi-'));
+  merchant = (await request(api.app).get('/openapi.json').expect(200)).body;
+  internal = (await request(api.app).get('/openapi/internal.json').expect(200)).body;
+  await writeFile(path.join(dir, 'merchant.json'), JSON.stringify(merchant));
+  await writeFile(path.join(dir, 'internal.json'), JSON.stringify(internal));
+});
+
+afterAll(async () => {
+  await Promise.all([api.close(), limited.close()]);
+  await rm(dir, { recursive: true, force: true });
+});
+
+/** Checks a real answer against the document's operation: a documented status, media type, required headers and body schema. */
+function expectDocumented(document: OpenApiDocument, name: string, pathTemplate: string, method: string, res: Response): void {
+  const operation = document.paths[pathTemplate]?.[method];
+  if (!operation) throw new Error(`${method.toUpperCase()} ${pathTemplate} is not in the ${name} document`);
+  const documented = operation.responses[String(res.status)];
+  if (!documented) throw new Error(`${method.toUpperCase()} ${pathTemplate} answered ${res.status}, which the ${name} document does not list`);
+  for (const [header, spec] of Object.entries(documented.headers ?? {})) {
+    const required = spec.$ref ? (document.components.headers[spec.$ref.split('/').pop()!] as { required?: boolean }).required : spec.required;
+    if (required) expect([header, res.headers[header.toLowerCase()]]).toEqual([header, expect.any(String)]);
+  }
+  if (!documented.content) {
+    expect(res.text ?? '').toBe('');
+    return;
+  }
+  const mediaType = String(res.type);
+  expect(Object.keys(documented.content)).toContain(mediaType);
+  const ajv = new Ajv2020({ strict: false, allErrors: true });
+  addFormats(ajv);
+  ajv.addSchema(document, name);
+  const pointer = ['paths', pathTemplate, method, 'responses', String(res.status), 'content', mediaType, 'schema']
+    .map((token) => token.replaceAll('~', '~0').replaceAll('/', '~1'))
+    .join('/');
+  const validate = ajv.compile({ $ref: `${name}#/${pointer}` });
+  if (!validate(res.body)) throw new Error(`${res.status} answer of ${pathTemplate} breaks the ${name} document: ${ajv.errorsText(validate.errors)}\n${res.text}`);
+}
+
+describe('the OpenAPI documents', () => {
+  it('pass swagger-parser and Redocly\'s recommended lint rules with no error', async () => {
+    const script = path.join(__dirname, 'support', 'check-openapi.mjs');
+    const { stdout } = await run(process.execPath, [script, path.join(dir, 'merchant.json'), path.join(dir, 'internal.json')], { cwd: __dirname });
+    const results = stdout.trim().split('\n').map((line) => JSON.parse(line) as { file: string; swaggerParser: string | null; redocly: Array<{ severity: string }> });
+    expect(results).toHaveLength(2);
+    for (const result of results) {
+      expect({ file: result.file, swaggerParser: result.swaggerParser }).toEqual({ file: result.file, swaggerParser: null });
+      expect({ file: result.file, errors: result.redocly.filter((p) => p.severity === 'error') }).toEqual({ file: result.file, errors: [] });
+    }
+  });
+
+  it('describe the merchant API with servers, integer paging, the API key as a security scheme and no internal schema', () => {
+    expect(merchant.servers).toEqual([expect.objectContaining({ url: '/' })]);
+    const parameters = merchant.paths['/events']!.get!.parameters!;
+    expect(parameters.find((p) => p.name === 'page')?.schema).toMatchObject({ type: 'integer', minimum: 1, default: 1 });
+    expect(parameters.find((p) => p.name === 'pageSize')?.schema).toMatchObject({ type: 'integer', minimum: 1, maximum: 100, default: 20 });
+    // OpenAPI 3.1 has tools ignore header parameters named Content-Type, Accept or Authorization.
+    expect(parameters.filter((p) => p.in === 'header').map((p) => p.name)).toEqual(['Accept-Language', 'Origin', 'User-Agent']);
+    expect(merchant.components.securitySchemes).toEqual({ apiKey: expect.objectContaining({ type: 'apiKey', in: 'header', name: 'x-api-key' }) });
+    for (const internalName of ['IngestEvent', 'IngestBatch', 'OAuthTokenResponse', 'CreateProgram', 'NotificationTarget']) {
+      expect(merchant.components.schemas).not.toHaveProperty(internalName);
+    }
+    expect(JSON.stringify(merchant)).not.toMatch(/\/internal|\/admin|ingest|oauth|bearer/i);
+    for (const status of ['429', '503']) expect(merchant.paths['/events']!.get!.responses[status]!.headers).toHaveProperty('Retry-After');
+  });
+
+  it('describe the ingest and admin API in a document of its own, each behind its bearer token', () => {
+    expect(internal.components.securitySchemes).toEqual({
+      ingestToken: expect.objectContaining({ type: 'http', scheme: 'bearer' }),
+      adminToken: expect.objectContaining({ type: 'http', scheme: 'bearer' }),
+    });
+    expect(Object.keys(internal.paths)).toEqual(expect.arrayContaining(['/internal/events', '/admin/programs', '/admin/deliveries']));
+    expect(Object.keys(internal.paths).some((p) => p === '/events')).toBe(false);
+  });
+
+  it('give a client generated by openapi-typescript typed paging and problem members', async () => {
+    const bin = path.join(__dirname, '..', 'node_modules', '.bin');
+    await run(path.join(bin, 'openapi-typescript'), [path.join(dir, 'merchant.json'), '--output', path.join(dir, 'merchant.d.ts')], { cwd: dir });
+    await writeFile(
+      path.join(dir, 'client.ts'),
+      `import type { components, paths } from './merchant';
+type ListEvents = paths['/events']['get'];
+declare function listEvents(parameters: ListEvents['parameters']): Promise<ListEvents['responses'][200]['content']['application/json']>;
+type Problem = components['schemas']['Problem'];
+
+export async function firstPage(): Promise<number> {
+  const page = await listEvents({
+    query: { pageSize: 5, page: 1, objectType: 'payment' },
+    header: { 'Accept-Language': 'en-US', Origin: 'https://shop.example', 'User-Agent': 'shop/1.0' },
+  });
+  return page.data.length;
+}
+
+export function firstParameter(problem: Problem): string | undefined {
+  return problem.errors?.[0]?.parameter;
+}
+
+// @ts-expect-error pageSize is an integer, not a string
+export const wrong: NonNullable<ListEvents['parameters']['query']> = { pageSize: '5' };
+`,
+    );
+    await writeFile(
+      path.join(dir, 'tsconfig.json'),
+      JSON.stringify({ compilerOptions: { noEmit: true, strict: true, target: 'es2022', module: 'nodenext', moduleResolution: 'nodenext', types: [] }, files: ['client.ts'] }),
+    );
+    // The project's own compiler; openapi-typescript itself runs on TypeScript 5's API (its peer).
+    const compiled = await run(path.join(__dirname, '..', '..', '..', 'node_modules', '.bin', 'tsc'), ['-p', dir], { cwd: dir }).then(
+      () => 'compiled',
+      (error: { stdout?: string }) => error.stdout ?? String(error),
+    );
+    expect(compiled).toBe('compiled');
+  });
+});
+
+describe('real answers match the documents', () => {
+  let tenant: Awaited<ReturnType<typeof api.createTenant>>;
+  beforeAll(async () => {
+    tenant = await api.createTenant();
+  });
+
+  it('GET /events: a page, a bad query, a missing key, too many requests', async () => {
+    await api.ingest(ingestEvent(tenant)).expect(201);
+    expectDocumented(merchant, 'merchant', '/events', 'get', await api.listEvents(tenant.merchantKey.key, { pageSize: 5 }).expect(200));
+    const badQuery = await api.listEvents(tenant.merchantKey.key, { page_size: '5' }).expect(400);
+    expectDocumented(merchant, 'merchant', '/events', 'get', badQuery);
+    expect(badQuery.body.errors[0].parameter).toBe('page_size');
+    expectDocumented(merchant, 'merchant', '/events', 'get', await api.listEvents(tenant.merchantKey.key, {}, { 'Accept-Language': 'fr' }).expect(400));
+    expectDocumented(merchant, 'merchant', '/events', 'get', await api.listEvents(undefined).expect(401));
+
+    const limitedTenant = await limited.createTenant();
+    await limited.listEvents(limitedTenant.merchantKey.key).expect(200);
+    expectDocumented(merchant, 'merchant', '/events', 'get', await limited.listEvents(limitedTenant.merchantKey.key).expect(429));
+  });
+
+  it('POST /internal/events: one event, a batch, a bad body, an unknown tenant, the wrong token', async () => {
+    expectDocumented(internal, 'internal', '/internal/events', 'post', await api.ingest(ingestEvent(tenant)).expect(201));
+    expectDocumented(internal, 'internal', '/internal/events', 'post', await api.ingest({ events: [ingestEvent(tenant), ingestEvent(tenant)] }).expect(201));
+    expectDocumented(internal, 'internal', '/internal/events', 'post', await api.ingest({ ...ingestEvent(tenant), eventType: 'exploded' }).expect(400));
+    expectDocumented(internal, 'internal', '/internal/events', 'post', await api.ingest(ingestEvent({ programId: `p-${randomUUID()}` })).expect(422));
+    const wrongToken = await request(api.app).post('/internal/events').set('Authorization', `Bearer ${api.config.adminToken}`).send(ingestEvent(tenant));
+    expectDocumented(internal, 'internal', '/internal/events', 'post', wrongToken);
+  });
+
+  it('the admin API: tenants, keys, a target, deliveries', async () => {
+    const program = await api.admin('post', '/programs').send({ name: 'Documented' }).expect(201);
+    expectDocumented(internal, 'internal', '/admin/programs', 'post', program);
+    const merchantRes = await api.admin('post', '/merchants').send({ programId: program.body.id, name: 'Shop' }).expect(201);
+    expectDocumented(internal, 'internal', '/admin/merchants', 'post', merchantRes);
+    const key = await api.admin('post', '/api-keys').send({ merchantId: merchantRes.body.id }).expect(201);
+    expectDocumented(internal, 'internal', '/admin/api-keys', 'post', key);
+    expectDocumented(internal, 'internal', '/admin/api-keys/{id}', 'delete', await api.admin('delete', `/api-keys/${key.body.id}`).expect(200));
+    expectDocumented(internal, 'internal', '/admin/merchants', 'post', await api.admin('post', '/merchants').send({ programId: 'nope', name: 'Shop' }).expect(422));
+
+    const targetPath = `/programs/${program.body.id}/notification-target`;
+    const target = { url: 'https://program.example/hooks', auth: { mode: 'basic', username: 'shop', password: `pw-${randomUUID()}` } };
+    expectDocumented(internal, 'internal', '/admin/programs/{programId}/notification-target', 'put', await api.admin('put', targetPath).send(target).expect(200));
+    expectDocumented(internal, 'internal', '/admin/programs/{programId}/notification-target', 'get', await api.admin('get', targetPath).expect(200));
+    const badTarget = api.admin('put', `/merchants/${merchantRes.body.id}/notification-target`).send({ ...target, notifications: { objectTypes: ['subscription'] } });
+    expectDocumented(internal, 'internal', '/admin/merchants/{merchantId}/notification-target', 'put', await badTarget.expect(400));
+
+    const event = ingestEvent({ programId: program.body.id });
+    await api.ingest(event).expect(201);
+    const deliveries = await api.admin('get', `/deliveries?programId=${program.body.id}&pageSize=5`).expect(200);
+    expectDocumented(internal, 'internal', '/admin/deliveries', 'get', deliveries);
+    const deliveryId = deliveries.body.data[0].id;
+    expectDocumented(internal, 'internal', '/admin/deliveries/{id}', 'get', await api.admin('get', `/deliveries/${deliveryId}`).expect(200));
+    expectDocumented(internal, 'internal', '/admin/events/{eventId}/deliveries', 'get', await api.admin('get', `/events/${event.id}/deliveries`).expect(200));
+    expectDocumented(internal, 'internal', '/admin/deliveries/{id}/replay', 'post', await api.admin('post', `/deliveries/${deliveryId}/replay`).expect(202));
+    expectDocumented(internal, 'internal', '/admin/programs/{programId}/notification-target', 'delete', await api.admin('delete', targetPath).expect(204));
+  });
+});
