@@ -66,6 +66,12 @@ describe('GET /docs', () => {
     await page.getByText('/internal/events').first().waitFor();
 
     expect(requested).toEqual(expect.arrayContaining([`${apiUrl}/openapi.json`, `${apiUrl}/openapi/internal.json`]));
+    // "Try it out" sends the Content-Type GET /events requires, which the document cannot make tools send.
+    const tried = await page.evaluate(() => {
+      const ui = (globalThis as unknown as { ui: { getConfigs(): { requestInterceptor(r: object): { headers: Record<string, string> } } } }).ui;
+      return ui.getConfigs().requestInterceptor({ method: 'GET', url: '/events?pageSize=5', headers: {} }).headers;
+    });
+    expect(tried).toEqual({ 'Content-Type': 'application/json' });
     // data: URIs (the stylesheet's inline icons) ask no host for anything.
     expect(requested.filter((url) => !url.startsWith(`${apiUrl}/`) && !url.startsWith('data:'))).toEqual([]);
     await page.close();

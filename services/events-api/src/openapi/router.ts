@@ -48,7 +48,8 @@ const PAGE = `<!DOCTYPE html>
 `;
 
 // A script file rather than an inline one, so the page works under a Content-Security-Policy
-// that allows scripts from this origin only.
+// that allows scripts from this origin only. GET /events requires Content-Type: application/json
+// on a request without a body, which Swagger UI never sets: "Try it out" adds it.
 const START_SCRIPT = `window.ui = SwaggerUIBundle({
   urls: ${JSON.stringify([
     { url: MERCHANT_DOCUMENT_PATH, name: 'Merchant API' },
@@ -59,6 +60,12 @@ const START_SCRIPT = `window.ui = SwaggerUIBundle({
   validatorUrl: null,
   presets: [SwaggerUIBundle.presets.apis, SwaggerUIStandalonePreset],
   layout: 'StandaloneLayout',
+  requestInterceptor: (request) => {
+    if (request.method === 'GET' && new URL(request.url, window.location.href).pathname === '/events') {
+      request.headers['Content-Type'] = 'application/json';
+    }
+    return request;
+  },
 });
 `;
 
