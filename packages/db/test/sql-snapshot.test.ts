@@ -151,7 +151,7 @@ const SNAPSHOTS: Record<string, { queries: Record<string, unknown>; statements: 
   deliveries: {
     queries: deliveryQueries,
     statements: {
-      insert: deliveryQueries.insert([{ deliveryId: ID, eventId: event.event.id, targetId: OTHER_ID, programId: 'program-1', merchantId: null }]),
+      insert: deliveryQueries.insert([{ deliveryId: ID, eventId: event.event.id, targetId: OTHER_ID, programId: 'program-1', merchantId: null, targetOwner: 'program' }]),
       routingTargets: deliveryQueries.routingTargets(['program-1'], ['merchant-1']),
       markEnqueued: deliveryQueries.markEnqueued([ID]),
       clearEnqueued: deliveryQueries.clearEnqueued([ID]),

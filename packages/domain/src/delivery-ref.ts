@@ -11,4 +11,9 @@ export interface DeliveryRef {
   programId: string;
   /** The event's merchant; null for an event of the program as a whole. */
   merchantId: string | null;
+  /**
+   * Whose target it is: the program's own (owner programId) or the event's merchant's (owner
+   * merchantId). An event of a merchant may go to both, so the dashboard names jobs by it.
+   */
+  targetOwner: 'program' | 'merchant';
 }

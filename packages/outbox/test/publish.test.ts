@@ -2,8 +2,8 @@ import type { DeliveryRef } from '@herald/domain';
 import { createOutboxPublisher } from '../src';
 
 const refs: DeliveryRef[] = [
-  { deliveryId: 'd-1', eventId: 'e-1', targetId: 't-1', programId: 'p-1', merchantId: null },
-  { deliveryId: 'd-2', eventId: 'e-1', targetId: 't-2', programId: 'p-1', merchantId: 'm-1' },
+  { deliveryId: 'd-1', eventId: 'e-1', targetId: 't-1', programId: 'p-1', merchantId: null, targetOwner: 'program' },
+  { deliveryId: 'd-2', eventId: 'e-1', targetId: 't-2', programId: 'p-1', merchantId: 'm-1', targetOwner: 'merchant' },
 ];
 
 /** A publisher over fakes; `fail` names the steps that reject. */

@@ -141,7 +141,8 @@ export async function removeFinishedJobs(queue: DeliveryQueue, deliveryIds: read
   return new Map(deliveryIds.map((id, i) => [id, removed[i] === 1 ? 'free' : 'queued']));
 }
 
-/** A name that tells ops in the dashboard what the job is, with no secret in it. */
+/** A name that tells ops in the dashboard what the job is (the event, and whose target gets it), with no secret in it. */
 function jobName(job: DeliveryRef): string {
-  return `${job.eventId} -> ${job.merchantId ? `merchant ${job.merchantId}` : `program ${job.programId}`}`;
+  const owner = job.targetOwner === 'merchant' ? `merchant ${job.merchantId}` : `program ${job.programId}`;
+  return `${job.eventId} -> ${owner} target ${job.targetId}`;
 }

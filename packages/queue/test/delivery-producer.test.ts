@@ -6,7 +6,7 @@ import { createDeliveryProducer, createRedisConnection, fairShareKey } from '../
 const REDIS_URL = 'redis://127.0.0.1:6379';
 const RETRY = { attempts: 1, keepCompletedSeconds: 60, keepFailedSeconds: 60 };
 
-const ref = (): DeliveryRef => ({ deliveryId: randomUUID(), eventId: `Event-${randomUUID()}`, targetId: randomUUID(), programId: 'p1', merchantId: null });
+const ref = (): DeliveryRef => ({ deliveryId: randomUUID(), eventId: `Event-${randomUUID()}`, targetId: randomUUID(), programId: 'p1', merchantId: null, targetOwner: 'program' });
 
 describe('the delivery producer', () => {
   it('enqueues on a connection still making its first connect, as a process does right after it starts', async () => {

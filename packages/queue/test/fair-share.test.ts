@@ -34,7 +34,7 @@ afterEach(async () => {
 });
 
 const refsOf = (targetId: string, count: number): DeliveryRef[] =>
-  Array.from({ length: count }, () => ({ deliveryId: randomUUID(), eventId: `Event-${randomUUID()}`, targetId, programId: 'p1', merchantId: null }));
+  Array.from({ length: count }, () => ({ deliveryId: randomUUID(), eventId: `Event-${randomUUID()}`, targetId, programId: 'p1', merchantId: null, targetOwner: 'program' }));
 
 /** Takes the next job as a worker would, completes it, and returns it. */
 async function takeNext(): Promise<DeliveryRef> {

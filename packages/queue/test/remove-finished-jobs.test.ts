@@ -34,7 +34,7 @@ afterEach(async () => {
 });
 
 function delivery(): DeliveryRef {
-  return { deliveryId: randomUUID(), eventId: `Event-${randomUUID()}`, targetId: randomUUID(), programId: 'p1', merchantId: 'm1' };
+  return { deliveryId: randomUUID(), eventId: `Event-${randomUUID()}`, targetId: randomUUID(), programId: 'p1', merchantId: 'm1', targetOwner: 'merchant' };
 }
 
 /** Takes the next job and ends it as the worker would after its last attempt. */

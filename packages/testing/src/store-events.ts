@@ -21,6 +21,7 @@ export async function storeEvents(prisma: PrismaClient, batch: readonly NewEvent
         targetId: target.id,
         programId,
         merchantId: merchantId ?? null,
+        targetOwner: target.merchantId === null ? ('program' as const) : ('merchant' as const),
       })),
     );
     await tx.insertDeliveries(deliveries);

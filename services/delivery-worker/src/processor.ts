@@ -8,6 +8,7 @@ import { OutboundRequestError } from '@herald/outbound';
 import { UnrecoverableError } from 'bullmq';
 import type { CallbackResponse, SendCallback } from './callback-sender';
 import { CallbackAttemptError, type AttemptErrorKind } from './errors/callback-attempt-error';
+import { messageAsStack } from './errors/message-as-stack';
 
 /** What the processor reads of a BullMQ job. */
 export interface DeliveryJob {
@@ -120,7 +121,7 @@ export function createDeliveryProcessor(deps: DeliveryProcessorDependencies): (j
     const { deliveryId } = job.data;
     const work = await deps.deliveries.load(deliveryId);
     // Nothing to record an attempt against: the job is the only trace, in the failed set.
-    if (!work) throw new UnrecoverableError(`delivery ${deliveryId} does not exist`);
+    if (!work) throw messageAsStack(new UnrecoverableError(`delivery ${deliveryId} does not exist`));
     const { delivery } = work;
     if (delivery.status === 'succeeded') return { outcome: 'already-delivered' };
 
@@ -164,7 +165,7 @@ export function createDeliveryProcessor(deps: DeliveryProcessorDependencies): (j
       statusCode: result.statusCode,
       error: result.errorMessage,
     });
-    if (!result.retryable) throw new UnrecoverableError(result.errorMessage);
+    if (!result.retryable) throw messageAsStack(new UnrecoverableError(result.errorMessage));
     throw new CallbackAttemptError(result.errorKind, result.errorMessage, number, result.statusCode, result.retryAfterMs);
   };
 }

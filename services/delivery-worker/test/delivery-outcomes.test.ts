@@ -181,6 +181,11 @@ describe('delivery outcomes', () => {
     expect(await job.getState()).toBe('failed');
     expect(job.attemptsMade).toBe(2);
     expect(job.failedReason).toBe('the target answered HTTP 500; only 200 counts as delivered');
+    // What the dashboard's Error tab shows: the reason, no trace into the server's files.
+    expect(job.stacktrace).toEqual([
+      'CallbackAttemptError: the target answered HTTP 500; only 200 counts as delivered',
+      'CallbackAttemptError: the target answered HTTP 500; only 200 counts as delivered',
+    ]);
 
     merchant.respondWith(always({ status: 200 }));
     await job.retry();
@@ -227,5 +232,6 @@ describe('delivery outcomes', () => {
     const job = await w.finishedJob(sent!.deliveryId);
     expect(await job.getState()).toBe('failed');
     expect(job.attemptsMade).toBe(1);
+    expect(job.stacktrace).toEqual([`UnrecoverableError: ${reason}`]);
   });
 });

@@ -13,7 +13,7 @@ import { CallbackAttemptError } from '../src/errors/callback-attempt-error';
 import { OutboundRequestError } from '@herald/outbound';
 import { createDeliveryProcessor, type DeliveryJob } from '../src/processor';
 
-const ref: DeliveryRef = { deliveryId: 'd-1', eventId: 'Event-1', targetId: 't-1', programId: 'p-1', merchantId: null };
+const ref: DeliveryRef = { deliveryId: 'd-1', eventId: 'Event-1', targetId: 't-1', programId: 'p-1', merchantId: null, targetOwner: 'program' };
 const event = { id: 'Event-1', createdAt: '2026-11-22T10:00:00.000Z', origin: 'api', eventType: 'created', objectId: 'o-1', objectType: 'payment' } as Event;
 const programTarget: DeliveryTarget = {
   id: 't-1',

@@ -168,8 +168,19 @@ describe('the Bull dashboard in a browser', () => {
     const browser = await openBrowser(DASHBOARD);
     try {
       const page = await browser.newPage();
+      const requested: string[] = [];
+      page.on('request', (req) => requested.push(req.url()));
       const response = await page.goto(`${apiUrl}/admin/queues/queue/deliveries?status=failed`);
       expect(response?.status()).toBe(200);
+
+      // The job as the board shows it: named by the target's owner and id, and an ordinary failure
+      // (a 500) reads as its reason, with no stack trace into the worker's files.
+      const job = (await page.evaluate(async (url) => (await fetch(url)).json(), `${apiUrl}/admin/queues/api/queues/deliveries/${deliveryId}`)) as {
+        job: { name: string; failedReason: string; stacktrace: string[] };
+      };
+      expect(job.job.name).toBe(`${eventId} -> program ${programId} target ${(target.body as { id: string }).id}`);
+      expect(job.job.failedReason).toBe('the target answered HTTP 500; only 200 counts as delivered');
+      expect(job.job.stacktrace).toEqual(['CallbackAttemptError: the target answered HTTP 500; only 200 counts as delivered']);
       // Find the failed job by its id (the delivery id) and open it.
       await page.getByRole('link', { name: deliveryId }).click();
       await page.waitForURL(`**/queue/deliveries/${deliveryId}**`);
@@ -177,6 +188,9 @@ describe('the Bull dashboard in a browser', () => {
       await page.locator('button:has(svg.lucide-refresh-cw)').first().click();
       await page.getByRole('button', { name: 'Confirm' }).click();
       await until('the callback answered 200', async () => (receiver.requests.some((r) => r.answered === 200) ? true : undefined));
+      // Every request of the page, its fonts included, went to the events-api.
+      expect(requested.length).toBeGreaterThan(3);
+      expect(requested.filter((url) => !url.startsWith(`${apiUrl}/`) && !url.startsWith('data:'))).toEqual([]);
       const delivered = await until('the delivery to succeed', async () => {
         const res = await call<{ status: string; attempts: Array<{ number: number; statusCode: number }> }>('GET', `/admin/deliveries/${deliveryId}`, ADMIN_TOKEN);
         return res.body.status === 'succeeded' ? res : undefined;

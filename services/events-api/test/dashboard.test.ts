@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import request from 'supertest';
 import { createTestApi } from './support/api';
 import { ingestEvent } from './support/events';
-import { createFakeWorker } from './support/fake-worker';
+import { createFakeWorker, RETRY_DELAY_MS } from './support/fake-worker';
 
 const USERNAME = 'ops';
 const PASSWORD = `dashboard-${randomUUID()}`;
@@ -72,7 +72,44 @@ describe('the Bull dashboard at /admin/queues', () => {
     expect(queue).toMatchObject({ name: 'deliveries', counts: { prioritized: 1 }, allowRetries: true, allowCompletedRetries: false });
     expect(queue.jobs).toHaveLength(1);
     expect(queue.jobs[0].name).toMatch(new RegExp(`^${eventId} -> program `));
-    expect(Object.keys(queue.jobs[0].data).sort()).toEqual(['deliveryId', 'eventId', 'merchantId', 'programId', 'targetId']);
+    expect(Object.keys(queue.jobs[0].data).sort()).toEqual(['deliveryId', 'eventId', 'merchantId', 'programId', 'targetId', 'targetOwner']);
+  });
+
+  it("names each job by the target's owner and id, so an event's two deliveries read apart", async () => {
+    const { programId, merchantId } = await api.createTenant();
+    const programTarget = await api.admin('put', `/programs/${programId}/notification-target`).send({ url: 'https://program.example/hooks', auth: { mode: 'none' } });
+    const merchantTarget = await api.admin('put', `/merchants/${merchantId}/notification-target`).send({ url: 'https://shop.example/hooks', auth: { mode: 'none' } });
+    const event = ingestEvent({ programId, merchantId }, { objectType: 'payment' });
+    await api.ingest(event).expect(201);
+
+    const { queue } = await queueView('waiting');
+    expect(queue.jobs.map((job: { name: string }) => job.name).sort()).toEqual(
+      [`${event.id} -> merchant ${merchantId} target ${merchantTarget.body.id}`, `${event.id} -> program ${programId} target ${programTarget.body.id}`].sort(),
+    );
+  });
+
+  it('shows when a delayed job runs next: the failed attempt plus the backoff', async () => {
+    await deliveryWithPassword(`pw-${randomUUID()}`);
+    const failedFrom = Date.now();
+    const [deliveryId] = await worker.runAll(() => ({ outcome: 'retrying' }));
+    const failedBy = Date.now();
+    const { queue } = await queueView('delayed');
+    expect(queue.jobs.map((job: { id: string }) => job.id)).toEqual([deliveryId]);
+    const [job] = queue.jobs as Array<{ timestamp: number; delay: number; opts: { delay?: number } }>;
+    // The board shows timestamp + opts.delay as the run time, and "Delay changed; the new run time
+    // is currently unknown" whenever delay and opts.delay differ.
+    expect(job!.opts.delay).toBe(job!.delay);
+    expect(job!.timestamp + job!.delay).toBeGreaterThanOrEqual(failedFrom + RETRY_DELAY_MS);
+    expect(job!.timestamp + job!.delay).toBeLessThanOrEqual(failedBy + RETRY_DELAY_MS);
+
+    const single = await dashboard('get', `/api/queues/deliveries/${deliveryId}`).expect(200);
+    expect(single.body.job).toMatchObject({ delay: job!.delay, opts: { delay: job!.delay } });
+  });
+
+  it('serves a page that links to no other host (no outside fonts)', async () => {
+    const res = await dashboard('get', '/').expect(200);
+    expect(res.text).not.toMatch(/(href|src)="(https?:)?\/\//);
+    expect(res.text).toContain('static/css/');
   });
 
   it('retries a failed job: it waits again', async () => {

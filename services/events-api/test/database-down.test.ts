@@ -6,6 +6,7 @@ import { createLogger } from '@herald/logging';
 import { createDeliveryProducer, createRedisConnection } from '@herald/queue';
 import { closedPort, removeQueueKeys, uniqueId } from '@herald/testing';
 import { createApp } from '../src/app';
+import { expectDocumented } from './support/openapi';
 
 describe('while PostgreSQL is unreachable', () => {
   let app: ReturnType<typeof createApp>;
@@ -35,6 +36,7 @@ describe('while PostgreSQL is unreachable', () => {
     expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
     expect(res.headers['retry-after']).toBe('5');
     expect(res.body).toMatchObject({ type: '/problems/database_unavailable', status: 503 });
+    expectDocumented((await request(app).get('/openapi.json').expect(200)).body, 'merchant', '/events', 'get', res);
   });
 
   it('ingest answers 503 problem+json, so the producer retries later', async () => {
@@ -44,5 +46,6 @@ describe('while PostgreSQL is unreachable', () => {
       .send({ programId: 'p', origin: 'api', eventType: 'created', objectId: 'o', objectType: 'payment' });
     expect(res.status).toBe(503);
     expect(res.body).toMatchObject({ type: '/problems/database_unavailable' });
+    expectDocumented((await request(app).get('/openapi/internal.json').expect(200)).body, 'internal', '/internal/events', 'post', res);
   });
 });

@@ -240,7 +240,7 @@ describe('GET /openapi.json', () => {
     expect(res.status).toBe(200);
     expect(res.body.openapi).toBe('3.1.0');
     expect(res.body.paths['/events'].get.parameters.map((p: { name: string }) => p.name)).toEqual(
-      expect.arrayContaining(['Content-Type', 'Accept-Language', 'Origin', 'User-Agent', 'origin', 'page', 'pageSize', 'objectType']),
+      expect.arrayContaining(['Accept-Language', 'Origin', 'User-Agent', 'origin', 'page', 'pageSize', 'objectType']),
     );
     expect(res.body.components.schemas.Event.properties.objectType.enum).toContain('subscription.plan');
     expect(JSON.stringify(res.body)).not.toContain('https://herald.example/schemas/');

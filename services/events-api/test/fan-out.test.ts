@@ -50,7 +50,10 @@ describe('fan-out of ingested events to notification targets', () => {
         targetId: delivery.targetId,
         programId: tenant.programId,
         merchantId: tenant.merchantId,
+        targetOwner: delivery.targetId === programTarget ? 'program' : 'merchant',
       });
+      const owner = delivery.targetId === programTarget ? `program ${tenant.programId}` : `merchant ${tenant.merchantId}`;
+      expect(job?.name).toBe(`${event.id} -> ${owner} target ${delivery.targetId}`);
       expect(job?.opts.attempts).toBe(api.config.retry.attempts);
       // The delays come from the worker's backoff strategy (DELIVERY_BACKOFF_*), not from the job.
       expect(job?.opts.backoff).toEqual({ type: DELIVERY_BACKOFF_TYPE });

@@ -62,10 +62,15 @@ SELECT
   "d"."event_id" AS "eventId",
   "d"."target_id" AS "targetId",
   "e"."program_id" AS "programId",
-  "e"."merchant_id" AS "merchantId"
+  "e"."merchant_id" AS "merchantId",
+  CASE
+    WHEN t.merchant_id IS NULL THEN 'program'
+    ELSE 'merchant'
+  END AS "targetOwner"
 FROM
   "deliveries" AS "d"
   INNER JOIN "events" AS "e" ON "e"."id" = "d"."event_id"
+  INNER JOIN "notification_targets" AS "t" ON "t"."id" = "d"."target_id"
 WHERE
   "d"."status" = $1
   AND "d"."enqueued_at" IS NULL
@@ -91,10 +96,15 @@ SELECT
   "d"."event_id" AS "eventId",
   "d"."target_id" AS "targetId",
   "e"."program_id" AS "programId",
-  "e"."merchant_id" AS "merchantId"
+  "e"."merchant_id" AS "merchantId",
+  CASE
+    WHEN t.merchant_id IS NULL THEN 'program'
+    ELSE 'merchant'
+  END AS "targetOwner"
 FROM
   "deliveries" AS "d"
   INNER JOIN "events" AS "e" ON "e"."id" = "d"."event_id"
+  INNER JOIN "notification_targets" AS "t" ON "t"."id" = "d"."target_id"
 WHERE
   "d"."status" = $1
   AND "d"."enqueued_at" < now() - make_interval(secs => $2::double precision)

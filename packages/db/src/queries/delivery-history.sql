@@ -189,10 +189,15 @@ SELECT
   "d"."created_at" AS "createdAt",
   "d"."updated_at" AS "updatedAt",
   "d"."enqueued_at" AS "enqueuedAt",
-  "d"."completed_at" AS "completedAt"
+  "d"."completed_at" AS "completedAt",
+  CASE
+    WHEN t.merchant_id IS NULL THEN 'program'
+    ELSE 'merchant'
+  END AS "targetOwner"
 FROM
   "deliveries" AS "d"
   INNER JOIN "events" AS "e" ON "e"."id" = "d"."event_id"
+  INNER JOIN "notification_targets" AS "t" ON "t"."id" = "d"."target_id"
 WHERE
   "d"."id" = $1
 ORDER BY
@@ -217,10 +222,15 @@ SELECT
   "d"."created_at" AS "createdAt",
   "d"."updated_at" AS "updatedAt",
   "d"."enqueued_at" AS "enqueuedAt",
-  "d"."completed_at" AS "completedAt"
+  "d"."completed_at" AS "completedAt",
+  CASE
+    WHEN t.merchant_id IS NULL THEN 'program'
+    ELSE 'merchant'
+  END AS "targetOwner"
 FROM
   "deliveries" AS "d"
   INNER JOIN "events" AS "e" ON "e"."id" = "d"."event_id"
+  INNER JOIN "notification_targets" AS "t" ON "t"."id" = "d"."target_id"
 WHERE
   (
     "d"."status" = $1

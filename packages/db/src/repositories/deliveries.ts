@@ -26,13 +26,16 @@ export async function loadRoutingTargets(executor: Sql, programIds: readonly str
   return (await run(executor, deliveryQueries.routingTargets(programIds, merchantIds))).rows;
 }
 
+/** Whose target `t` is, as a DeliveryRef says it. */
+const targetOwner = sql<'program' | 'merchant'>`case when t.merchant_id is null then 'program' else 'merchant' end`.as('targetOwner');
+
 /** `ids` as a uuid[] parameter, for `= any(...)`. */
 const uuids = (ids: readonly string[]) => sql<string[]>`${ids}::uuid[]`;
 /** `now()` minus a number of milliseconds. */
 const ago = (ms: number) => sql<Date>`now() - make_interval(secs => ${ms / 1000}::double precision)`;
 
-/** The ids of a delivery and its event's tenant, as the queue needs them (a DeliveryRef). */
-const REF_COLUMNS = ['d.id as deliveryId', 'd.event_id as eventId', 'd.target_id as targetId', 'e.program_id as programId', 'e.merchant_id as merchantId'] as const;
+/** The ids of a delivery, its event's tenant and its target's owner, as the queue needs them (a DeliveryRef): d, e and t joined. */
+const REF_COLUMNS = ['d.id as deliveryId', 'd.event_id as eventId', 'd.target_id as targetId', 'e.program_id as programId', 'e.merchant_id as merchantId', targetOwner] as const;
 
 /** Every statement of the outbox, built from its parameters (the SQL snapshot compiles each). */
 export const deliveryQueries = {
@@ -87,6 +90,7 @@ export const deliveryQueries = {
     db
       .selectFrom('deliveries as d')
       .innerJoin('events as e', 'e.id', 'd.event_id')
+      .innerJoin('notification_targets as t', 't.id', 'd.target_id')
       .select(REF_COLUMNS)
       .where('d.status', '=', 'pending')
       .where('d.enqueued_at', 'is', null)
@@ -112,6 +116,7 @@ export const deliveryQueries = {
     db
       .selectFrom('deliveries as d')
       .innerJoin('events as e', 'e.id', 'd.event_id')
+      .innerJoin('notification_targets as t', 't.id', 'd.target_id')
       .select(REF_COLUMNS)
       .where('d.status', '=', 'pending')
       .where('d.enqueued_at', '<', ago(options.staleMs))

@@ -55,6 +55,8 @@ export type ReplaySelection = { deliveryId: string } | { filter: DeliveryFilter;
 export interface ReplayedDelivery extends DeliveryRecord {
   /** The status before the replay (the delivery is pending now). */
   previousStatus: DeliveryStatus;
+  /** Whose target the delivery goes to (for the new job's name). */
+  targetOwner: 'program' | 'merchant';
   /**
    * True when a job still waits or runs for it and will make the next attempt; false when it needs
    * a new job (enqueuedAt is null until the caller enqueues it, so the sweeper covers a failure).
@@ -148,9 +150,16 @@ export const deliveryHistoryQueries = {
       .where('delivery_id', '=', (eb) => eb.fn.any(sql<string[]>`${deliveryIds}::uuid[]`))
       .orderBy('delivery_id')
       .orderBy('number'),
-  /** The deliveries a replay takes, oldest first, locked until the replay commits. */
+  /** The deliveries a replay takes, with whose target each goes to, oldest first, locked until the replay commits. */
   lockForReplay: (filter: DeliveryFilter & { id?: string }, limit: number) =>
-    deliveries(filter).select(RECORD_COLUMNS).orderBy('d.created_at').orderBy('d.id').limit(limit).forUpdate('d'),
+    deliveries(filter)
+      .innerJoin('notification_targets as t', 't.id', 'd.target_id')
+      .select(RECORD_COLUMNS)
+      .select(sql<'program' | 'merchant'>`case when t.merchant_id is null then 'program' else 'merchant' end`.as('targetOwner'))
+      .orderBy('d.created_at')
+      .orderBy('d.id')
+      .limit(limit)
+      .forUpdate('d'),
   /** Sets deliveries back to pending; `needJob` ones also lose their enqueued mark, for the sweeper. */
   reset: (deliveryIds: readonly string[], needJob: boolean, now: Date) =>
     db

@@ -1,6 +1,7 @@
 import type { RetryAfterHint } from '@herald/queue';
 import type { OutboundFailureKind } from '@herald/outbound';
 import { HeraldError } from '@herald/domain';
+import { messageAsStack } from './message-as-stack';
 
 /**
  * Why an attempt failed, as delivery_attempts.error_kind records it: how the callback POST failed
@@ -18,7 +19,8 @@ export type AttemptErrorKind = Exclude<OutboundFailureKind, 'response_too_large'
 /**
  * An attempt failed and was recorded; thrown to BullMQ, which retries the job after its backoff.
  * `retryAfterMs` (a 429 or 503 with Retry-After) is read by the delivery backoff strategy. The
- * message is the recorded one, which holds no secret (BullMQ keeps it as the job's failedReason).
+ * message is the recorded one, which holds no secret (BullMQ keeps it as the job's failedReason);
+ * it is the whole stack too (see messageAsStack).
  */
 export class CallbackAttemptError extends HeraldError implements RetryAfterHint {
   override readonly name = 'CallbackAttemptError';
@@ -33,5 +35,6 @@ export class CallbackAttemptError extends HeraldError implements RetryAfterHint 
     readonly retryAfterMs?: number,
   ) {
     super(message);
+    messageAsStack(this);
   }
 }

@@ -1,12 +1,13 @@
 import { createBullBoard } from '@bull-board/api';
-import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
+import type { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
 import { ExpressAdapter } from '@bull-board/express';
-import { Router } from 'express';
+import { Router, type RequestHandler } from 'express';
 import type { DashboardConfig } from '@herald/config';
 import { redact } from '@herald/logging';
 import type { DeliveryQueue } from '@herald/queue';
 import { requireBasicAuth } from '../auth/basic-auth';
 import { notFound } from '../http/error-handler';
+import { DeliveriesBoardAdapter } from './deliveries-adapter';
 
 /** Where the Bull dashboard lives. */
 export const DASHBOARD_PATH = '/admin/queues';
@@ -58,6 +59,19 @@ const ADAPTER_OPTIONS: ConstructorParameters<typeof BullMQAdapter>[1] & { allowC
   allowCompletedRetries: false,
 };
 
+// A <link> to a stylesheet or font on another host: bull-board's page fetches its fonts (IBM Plex)
+// from one. Without them the board falls back to local fonts.
+const OUTSIDE_LINK = /<link\b[^>]*\bhref="(https?:)?\/\/[^"]*"[^>]*>\s*/gi;
+
+/** The board's page, rendered by bull-board through Express, without links to other hosts: it asks nobody else for anything. */
+const withoutOutsideLinks: RequestHandler = (_req, res, next) => {
+  const render = res.render.bind(res);
+  res.render = ((view: string, options?: object) => {
+    render(view, options ?? {}, (error: Error | null, html?: string) => (error ? next(error) : res.send(String(html).replace(OUTSIDE_LINK, ''))));
+  }) as typeof res.render;
+  next();
+};
+
 /**
  * The Bull dashboard of the deliveries queue, behind HTTP Basic with the dashboard credentials.
  * Mount it at DASHBOARD_PATH, before the bearer-token admin routes.
@@ -65,11 +79,11 @@ const ADAPTER_OPTIONS: ConstructorParameters<typeof BullMQAdapter>[1] & { allowC
 export function dashboardRouter(deps: { queue: DeliveryQueue; credentials: DashboardConfig }): Router {
   const serverAdapter = new ExpressAdapter().setBasePath(DASHBOARD_PATH);
   createBullBoard({
-    queues: [new BullMQAdapter(deps.queue, ADAPTER_OPTIONS)],
+    queues: [new DeliveriesBoardAdapter(deps.queue, ADAPTER_OPTIONS)],
     serverAdapter,
     options: { uiConfig: { boardTitle: 'Herald deliveries' }, handlerHooks: hooks(deps.queue) },
   });
   const router = Router();
-  router.use(requireBasicAuth(deps.credentials, 'Herald dashboard'), serverAdapter.getRouter(), notFound);
+  router.use(requireBasicAuth(deps.credentials, 'Herald dashboard'), withoutOutsideLinks, serverAdapter.getRouter(), notFound);
   return router;
 }

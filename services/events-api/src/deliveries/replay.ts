@@ -61,11 +61,11 @@ export function createReplay(deps: ReplayDependencies): (selection: ReplaySelect
 
     const needJobs = result.deliveries.filter((d) => !d.jobQueued);
     const added = await deps.outbox.publishUnmarked(
-      needJobs.map((d) => ({ deliveryId: d.id, eventId: d.eventId, targetId: d.targetId, programId: d.programId, merchantId: d.merchantId })),
+      needJobs.map((d) => ({ deliveryId: d.id, eventId: d.eventId, targetId: d.targetId, programId: d.programId, merchantId: d.merchantId, targetOwner: d.targetOwner })),
     );
 
     return {
-      deliveries: result.deliveries.map(({ previousStatus, jobQueued, ...record }) => ({
+      deliveries: result.deliveries.map(({ previousStatus, jobQueued, targetOwner: _owner, ...record }) => ({
         ...deliveryView(record),
         previousStatus,
         job: jobQueued ? 'already-queued' : added ? 'added' : 'left-to-sweeper',

@@ -52,5 +52,5 @@ export const replayBodySchema = {
 } as const;
 
 type Filter = Partial<Record<keyof typeof filterProperties, string>>;
-export type DeliveriesQuery = Filter & { page?: string; pageSize?: string };
+export type DeliveriesQuery = Filter & { page?: number; pageSize?: number };
 export type ReplayBody = Filter & { limit?: number };

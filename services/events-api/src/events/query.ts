@@ -6,9 +6,9 @@ import { pageOf, pagingParameters, parseQuery } from '../http/query';
 const OBJECT_TYPE_FILTERS = ['plan', ...OBJECT_TYPES] as const;
 
 /**
- * Query parameters of GET /events, as strings (the query string's own type). The spec's are origin,
- * page, pageSize and objectType; objectId, eventType, createdFrom and createdTo are Herald's
- * documented extensions. Anything else is refused, so a typo never silently lists everything.
+ * Query parameters of GET /events: strings, and the integers page and pageSize (see parseQuery).
+ * The spec's are origin, page, pageSize and objectType; objectId, eventType, createdFrom and
+ * createdTo are Herald's documented extensions. Anything else is refused, so a typo never silently lists everything.
  */
 export const eventsQuerySchema = {
   $id: 'herald:api/events-query',
@@ -29,7 +29,7 @@ export const eventsQuerySchema = {
   },
 } as const;
 
-type RawQuery = Partial<Record<keyof (typeof eventsQuerySchema)['properties'], string>>;
+type RawQuery = Partial<Record<Exclude<keyof (typeof eventsQuerySchema)['properties'], 'page' | 'pageSize'>, string>> & { page?: number; pageSize?: number };
 const validateQuery = compileValidator<RawQuery>(eventsQuerySchema);
 
 /** Parses and checks the query; a bad or unknown parameter is a 400 naming it. */

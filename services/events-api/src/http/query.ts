@@ -5,19 +5,24 @@ import { HttpError } from './http-error';
 export const MAX_PAGE_SIZE = 100;
 export const DEFAULT_PAGE_SIZE = 20;
 
-/** The `page` and `pageSize` query parameters, as JSON Schema properties of strings (the query string's own type). */
+/** Highest page number a query may ask for (nine digits keep offsets within PostgreSQL's bigint). */
+export const MAX_PAGE = 999_999_999;
+
+/**
+ * The `page` and `pageSize` query parameters, as the integers they mean: parseQuery reads their
+ * digits as numbers before validating, so the same schema validates the query and documents it.
+ */
 export const pagingParameters = {
-  page: { type: 'string', pattern: '^[1-9][0-9]{0,8}$', description: 'Page number to return, from 1. Default 1.' },
-  pageSize: {
-    type: 'string',
-    pattern: `^([1-9][0-9]?|${MAX_PAGE_SIZE})$`,
-    description: `Records per page, 1 to ${MAX_PAGE_SIZE}. Default ${DEFAULT_PAGE_SIZE}.`,
-  },
+  page: { type: 'integer', minimum: 1, maximum: MAX_PAGE, default: 1, description: 'Page number to return, from 1.' },
+  pageSize: { type: 'integer', minimum: 1, maximum: MAX_PAGE_SIZE, default: DEFAULT_PAGE_SIZE, description: `Records per page, 1 to ${MAX_PAGE_SIZE}.` },
 } as const;
 
-/** Checks a query against its schema; a bad or unknown parameter is a 400 naming it. */
+const INTEGER_PARAMETERS: ReadonlySet<string> = new Set(Object.keys(pagingParameters));
+const DIGITS = /^[0-9]+$/;
+
+/** Checks a query against its schema (integer parameters read as numbers); a bad or unknown parameter is a 400 naming it. */
 export function parseQuery<T>(validate: Validator<T>, query: unknown): T {
-  const result = validate(query);
+  const result = validate(withIntegers(query));
   if (result.ok) return result.value;
   const errors = result.violations.map((v) => ({ parameter: v.pointer.replace(/^\//, '').split('/')[0], message: v.message }));
   // The detail repeats each message, so a reader of the detail alone sees the hint (allowed values, the name meant).
@@ -25,10 +30,16 @@ export function parseQuery<T>(validate: Validator<T>, query: unknown): T {
   throw new HttpError(400, 'invalid_query', 'Invalid query parameter', detail, { errors });
 }
 
+// A query string holds strings only: the integer parameters' digits become numbers. Anything else
+// (`1.5`, `-1`, `abc`, a repeated parameter) stays as sent and fails the schema's `integer`.
+function withIntegers(query: unknown): unknown {
+  if (query === null || typeof query !== 'object') return query;
+  return Object.fromEntries(
+    Object.entries(query).map(([name, value]) => [name, INTEGER_PARAMETERS.has(name) && typeof value === 'string' && DIGITS.test(value) ? Number(value) : value]),
+  );
+}
+
 /** The page asked for, with the defaults applied. */
-export function pageOf(query: { page?: string; pageSize?: string }): { page: number; pageSize: number } {
-  return {
-    page: query.page === undefined ? 1 : Number(query.page),
-    pageSize: query.pageSize === undefined ? DEFAULT_PAGE_SIZE : Number(query.pageSize),
-  };
+export function pageOf(query: { page?: number; pageSize?: number }): { page: number; pageSize: number } {
+  return { page: query.page ?? pagingParameters.page.default, pageSize: query.pageSize ?? pagingParameters.pageSize.default };
 }

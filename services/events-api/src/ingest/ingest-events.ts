@@ -207,9 +207,10 @@ async function route(tx: IngestTransaction, created: readonly NewEvent[], newId:
   return created.flatMap(({ event, programId, merchantId }) =>
     targetsToNotify({ programId, merchantId, objectType: event.objectType, eventType: event.eventType }, candidates).map((target) => {
       const deliveryId = newId();
+      const targetOwner = target.merchantId === null ? 'program' : 'merchant';
       return {
-        ref: { deliveryId, eventId: event.id, targetId: target.id, programId, merchantId: merchantId ?? null },
-        created: { deliveryId, targetId: target.id, targetOwner: target.merchantId === null ? 'program' : 'merchant' } as const,
+        ref: { deliveryId, eventId: event.id, targetId: target.id, programId, merchantId: merchantId ?? null, targetOwner },
+        created: { deliveryId, targetId: target.id, targetOwner },
       };
     }),
   );

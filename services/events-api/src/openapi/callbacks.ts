@@ -67,6 +67,8 @@ export function signingSecretPaths(): Record<string, unknown> {
     paths[base] = {
       parameters,
       get: {
+        tags: ['Admin'],
+        security: [{ adminToken: [] }],
         operationId: `get${owner === 'programs' ? 'Program' : 'Merchant'}TargetSigningSecret`,
         summary: 'The secret that signs this target\'s callbacks (the only place it is shown).',
         responses: { 200: ok('The current secret.'), ...errors },
@@ -75,6 +77,8 @@ export function signingSecretPaths(): Record<string, unknown> {
     paths[`${base}/rotate`] = {
       parameters,
       post: {
+        tags: ['Admin'],
+        security: [{ adminToken: [] }],
         operationId: `rotate${owner === 'programs' ? 'Program' : 'Merchant'}TargetSigningSecret`,
         summary: 'Replaces the signing secret; the replaced one keeps signing until previousSecretExpiresAt.',
         responses: { 200: ok('The new secret.'), ...errors },

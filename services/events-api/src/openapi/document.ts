@@ -1,76 +1,341 @@
-import { DOMAIN_SCHEMAS, eventPageSchema, eventSchema } from '@herald/domain';
+import { DOMAIN_SCHEMAS, eventPageSchema, eventSchema, ingestBatchSchema, ingestEventSchema } from '@herald/domain';
+import { createApiKeySchema, createMerchantSchema, createProgramSchema } from '../admin/schemas';
+import { deliveriesQuerySchema, replayBodySchema } from '../deliveries/schemas';
 import { REQUIRED_HEADERS } from '../events/headers';
 import { eventsQuerySchema } from '../events/query';
-import { callbackWebhook } from './callbacks';
+import { DELIVERIES_HEADER, DELIVERY_TARGETS_HEADER } from '../ingest/router';
+import { merchantTargetBodySchema, programTargetBodySchema } from '../targets/schemas';
+import { callbackWebhook, signingSecretPaths } from './callbacks';
+import { adminResponseSchemas, internalProblemSchema, problemSchema } from './schemas';
 
 /**
- * The OpenAPI 3.1 document of the merchant API, built from the same JSON Schemas that validate
- * events (OpenAPI 3.1 schemas are JSON Schema 2020-12), so documentation and validation cannot
- * disagree.
+ * The OpenAPI 3.1 documents of the events-api, built from the same JSON Schemas that validate
+ * requests (OpenAPI 3.1 schemas are JSON Schema 2020-12), so documentation and validation cannot
+ * disagree: the merchant API (GET /events) for merchants, and the internal one (the producers'
+ * ingest and the admin API) for the platform's own teams. Each holds only the schemas its paths use.
  */
-export function buildOpenApiDocument(): Record<string, unknown> {
-  const nameById = new Map<string, string>(DOMAIN_SCHEMAS.map((s) => [s.$id, s.title]));
-  const component = (schema: unknown): unknown => rewriteRefs(schema, nameById);
-  const problem = { $ref: '#/components/schemas/Problem' };
-  const problemResponse = (description: string) => ({ description, content: { 'application/problem+json': { schema: problem } } });
 
+/** Where the documents are served. */
+export const MERCHANT_DOCUMENT_PATH = '/openapi.json';
+export const INTERNAL_DOCUMENT_PATH = '/openapi/internal.json';
+
+type Schema = Record<string, unknown>;
+type Operation = Record<string, unknown>;
+
+// A relative server URL is resolved against the document's own URL: whoever can fetch the document
+// reaches the API at the same origin, whatever host or port Herald runs on.
+const SERVERS = [{ url: '/', description: 'The Herald instance serving this document.' }];
+
+const PROBLEM = { $ref: '#/components/schemas/Problem' };
+const RETRY_AFTER = { $ref: '#/components/headers/Retry-After' };
+const HEADERS = {
+  'Retry-After': { description: 'Seconds to wait before trying again.', required: true, schema: { type: 'integer', minimum: 0 } },
+};
+
+function problem(description: string, headers?: Record<string, unknown>) {
+  return { description, ...(headers ? { headers } : {}), content: { 'application/problem+json': { schema: PROBLEM } } };
+}
+const tooManyRequests = () => problem('Too many requests for this key; wait for Retry-After seconds.', { 'Retry-After': RETRY_AFTER });
+const unavailable = (what = 'A dependency (the database or the queue) is unavailable') =>
+  problem(`${what}; retry after Retry-After seconds.`, { 'Retry-After': RETRY_AFTER });
+const json = (schema: unknown) => ({ 'application/json': { schema } });
+const schemaRef = (name: string) => ({ $ref: `#/components/schemas/${name}` });
+
+/** The merchant API: GET /events, behind a merchant's or a program's x-api-key. */
+export function buildMerchantDocument(): Schema {
+  const headerParameters = REQUIRED_HEADERS.filter(({ name }) => name !== 'Content-Type').map(({ name, expected }) => ({
+    name,
+    in: 'header',
+    required: true,
+    schema: { type: 'string' },
+    description: `Required: ${expected}.`,
+  }));
   return {
     openapi: '3.1.0',
     info: {
       title: 'Herald merchant API',
       version: '1',
-      description: 'Lists the events processed for a merchant\'s objects. Errors are RFC 9457 problem details.',
+      description:
+        "Lists the events processed for a merchant's objects. Errors are RFC 9457 problem details (application/problem+json).",
     },
-    components: {
-      securitySchemes: { apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key' } },
-      schemas: {
-        ...Object.fromEntries(DOMAIN_SCHEMAS.map(({ $id: _id, ...schema }) => [schema.title, component(schema)])),
-        Problem: {
-          type: 'object',
-          required: ['type', 'title', 'status'],
-          properties: {
-            type: { type: 'string' },
-            title: { type: 'string' },
-            status: { type: 'integer' },
-            detail: { type: 'string' },
-            errors: { type: 'array', items: { type: 'object' } },
-          },
-        },
-      },
-    },
+    servers: SERVERS,
     security: [{ apiKey: [] }],
     paths: {
       '/events': {
         get: {
           operationId: 'listEvents',
-          summary: 'List the events processed for the caller\'s objects, oldest first.',
+          summary: "List the events processed for the caller's objects, oldest first.",
+          description:
+            'Besides the headers below, the request must carry `Content-Type: application/json` although it has no body ' +
+            '(OpenAPI 3.1 has tools ignore a Content-Type header parameter, so it is stated here).',
           parameters: [
-            ...REQUIRED_HEADERS.map(({ name, expected }) => ({ name, in: 'header', required: true, schema: { type: 'string' }, description: expected })),
+            ...headerParameters,
             ...Object.entries(eventsQuerySchema.properties).map(([name, schema]) => ({ name, in: 'query', required: false, schema })),
           ],
           responses: {
-            200: { description: 'One page of events.', content: { 'application/json': { schema: { $ref: `#/components/schemas/${eventPageSchema.title}` } } } },
-            400: problemResponse('A required header is missing or wrong, or a query parameter is invalid or unknown.'),
-            401: problemResponse('x-api-key is missing, unknown or revoked.'),
-            429: problemResponse('Too many requests for this key; see Retry-After.'),
-            503: problemResponse('A dependency is unavailable; retry later.'),
+            200: { description: 'One page of events.', content: json(schemaRef(eventPageSchema.title)) },
+            400: problem('A required header is missing or wrong, or a query parameter is invalid or unknown; `errors` names each.'),
+            401: problem('x-api-key is missing, unknown or revoked.'),
+            429: tooManyRequests(),
+            503: unavailable(),
           },
         },
       },
+    },
+    components: {
+      securitySchemes: {
+        apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key', description: "A merchant's or a program's API key, made by an admin." },
+      },
+      headers: HEADERS,
+      schemas: { ...domainComponents([eventPageSchema.$id]), Problem: problemSchema },
     },
     // What merchants receive: the callback, with the headers that sign it.
     webhooks: { eventNotification: callbackWebhook(`#/components/schemas/${eventSchema.title}`) },
   };
 }
 
-function rewriteRefs(value: unknown, nameById: ReadonlyMap<string, string>): unknown {
-  if (Array.isArray(value)) return value.map((item) => rewriteRefs(item, nameById));
+/** The internal API: the producers' ingest (ingest token) and the admin API (admin token). */
+export function buildInternalDocument(): Schema {
+  const ingest = (operation: Operation) => ({ tags: ['Ingest'], security: [{ ingestToken: [] }], ...operation });
+  const admin = (operation: Operation) => ({ tags: ['Admin'], security: [{ adminToken: [] }], ...operation });
+  const withBody = (schema: unknown) => ({ required: true, content: json(schema) });
+  const common = {
+    401: problem('The Authorization header does not carry the right bearer token.'),
+  };
+  const badBody = problem('The body is not valid JSON or breaks a rule; `errors` names each field by its JSON pointer.');
+  const notFound = (what: string) => problem(`No such ${what}.`);
+  const idParameter = (name: string, description: string) => ({ name, in: 'path', required: true, schema: { type: 'string' }, description });
+  const targetPaths = (kind: 'program' | 'merchant', body: { $id: string }) => ({
+    parameters: [idParameter(`${kind}Id`, `The ${kind}'s id.`)],
+    put: admin({
+      operationId: `set${capitalised(kind)}Target`,
+      summary: `Create or replace the ${kind}'s notification target (the whole target; credentials are stored encrypted).`,
+      requestBody: withBody(schemaRef(nameOf(body))),
+      responses: { 200: { description: 'The target as stored, password masked.', content: json(schemaRef('NotificationTarget')) }, 400: badBody, ...common, 404: notFound(kind) },
+    }),
+    get: admin({
+      operationId: `get${capitalised(kind)}Target`,
+      summary: `Show the ${kind}'s notification target, password masked.`,
+      responses: { 200: { description: 'The target.', content: json(schemaRef('NotificationTarget')) }, ...common, 404: notFound('target') },
+    }),
+    delete: admin({
+      operationId: `delete${capitalised(kind)}Target`,
+      summary: `Switch the ${kind}'s notification target off (its delivery history stays).`,
+      responses: { 204: { description: 'Switched off.' }, ...common, 404: notFound('target') },
+    }),
+  });
+
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'Herald ingest and admin API',
+      version: '1',
+      description:
+        'For the platform only, never merchants: producers store events (POST /internal/events, ingest token); admins and support ' +
+        'manage programs, merchants, API keys and notification targets and read or replay deliveries (/admin, admin token). ' +
+        'Errors are RFC 9457 problem details (application/problem+json).',
+    },
+    servers: SERVERS,
+    tags: [
+      { name: 'Ingest', description: 'Events from the platform\'s producers.' },
+      { name: 'Admin', description: 'Tenants, keys, targets and deliveries.' },
+    ],
+    paths: {
+      '/internal/events': {
+        post: ingest({
+          operationId: 'ingestEvents',
+          summary: 'Store one event or a batch (all or nothing) and create their deliveries.',
+          requestBody: withBody({ oneOf: [schemaRef(nameOf(ingestEventSchema)), schemaRef(nameOf(ingestBatchSchema))] }),
+          responses: {
+            200: ingestAnswer('Every event was stored before with the same content; nothing new.'),
+            201: ingestAnswer('At least one event was stored.'),
+            400: badBody,
+            ...common,
+            409: problem('An event id is stored with different content; `index` and `eventId` name it. Nothing was stored.'),
+            413: problem('The body is larger than INGEST_BODY_LIMIT_BYTES.'),
+            422: problem('An event names a program or merchant Herald does not know; `index` and `field` name it.'),
+            503: unavailable('The database is unavailable'),
+          },
+        }),
+      },
+      '/admin/programs': {
+        post: admin({
+          operationId: 'createProgram',
+          summary: 'Create a program.',
+          requestBody: withBody(schemaRef('CreateProgram')),
+          responses: { 201: { description: 'The program.', content: json(schemaRef('Program')) }, 400: badBody, ...common, 409: problem('The id is taken.') },
+        }),
+      },
+      '/admin/merchants': {
+        post: admin({
+          operationId: 'createMerchant',
+          summary: 'Create a merchant of a program.',
+          requestBody: withBody(schemaRef('CreateMerchant')),
+          responses: {
+            201: { description: 'The merchant.', content: json(schemaRef('Merchant')) },
+            400: badBody,
+            ...common,
+            409: problem('The id is taken.'),
+            422: problem('No such program.'),
+          },
+        }),
+      },
+      '/admin/api-keys': {
+        post: admin({
+          operationId: 'createApiKey',
+          summary: 'Create an API key for a merchant or a program; the key is shown this once only.',
+          requestBody: withBody(schemaRef('CreateApiKey')),
+          responses: {
+            201: { description: 'The key and its record.', content: json(schemaRef('NewApiKey')) },
+            400: badBody,
+            ...common,
+            422: problem('No such merchant or program.'),
+          },
+        }),
+      },
+      '/admin/api-keys/{id}': {
+        parameters: [idParameter('id', "The key's id.")],
+        delete: admin({
+          operationId: 'revokeApiKey',
+          summary: 'Revoke an API key at once.',
+          responses: { 200: { description: 'The revoked key.', content: json(schemaRef('ApiKey')) }, ...common, 404: notFound('API key') },
+        }),
+      },
+      '/admin/programs/{programId}/notification-target': targetPaths('program', programTargetBodySchema),
+      '/admin/merchants/{merchantId}/notification-target': targetPaths('merchant', merchantTargetBodySchema),
+      '/admin/deliveries': {
+        get: admin({
+          operationId: 'listDeliveries',
+          summary: 'List deliveries, newest first, filtered.',
+          parameters: Object.entries(deliveriesQuerySchema.properties).map(([name, schema]) => ({ name, in: 'query', required: false, schema })),
+          responses: {
+            200: { description: 'One page of deliveries.', content: json(schemaRef('DeliveryPage')) },
+            400: problem('A query parameter is invalid or unknown; `errors` names each.'),
+            ...common,
+          },
+        }),
+      },
+      '/admin/deliveries/replay': {
+        post: admin({
+          operationId: 'replayDeliveries',
+          summary: 'Replay the oldest deliveries matching a filter (at most `limit`).',
+          requestBody: withBody(schemaRef('ReplayDeliveries')),
+          responses: { 202: { description: 'What was replayed.', content: json(schemaRef('ReplayAnswer')) }, 400: badBody, ...common, 503: unavailable('The queue is unavailable') },
+        }),
+      },
+      '/admin/deliveries/{id}': {
+        parameters: [idParameter('id', "The delivery's id.")],
+        get: admin({
+          operationId: 'getDelivery',
+          summary: 'Show a delivery with its target and every attempt.',
+          responses: { 200: { description: 'The delivery.', content: json(schemaRef('DeliveryDetail')) }, ...common, 404: notFound('delivery') },
+        }),
+      },
+      '/admin/deliveries/{id}/replay': {
+        parameters: [idParameter('id', "The delivery's id.")],
+        post: admin({
+          operationId: 'replayDelivery',
+          summary: 'Replay one delivery.',
+          responses: {
+            202: { description: 'What was replayed.', content: json(schemaRef('ReplayAnswer')) },
+            ...common,
+            404: notFound('delivery'),
+            503: unavailable('The queue is unavailable'),
+          },
+        }),
+      },
+      '/admin/events/{eventId}/deliveries': {
+        parameters: [idParameter('eventId', "The event's id.")],
+        get: admin({
+          operationId: 'listEventDeliveries',
+          summary: 'Every delivery of an event, with targets and attempts.',
+          responses: { 200: { description: "The event's deliveries.", content: json(schemaRef('EventDeliveries')) }, ...common, 404: notFound('event') },
+        }),
+      },
+      ...signingSecretPaths(),
+    },
+    components: {
+      securitySchemes: {
+        ingestToken: { type: 'http', scheme: 'bearer', description: 'The ingest token (INGEST_TOKEN), for the platform\'s producers.' },
+        adminToken: { type: 'http', scheme: 'bearer', description: 'The admin token (ADMIN_TOKEN), for admins and support.' },
+      },
+      headers: HEADERS,
+      schemas: {
+        ...domainComponents([ingestEventSchema.$id, ingestBatchSchema.$id, eventSchema.$id]),
+        ...Object.fromEntries(
+          [
+            ['CreateProgram', createProgramSchema],
+            ['CreateMerchant', createMerchantSchema],
+            ['CreateApiKey', createApiKeySchema],
+            [nameOf(programTargetBodySchema), programTargetBodySchema],
+            [nameOf(merchantTargetBodySchema), merchantTargetBodySchema],
+            ['ReplayDeliveries', replayBodySchema],
+          ].map(([name, schema]) => [name, withoutId(schema as Schema)]),
+        ),
+        ...adminResponseSchemas,
+        Problem: internalProblemSchema,
+      },
+    },
+  };
+
+  function ingestAnswer(description: string) {
+    return {
+      description: `${description} One event answers the stored Event; a batch answers its events and, per event, the deliveries created.`,
+      headers: {
+        [DELIVERIES_HEADER]: { description: 'How many deliveries (future callbacks) the request created, 0 included.', required: true, schema: { type: 'integer', minimum: 0 } },
+        [DELIVERY_TARGETS_HEADER]: { description: 'The ids of the targets those deliveries go to, comma-separated; absent when there are none.', schema: { type: 'string' } },
+      },
+      content: json({ oneOf: [schemaRef(eventSchema.title), schemaRef('IngestBatchAnswer')] }),
+    };
+  }
+}
+
+// The name a request-body schema of the events-api gets in the document, from its `$id`
+// (`herald:admin/program-notification-target` is ProgramNotificationTarget).
+function nameOf(schema: { $id: string; title?: string }): string {
+  if (schema.title) return schema.title;
+  return (schema.$id.split('/').pop() ?? schema.$id).split('-').map(capitalised).join('');
+}
+
+function capitalised(word: string): string {
+  return word.charAt(0).toUpperCase() + word.slice(1);
+}
+
+function withoutId({ $id: _id, ...schema }: Schema): Schema {
+  return schema;
+}
+
+const domainById = new Map<string, Schema>(DOMAIN_SCHEMAS.map((schema) => [schema.$id, schema as unknown as Schema]));
+
+/**
+ * The domain schemas `rootIds` name and every one they reference, as components named by title,
+ * their `$ref`s rewritten to the components: a document lists no schema its paths do not use.
+ */
+function domainComponents(rootIds: readonly string[]): Record<string, unknown> {
+  const found = new Map<string, Schema>();
+  const visit = (id: string) => {
+    const schema = domainById.get(id);
+    if (!schema || found.has(id)) return;
+    found.set(id, schema);
+    refsIn(schema).forEach(visit);
+  };
+  rootIds.forEach(visit);
+  return Object.fromEntries([...found.values()].map((schema) => [schema['title'] as string, rewriteRefs(withoutId(schema))]));
+}
+
+function refsIn(value: unknown): string[] {
+  if (Array.isArray(value)) return value.flatMap(refsIn);
+  if (value === null || typeof value !== 'object') return [];
+  return Object.entries(value).flatMap(([key, item]) => (key === '$ref' && typeof item === 'string' ? [item] : refsIn(item)));
+}
+
+function rewriteRefs(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(rewriteRefs);
   if (value === null || typeof value !== 'object') return value;
   return Object.fromEntries(
-    Object.entries(value).map(([key, item]) =>
-      key === '$ref' && typeof item === 'string' && nameById.has(item)
-        ? [key, `#/components/schemas/${nameById.get(item)}`]
-        : [key, rewriteRefs(item, nameById)],
-    ),
+    Object.entries(value).map(([key, item]) => {
+      const target = key === '$ref' && typeof item === 'string' ? domainById.get(item) : undefined;
+      return target ? [key, `#/components/schemas/${target['title'] as string}`] : [key, rewriteRefs(item)];
+    }),
   );
 }

@@ -5,8 +5,11 @@ import type { DeliveryRef } from '@herald/domain';
 import { createRedisConnection, DELIVERIES_QUEUE } from '@herald/queue';
 import type { TestApi } from './api';
 
-/** How the fake worker ends one delivery's attempt. */
-export type FakeAttempt = { outcome: 'succeeded' | 'failed' } & Partial<NewDeliveryAttempt>;
+/** How the fake worker ends one delivery's attempt: `retrying` fails it and BullMQ delays the job by RETRY_DELAY_MS. */
+export type FakeAttempt = { outcome: 'succeeded' | 'failed' | 'retrying' } & Partial<NewDeliveryAttempt>;
+
+/** The backoff of the fake worker's retries. */
+export const RETRY_DELAY_MS = 60_000;
 
 /**
  * Stands in for the delivery worker (which the events-api may not import) in tests of the history
@@ -15,7 +18,12 @@ export type FakeAttempt = { outcome: 'succeeded' | 'failed' } & Partial<NewDeliv
  */
 export function createFakeWorker(api: TestApi) {
   const connection = createRedisConnection(api.config.redisUrl, { role: 'worker' });
-  const worker = new Worker<DeliveryRef>(DELIVERIES_QUEUE, null, { connection, prefix: api.config.queuePrefix, autorun: false });
+  const worker = new Worker<DeliveryRef>(DELIVERIES_QUEUE, null, {
+    connection,
+    prefix: api.config.queuePrefix,
+    autorun: false,
+    settings: { backoffStrategy: () => RETRY_DELAY_MS },
+  });
   const attempts = deliveryAttemptRepository(api.prisma, credentialsCipherFromConfig(api.config));
 
   return {
@@ -33,8 +41,10 @@ export function createFakeWorker(api: TestApi) {
           ...(outcome === 'succeeded' ? { statusCode: 200, responseBody: 'ok' } : { statusCode: 500, errorKind: 'http_status', errorMessage: 'the target answered HTTP 500' }),
           ...fields,
         };
-        const [number] = await attempts.recordAttempts([{ deliveryId: job.data.deliveryId, attempt, outcome }]);
+        const [number] = await attempts.recordAttempts([{ deliveryId: job.data.deliveryId, attempt, outcome: outcome === 'retrying' ? 'pending' : outcome }]);
         if (outcome === 'succeeded') await job.moveToCompleted({ outcome: 'delivered', attempt: number }, token, false);
+        // A retry: BullMQ delays the job by the backoff, as after a failed attempt of the worker.
+        else if (outcome === 'retrying') await job.moveToFailed(new Error(attempt.errorMessage ?? 'failed'), token, false);
         // Unrecoverable: failed for good whatever attempts the job has left, like a last try.
         else await job.moveToFailed(new UnrecoverableError(attempt.errorMessage ?? 'failed'), token, false);
         worked.push(job.data.deliveryId);
