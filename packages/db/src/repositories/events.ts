@@ -312,7 +312,15 @@ function matching(eb: ExpressionBuilder<DB, 'events'>, shape: PageShape, v: Page
   ]);
 }
 
-function usesOnlyCountedFilters(query: EventListQuery): boolean {
+/**
+ * Whether the query's deep pages are found through the bucket counters (only the spec's filters
+ * are set): then a page costs the same at any depth. Otherwise a page skips every event before it.
+ */
+export function pagesFoundThroughCounters(query: Omit<EventListQuery, 'scope' | 'page' | 'pageSize'>): boolean {
+  return usesOnlyCountedFilters(query);
+}
+
+function usesOnlyCountedFilters(query: Omit<EventListQuery, 'scope' | 'page' | 'pageSize'>): boolean {
   return query.eventType === undefined && query.objectId === undefined && query.createdFrom === undefined && query.createdTo === undefined;
 }
 
