@@ -18,11 +18,18 @@ import { applyMigrations, createPrismaClient, dropDatabase, ensureDatabase, type
 import { databaseUrlFor, startService, uniqueId, type ServiceProcess } from '@herald/testing';
 import { CpuAccounts, cpuPerUnit, machineBusy, type CpuSnapshot } from './cpu';
 import { bareIngest, ingestBatches } from './ingest-load';
+import { runApiIsolation } from './api-isolation';
 import { createRawPoster } from './raw-post';
 import { createPaymentTenant, serviceEnv } from './setup';
 import { filteredCount, seedEvents } from './seed-events';
 
 const QUICK = process.argv.includes('--quick');
+/** `--only <part>`: runs that part alone (today: api-isolation). */
+const ONLY = process.argv.includes('--only') ? process.argv[process.argv.indexOf('--only') + 1] : undefined;
+if (ONLY !== undefined && !['api-isolation'].includes(ONLY)) {
+  console.error(`bench: unknown part for --only: ${ONLY ?? '(none)'}; known: api-isolation`);
+  process.exit(2);
+}
 const ROOT = path.resolve(__dirname, '..');
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const ADMIN_TOKEN = 'dev-admin-token';
@@ -229,6 +236,11 @@ async function main(): Promise<void> {
   await applyMigrations(databaseUrl);
   const prisma: PrismaClient = createPrismaClient(databaseUrl, { maxConnections: 2 });
   cleanups.push(() => prisma.$disconnect());
+  if (ONLY === 'api-isolation') {
+    await apiIsolation({ databaseUrl, queuePrefix, prisma });
+    writeReport(runStarted);
+    return;
+  }
 
   const receiver = await startListening('bench/receiver.ts', {});
   const receiverUrl = `http://127.0.0.1:${receiver.port}`;
@@ -438,11 +450,41 @@ async function main(): Promise<void> {
     }
   }
 
-  // --- Report ---
+  await apiIsolation({ databaseUrl, queuePrefix, prisma });
+  writeReport(runStarted);
+}
+
+// --- API isolation: one key's 32 expensive reads beside another tenant (bench/api-isolation.ts) ---
+async function apiIsolation(context: { databaseUrl: string; queuePrefix: string; prisma: PrismaClient }): Promise<void> {
+  // An events-api of its own, on the default settings but the rate limit (as every bench API).
+  const api = await startListening('services/events-api/src/server.ts', { ...serviceEnv({ databaseUrl: context.databaseUrl, redisUrl: REDIS_URL, queuePrefix: context.queuePrefix }), PORT: '0' });
+  serviceLogs.push(['events-api (isolation)', api.proc]);
+  const noisyEvents = QUICK ? 100_000 : 1_000_000;
+  const r = await runApiIsolation({
+    apiUrl: `http://127.0.0.1:${api.port}`,
+    adminToken: ADMIN_TOKEN,
+    ingestToken: INGEST_TOKEN,
+    prisma: context.prisma,
+    noisyEvents,
+    seconds: QUICK ? 8 : 20,
+    log,
+  });
+  await api.proc.stop('SIGTERM', 15_000);
+  const scenario = `API isolation, 1 key x 32 loops of GET /events?${r.noisy.query} over ${noisyEvents} events`;
+  const statuses = (counts: Record<string, number>): string => Object.entries(counts).map(([status, n]) => `${n} x ${status}`).join(', ');
+  addRow({ scenario: `${scenario}: another tenant's GET /events p99`, figure: r.quiet.p99, unit: 'ms', target: '<= 250 ms', note: `p50 ${r.quiet.p50} ms; alone p50 ${r.quietAlone.p50} ms, p99 ${r.quietAlone.p99} ms; ${r.quiet.requests} requests at 20/s` });
+  addRow({ scenario: `${scenario}: another tenant's 503s`, figure: r.quiet.statuses['503'] ?? 0, unit: '503s', target: '0', note: statuses(r.quiet.statuses) });
+  addRow({ scenario: `${scenario}: /readyz answers other than 200`, figure: r.readyz.polls - (r.readyz.statuses['200'] ?? 0), unit: 'polls', target: '0', note: `${r.readyz.polls} polls: ${statuses(r.readyz.statuses)}` });
+  addRow({ scenario: `${scenario}: ingest p99 (single events, 5/s)`, figure: r.ingest.p99, unit: 'ms', note: `p50 ${r.ingest.p50} ms; ${statuses(r.ingest.statuses)}` });
+  addRow({ scenario: `${scenario}: the noisy key's answers`, figure: round((r.noisy.statuses['200'] ?? 0) / r.noisy.seconds, 1), unit: '200s/s', note: statuses(r.noisy.statuses) });
+}
+
+function writeReport(runStarted: number): void {
   const commit = gitCommit();
   const result = {
     date: new Date().toISOString(),
     mode: QUICK ? 'quick' : 'full',
+    ...(ONLY === undefined ? {} : { only: ONLY }),
     commit,
     durationSeconds: round((Date.now() - runStarted) / 1000, 1),
     machine: {
@@ -458,7 +500,8 @@ async function main(): Promise<void> {
     workerConcurrency: WORKER_CONCURRENCY,
     results: rows,
   };
-  writeFileSync(path.join(ROOT, 'bench/results/latest.json'), `${JSON.stringify(result, null, 2)}\n`);
+  // A part run alone writes a file of its own, so the full run's figures stay.
+  writeFileSync(path.join(ROOT, `bench/results/${ONLY === undefined ? 'latest' : `latest-${ONLY}`}.json`), `${JSON.stringify(result, null, 2)}\n`);
   printTable(result.date, commit);
 }
 
