@@ -30,6 +30,8 @@ export interface ApiIsolationResult {
   ingest: { p50: number; p99: number; requests: number; statuses: Record<string, number> };
   /** The noisy key's answers by status, and the query it ran. */
   noisy: { statuses: Record<string, number>; query: string; seconds: number };
+  /** The issue's own query (no eventType), alone: its status and time. */
+  issueQuery: { status: number | 'error'; ms: number };
 }
 
 const NOISY_LOOPS = 32;
@@ -99,14 +101,18 @@ export async function runApiIsolation(options: ApiIsolationOptions): Promise<Api
   const first = await quietRequest();
   if (first.status !== 200) throw new Error(`the quiet tenant's GET /events answered ${first.status}: ${first.body.slice(0, 300)}`);
 
-  // The issue's query: deep under an extension filter. Where the API bounds the skip (400
-  // page_too_deep), the noisy key uses the deepest page it allows: the most expensive read it may send.
-  let noisyQuery = 'createdFrom=1970-01-01T00:00:00Z&page=9999&pageSize=100';
+  // The issue's query (deep under createdFrom) with eventType too, whose count and skip no counter
+  // serves: the most expensive read there is. Where the API bounds the skip (400 page_too_deep), the
+  // noisy key uses the deepest page it allows.
+  const issueQuery = 'createdFrom=1970-01-01T00:00:00Z&page=9999&pageSize=100';
+  const issueProbe = await timed(`${apiUrl}/events?${issueQuery}`, { headers: { ...HEADERS, 'x-api-key': noisyKey } });
+  log(`api isolation: the issue's query ${issueQuery} answered ${issueProbe.status} in ${Math.round(issueProbe.ms)} ms alone`);
+  let noisyQuery = `eventType=created&${issueQuery}`;
   const probe = await timed(`${apiUrl}/events?${noisyQuery}`, { headers: { ...HEADERS, 'x-api-key': noisyKey } });
   if (probe.status === 400) {
     const { maxSkip } = JSON.parse(probe.body) as { maxSkip?: number };
     if (typeof maxSkip !== 'number') throw new Error(`the noisy probe answered 400: ${probe.body.slice(0, 300)}`);
-    noisyQuery = `createdFrom=1970-01-01T00:00:00Z&page=${Math.floor(maxSkip / 100) + 1}&pageSize=100`;
+    noisyQuery = `eventType=created&createdFrom=1970-01-01T00:00:00Z&page=${Math.floor(maxSkip / 100) + 1}&pageSize=100`;
   } else if (probe.status !== 200) {
     throw new Error(`the noisy probe answered ${probe.status}: ${probe.body.slice(0, 300)}`);
   }
@@ -181,5 +187,6 @@ export async function runApiIsolation(options: ApiIsolationOptions): Promise<Api
     readyz,
     ingest: { p50: percentile(ingest.latencies, 50), p99: percentile(ingest.latencies, 99), requests: ingest.latencies.length, statuses: ingest.statuses },
     noisy: { statuses: noisyStatuses, query: noisyQuery, seconds: (performance.now() - noisyStarted) / 1000 },
+    issueQuery: { status: issueProbe.status, ms: Math.round(issueProbe.ms) },
   };
 }

@@ -477,6 +477,7 @@ async function apiIsolation(context: { databaseUrl: string; queuePrefix: string;
   addRow({ scenario: `${scenario}: /readyz answers other than 200`, figure: r.readyz.polls - (r.readyz.statuses['200'] ?? 0), unit: 'polls', target: '0', note: `${r.readyz.polls} polls: ${statuses(r.readyz.statuses)}` });
   addRow({ scenario: `${scenario}: ingest p99 (single events, 5/s)`, figure: r.ingest.p99, unit: 'ms', note: `p50 ${r.ingest.p50} ms; ${statuses(r.ingest.statuses)}` });
   addRow({ scenario: `${scenario}: the noisy key's answers`, figure: round((r.noisy.statuses['200'] ?? 0) / r.noisy.seconds, 1), unit: '200s/s', note: statuses(r.noisy.statuses) });
+  addRow({ scenario: `API isolation: the issue's GET /events?createdFrom=1970-01-01T00:00:00Z&page=9999&pageSize=100 alone, ${noisyEvents} events`, figure: r.issueQuery.ms, unit: 'ms', note: `answered ${r.issueQuery.status}` });
 }
 
 function writeReport(runStarted: number): void {

@@ -40,10 +40,10 @@ export interface QueryClassesConfig {
 /** How much work one GET /events may cause, and how many of one key's run at once. */
 export interface EventsListLimits {
   /**
-   * EVENTS_MAX_SKIP: most events a page may skip ((page - 1) x pageSize) when the query uses an
-   * extension filter (eventType, objectId, createdFrom, createdTo), whose pages are found by
-   * skipping; deeper pages are refused with a 400 naming `page`. Pages of the spec's filters
-   * alone are found through the counters and are not bounded. 100 to 1000000. Default 10000.
+   * EVENTS_MAX_SKIP: most events a page may skip ((page - 1) x pageSize) when the query filters
+   * on eventType or objectId, whose pages are found by skipping; deeper pages are refused with a
+   * 400 naming `page`. Pages under the other filters (origin, objectType, createdFrom, createdTo)
+   * are found through the counters and are not bounded. 100 to 1000000. Default 10000.
    */
   readonly maxSkip: number;
   /**

@@ -48,15 +48,16 @@ export function parseEventsQuery(query: unknown): Omit<EventListQuery, 'scope'> 
 }
 
 /**
- * Refuses a page that would skip more than `maxSkip` events: under the extension filters a page
- * is found by skipping every event before it, so its cost grows with its depth. The spec's
- * filters alone find any page through the counters, at the same cost whatever its depth.
+ * Refuses a page that would skip more than `maxSkip` events: under eventType or objectId a page is
+ * found by skipping every event before it, so its cost grows with its depth. Without them (the
+ * spec's filters, createdFrom, createdTo) any page is found through the counters, at the same cost
+ * whatever its depth.
  */
 export function checkPageDepth(query: Omit<EventListQuery, 'scope'>, maxSkip: number): void {
   const skipped = (query.page - 1) * query.pageSize;
   if (skipped <= maxSkip || pagesFoundThroughCounters(query)) return;
   const deepest = Math.floor(maxSkip / query.pageSize) + 1;
-  const message = `must be at most ${deepest} with pageSize ${query.pageSize} under the extension filters (eventType, objectId, createdFrom, createdTo): a page may skip at most ${maxSkip} events`;
+  const message = `must be at most ${deepest} with pageSize ${query.pageSize} under eventType or objectId: a page may skip at most ${maxSkip} events`;
   throw new HttpError(
     400,
     'page_too_deep',

@@ -50,7 +50,7 @@ export function buildOpenApiDocument(): Record<string, unknown> {
           responses: {
             200: { description: 'One page of events.', content: { 'application/json': { schema: { $ref: `#/components/schemas/${eventPageSchema.title}` } } } },
             400: problemResponse(
-              'A required header is missing or wrong, or a query parameter is invalid or unknown, or (page_too_deep) the page would skip more events than the server allows under the extension filters: move createdFrom instead.',
+              'A required header is missing or wrong, or a query parameter is invalid or unknown, or (page_too_deep) the page would skip more events than the server allows under eventType or objectId: move createdFrom instead.',
             ),
             401: problemResponse('x-api-key is missing, unknown or revoked.'),
             429: problemResponse('Too many requests for this key (rate_limited), or too many of them at once (too_many_concurrent_requests); see Retry-After.'),
