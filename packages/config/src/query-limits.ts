@@ -47,13 +47,15 @@ export interface EventsListLimits {
    */
   readonly maxSkip: number;
   /**
-   * EVENTS_CONCURRENCY_PER_KEY: GET /events of one API key that query the database at once, per
-   * events-api process. Below MERCHANT_READS_POOL_SIZE, so one key always leaves connections to
-   * the others. Default 4 (or MERCHANT_READS_POOL_SIZE - 1 when that is smaller).
+   * EVENTS_CONCURRENCY_PER_KEY: expensive GET /events of one API key (filtering on eventType or
+   * objectId: they count and skip over the index) that query the database at once, per events-api
+   * process; the others are not limited (they read a few counter rows). Below
+   * MERCHANT_READS_POOL_SIZE, so one key always leaves connections to the others. Default 4 (or
+   * MERCHANT_READS_POOL_SIZE - 1 when that is smaller).
    */
   readonly concurrencyPerKey: number;
   /**
-   * EVENTS_QUEUE_WAIT_MS: how long a GET /events over its key's concurrency waits for a turn
+   * EVENTS_QUEUE_WAIT_MS: how long an expensive GET /events over its key's concurrency waits for a turn
    * before it is refused with a 429; 0 refuses at once. 0 to 60000. Default 1000.
    */
   readonly queueWaitMs: number;

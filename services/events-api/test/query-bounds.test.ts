@@ -140,13 +140,16 @@ describe('the bound on the events a page may skip', () => {
   });
 });
 
-describe('the concurrency of one key’s GET /events', () => {
+describe('the concurrency of one key’s expensive GET /events', () => {
+  // eventType is counted and paged over the index: an expensive read.
+  const EXPENSIVE = { eventType: 'created' };
+
   describe('refusing at once', () => {
     let api: TestApi;
     let tenant: Tenant;
     let other: Tenant;
     beforeAll(async () => {
-      api = createTestApi({ DATABASE_URL: database.url, MERCHANT_READS_POOL_SIZE: '3', EVENTS_CONCURRENCY_PER_KEY: '1', EVENTS_QUEUE_WAIT_MS: '0' });
+      api = createTestApi({ DATABASE_URL: database.url, MERCHANT_READS_POOL_SIZE: '4', EVENTS_CONCURRENCY_PER_KEY: '1', EVENTS_QUEUE_WAIT_MS: '0' });
       tenant = await api.createTenant();
       other = await api.createTenant();
       await seedEvents(api, tenant, 3);
@@ -158,38 +161,43 @@ describe('the concurrency of one key’s GET /events', () => {
       const lock = await lockEvents();
       let running: Promise<request.Response> | undefined;
       let otherRunning: Promise<request.Response> | undefined;
+      let cheapRunning: Promise<request.Response> | undefined;
       try {
         // .then() sends the request now; its answer waits for the lock.
-        running = api.listEvents(tenant.merchantKey.key).then((r) => r);
+        running = api.listEvents(tenant.merchantKey.key, EXPENSIVE).then((r) => r);
         await waitForBlocked('herald-api:merchant-reads', 1);
 
-        const refused = await api.listEvents(tenant.merchantKey.key);
+        const refused = await api.listEvents(tenant.merchantKey.key, EXPENSIVE);
         expect(refused.status).toBe(429);
         expect(refused.headers['content-type']).toMatch(/^application\/problem\+json/);
         expect(refused.headers['retry-after']).toBe('1');
         expect(refused.body).toMatchObject({ type: '/problems/too_many_concurrent_requests', status: 429 });
 
-        // The same merchant's program key is another key: not refused.
-        otherRunning = api.listEvents(other.merchantKey.key).then((r) => r);
-        await waitForBlocked('herald-api:merchant-reads', 2);
+        // Another key is not refused, nor a cheap read (found through the counters) of the same key.
+        otherRunning = api.listEvents(other.merchantKey.key, EXPENSIVE).then((r) => r);
+        cheapRunning = api.listEvents(tenant.merchantKey.key, { createdFrom: '2025-01-01T00:00:00Z' }).then((r) => r);
+        await waitForBlocked('herald-api:merchant-reads', 3);
       } finally {
         await lock.release();
       }
       expect((await running).status).toBe(200);
       const answered = await otherRunning;
       expect(answered.status).toBe(200);
-      expect(answered.body.count).toBe(2);
+      expect(answered.body.count).toBe(1);
+      const cheap = await cheapRunning;
+      expect(cheap.status).toBe(200);
+      expect(cheap.body.count).toBe(3);
       // The turn was given back: the key is served again.
-      expect((await api.listEvents(tenant.merchantKey.key)).status).toBe(200);
+      expect((await api.listEvents(tenant.merchantKey.key, EXPENSIVE)).status).toBe(200);
     });
 
     it('answers a bad query with its 400 without taking a turn', async () => {
       const lock = await lockEvents();
       let running: Promise<request.Response> | undefined;
       try {
-        running = api.listEvents(tenant.merchantKey.key).then((r) => r);
+        running = api.listEvents(tenant.merchantKey.key, EXPENSIVE).then((r) => r);
         await waitForBlocked('herald-api:merchant-reads', 1);
-        const bad = await api.listEvents(tenant.merchantKey.key, { pageSize: 500 });
+        const bad = await api.listEvents(tenant.merchantKey.key, { ...EXPENSIVE, pageSize: 500 });
         expect(bad.status).toBe(400);
         expect(bad.body.errors[0].parameter).toBe('pageSize');
       } finally {
@@ -213,10 +221,10 @@ describe('the concurrency of one key’s GET /events', () => {
       const lock = await lockEvents();
       const answers: Array<Promise<request.Response>> = [];
       try {
-        answers.push(api.listEvents(tenant.merchantKey.key).then((r) => r));
+        answers.push(api.listEvents(tenant.merchantKey.key, EXPENSIVE).then((r) => r));
         await waitForBlocked('herald-api:merchant-reads', 1);
-        answers.push(api.listEvents(tenant.merchantKey.key).then((r) => r));
-        answers.push(api.listEvents(tenant.merchantKey.key).then((r) => r));
+        answers.push(api.listEvents(tenant.merchantKey.key, EXPENSIVE).then((r) => r));
+        answers.push(api.listEvents(tenant.merchantKey.key, EXPENSIVE).then((r) => r));
         // Queued in the API, not in PostgreSQL: a second statement of this key never waits there.
         const probe = await connect();
         try {

@@ -334,15 +334,7 @@ function countOf(shape: PageShape, v: PageValues) {
     // An empty range (createdFrom after createdTo) counts nothing, not a negative number.
     return sql<string>`greatest(${upTo} - ${from}, 0)`;
   }
-  if (shape.counted) {
-    const counter = db
-      .selectFrom('event_counts')
-      .select('count')
-      .where('scope', '=', v.countScope)
-      .where('origin', '=', v.countOrigin)
-      .where('object_type', '=', v.countObjectType);
-    return sql<string>`coalesce((${counter}), 0)`;
-  }
+  if (shape.counted) return sql<string>`coalesce((${totalCounter(v)}), 0)`;
   return sql<string>`(${db.selectFrom('events').select((eb) => eb.fn.countAll().as('count')).where((eb) => matching(eb, shape, v))})`;
 }
 

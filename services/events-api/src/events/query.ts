@@ -66,3 +66,11 @@ export function checkPageDepth(query: Omit<EventListQuery, 'scope'>, maxSkip: nu
     { errors: [{ parameter: 'page', message }], maxSkip },
   );
 }
+
+/**
+ * Whether the query counts and finds its page over the index (eventType or objectId), so that its
+ * cost grows with the tenant's events: such reads are limited per key (EVENTS_CONCURRENCY_PER_KEY).
+ */
+export function isExpensive(query: Omit<EventListQuery, 'scope'>): boolean {
+  return !pagesFoundThroughCounters(query);
+}

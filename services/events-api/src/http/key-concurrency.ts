@@ -33,8 +33,8 @@ export function createKeyConcurrency(options: KeyConcurrencyOptions): KeyConcurr
       429,
       'too_many_concurrent_requests',
       'Too Many Requests',
-      `At most ${options.perKey} GET /events of one API key run at once, and none finished within ${options.queueWaitMs} ms. ` +
-        'Send fewer requests at once, or narrow them (createdFrom and createdTo, fewer pages) so that they finish sooner.',
+      `At most ${options.perKey} GET /events of one API key filtering on eventType or objectId run at once, and none finished within ${options.queueWaitMs} ms. ` +
+        'Send fewer of them at once, or narrow them with createdFrom and createdTo so that they finish sooner.',
       {},
       { 'Retry-After': '1' },
     );
