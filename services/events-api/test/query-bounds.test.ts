@@ -89,6 +89,34 @@ describe('the statement time limit of merchant reads', () => {
   });
 });
 
+describe('the statement time limit of the ingest', () => {
+  let api: TestApi;
+  let tenant: Tenant;
+  beforeAll(async () => {
+    api = createTestApi({ DATABASE_URL: database.url, INGEST_STATEMENT_TIMEOUT_MS: '300' });
+    tenant = await api.createTenant();
+  });
+  afterAll(() => api.close());
+
+  it('answers an ingest whose statement runs past it with 503 problem+json query_timeout, and stores nothing of it', async () => {
+    const event = ingestEvent(tenant);
+    const lock = await lockEvents();
+    try {
+      const res = await api.ingest(event);
+      expect(res.status).toBe(503);
+      expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
+      expect(res.headers['retry-after']).toBe('5');
+      expect(res.body).toMatchObject({ type: '/problems/query_timeout', status: 503 });
+    } finally {
+      await lock.release();
+    }
+    // Rolled back: the producer's retry stores it.
+    await api.ingest(event).expect(201);
+    const listed = await api.listEvents(tenant.merchantKey.key);
+    expect(listed.body.count).toBe(1);
+  });
+});
+
 describe('the bound on the events a page may skip', () => {
   let api: TestApi;
   let tenant: Tenant;
