@@ -4,15 +4,27 @@
  * first arrival time of each webhook-id, for end-to-end latency), POST /token is an OAuth token
  * endpoint answering a 60 s token (POST /token/<n>: an n-second token) and counting requests with
  * their times, GET /stats reports, POST /reset clears.
+ * Misbehaving merchants, for the isolation scenarios and bench/concurrency.ts (counted apart from
+ * /hook, never in the arrivals): POST /slow/<ms>/… answers 200 after <ms> ms; POST /hang/… holds
+ * the request unanswered while the hanging endpoint is down (POST /hang-control/down, the
+ * default) and answers 200 once it is up (POST /hang-control/up, which also answers the requests
+ * still held). Held requests and pending slow answers end with the process.
  * Prints `{"message":"listening","port":N}` on stdout once listening.
  */
-import { createServer } from 'node:http';
+import { createServer, type ServerResponse } from 'node:http';
 
 let callbacks = 0;
 let lastCallbackAt = 0;
 let tokenTimes: number[] = [];
 let arrivals = new Map<string, number>();
 const MAX_ARRIVALS = 200_000;
+let slow = { received: 0, answered: 0 };
+let hang = { received: 0, held: 0, answered: 0 };
+let hanging = true;
+const held = new Set<ServerResponse>();
+const slowTimers = new Set<NodeJS.Timeout>();
+
+const ok = (res: ServerResponse): void => void res.writeHead(200, { 'content-type': 'text/plain', 'content-length': '2' }).end('ok');
 
 const server = createServer((req, res) => {
   const chunks: Buffer[] = [];
@@ -24,14 +36,40 @@ const server = createServer((req, res) => {
       lastCallbackAt = Date.now();
       const id = req.headers['webhook-id'];
       if (typeof id === 'string' && !arrivals.has(id) && arrivals.size < MAX_ARRIVALS) arrivals.set(id, Date.now());
-      res.writeHead(200, { 'content-type': 'text/plain', 'content-length': '2' }).end('ok');
+      ok(res);
+    } else if (req.method === 'POST' && url.startsWith('/slow/')) {
+      slow.received += 1;
+      const timer = setTimeout(() => {
+        slowTimers.delete(timer);
+        slow.answered += 1;
+        ok(res);
+      }, Number(/^\/slow\/(\d+)/.exec(url)?.[1] ?? 1000));
+      slowTimers.add(timer);
+    } else if (req.method === 'POST' && url.startsWith('/hang/')) {
+      hang.received += 1;
+      if (hanging) {
+        hang.held += 1;
+        held.add(res);
+        res.on('close', () => held.delete(res));
+      } else {
+        hang.answered += 1;
+        ok(res);
+      }
+    } else if (req.method === 'POST' && (url === '/hang-control/up' || url === '/hang-control/down')) {
+      hanging = url.endsWith('/down');
+      if (!hanging) {
+        hang.answered += held.size;
+        held.forEach(ok);
+      }
+      held.clear();
+      res.writeHead(204).end();
     } else if (req.method === 'POST' && url.startsWith('/token')) {
       tokenTimes.push(Date.now());
       const lifetime = Number(/^\/token\/(\d+)/.exec(url)?.[1] ?? 60);
       const body = JSON.stringify({ access_token: `bench-token-${tokenTimes.length}`, token_type: 'Bearer', expires_in: lifetime });
       res.writeHead(200, { 'content-type': 'application/json' }).end(body);
     } else if (req.method === 'GET' && url === '/stats') {
-      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ callbacks, tokens: tokenTimes.length, tokenTimes, lastCallbackAt }));
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ callbacks, tokens: tokenTimes.length, tokenTimes, lastCallbackAt, slow, hang }));
     } else if (req.method === 'GET' && url === '/arrivals') {
       res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(Object.fromEntries(arrivals)));
     } else if (req.method === 'POST' && url === '/reset') {
@@ -39,6 +77,8 @@ const server = createServer((req, res) => {
       lastCallbackAt = 0;
       tokenTimes = [];
       arrivals = new Map();
+      slow = { received: 0, answered: 0 };
+      hang = { received: 0, held: 0, answered: 0 };
       res.writeHead(204).end();
     } else {
       res.writeHead(404).end();
@@ -50,4 +90,9 @@ server.listen(0, '127.0.0.1', () => {
   const address = server.address();
   process.stdout.write(`${JSON.stringify({ message: 'listening', port: typeof address === 'object' && address ? address.port : 0 })}\n`);
 });
-process.on('SIGTERM', () => server.close(() => process.exit(0)));
+process.on('SIGTERM', () => {
+  // Held and slow requests would keep the server open: they end with it.
+  slowTimers.forEach(clearTimeout);
+  server.close(() => process.exit(0));
+  server.closeAllConnections();
+});

@@ -1,10 +1,13 @@
 /**
- * `pnpm bench [--quick]`: measures Herald against this machine's own ceilings, in the same run.
+ * `pnpm bench [--quick] [--only isolation|api-isolation]`: measures Herald against this machine's own ceilings, in the same run.
  *
  * Everything runs on 127.0.0.1 with its own database (created, migrated, dropped), its own queue
  * prefix (keys deleted at the end) and its own receiver process. Every figure stands beside a
  * ceiling measured in the same run, as a ratio, because these machines are shared and noisy.
  * Writes bench/results/latest.json and prints a table. Exits 1 on an error, never on slowness.
+ * `--only isolation` runs the isolation section alone (bench/isolation.ts), writing
+ * bench/results/latest-isolation.json; `--only api-isolation` the API isolation section
+ * (bench/api-isolation.ts), writing bench/results/latest-api-isolation.json.
  */
 import { execSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -19,17 +22,24 @@ import { databaseUrlFor, startService, uniqueId, type ServiceProcess } from '@he
 import { CpuAccounts, cpuPerUnit, machineBusy, type CpuSnapshot } from './cpu';
 import { bareIngest, ingestBatches } from './ingest-load';
 import { runApiIsolation } from './api-isolation';
+import { runIsolation } from './isolation';
 import { createRawPoster } from './raw-post';
 import { createPaymentTenant, serviceEnv } from './setup';
 import { filteredCount, seedEvents } from './seed-events';
 
 const QUICK = process.argv.includes('--quick');
-/** `--only <part>`: runs that part alone (today: api-isolation). */
-const ONLY = process.argv.includes('--only') ? process.argv[process.argv.indexOf('--only') + 1] : undefined;
-if (ONLY !== undefined && !['api-isolation'].includes(ONLY)) {
-  console.error(`bench: unknown part for --only: ${ONLY ?? '(none)'}; known: api-isolation`);
-  process.exit(2);
-}
+const SECTIONS = ['isolation', 'api-isolation'] as const;
+/** `--only <section>`: run that section alone. */
+const ONLY = ((): (typeof SECTIONS)[number] | undefined => {
+  const at = process.argv.indexOf('--only');
+  if (at === -1) return undefined;
+  const section = process.argv[at + 1];
+  if (!SECTIONS.includes(section as (typeof SECTIONS)[number])) {
+    console.error(`--only takes one of: ${SECTIONS.join(', ')}`);
+    process.exit(2);
+  }
+  return section as (typeof SECTIONS)[number];
+})();
 const ROOT = path.resolve(__dirname, '..');
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const ADMIN_TOKEN = 'dev-admin-token';
@@ -238,7 +248,7 @@ async function main(): Promise<void> {
   cleanups.push(() => prisma.$disconnect());
   if (ONLY === 'api-isolation') {
     await apiIsolation({ databaseUrl, queuePrefix, prisma });
-    writeReport(runStarted);
+    report(runStarted);
     return;
   }
 
@@ -288,6 +298,30 @@ async function main(): Promise<void> {
       await sleep(50);
     }
   };
+
+  // The isolation section: one delivery-worker with the default settings (not WORKER_CONCURRENCY above).
+  const isolation = (): Promise<void> =>
+    runIsolation({
+      quick: QUICK,
+      apiUrl,
+      receiverUrl,
+      adminToken: ADMIN_TOKEN,
+      ingestToken: INGEST_TOKEN,
+      prisma,
+      startWorker: () => {
+        const worker = startService('services/delivery-worker/src/main.ts', serviceEnv({ databaseUrl, redisUrl: REDIS_URL, queuePrefix }));
+        cleanups.push(async () => void (await worker.stop('SIGTERM', 15_000)));
+        serviceLogs.push(['delivery-worker (isolation)', worker]);
+        return worker;
+      },
+      addRow,
+      log,
+    });
+  if (ONLY === 'isolation') {
+    await isolation();
+    report(runStarted);
+    return;
+  }
 
   // --- Ceilings of delivery, same receiver, same concurrency ---
   await reset();
@@ -401,6 +435,9 @@ async function main(): Promise<void> {
   for (const w of workers) await w.stop('SIGTERM', 15_000);
   addRow({ scenario: 'peak RSS of a delivery-worker under load (VmHWM)', figure: rssUnderLoad, unit: 'MB', target: '< 200 MB' });
 
+  // --- Isolation: hanging, slow and bursting merchants beside a healthy one ---
+  await isolation();
+
   // --- GET /events on many events, seeded with SQL ---
   log(`seeding ${SIZE.listEvents} events`);
   const seedStarted = performance.now();
@@ -451,7 +488,7 @@ async function main(): Promise<void> {
   }
 
   await apiIsolation({ databaseUrl, queuePrefix, prisma });
-  writeReport(runStarted);
+  report(runStarted);
 }
 
 // --- API isolation: one key's 32 expensive reads beside another tenant (bench/api-isolation.ts) ---
@@ -480,12 +517,12 @@ async function apiIsolation(context: { databaseUrl: string; queuePrefix: string;
   addRow({ scenario: `API isolation: the issue's GET /events?createdFrom=1970-01-01T00:00:00Z&page=9999&pageSize=100 alone, ${noisyEvents} events`, figure: r.issueQuery.ms, unit: 'ms', note: `answered ${r.issueQuery.status}` });
 }
 
-function writeReport(runStarted: number): void {
+/** Writes the results file and prints the table. */
+function report(runStarted: number): void {
   const commit = gitCommit();
   const result = {
     date: new Date().toISOString(),
-    mode: QUICK ? 'quick' : 'full',
-    ...(ONLY === undefined ? {} : { only: ONLY }),
+    mode: `${QUICK ? 'quick' : 'full'}${ONLY ? `, ${ONLY} only` : ''}`,
     commit,
     durationSeconds: round((Date.now() - runStarted) / 1000, 1),
     machine: {
@@ -501,8 +538,7 @@ function writeReport(runStarted: number): void {
     workerConcurrency: WORKER_CONCURRENCY,
     results: rows,
   };
-  // A part run alone writes a file of its own, so the full run's figures stay.
-  writeFileSync(path.join(ROOT, `bench/results/${ONLY === undefined ? 'latest' : `latest-${ONLY}`}.json`), `${JSON.stringify(result, null, 2)}\n`);
+  writeFileSync(path.join(ROOT, `bench/results/${ONLY ? `latest-${ONLY}` : 'latest'}.json`), `${JSON.stringify(result, null, 2)}\n`);
   printTable(result.date, commit);
 }
 
@@ -527,7 +563,7 @@ function printTable(date: string, commit: string): void {
   const head = ['scenario', 'figure', 'ratio', 'target', 'note'];
   const widths = head.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i]!.length)));
   const fmt = (cells: string[]): string => `| ${cells.map((c, i) => c.padEnd(widths[i]!)).join(' | ')} |`;
-  console.log(`Herald bench (${QUICK ? 'quick' : 'full'}), ${date}, commit ${commit}, ${os.cpus().length} cpus, node ${process.version}`);
+  console.log(`Herald bench (${QUICK ? 'quick' : 'full'}${ONLY ? `, ${ONLY} only` : ''}), ${date}, commit ${commit}, ${os.cpus().length} cpus, node ${process.version}`);
   console.log(fmt(head));
   console.log(`|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`);
   for (const l of lines) console.log(fmt(l));
@@ -565,7 +601,7 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
 const watchdog = setTimeout(() => {
   log('run exceeded its time limit');
   void cleanup().finally(() => process.exit(1));
-}, QUICK ? 4 * 60_000 : 12 * 60_000);
+}, QUICK ? 9 * 60_000 : 20 * 60_000);
 
 main()
   .then(async () => {

@@ -99,8 +99,9 @@ async function queuedJobs(redisUrl: string, prefix: string): Promise<number> {
   const redis = new Redis(redisUrl);
   try {
     const key = `${prefix}:deliveries`;
-    const [wait, delayed, active] = await Promise.all([redis.llen(`${key}:wait`), redis.zcard(`${key}:delayed`), redis.llen(`${key}:active`)]);
-    return wait + delayed + active;
+    // Delivery jobs wait in the prioritized set (every one has a priority: packages/queue fair-share.ts).
+    const [wait, prioritized, delayed, active] = await Promise.all([redis.llen(`${key}:wait`), redis.zcard(`${key}:prioritized`), redis.zcard(`${key}:delayed`), redis.llen(`${key}:active`)]);
+    return wait + prioritized + delayed + active;
   } finally {
     redis.disconnect();
   }

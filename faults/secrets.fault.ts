@@ -126,7 +126,7 @@ it('leaves no credential of the whole run in any log, Redis key, API answer, das
     dashboardViews.push(answer.body);
     return JSON.parse(answer.body) as unknown;
   };
-  for (const status of ['latest', 'active', 'waiting', 'delayed', 'completed', 'failed']) {
+  for (const status of ['latest', 'active', 'waiting', 'prioritized', 'delayed', 'completed', 'failed']) {
     await keepDashboard(`/queues?activeQueue=deliveries&status=${status}&page=1&jobsPerPage=100`);
   }
   for (const delivery of deliveries.slice(0, 20)) await keepDashboard(`/queues/deliveries/${delivery.id}`);

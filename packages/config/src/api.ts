@@ -93,7 +93,7 @@ export function loadApiConfig(env: Env = process.env): ApiConfig {
   const service = readServiceConfig(env);
   const production = service.nodeEnv === 'production';
   const adminToken = readAdminToken(env, production);
-  const ingestToken = token(env, 'INGEST_TOKEN', DEV_INGEST_TOKEN, production);
+  const ingestToken = readIngestToken(env, production);
   const dashboardPassword = token(env, 'DASHBOARD_PASSWORD', DEV_DASHBOARD_PASSWORD, production, {
     minLength: PRODUCTION_PASSWORD_MIN_LENGTH,
     // Sent base64-encoded in HTTP Basic, so a space is fine (a pass phrase).
@@ -156,6 +156,11 @@ function readHttpServer(env: Env): HttpServerConfig {
 /** ADMIN_TOKEN: the events-api checks it, the `herald` CLI sends it; one rule for both. */
 export function readAdminToken(env: Env, production: boolean): string {
   return token(env, 'ADMIN_TOKEN', DEV_ADMIN_TOKEN, production);
+}
+
+/** INGEST_TOKEN: the events-api checks it, `pnpm demo` sends it. */
+export function readIngestToken(env: Env, production: boolean): string {
+  return token(env, 'INGEST_TOKEN', DEV_INGEST_TOKEN, production);
 }
 
 /** PORT: the events-api listens on it, and the `herald` CLI calls it on 127.0.0.1 unless HERALD_API_URL says otherwise. */

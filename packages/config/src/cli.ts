@@ -1,5 +1,5 @@
 /** The `herald` support CLI's settings: where the events-api is, and the admin token. */
-import { readAdminToken, readPort } from './api';
+import { readAdminToken, readIngestToken, readPort } from './api';
 import { url, type Env } from './parsers';
 import { readNodeEnv } from './shared';
 
@@ -17,4 +17,15 @@ export function loadCliConfig(env: Env = process.env): CliConfig {
     apiUrl: url(env, 'HERALD_API_URL', ['http:', 'https:'], `http://127.0.0.1:${readPort(env)}`),
     adminToken: readAdminToken(env, production),
   });
+}
+
+export interface DemoConfig extends CliConfig {
+  /** INGEST_TOKEN: `pnpm demo` reports its sample events as the platform would. */
+  readonly ingestToken: string;
+}
+
+/** `pnpm demo`'s settings: the CLI's, and the ingest token. */
+export function loadDemoConfig(env: Env = process.env): DemoConfig {
+  const production = readNodeEnv(env) === 'production';
+  return Object.freeze({ ...loadCliConfig(env), ingestToken: readIngestToken(env, production) });
 }

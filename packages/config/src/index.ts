@@ -29,5 +29,5 @@ export {
   type WorkerMetricsConfig,
 } from './worker';
 export type { EventsListLimits, QueryClassConfig, QueryClassesConfig } from './query-limits';
-export { loadCliConfig, type CliConfig } from './cli';
+export { loadCliConfig, loadDemoConfig, type CliConfig, type DemoConfig } from './cli';
 export { loadDatabaseConfig, loadKeyRotationConfig, testDatabaseUrl, type DatabaseConfig, type KeyRotationConfig } from './database-tools';

@@ -1,4 +1,5 @@
-import { loadCliConfig } from '../src';
+import { randomBytes } from 'node:crypto';
+import { loadCliConfig, loadDemoConfig } from '../src';
 
 describe('loadCliConfig', () => {
   it('calls the events-api on 127.0.0.1 at PORT when HERALD_API_URL is not set', () => {
@@ -12,5 +13,16 @@ describe('loadCliConfig', () => {
 
   it('refuses a PORT that is not a port, naming it', () => {
     expect(() => loadCliConfig({ PORT: 'eighty' })).toThrow(/PORT/);
+  });
+});
+
+describe('loadDemoConfig', () => {
+  it('adds the ingest token to the CLI settings, the public development one by default', () => {
+    expect(loadDemoConfig({ PORT: '4123' })).toEqual({ apiUrl: 'http://127.0.0.1:4123', adminToken: 'dev-admin-token', ingestToken: 'dev-ingest-token' });
+    expect(loadDemoConfig({ INGEST_TOKEN: 'i'.repeat(40) }).ingestToken).toBe('i'.repeat(40));
+  });
+
+  it('requires a real ingest token in production', () => {
+    expect(() => loadDemoConfig({ NODE_ENV: 'production', ADMIN_TOKEN: randomBytes(30).toString('base64url') })).toThrow(/INGEST_TOKEN/);
   });
 });

@@ -12,7 +12,7 @@ const PRODUCTION_WORKER = {
 describe('loadWorkerConfig', () => {
   it('defaults to 16 callbacks at once, 10 s per callback, 4 KiB of answer kept and Retry-After up to an hour', () => {
     const config = loadWorkerConfig({});
-    expect(config.worker).toEqual({ concurrency: 16, lockDurationMs: 30_000, stalledIntervalMs: 30_000 });
+    expect(config.worker).toEqual({ concurrency: 128, lockDurationMs: 30_000, stalledIntervalMs: 30_000 });
     expect(config.callback).toEqual({ timeoutMs: 10_000, responseMaxBytes: 4_096, tokenTimeoutMs: 10_000 });
     expect(config.retry).toEqual({
       attempts: 12,

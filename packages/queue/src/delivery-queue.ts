@@ -3,6 +3,7 @@ import { Queue, type JobsOptions } from 'bullmq';
 import { withTimeout } from '@herald/domain';
 import type { Redis } from 'ioredis';
 import { DELIVERY_BACKOFF_TYPE } from './delivery-backoff';
+import { createFairShare } from './fair-share';
 import { firstConnect } from './redis';
 import { DELIVERIES_QUEUE } from './delivery-job';
 
@@ -63,6 +64,13 @@ export interface DeliveryProducer {
 export function createDeliveryProducer(connection: Redis, options: { prefix: string; retry: RetryPolicy; timeoutMs: number }): DeliveryProducer {
   const queue = createDeliveryQueue(connection, options.prefix);
   const opts = deliveryJobOptions(options.retry);
+  // Every job is placed by its target's backlog (fair-share.ts), so that no target's burst makes
+  // another target's callbacks wait behind all of it.
+  const priorities = createFairShare(connection, { prioritizedKey: queue.toKey('prioritized'), recordsKey: fairShareKey(queue) });
+  const add = async (jobs: readonly DeliveryRef[]): Promise<void> => {
+    const priority = await priorities(jobs.map((data) => ({ jobId: data.deliveryId, targetId: data.targetId })));
+    await queue.addBulk(jobs.map((data, i) => ({ name: jobName(data), data, opts: { ...opts, jobId: data.deliveryId, priority: priority[i]! } })));
+  };
   // Fails at once while Redis is down (reconnecting), and after timeoutMs at most, a first
   // connect included (the Redis work may still finish).
   const bounded = async <T>(what: string, work: () => Promise<T>): Promise<T> =>
@@ -79,9 +87,10 @@ export function createDeliveryProducer(connection: Redis, options: { prefix: str
     queue,
     async enqueue(jobs) {
       if (jobs.length === 0) return;
-      // One round trip for the whole batch. The job id is the delivery id, so adding a delivery
-      // that is already queued (the sweeper racing the API, a retried enqueue) is a no-op.
-      await bounded('enqueue', () => queue.addBulk(jobs.map((data) => ({ name: jobName(data), data, opts: { ...opts, jobId: data.deliveryId } }))));
+      // Two round trips for the whole batch (the priorities, then the jobs). The job id is the
+      // delivery id, so adding a delivery that is already queued (the sweeper racing the API, a
+      // retried enqueue) is a no-op.
+      await bounded('enqueue', () => add(jobs));
     },
     async removeFinishedJobs(deliveryIds) {
       if (deliveryIds.length === 0) return new Map();
@@ -92,12 +101,20 @@ export function createDeliveryProducer(connection: Redis, options: { prefix: str
       return bounded('requeueing dead jobs', async () => {
         const slots = await removeFinishedJobs(queue, jobs.map((job) => job.deliveryId));
         const dead = jobs.filter((job) => slots.get(job.deliveryId) === 'free');
-        if (dead.length > 0) await queue.addBulk(dead.map((data) => ({ name: jobName(data), data, opts: { ...opts, jobId: data.deliveryId } })));
+        if (dead.length > 0) await add(dead);
         return new Set(dead.map((job) => job.deliveryId));
       });
     },
     close: () => queue.close(),
   };
+}
+
+/**
+ * The hash where fair scheduling keeps each target's place (fair-share.ts), beside the queue's own
+ * keys; BullMQ's obliterate does not know it, so whoever removes a queue removes it too.
+ */
+export function fairShareKey(queue: DeliveryQueue): string {
+  return queue.toKey('fair');
 }
 
 /** Whether a delivery id is free for a new job, or names a job that is still waiting, delayed or running. */

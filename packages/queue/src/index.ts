@@ -7,6 +7,7 @@ export {
   createDeliveryProducer,
   createDeliveryQueue,
   deliveryJobOptions,
+  fairShareKey,
   removeFinishedJobs,
   type DeliveryProducer,
   type DeliveryQueue,
@@ -21,3 +22,4 @@ export {
   type DeliveryBackoffPolicy,
   type RetryAfterHint,
 } from './delivery-backoff';
+export { createFairShare, FAIR_SHARE_RECORDS_TTL_SECONDS, MAX_PRIORITY, type FairShareJob, type FairShareOptions } from './fair-share';

@@ -1,6 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { DeliveryRef } from '@herald/domain';
-import { createDeliveryProducer, createRedisConnection } from '../src';
+import { createDeliveryProducer, createRedisConnection, fairShareKey } from '../src';
 
 // The Redis every test uses; REDIS_URL set in the shell is the running system's, not the tests'.
 const REDIS_URL = 'redis://127.0.0.1:6379';
@@ -19,6 +19,7 @@ describe('the delivery producer', () => {
       expect((await producer.queue.getJob(delivery.deliveryId))?.data).toEqual(delivery);
     } finally {
       await producer.queue.obliterate({ force: true }).catch(() => undefined);
+      await connection.del(fairShareKey(producer.queue)).catch(() => undefined);
       await producer.close();
       connection.disconnect();
     }

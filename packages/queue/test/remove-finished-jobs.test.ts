@@ -2,7 +2,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { DeliveryRef } from '@herald/domain';
-import { createDeliveryProducer, createRedisConnection, DELIVERIES_QUEUE, pingRedis, type DeliveryProducer } from '../src';
+import { createDeliveryProducer, createRedisConnection, DELIVERIES_QUEUE, fairShareKey, pingRedis, type DeliveryProducer } from '../src';
 
 // The Redis every test uses; REDIS_URL set in the shell is the running system's, not the tests'.
 const REDIS_URL = 'redis://127.0.0.1:6379';
@@ -26,6 +26,7 @@ beforeEach(async () => {
 
 afterEach(async () => {
   await producer.queue.obliterate({ force: true }).catch(() => undefined);
+  await client.del(fairShareKey(producer.queue)).catch(() => undefined);
   await worker.close();
   await producer.close();
   client.disconnect();
@@ -65,7 +66,7 @@ describe('removeFinishedJobs, then enqueue: replaying a delivery', () => {
 
     expect(await replay(data)).toEqual(new Map([[data.deliveryId, 'free']]));
     const again = (await producer.queue.getJob(data.deliveryId))!;
-    expect(await again.getState()).toBe('waiting');
+    expect(await again.getState()).toBe('prioritized');
     expect(again.finishedOn).toBeUndefined();
     expect(again.returnvalue).toBeNull();
     expect(again.timestamp).toBeGreaterThanOrEqual(finished.timestamp);
@@ -82,7 +83,7 @@ describe('removeFinishedJobs, then enqueue: replaying a delivery', () => {
 
     expect(await replay(data)).toEqual(new Map([[data.deliveryId, 'free']]));
     const again = (await producer.queue.getJob(data.deliveryId))!;
-    expect(await again.getState()).toBe('waiting');
+    expect(await again.getState()).toBe('prioritized');
     expect(again.attemptsMade).toBe(0);
     expect(again.failedReason).toBeUndefined();
   });
@@ -90,20 +91,20 @@ describe('removeFinishedJobs, then enqueue: replaying a delivery', () => {
   it('says the id is free for a delivery that has no job', async () => {
     const data = delivery();
     expect(await replay(data)).toEqual(new Map([[data.deliveryId, 'free']]));
-    expect(await producer.queue.getJobState(data.deliveryId)).toBe('waiting');
+    expect(await producer.queue.getJobState(data.deliveryId)).toBe('prioritized');
   });
 
   it('frees the id of a job whose hash outlived its place in the queue, which would otherwise block the add', async () => {
     const data = delivery();
     await producer.enqueue([data]);
-    // Part of the queue lost (an evicting Redis): the job's hash is there, the wait list lost it.
-    await client.lrem(`${producer.queue.opts.prefix}:${DELIVERIES_QUEUE}:wait`, 0, data.deliveryId);
+    // Part of the queue lost (an evicting Redis): the job's hash is there, the prioritized set lost it.
+    await client.zrem(`${producer.queue.opts.prefix}:${DELIVERIES_QUEUE}:prioritized`, data.deliveryId);
     expect(await producer.queue.getJobState(data.deliveryId)).toBe('unknown');
     await producer.enqueue([data]);
     expect(await producer.queue.getJobState(data.deliveryId)).toBe('unknown');
 
     expect(await replay(data)).toEqual(new Map([[data.deliveryId, 'free']]));
-    expect(await producer.queue.getJobState(data.deliveryId)).toBe('waiting');
+    expect(await producer.queue.getJobState(data.deliveryId)).toBe('prioritized');
   });
 
   it('gives a new job only to the deliveries whose job is gone or finished (requeueDead)', async () => {
@@ -114,7 +115,7 @@ describe('removeFinishedJobs, then enqueue: replaying a delivery', () => {
     const before = (await producer.queue.getJob(waiting.deliveryId))!;
 
     expect(await producer.requeueDead([lost, done, waiting])).toEqual(new Set([lost.deliveryId, done.deliveryId]));
-    expect(await producer.queue.getJobCounts('waiting', 'failed')).toEqual({ waiting: 3, failed: 0 });
+    expect(await producer.queue.getJobCounts('prioritized', 'failed')).toEqual({ prioritized: 3, failed: 0 });
     expect((await producer.queue.getJob(waiting.deliveryId))!.timestamp).toBe(before.timestamp);
   });
 
@@ -133,7 +134,7 @@ describe('removeFinishedJobs, then enqueue: replaying a delivery', () => {
       ]),
     );
     await replay(waiting);
-    expect(await producer.queue.getJobCounts('waiting', 'active')).toEqual({ waiting: 1, active: 1 });
+    expect(await producer.queue.getJobCounts('prioritized', 'active')).toEqual({ prioritized: 1, active: 1 });
   });
 
   it('refuses at once while Redis is not connected', async () => {

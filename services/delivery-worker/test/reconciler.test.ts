@@ -91,7 +91,7 @@ describe('the reconciler', () => {
     const after = await w.queue.getJob(alive!.deliveryId);
     // The very same job: not removed and added again.
     expect(after!.timestamp).toBe(before!.timestamp);
-    expect(await w.queue.getJobState(lost!.deliveryId)).toBe('waiting');
+    expect(await w.queue.getJobState(lost!.deliveryId)).toBe('prioritized');
 
     const rows = await w.prisma.delivery.findMany({ where: { id: { in: [alive!.deliveryId, lost!.deliveryId] } } });
     expect(rows.every((row) => row.queueCheckedAt !== null && row.status === 'pending')).toBe(true);
@@ -111,7 +111,7 @@ describe('the reconciler', () => {
     const results = await Promise.all(reconcilers.map((r) => r.reconcileOnce()));
     expect(results.reduce((n, r) => n + r.requeued, 0)).toBe(40);
     expect(results.reduce((n, r) => n + r.checked, 0)).toBe(40);
-    expect(await w.queue.getWaitingCount()).toBe(40);
+    expect(await w.queue.getJobCountByTypes('prioritized')).toBe(40);
   });
 
   it('requeues a delivery whose job BullMQ failed for stalling too often, which the processor never records', async () => {

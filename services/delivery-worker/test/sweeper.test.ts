@@ -13,7 +13,7 @@ import {
 } from '@herald/db';
 import { createLogger } from '@herald/logging';
 import { createMetrics } from '@herald/metrics';
-import { createDeliveryProducer, createRedisConnection, type DeliveryProducer } from '@herald/queue';
+import { createDeliveryProducer, createRedisConnection, fairShareKey, type DeliveryProducer } from '@herald/queue';
 import type { Redis } from 'ioredis';
 import { createScratchDatabase, metricValue, storeEvents, uniqueId } from '@herald/testing';
 import { startSweeper } from '@herald/outbox';
@@ -42,6 +42,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await producer.queue.obliterate({ force: true });
+  await redis.del(fairShareKey(producer.queue));
   await producer.close();
   redis.disconnect();
   await prisma.$disconnect();

@@ -17,8 +17,8 @@ export function startBanner(config: Pick<ApiConfig, 'adminToken' | 'ingestToken'
     `  Admin token     ${secret(config.adminToken, DEVELOPMENT_SECRETS.adminToken, 'ADMIN_TOKEN')}   (send Authorization: Bearer <token> to /admin; pnpm herald reads ADMIN_TOKEN)`,
     `  Ingest token    ${secret(config.ingestToken, DEVELOPMENT_SECRETS.ingestToken, 'INGEST_TOKEN')}   (send Authorization: Bearer <token> to POST /internal/events)`,
     `  OpenAPI         ${base}/openapi.json`,
-    'Next: paste the quickstart of README.md into another terminal to create a merchant, its API key and',
-    'its notification target, send an event and see the callback arrive.',
+    'Next: run `pnpm demo` in another terminal to see callbacks arrive at a demo merchant, or paste the',
+    "quickstart of README.md to do each step by hand.",
     '',
   ].join('\n');
 }

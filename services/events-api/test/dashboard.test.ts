@@ -68,8 +68,8 @@ describe('the Bull dashboard at /admin/queues', () => {
 
   it('lists the deliveries queue and its jobs in its JSON API, named for people', async () => {
     const eventId = await deliveryWithPassword(`pw-${randomUUID()}`);
-    const { queue } = await queueView('waiting');
-    expect(queue).toMatchObject({ name: 'deliveries', counts: { waiting: 1 }, allowRetries: true, allowCompletedRetries: false });
+    const { queue } = await queueView('prioritized');
+    expect(queue).toMatchObject({ name: 'deliveries', counts: { prioritized: 1 }, allowRetries: true, allowCompletedRetries: false });
     expect(queue.jobs).toHaveLength(1);
     expect(queue.jobs[0].name).toMatch(new RegExp(`^${eventId} -> program `));
     expect(Object.keys(queue.jobs[0].data).sort()).toEqual(['deliveryId', 'eventId', 'merchantId', 'programId', 'targetId']);
@@ -82,7 +82,7 @@ describe('the Bull dashboard at /admin/queues', () => {
     expect(queue.jobs.map((job: { id: string }) => job.id)).toEqual([deliveryId]);
 
     await dashboard('put', `/api/queues/deliveries/${deliveryId}/retry`).expect(204);
-    expect(await api.deliveryQueue.getJobState(deliveryId!)).toBe('waiting');
+    expect(await api.deliveryQueue.getJobState(deliveryId!)).toBe('prioritized');
   });
 
   it('refuses to retry a completed job, which the worker would not send again', async () => {
@@ -102,7 +102,7 @@ describe('the Bull dashboard at /admin/queues', () => {
   ] as const)('refuses %s %s, which would write job data or drop deliveries', async (method, path) => {
     await deliveryWithPassword(`pw-${randomUUID()}`);
     await dashboard(method, path).send({ name: 'x', data: { deliveryId: 'forged' } }).expect(403);
-    expect(await api.deliveryQueue.getJobCounts('waiting')).toEqual({ waiting: 1 });
+    expect(await api.deliveryQueue.getJobCounts('prioritized')).toEqual({ prioritized: 1 });
   });
 
   it.each(['completed', 'failed'])('lets ops clean %s jobs', async (status) => {
@@ -112,7 +112,7 @@ describe('the Bull dashboard at /admin/queues', () => {
   it('shows no target password in any job, whatever its state, nor in the logs', async () => {
     const password = `pw-${randomUUID()}`;
     await deliveryWithPassword(password);
-    const waiting = await queueView('waiting');
+    const waiting = await queueView('prioritized');
     await worker.runAll(() => ({ outcome: 'failed' }));
     const failed = await queueView('failed');
     const latest = await queueView('latest');

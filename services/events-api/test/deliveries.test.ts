@@ -277,7 +277,7 @@ describe('POST /admin/deliveries/:id/replay', () => {
     expect(stored).toMatchObject({ status: 'pending', completedAt: null, attemptsMade: 1 });
     expect(stored.enqueuedAt).not.toBeNull();
     const job = (await api.deliveryQueue.getJob(delivery.id))!;
-    expect(await job.getState()).toBe('waiting');
+    expect(await job.getState()).toBe('prioritized');
     expect(job.finishedOn).toBeUndefined();
     expect(job.data).toEqual(finishedJob.data);
 
@@ -293,7 +293,7 @@ describe('POST /admin/deliveries/:id/replay', () => {
 
     const res = await api.admin('post', `/deliveries/${delivery.id}/replay`).expect(202);
     expect(res.body.deliveries[0]).toMatchObject({ status: 'pending', previousStatus: 'failed', job: 'added' });
-    expect(await api.deliveryQueue.getJobState(delivery.id)).toBe('waiting');
+    expect(await api.deliveryQueue.getJobState(delivery.id)).toBe('prioritized');
   });
 
   it('keeps the job of a delivery that is still queued, adding no second one', async () => {
@@ -301,7 +301,7 @@ describe('POST /admin/deliveries/:id/replay', () => {
     const delivery = await deliveryTo(await ingestPayment(s), s.programTarget);
     const res = await api.admin('post', `/deliveries/${delivery.id}/replay`).expect(202);
     expect(res.body.deliveries[0]).toMatchObject({ status: 'pending', previousStatus: 'pending', job: 'already-queued' });
-    expect(await api.deliveryQueue.getJobCounts('waiting')).toEqual({ waiting: 2 });
+    expect(await api.deliveryQueue.getJobCounts('prioritized')).toEqual({ prioritized: 2 });
   });
 
   it.each([randomUUID(), 'not-a-uuid'])('answers 404 for %s, which is no delivery', async (id) => {
@@ -372,7 +372,7 @@ describe('POST /admin/deliveries/replay', () => {
 
     const rest = await api.admin('post', '/deliveries/replay').send({ status: 'failed', targetId: s.merchantTarget }).expect(202);
     expect(rest.body).toMatchObject({ more: false, deliveries: [{ eventId: events[2] }] });
-    expect(await api.deliveryQueue.getJobCounts('waiting')).toEqual({ waiting: 3 });
+    expect(await api.deliveryQueue.getJobCounts('prioritized')).toEqual({ prioritized: 3 });
   });
 
   it('replays only the deliveries of the status asked for, within a time range', async () => {

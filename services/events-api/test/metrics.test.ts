@@ -34,8 +34,8 @@ describe('GET /metrics on the events-api', () => {
     await api.ingest(event).expect(201);
     const after = await scrape();
     expect(metricValue(after, 'herald_events_ingested_total')).toBe(metricValue(before, 'herald_events_ingested_total')! + 1);
-    // No worker runs here, so the event's job waits.
-    expect(metricValue(after, 'herald_queue_jobs', { state: 'waiting' })).toBe(metricValue(before, 'herald_queue_jobs', { state: 'waiting' })! + 1);
+    // No worker runs here, so the event's job waits (in BullMQ's prioritized set: every delivery job has a priority).
+    expect(metricValue(after, 'herald_queue_jobs', { state: 'prioritized' })).toBe(metricValue(before, 'herald_queue_jobs', { state: 'prioritized' })! + 1);
 
     await api.ingest(event).expect(200);
     expect(metricValue(await scrape(), 'herald_events_ingested_total')).toBe(metricValue(after, 'herald_events_ingested_total'));

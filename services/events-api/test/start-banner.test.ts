@@ -14,6 +14,7 @@ describe('the start-up banner', () => {
     expect(banner).toContain('user admin, password dev-dashboard-password');
     expect(banner).toContain('dev-admin-token');
     expect(banner).toContain('dev-ingest-token');
+    expect(banner).toContain('run `pnpm demo` in another terminal');
     expect(banner).toContain('quickstart of README.md');
   });
 

@@ -2,7 +2,7 @@ import { PassThrough } from 'node:stream';
 import request from 'supertest';
 import { loadApiConfig, type ApiConfig } from '@herald/config';
 import { createLogger } from '@herald/logging';
-import { createDeliveryProducer, createRedisConnection } from '@herald/queue';
+import { createDeliveryProducer, createRedisConnection, fairShareKey } from '@herald/queue';
 import { testDatabaseUrl, uniqueId } from '@herald/testing';
 import { createApp } from '../../src/app';
 import { closeApiDatabases, createApiDatabases } from '../../src/databases';
@@ -71,7 +71,10 @@ export function createTestApi(env: Record<string, string> = {}) {
     },
     async close() {
       // With Redis unreachable, obliterate would wait for a connection forever.
-      if (redis.status === 'ready') await deliveryQueue.obliterate({ force: true }).catch(() => undefined);
+      if (redis.status === 'ready') {
+        await deliveryQueue.obliterate({ force: true }).catch(() => undefined);
+        await redis.del(fairShareKey(deliveryQueue)).catch(() => undefined);
+      }
       await deliveryQueue.close().catch(() => undefined);
       await closeApiDatabases(databases);
       redis.disconnect();
