@@ -1,12 +1,13 @@
 /**
- * `pnpm bench [--quick] [--only isolation]`: measures Herald against this machine's own ceilings, in the same run.
+ * `pnpm bench [--quick] [--only isolation|api-isolation]`: measures Herald against this machine's own ceilings, in the same run.
  *
  * Everything runs on 127.0.0.1 with its own database (created, migrated, dropped), its own queue
  * prefix (keys deleted at the end) and its own receiver process. Every figure stands beside a
  * ceiling measured in the same run, as a ratio, because these machines are shared and noisy.
  * Writes bench/results/latest.json and prints a table. Exits 1 on an error, never on slowness.
  * `--only isolation` runs the isolation section alone (bench/isolation.ts), writing
- * bench/results/latest-isolation.json.
+ * bench/results/latest-isolation.json; `--only api-isolation` the API isolation section
+ * (bench/api-isolation.ts), writing bench/results/latest-api-isolation.json.
  */
 import { execSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -20,13 +21,14 @@ import { applyMigrations, createPrismaClient, dropDatabase, ensureDatabase, type
 import { databaseUrlFor, startService, uniqueId, type ServiceProcess } from '@herald/testing';
 import { CpuAccounts, cpuPerUnit, machineBusy, type CpuSnapshot } from './cpu';
 import { bareIngest, ingestBatches } from './ingest-load';
+import { runApiIsolation } from './api-isolation';
 import { runIsolation } from './isolation';
 import { createRawPoster } from './raw-post';
 import { createPaymentTenant, serviceEnv } from './setup';
 import { filteredCount, seedEvents } from './seed-events';
 
 const QUICK = process.argv.includes('--quick');
-const SECTIONS = ['isolation'] as const;
+const SECTIONS = ['isolation', 'api-isolation'] as const;
 /** `--only <section>`: run that section alone. */
 const ONLY = ((): (typeof SECTIONS)[number] | undefined => {
   const at = process.argv.indexOf('--only');
@@ -244,6 +246,11 @@ async function main(): Promise<void> {
   await applyMigrations(databaseUrl);
   const prisma: PrismaClient = createPrismaClient(databaseUrl, { maxConnections: 2 });
   cleanups.push(() => prisma.$disconnect());
+  if (ONLY === 'api-isolation') {
+    await apiIsolation({ databaseUrl, queuePrefix, prisma });
+    report(runStarted);
+    return;
+  }
 
   const receiver = await startListening('bench/receiver.ts', {});
   const receiverUrl = `http://127.0.0.1:${receiver.port}`;
@@ -480,7 +487,34 @@ async function main(): Promise<void> {
     }
   }
 
+  await apiIsolation({ databaseUrl, queuePrefix, prisma });
   report(runStarted);
+}
+
+// --- API isolation: one key's 32 expensive reads beside another tenant (bench/api-isolation.ts) ---
+async function apiIsolation(context: { databaseUrl: string; queuePrefix: string; prisma: PrismaClient }): Promise<void> {
+  // An events-api of its own, on the default settings but the rate limit (as every bench API).
+  const api = await startListening('services/events-api/src/server.ts', { ...serviceEnv({ databaseUrl: context.databaseUrl, redisUrl: REDIS_URL, queuePrefix: context.queuePrefix }), PORT: '0' });
+  serviceLogs.push(['events-api (isolation)', api.proc]);
+  const noisyEvents = QUICK ? 100_000 : 1_000_000;
+  const r = await runApiIsolation({
+    apiUrl: `http://127.0.0.1:${api.port}`,
+    adminToken: ADMIN_TOKEN,
+    ingestToken: INGEST_TOKEN,
+    prisma: context.prisma,
+    noisyEvents,
+    seconds: QUICK ? 8 : 20,
+    log,
+  });
+  await api.proc.stop('SIGTERM', 15_000);
+  const scenario = `API isolation, 1 key x 32 loops of GET /events?${r.noisy.query} over ${noisyEvents} events`;
+  const statuses = (counts: Record<string, number>): string => Object.entries(counts).map(([status, n]) => `${n} x ${status}`).join(', ');
+  addRow({ scenario: `${scenario}: another tenant's GET /events p99`, figure: r.quiet.p99, unit: 'ms', target: '<= 250 ms', note: `p50 ${r.quiet.p50} ms; alone p50 ${r.quietAlone.p50} ms, p99 ${r.quietAlone.p99} ms; ${r.quiet.requests} requests at 20/s` });
+  addRow({ scenario: `${scenario}: another tenant's 503s`, figure: r.quiet.statuses['503'] ?? 0, unit: '503s', target: '0', note: statuses(r.quiet.statuses) });
+  addRow({ scenario: `${scenario}: /readyz answers other than 200`, figure: r.readyz.polls - (r.readyz.statuses['200'] ?? 0), unit: 'polls', target: '0', note: `${r.readyz.polls} polls: ${statuses(r.readyz.statuses)}` });
+  addRow({ scenario: `${scenario}: ingest p99 (single events, 5/s)`, figure: r.ingest.p99, unit: 'ms', note: `p50 ${r.ingest.p50} ms; ${statuses(r.ingest.statuses)}` });
+  addRow({ scenario: `${scenario}: the noisy key's answers`, figure: round((r.noisy.statuses['200'] ?? 0) / r.noisy.seconds, 1), unit: '200s/s', note: statuses(r.noisy.statuses) });
+  addRow({ scenario: `API isolation: the issue's GET /events?createdFrom=1970-01-01T00:00:00Z&page=9999&pageSize=100 alone, ${noisyEvents} events`, figure: r.issueQuery.ms, unit: 'ms', note: `answered ${r.issueQuery.status}` });
 }
 
 /** Writes the results file and prints the table. */

@@ -10,17 +10,26 @@ export function filteredCount(total: number): number {
 
 const SEED_OBJECT_TYPES = "ARRAY['subscription','subscription.plan','billing-cycle','payment-series','transactions','manual-retry','payment','refund']";
 
+/** Whose events a seed stores: a program and its merchants `${merchantPrefix}0` to `${merchantPrefix}${merchants - 1}`, which must exist. */
+export interface SeedTenant {
+  programId: string;
+  merchantPrefix: string;
+  merchants: number;
+}
+
 /**
  * Seeds `total` events in one INSERT ... SELECT generate_series, then fills event_counts and
  * event_bucket_counts from them exactly as addToCounts would have (scopes program and merchant,
  * origin any/one x objectType any/one, buckets of a day, a minute and a second): deep pages and
- * counts read those counters, so they must match the rows. Events are 5 ms apart (dense, so that the per-second buckets stay few: 200 a second), spread over 4
- * merchants, origins cycling every event and object types every 12 events.
+ * counts read those counters, so they must match the rows. Events are 5 ms apart (dense, so that the per-second buckets stay few: 200 a second), spread over the
+ * tenant's merchants (4 by default), origins cycling every event and object types every 12 events.
  */
-export async function seedEvents(prisma: PrismaClient, total: number): Promise<void> {
+export async function seedEvents(prisma: PrismaClient, total: number, tenant: SeedTenant = { programId: 'bench-l', merchantPrefix: 'bench-l-m', merchants: 4 }): Promise<void> {
+  // Ids from the bench's own constants, never from outside: safe to write into the statement.
+  const { programId, merchantPrefix, merchants } = tenant;
   await prisma.$executeRawUnsafe(`
     INSERT INTO events (id, program_id, merchant_id, created_at, origin, event_type, object_id, object_type, content_hash)
-    SELECT 'Event-' || gen_random_uuid(), 'bench-l', 'bench-l-m' || (i % 4),
+    SELECT 'Event-' || gen_random_uuid(), '${programId}', '${merchantPrefix}' || (i % ${merchants}),
            timestamptz '2026-01-01T00:00:00Z' + i * interval '5 milliseconds',
            (ARRAY['api','widget','automated'])[1 + i % 3], 'created', 'obj-' || i,
            (${SEED_OBJECT_TYPES})[1 + (i / 12) % 8], md5(i::text)
@@ -33,7 +42,7 @@ export async function seedEvents(prisma: PrismaClient, total: number): Promise<v
   await prisma.$executeRawUnsafe(`
     INSERT INTO event_counts (scope, origin, object_type, count)
     SELECT s.scope, o.origin, t.object_type, count(*) ${expanded}
-    WHERE e.program_id = 'bench-l' AND s.scope IS NOT NULL
+    WHERE e.program_id = '${programId}' AND s.scope IS NOT NULL
     GROUP BY 1, 2, 3
     ON CONFLICT (scope, origin, object_type) DO UPDATE SET count = event_counts.count + EXCLUDED.count`);
   await prisma.$executeRawUnsafe(`
@@ -42,7 +51,7 @@ export async function seedEvents(prisma: PrismaClient, total: number): Promise<v
            floor(extract(epoch FROM e.created_at))::bigint - (floor(extract(epoch FROM e.created_at))::bigint % g.granularity), count(*)
     ${expanded}
     CROSS JOIN (VALUES (86400), (60), (1)) g(granularity)
-    WHERE e.program_id = 'bench-l' AND s.scope IS NOT NULL
+    WHERE e.program_id = '${programId}' AND s.scope IS NOT NULL
     GROUP BY 1, 2, 3, 4, 5
     ON CONFLICT (scope, origin, object_type, granularity, bucket_start) DO UPDATE SET count = event_bucket_counts.count + EXCLUDED.count`);
   await prisma.$executeRawUnsafe('ANALYZE events');

@@ -1,6 +1,7 @@
 /** The events-api's settings: the shared ones, its port, its bearer tokens, its limits and the dashboard login. */
 import { ConfigError } from './config-error';
 import { integer, requireDistinct, text, token, type Env } from './parsers';
+import { readEventsListLimits, readQueryClasses, type EventsListLimits, type QueryClassesConfig } from './query-limits';
 import { readDeliveryJobs, readMetrics, readServiceConfig, type DeliveryJobsConfig, type MetricsConfig, type ServiceConfig } from './shared';
 
 /** The events-api's secrets outside production, public by design (production refuses them). */
@@ -53,6 +54,11 @@ export interface ApiConfig extends ServiceConfig {
   readonly metrics: MetricsConfig;
   /** How long the HTTP server waits for slow clients, and how many it holds at once. */
   readonly http: HttpServerConfig;
+  // --- Query bounds (tenant isolation) ---
+  /** The connection pool and statement time limit of each class of queries. */
+  readonly queryClasses: QueryClassesConfig;
+  /** The work one GET /events may cause, and how many of one key's run at once. */
+  readonly eventsList: EventsListLimits;
 }
 
 /**
@@ -129,7 +135,21 @@ export function loadApiConfig(env: Env = process.env): ApiConfig {
     }),
     metrics: Object.freeze(readMetrics(env)),
     http: Object.freeze(readHttpServer(env)),
+    ...readQueryBounds(env),
   });
+}
+
+// --- Query bounds (tenant isolation) ---
+function readQueryBounds(env: Env): Pick<ApiConfig, 'queryClasses' | 'eventsList'> {
+  const queryClasses = readQueryClasses(env);
+  return {
+    queryClasses: Object.freeze({
+      merchantReads: Object.freeze(queryClasses.merchantReads),
+      ingest: Object.freeze(queryClasses.ingest),
+      admin: Object.freeze(queryClasses.admin),
+    }),
+    eventsList: Object.freeze(readEventsListLimits(env, queryClasses.merchantReads.poolSize)),
+  };
 }
 
 function readHttpServer(env: Env): HttpServerConfig {

@@ -28,5 +28,6 @@ export {
   type WorkerConfig,
   type WorkerMetricsConfig,
 } from './worker';
+export type { EventsListLimits, QueryClassConfig, QueryClassesConfig } from './query-limits';
 export { loadCliConfig, loadDemoConfig, type CliConfig, type DemoConfig } from './cli';
 export { loadDatabaseConfig, loadKeyRotationConfig, testDatabaseUrl, type DatabaseConfig, type KeyRotationConfig } from './database-tools';

@@ -9,6 +9,13 @@ export interface PrismaClientOptions {
   maxConnections?: number;
   /** How long a query may wait for a free connection or for the server to answer a connect. */
   connectionTimeoutMs?: number;
+  /**
+   * PostgreSQL cancels any statement of this pool that runs longer (the connections'
+   * statement_timeout, sent when each connects: no extra round trip per query). Default: no limit.
+   */
+  statementTimeoutMs?: number;
+  /** Names the pool's connections in pg_stat_activity, e.g. `herald-api:merchant-reads`. */
+  applicationName?: string;
 }
 
 // The node-postgres pool under each client. Every repository statement goes through it (see
@@ -22,6 +29,8 @@ export function createPrismaClient(databaseUrl: string, options: PrismaClientOpt
     connectionString: databaseUrl,
     max: options.maxConnections ?? 10,
     connectionTimeoutMillis: options.connectionTimeoutMs ?? 5_000,
+    ...(options.statementTimeoutMs === undefined ? {} : { statement_timeout: options.statementTimeoutMs }),
+    ...(options.applicationName === undefined ? {} : { application_name: options.applicationName }),
   });
   // An idle connection that PostgreSQL closes emits 'error' on the pool; the next query reconnects.
   pool.on('error', () => undefined);

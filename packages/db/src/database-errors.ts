@@ -46,3 +46,13 @@ export function isUniqueViolation(error: unknown): boolean {
   const { code, meta } = error as { code?: unknown; meta?: { driverAdapterError?: { cause?: { originalCode?: string } } } };
   return code === '23505' || code === 'P2002' || meta?.driverAdapterError?.cause?.originalCode === '23505';
 }
+
+/**
+ * PostgreSQL cancelled the statement (SQLSTATE 57014): it ran past its statement_timeout, or an
+ * operator cancelled it. Not "unavailable": the database is up, this one query was too long.
+ */
+export function isStatementCancelled(error: unknown): boolean {
+  if (error === null || typeof error !== 'object') return false;
+  const { code, meta } = error as { code?: unknown; meta?: { driverAdapterError?: { cause?: { originalCode?: string } } } };
+  return code === '57014' || meta?.driverAdapterError?.cause?.originalCode === '57014';
+}

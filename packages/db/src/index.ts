@@ -7,7 +7,7 @@ export { apiKeyRepository, hashApiKey } from './repositories/api-keys';
 export type { ApiKeyRecord, ApiKeyRepository, ApiKeyScope } from './repositories/api-keys';
 export { tenantRepository, DuplicateIdError } from './repositories/tenants';
 export type { MerchantRecord, ProgramRecord, TenantRepository } from './repositories/tenants';
-export { eventRepository } from './repositories/events';
+export { eventRepository, pagesFoundThroughCounters } from './repositories/events';
 export type { EventListQuery, EventRepository, EventRepositoryOptions, KnownTenants, NewEvent, StoredEvent } from './repositories/events';
 export { ingestStore } from './repositories/ingest-store';
 export type { IngestStore, IngestTransaction } from './repositories/ingest-store';
@@ -37,7 +37,7 @@ export type {
 } from './repositories/targets';
 export { deliveryRepository } from './repositories/deliveries';
 export type { DeliveryRepository, ReconcileOptions, ReconcileResult, SweepOptions } from './repositories/deliveries';
-export { isDatabaseUnavailable, isUniqueViolation } from './database-errors';
+export { isDatabaseUnavailable, isStatementCancelled, isUniqueViolation } from './database-errors';
 export { DELIVERY_STATUSES, deliveryHistoryRepository } from './repositories/delivery-history';
 export type {
   DeliveryAttemptRecord,

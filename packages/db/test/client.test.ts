@@ -1,5 +1,6 @@
 import { testDatabaseUrl } from '@herald/config';
 import { createPrismaClient, sqlPool } from '../src/client';
+import { isDatabaseUnavailable, isStatementCancelled } from '../src/database-errors';
 
 describe('createPrismaClient', () => {
   it('ends its pool on $disconnect even when no Prisma query ever ran', async () => {
@@ -17,5 +18,26 @@ describe('createPrismaClient', () => {
     await pool.query('SELECT 1');
     await expect(prisma.$disconnect()).resolves.toBeUndefined();
     expect(pool.ended).toBe(true);
+  });
+});
+
+describe('createPrismaClient with a statement time limit', () => {
+  it('has PostgreSQL cancel a statement of its pool that runs longer, and names its connections', async () => {
+    const prisma = createPrismaClient(testDatabaseUrl(), { statementTimeoutMs: 200, applicationName: 'herald-test:limited' });
+    try {
+      const pool = sqlPool(prisma);
+      const settings = await pool.query<{ timeout: string; name: string }>("SELECT current_setting('statement_timeout') AS timeout, current_setting('application_name') AS name");
+      expect(settings.rows[0]).toEqual({ timeout: '200ms', name: 'herald-test:limited' });
+      const error = await pool.query('SELECT pg_sleep(5)').then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(isStatementCancelled(error)).toBe(true);
+      expect(isDatabaseUnavailable(error)).toBe(false);
+      // The connection stays usable after the cancellation.
+      await expect(pool.query('SELECT 1 AS one')).resolves.toMatchObject({ rows: [{ one: 1 }] });
+    } finally {
+      await prisma.$disconnect();
+    }
   });
 });

@@ -132,6 +132,12 @@ const SNAPSHOTS: Record<string, { queries: Record<string, unknown>; statements: 
       'page (program, counted filters, shallow)': eventQueries.page(programList, { skip: 0 }),
       'page (program, counted filters, deep: from the bucket walk)': eventQueries.page({ ...programList, origin: 'api', page: 200 }, { skip: 7, fromSecond: 1_767_323_045 }),
       'page (merchant, every filter)': eventQueries.page(everyListFilter, { skip: 100 }),
+      'page (merchant, counted filters and a time range: counted from the buckets)': eventQueries.page(
+        { ...everyListFilter, eventType: undefined, objectId: undefined, page: 1 },
+        { skip: 0 },
+      ),
+      'page (program, deep under createdFrom: from the bucket walk)': eventQueries.page({ ...programList, createdFrom: AT, page: 200 }, { skip: 7, fromSecond: 1_767_323_045 }),
+      countBefore: eventQueries.countBefore({ ...programList, origin: 'api' }, AT),
     },
   },
   'event-counts': {

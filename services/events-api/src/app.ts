@@ -10,7 +10,6 @@ import {
   pingDatabase,
   targetRepository,
   tenantRepository,
-  type PrismaClient,
 } from '@herald/db';
 import { opsEndpoints } from '@herald/lifecycle';
 import type { Logger } from '@herald/logging';
@@ -22,10 +21,12 @@ import { adminRouter } from './admin/router';
 import { createApiKeyCache } from './auth/api-key-cache';
 import { requireBearerToken } from './auth/bearer-token';
 import { DASHBOARD_PATH, dashboardRouter } from './dashboard/router';
+import type { ApiDatabases } from './databases';
 import { createReplay } from './deliveries/replay';
 import { deliveriesRouter } from './deliveries/router';
 import { eventsRouter } from './events/router';
 import { errorHandler, notFound } from './http/error-handler';
+import { createKeyConcurrency } from './http/key-concurrency';
 import { pathGuard } from './http/path-guard';
 import { plainRouter } from './http/plain-adapter';
 import { createRateLimit } from './http/rate-limit';
@@ -40,7 +41,8 @@ import { signingSecretRouter } from './targets/signing-secret-router';
 export interface AppDependencies {
   config: ApiConfig;
   logger: Logger;
-  prisma: PrismaClient;
+  /** One pool per class of work (see createApiDatabases). */
+  databases: ApiDatabases;
   /** A `client`-role connection: fails fast while Redis is down. */
   redis: Redis;
   /** Adds delivery jobs over that connection. */
@@ -51,17 +53,19 @@ export interface AppDependencies {
 
 /** Builds the Express app; does not listen, so tests can drive it with supertest. */
 export function createApp(deps: AppDependencies): Express {
-  const { config, logger, prisma, redis, producer } = deps;
+  const { config, logger, databases, redis, producer } = deps;
   const metrics = deps.metrics ?? createMetrics({ service: 'events-api' });
   metrics.watchQueue(producer.queue);
-  const tenants = tenantRepository(prisma);
-  const apiKeys = apiKeyRepository(prisma);
-  const apiKeyCache = createApiKeyCache(apiKeys, { ttlMs: config.apiKeyCacheMs });
-  const events = eventRepository(prisma);
-  const targets = targetRepository(prisma, credentialsCipherFromConfig(config));
-  const history = deliveryHistoryRepository(prisma);
-  const outbox = createOutboxPublisher({ producer, deliveries: deliveryRepository(prisma), logger });
-  const ingest = createIngest({ store: ingestStore(prisma), publish: outbox.publish, metrics, eventMaxBytes: config.eventMaxBytes });
+  // Each repository runs on the pool of its class of work: merchant reads can never take the
+  // connections of the ingest, of the admin API or of /readyz.
+  const tenants = tenantRepository(databases.admin);
+  const apiKeys = apiKeyRepository(databases.admin);
+  const apiKeyCache = createApiKeyCache(apiKeyRepository(databases.ingest), { ttlMs: config.apiKeyCacheMs });
+  const events = eventRepository(databases.merchantReads);
+  const targets = targetRepository(databases.admin, credentialsCipherFromConfig(config));
+  const history = deliveryHistoryRepository(databases.admin);
+  const outbox = createOutboxPublisher({ producer, deliveries: deliveryRepository(databases.ingest), logger });
+  const ingest = createIngest({ store: ingestStore(databases.ingest), publish: outbox.publish, metrics, eventMaxBytes: config.eventMaxBytes });
   const rateLimit = createRateLimit({
     redis,
     keyPrefix: config.queuePrefix,
@@ -78,7 +82,7 @@ export function createApp(deps: AppDependencies): Express {
     plainRouter(
       opsEndpoints({
         checks: [
-          { name: 'postgres', check: () => pingDatabase(prisma) },
+          { name: 'postgres', check: () => pingDatabase(databases.readiness) },
           { name: 'redis', check: () => pingRedis(redis) },
         ],
         readinessTimeoutMs: config.readinessTimeoutMs,
@@ -88,7 +92,15 @@ export function createApp(deps: AppDependencies): Express {
     ),
   );
   app.use(openApiRouter());
-  app.use(eventsRouter({ apiKeys: apiKeyCache, events, rateLimit }));
+  app.use(
+    eventsRouter({
+      apiKeys: apiKeyCache,
+      events,
+      rateLimit,
+      concurrency: createKeyConcurrency({ perKey: config.eventsList.concurrencyPerKey, queueWaitMs: config.eventsList.queueWaitMs }),
+      maxSkip: config.eventsList.maxSkip,
+    }),
+  );
   app.use(
     '/internal',
     requireBearerToken(

@@ -1,11 +1,11 @@
 // The events-api process: config -> logger -> database -> Redis -> app -> listen.
 import type { AddressInfo } from 'node:net';
 import { loadApiConfig } from '@herald/config';
-import { createPrismaClient } from '@herald/db';
 import { exitOnSignal, exitOnStartupFailure } from '@herald/lifecycle';
 import { createLogger } from '@herald/logging';
 import { createDeliveryProducer, createRedisConnection } from '@herald/queue';
 import { createApp } from './app';
+import { closeApiDatabases, createApiDatabases } from './databases';
 import { createHttpServer } from './http/http-server';
 import { startBanner } from './start-banner';
 
@@ -13,7 +13,7 @@ async function main(): Promise<void> {
   const config = loadApiConfig();
   const logger = createLogger({ level: config.logLevel, service: 'events-api' });
   try {
-    const prisma = createPrismaClient(config.databaseUrl);
+    const databases = createApiDatabases(config);
     const redis = createRedisConnection(config.redisUrl, { role: 'client', name: 'herald:events-api' });
     // Start even while PostgreSQL or Redis is down: /readyz reports it, the orchestrator holds
     // traffic back, and the API serves again as soon as they return (no restart needed).
@@ -21,7 +21,7 @@ async function main(): Promise<void> {
 
     const producer = createDeliveryProducer(redis, { prefix: config.queuePrefix, retry: config.retry, timeoutMs: config.enqueueTimeoutMs });
     producer.queue.on('error', (error) => logger.warn('delivery queue error', { error: error.message }));
-    const app = createApp({ config, logger, prisma, redis, producer });
+    const app = createApp({ config, logger, databases, redis, producer });
     const server = createHttpServer(app, config.http).listen(config.port);
     await new Promise<void>((resolve, reject) => {
       server.once('listening', resolve);
@@ -41,7 +41,7 @@ async function main(): Promise<void> {
         server.closeIdleConnections();
         await closed;
         await producer.close();
-        await Promise.allSettled([prisma.$disconnect(), redis.quit()]);
+        await Promise.allSettled([closeApiDatabases(databases), redis.quit()]);
       },
     });
   } catch (error) {

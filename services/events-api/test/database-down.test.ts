@@ -1,12 +1,12 @@
 import { PassThrough } from 'node:stream';
 import request from 'supertest';
 import { loadApiConfig } from '@herald/config';
-import { createPrismaClient } from '@herald/db';
 import { createLogger } from '@herald/logging';
 import { createDeliveryProducer, createRedisConnection } from '@herald/queue';
 import { closedPort, removeQueueKeys, uniqueId } from '@herald/testing';
 import { createApp } from '../src/app';
 import { expectDocumented } from './support/openapi';
+import { closeApiDatabases, createApiDatabases } from '../src/databases';
 
 describe('while PostgreSQL is unreachable', () => {
   let app: ReturnType<typeof createApp>;
@@ -15,13 +15,13 @@ describe('while PostgreSQL is unreachable', () => {
 
   beforeAll(async () => {
     const port = await closedPort();
-    const prisma = createPrismaClient(`postgresql://postgres@127.0.0.1:${port}/herald`, { connectionTimeoutMs: 500 });
+    const databases = createApiDatabases({ ...config, databaseUrl: `postgresql://postgres@127.0.0.1:${port}/herald` }, { connectionTimeoutMs: 500 });
     const redis = createRedisConnection(config.redisUrl, { role: 'client' });
     const prefix = uniqueId('unused');
     const producer = createDeliveryProducer(redis, { prefix, retry: config.retry, timeoutMs: 500 });
-    app = createApp({ config, prisma, redis, producer, logger: createLogger({ level: 'error', service: 'test', stream: new PassThrough() }) });
+    app = createApp({ config, databases, redis, producer, logger: createLogger({ level: 'error', service: 'test', stream: new PassThrough() }) });
     close = async () => {
-      await prisma.$disconnect();
+      await closeApiDatabases(databases);
       redis.disconnect();
       await removeQueueKeys(config.redisUrl, prefix);
     };

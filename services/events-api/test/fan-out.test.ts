@@ -1,11 +1,11 @@
 import { loadApiConfig } from '@herald/config';
-import { createPrismaClient } from '@herald/db';
 import { createLogger } from '@herald/logging';
 import { createDeliveryProducer, createRedisConnection, DELIVERY_BACKOFF_TYPE } from '@herald/queue';
 import { closedPort, testDatabaseUrl, uniqueId } from '@herald/testing';
 import { PassThrough } from 'node:stream';
 import request from 'supertest';
 import { createApp } from '../src/app';
+import { closeApiDatabases, createApiDatabases } from '../src/databases';
 import { createTestApi } from './support/api';
 import { ingestEvent } from './support/events';
 
@@ -125,12 +125,12 @@ describe('ingest while Redis is unreachable', () => {
 
     const port = await closedPort();
     const config = loadApiConfig({ NODE_ENV: 'test', DATABASE_URL: testDatabaseUrl(), REDIS_URL: `redis://127.0.0.1:${port}`, QUEUE_PREFIX: uniqueId('test') });
-    const prisma = createPrismaClient(config.databaseUrl);
+    const databases = createApiDatabases(config);
     const redis = createRedisConnection(config.redisUrl, { role: 'client' });
     redis.on('error', () => undefined);
     const producer = createDeliveryProducer(redis, { prefix: config.queuePrefix, retry: config.retry, timeoutMs: config.enqueueTimeoutMs });
     producer.queue.on('error', () => undefined);
-    const app = createApp({ config, prisma, redis, producer, logger: createLogger({ level: 'error', service: 'test', stream: new PassThrough() }) });
+    const app = createApp({ config, databases, redis, producer, logger: createLogger({ level: 'error', service: 'test', stream: new PassThrough() }) });
     try {
       const event = ingestEvent(tenant, { objectType: 'payment' });
       const res = await request(app).post('/internal/events').set('Authorization', `Bearer ${config.ingestToken}`).send(event);
@@ -142,7 +142,7 @@ describe('ingest while Redis is unreachable', () => {
     } finally {
       await producer.close().catch(() => undefined);
       redis.disconnect();
-      await prisma.$disconnect();
+      await closeApiDatabases(databases);
     }
   });
 });

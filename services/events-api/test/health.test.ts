@@ -1,29 +1,29 @@
 import request from 'supertest';
 import { loadApiConfig } from '@herald/config';
-import { createPrismaClient, type PrismaClient } from '@herald/db';
 import { createLogger } from '@herald/logging';
 import { createDeliveryProducer, createRedisConnection } from '@herald/queue';
 import { closedPort, testDatabaseUrl } from '@herald/testing';
 import type { Redis } from 'ioredis';
 import { PassThrough } from 'node:stream';
 import { createApp } from '../src/app';
+import { closeApiDatabases, createApiDatabases, type ApiDatabases } from '../src/databases';
 
 const config = loadApiConfig({ NODE_ENV: 'test', READINESS_TIMEOUT_MS: '1500' });
 const logger = createLogger({ level: 'error', service: 'test', stream: new PassThrough() });
 
 describe('health endpoints', () => {
   const opened: Array<{ close: () => Promise<unknown> }> = [];
-  function appWith(prisma: PrismaClient, redis: Redis) {
+  function appWith(databases: ApiDatabases, redis: Redis) {
     const producer = createDeliveryProducer(redis, { prefix: config.queuePrefix, retry: config.retry, timeoutMs: config.enqueueTimeoutMs });
     // As in server.ts: a queue whose Redis does not answer reports it, and is closed after the tests.
     producer.queue.on('error', () => undefined);
     opened.push({ close: () => producer.close() });
-    return createApp({ config, logger, prisma, redis, producer });
+    return createApp({ config, logger, databases, redis, producer });
   }
-  function prismaAt(url: string): PrismaClient {
-    const prisma = createPrismaClient(url, { connectionTimeoutMs: 1_000 });
-    opened.push({ close: () => prisma.$disconnect() });
-    return prisma;
+  function databasesAt(url: string): ApiDatabases {
+    const databases = createApiDatabases({ ...config, databaseUrl: url }, { connectionTimeoutMs: 1_000 });
+    opened.push({ close: () => closeApiDatabases(databases) });
+    return databases;
   }
   function redisAt(url: string): Redis {
     const redis = createRedisConnection(url, { role: 'client' });
@@ -37,14 +37,14 @@ describe('health endpoints', () => {
 
   it('GET /healthz answers 200 whatever the dependencies do', async () => {
     const port = await closedPort();
-    const app = appWith(prismaAt(`postgresql://postgres@127.0.0.1:${port}/x`), redisAt(`redis://127.0.0.1:${port}`));
+    const app = appWith(databasesAt(`postgresql://postgres@127.0.0.1:${port}/x`), redisAt(`redis://127.0.0.1:${port}`));
     const res = await request(app).get('/healthz');
     expect(res.status).toBe(200);
     expect(res.body).toEqual({ status: 'ok' });
   });
 
   it('GET /readyz answers 200 when PostgreSQL and Redis answer', async () => {
-    const app = appWith(prismaAt(testDatabaseUrl()), redisAt(config.redisUrl));
+    const app = appWith(databasesAt(testDatabaseUrl()), redisAt(config.redisUrl));
     const res = await request(app).get('/readyz');
     expect(res.status).toBe(200);
     expect(res.body).toEqual({ status: 'ready', checks: { postgres: { status: 'up' }, redis: { status: 'up' } } });
@@ -52,7 +52,7 @@ describe('health endpoints', () => {
 
   it('GET /readyz answers 503 problem+json naming PostgreSQL when it does not answer', async () => {
     const port = await closedPort();
-    const app = appWith(prismaAt(`postgresql://postgres@127.0.0.1:${port}/x`), redisAt(config.redisUrl));
+    const app = appWith(databasesAt(`postgresql://postgres@127.0.0.1:${port}/x`), redisAt(config.redisUrl));
     const res = await request(app).get('/readyz');
     expect(res.status).toBe(503);
     expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
@@ -61,14 +61,14 @@ describe('health endpoints', () => {
 
   it('GET /readyz answers 503 problem+json naming Redis when it does not answer', async () => {
     const port = await closedPort();
-    const app = appWith(prismaAt(testDatabaseUrl()), redisAt(`redis://127.0.0.1:${port}`));
+    const app = appWith(databasesAt(testDatabaseUrl()), redisAt(`redis://127.0.0.1:${port}`));
     const res = await request(app).get('/readyz');
     expect(res.status).toBe(503);
     expect(res.body).toMatchObject({ down: ['redis'], checks: { postgres: { status: 'up' }, redis: { status: 'down' } } });
   });
 
   it('answers an unknown route with 404 problem+json', async () => {
-    const app = appWith(prismaAt(testDatabaseUrl()), redisAt(config.redisUrl));
+    const app = appWith(databasesAt(testDatabaseUrl()), redisAt(config.redisUrl));
     const res = await request(app).get('/nope');
     expect(res.status).toBe(404);
     expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);

@@ -305,3 +305,379 @@ FROM
 ORDER BY
   "p"."created_at",
   "p"."id";
+
+-- events: page (merchant, counted filters and a time range: counted from the buckets)
+WITH
+  "c" AS MATERIALIZED (
+    SELECT
+      greatest(
+        (
+          (
+            (
+              SELECT
+                coalesce(sum("count"), 0) AS "n"
+              FROM
+                "event_bucket_counts"
+              WHERE
+                "scope" = $1
+                AND "origin" = $2
+                AND "object_type" = $3
+                AND "granularity" = 86400
+                AND "bucket_start" < $4
+            )
+          ) + (
+            (
+              SELECT
+                coalesce(sum("count"), 0) AS "n"
+              FROM
+                "event_bucket_counts"
+              WHERE
+                "scope" = $5
+                AND "origin" = $6
+                AND "object_type" = $7
+                AND "granularity" = 60
+                AND "bucket_start" >= $8
+                AND "bucket_start" < $9
+            )
+          ) + (
+            (
+              SELECT
+                coalesce(sum("count"), 0) AS "n"
+              FROM
+                "event_bucket_counts"
+              WHERE
+                "scope" = $10
+                AND "origin" = $11
+                AND "object_type" = $12
+                AND "granularity" = 1
+                AND "bucket_start" >= $13
+                AND "bucket_start" < $14
+            )
+          ) + (
+            (
+              SELECT
+                count(*) AS "n"
+              FROM
+                "events"
+              WHERE
+                (
+                  "events"."merchant_id" = $15
+                  AND "events"."origin" = $16
+                  AND "events"."object_type" = $17
+                  AND "events"."created_at" >= $18
+                  AND "events"."created_at" < $19
+                )
+            )
+          )
+        ) - (
+          (
+            (
+              SELECT
+                coalesce(sum("count"), 0) AS "n"
+              FROM
+                "event_bucket_counts"
+              WHERE
+                "scope" = $20
+                AND "origin" = $21
+                AND "object_type" = $22
+                AND "granularity" = 86400
+                AND "bucket_start" < $23
+            )
+          ) + (
+            (
+              SELECT
+                coalesce(sum("count"), 0) AS "n"
+              FROM
+                "event_bucket_counts"
+              WHERE
+                "scope" = $24
+                AND "origin" = $25
+                AND "object_type" = $26
+                AND "granularity" = 60
+                AND "bucket_start" >= $27
+                AND "bucket_start" < $28
+            )
+          ) + (
+            (
+              SELECT
+                coalesce(sum("count"), 0) AS "n"
+              FROM
+                "event_bucket_counts"
+              WHERE
+                "scope" = $29
+                AND "origin" = $30
+                AND "object_type" = $31
+                AND "granularity" = 1
+                AND "bucket_start" >= $32
+                AND "bucket_start" < $33
+            )
+          ) + (
+            (
+              SELECT
+                count(*) AS "n"
+              FROM
+                "events"
+              WHERE
+                (
+                  "events"."merchant_id" = $34
+                  AND "events"."origin" = $35
+                  AND "events"."object_type" = $36
+                  AND "events"."created_at" >= $37
+                  AND "events"."created_at" < $38
+                )
+            )
+          )
+        ),
+        0
+      ) AS "total"
+  )
+SELECT
+  "c"."total",
+  "p"."id",
+  "p"."created_at",
+  "p"."source_system",
+  "p"."origin",
+  "p"."event_type",
+  "p"."object_id",
+  "p"."object_type",
+  "p"."metadata",
+  "p"."data",
+  "p"."context"
+FROM
+  "c"
+  LEFT JOIN LATERAL (
+    SELECT
+      "e"."id",
+      "e"."created_at",
+      "e"."source_system",
+      "e"."origin",
+      "e"."event_type",
+      "e"."object_id",
+      "e"."object_type",
+      "e"."metadata",
+      "e"."data",
+      "e"."context"
+    FROM
+      (
+        SELECT
+          "id",
+          "created_at"
+        FROM
+          "events"
+        WHERE
+          (
+            "c"."total" > $39
+            AND (
+              "events"."merchant_id" = $40
+              AND "events"."origin" = $41
+              AND "events"."object_type" = $42
+              AND "events"."created_at" >= $43
+              AND "events"."created_at" < $44
+            )
+          )
+        ORDER BY
+          "created_at",
+          "id"
+        LIMIT
+          $45
+        OFFSET
+          $46
+      ) AS "page"
+      INNER JOIN "events" AS "e" ON "e"."id" = "page"."id"
+  ) AS "p" ON TRUE
+ORDER BY
+  "p"."created_at",
+  "p"."id";
+
+-- events: page (program, deep under createdFrom: from the bucket walk)
+WITH
+  "c" AS MATERIALIZED (
+    SELECT
+      greatest(
+        coalesce(
+          (
+            (
+              SELECT
+                "count"
+              FROM
+                "event_counts"
+              WHERE
+                "scope" = $1
+                AND "origin" = $2
+                AND "object_type" = $3
+            )
+          ),
+          0
+        ) - (
+          (
+            (
+              SELECT
+                coalesce(sum("count"), 0) AS "n"
+              FROM
+                "event_bucket_counts"
+              WHERE
+                "scope" = $4
+                AND "origin" = $5
+                AND "object_type" = $6
+                AND "granularity" = 86400
+                AND "bucket_start" < $7
+            )
+          ) + (
+            (
+              SELECT
+                coalesce(sum("count"), 0) AS "n"
+              FROM
+                "event_bucket_counts"
+              WHERE
+                "scope" = $8
+                AND "origin" = $9
+                AND "object_type" = $10
+                AND "granularity" = 60
+                AND "bucket_start" >= $11
+                AND "bucket_start" < $12
+            )
+          ) + (
+            (
+              SELECT
+                coalesce(sum("count"), 0) AS "n"
+              FROM
+                "event_bucket_counts"
+              WHERE
+                "scope" = $13
+                AND "origin" = $14
+                AND "object_type" = $15
+                AND "granularity" = 1
+                AND "bucket_start" >= $16
+                AND "bucket_start" < $17
+            )
+          ) + (
+            (
+              SELECT
+                count(*) AS "n"
+              FROM
+                "events"
+              WHERE
+                (
+                  "events"."program_id" = $18
+                  AND "events"."created_at" >= $19
+                  AND "events"."created_at" < $20
+                )
+            )
+          )
+        ),
+        0
+      ) AS "total"
+  )
+SELECT
+  "c"."total",
+  "p"."id",
+  "p"."created_at",
+  "p"."source_system",
+  "p"."origin",
+  "p"."event_type",
+  "p"."object_id",
+  "p"."object_type",
+  "p"."metadata",
+  "p"."data",
+  "p"."context"
+FROM
+  "c"
+  LEFT JOIN LATERAL (
+    SELECT
+      "e"."id",
+      "e"."created_at",
+      "e"."source_system",
+      "e"."origin",
+      "e"."event_type",
+      "e"."object_id",
+      "e"."object_type",
+      "e"."metadata",
+      "e"."data",
+      "e"."context"
+    FROM
+      (
+        SELECT
+          "id",
+          "created_at"
+        FROM
+          "events"
+        WHERE
+          (
+            "c"."total" > $21
+            AND "events"."program_id" = $22
+          )
+          AND "created_at" >= to_timestamp($23)
+        ORDER BY
+          "created_at",
+          "id"
+        LIMIT
+          $24
+        OFFSET
+          $25
+      ) AS "page"
+      INNER JOIN "events" AS "e" ON "e"."id" = "page"."id"
+  ) AS "p" ON TRUE
+ORDER BY
+  "p"."created_at",
+  "p"."id";
+
+-- events: countBefore
+SELECT
+  (
+    (
+      (
+        SELECT
+          coalesce(sum("count"), 0) AS "n"
+        FROM
+          "event_bucket_counts"
+        WHERE
+          "scope" = $1
+          AND "origin" = $2
+          AND "object_type" = $3
+          AND "granularity" = 86400
+          AND "bucket_start" < $4
+      )
+    ) + (
+      (
+        SELECT
+          coalesce(sum("count"), 0) AS "n"
+        FROM
+          "event_bucket_counts"
+        WHERE
+          "scope" = $5
+          AND "origin" = $6
+          AND "object_type" = $7
+          AND "granularity" = 60
+          AND "bucket_start" >= $8
+          AND "bucket_start" < $9
+      )
+    ) + (
+      (
+        SELECT
+          coalesce(sum("count"), 0) AS "n"
+        FROM
+          "event_bucket_counts"
+        WHERE
+          "scope" = $10
+          AND "origin" = $11
+          AND "object_type" = $12
+          AND "granularity" = 1
+          AND "bucket_start" >= $13
+          AND "bucket_start" < $14
+      )
+    ) + (
+      (
+        SELECT
+          count(*) AS "n"
+        FROM
+          "events"
+        WHERE
+          (
+            "events"."program_id" = $15
+            AND "events"."origin" = $16
+            AND "events"."created_at" >= $17
+            AND "events"."created_at" < $18
+          )
+      )
+    )
+  ) AS "before";

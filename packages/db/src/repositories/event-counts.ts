@@ -103,6 +103,22 @@ export async function locateOffset(executor: Sql, key: CountKey, offset: number)
   return from === null ? null : { fromSecond: from, skip: Number(remaining) };
 }
 
+/** A time's second, and the starts of its second, minute and day, as the bucket counters key them. */
+export interface SecondBounds {
+  /** Epoch seconds (floored). */
+  second: number;
+  minute: number;
+  day: number;
+  /** The start of its second, as a time. */
+  secondStart: Date;
+}
+
+export function secondBounds(at: Date): SecondBounds {
+  const second = Math.floor(at.getTime() / 1000);
+  const floorTo = (granularity: number): number => second - (((second % granularity) + granularity) % granularity);
+  return { second, minute: floorTo(60), day: floorTo(86_400), secondStart: new Date(second * 1000) };
+}
+
 /** Every statement of the counters, built from their parameters (the SQL snapshot compiles each). */
 export const eventCountQueries = {
   /**

@@ -4,7 +4,7 @@ import { sqlPool, type PrismaClient } from '../client';
 import type { DB, Event as EventTable } from '../generated/kysely/schema';
 import { allOf, byShape, db, run, sql, type Sql } from '../sql';
 import type { ApiKeyScope } from './api-keys';
-import { locateOffset, merchantScope, programScope, type CountKey } from './event-counts';
+import { locateOffset, merchantScope, programScope, secondBounds, type CountKey, type SecondBounds } from './event-counts';
 
 /** An event ready to store: every Event field (id and createdAt assigned) plus its tenant. */
 export interface NewEvent {
@@ -94,17 +94,21 @@ export function eventRepository(prisma: PrismaClient, options: EventRepositoryOp
   return {
     /**
      * One page of a tenant's events, oldest first by (createdAt, id), and the exact count of all
-     * matching events. Counts for the spec's filters come from event_counts; the extension filters
-     * count over their index.
+     * matching events. Counts for the spec's filters and the createdFrom/createdTo range come from
+     * the counters (event_counts, event_bucket_counts); eventType and objectId count over their index.
      */
     async list(query: EventListQuery): Promise<{ count: number; events: Event[] }> {
       const pool = sqlPool(prisma);
       const offset = (query.page - 1) * query.pageSize;
       // A deep page starts from the second the bucket counters point at, so only the events of that
       // second are skipped; a shallow one skips index entries directly. (Past the last event the
-      // walk finds no bucket, and the count below leaves the page empty.)
-      const start =
-        offset >= bucketWalkMinOffset && usesOnlyCountedFilters(query) ? await locateOffset(pool, countKey(query), offset) : null;
+      // walk finds no bucket, and the count below leaves the page empty.) Under createdFrom, the
+      // walk looks for the position past the events created before it.
+      let start: { fromSecond: bigint; skip: number } | null = null;
+      if (offset >= bucketWalkMinOffset && usesOnlyCountedFilters(query)) {
+        const before = query.createdFrom === undefined ? 0 : await countBefore(pool, query, query.createdFrom);
+        start = await locateOffset(pool, countKey(query), before + offset);
+      }
       // A named statement: each connection parses it once (a few dozen shapes at most, one per set
       // of filters), then only binds and plans it (measured: a third less PostgreSQL CPU per request).
       const { rows } = await run(pool, eventQueries.page(query, start ? { fromSecond: Number(start.fromSecond), skip: start.skip } : { skip: offset }), {
@@ -150,6 +154,12 @@ export async function loadStoredEvents(executor: Sql, eventIds: readonly string[
   return new Map(rows.map((row) => [row.id, { event: toEvent(row), contentHash: row.content_hash }]));
 }
 
+/** The exact number of the query's tenant's events (with its origin and objectType) created before `at`. */
+async function countBefore(pool: Sql, query: EventListQuery, at: Date): Promise<number> {
+  const { rows } = await run(pool, eventQueries.countBefore(query, at), { prepared: 'events-before' });
+  return Number(rows[0]?.before ?? 0);
+}
+
 /** Where a page starts: after skipping `skip` events, from `fromSecond` (epoch seconds) when the bucket walk found it. */
 type PageStart = { skip: number; fromSecond?: number };
 
@@ -184,6 +194,11 @@ export const eventQueries = {
       .where('e.id', '=', (eb) => eb.fn.any(sql<string[]>`${eventIds}::text[]`)),
 
   page: (query: EventListQuery, start: PageStart) => pageStatement(pageShape(query, start), pageValues(query, start)),
+
+  countBefore: (query: EventListQuery, at: Date) => {
+    const v = pageValues({ ...query, createdFrom: at, createdTo: undefined }, { skip: 0 });
+    return countBeforeStatement({ merchant: query.scope.kind === 'merchant', origin: query.origin !== undefined, objectType: query.objectType !== undefined }, v);
+  },
 };
 
 /** What decides the text of a page statement: the tenant's kind, which filters are set, and where the page starts. */
@@ -198,6 +213,16 @@ type PageShape = {
 
 /** The parameters of a page statement, each used as it is. */
 type PageValues = {
+  /** createdFrom's second, the starts of its minute and day (epoch seconds) and of its second, for the counters. */
+  createdFromSecond: number | undefined;
+  createdFromMinute: number | undefined;
+  createdFromDay: number | undefined;
+  createdFromSecondStart: Date | undefined;
+  /** The same of createdTo. */
+  createdToSecond: number | undefined;
+  createdToMinute: number | undefined;
+  createdToDay: number | undefined;
+  createdToSecondStart: Date | undefined;
   tenantId: string;
   countScope: string;
   countOrigin: string;
@@ -226,9 +251,19 @@ function pageShape(query: EventListQuery, start: PageStart): PageShape {
   };
 }
 
+function boundsOf<K extends 'createdFrom' | 'createdTo'>(name: K, at: Date | undefined) {
+  const b: Partial<SecondBounds> = at === undefined ? {} : secondBounds(at);
+  return { [`${name}Second`]: b.second, [`${name}Minute`]: b.minute, [`${name}Day`]: b.day, [`${name}SecondStart`]: b.secondStart } as Pick<
+    PageValues,
+    `${K}Second` | `${K}Minute` | `${K}Day` | `${K}SecondStart`
+  >;
+}
+
 function pageValues(query: EventListQuery, start: PageStart): PageValues {
   const key = countKey(query);
   return {
+    ...boundsOf('createdFrom', query.createdFrom),
+    ...boundsOf('createdTo', query.createdTo),
     tenantId: query.scope.kind === 'merchant' ? query.scope.merchantId : query.scope.programId,
     countScope: key.scope,
     countOrigin: key.origin ?? '',
@@ -266,7 +301,8 @@ const pageStatement = byShape((shape: PageShape, v: PageValues) =>
             sub
               .selectFrom('events')
               .select(['id', 'created_at'])
-              .where((w) => w.and([w('c.total', '>', v.offset), matching(w, shape, v)]))
+              // From the walk's second, the createdFrom bound is already in its position.
+              .where((w) => w.and([w('c.total', '>', v.offset), matching(w, shape, v, { createdFrom: !shape.from })]))
               .$if(shape.from, (q) => q.where('created_at', '>=', sql<Date>`to_timestamp(${v.fromSecond})`))
               .orderBy('created_at')
               .orderBy('id')
@@ -284,22 +320,78 @@ const pageStatement = byShape((shape: PageShape, v: PageValues) =>
     .orderBy('p.id'),
 );
 
-/** The exact count of the query's events: from event_counts for the spec's filters, else over their index. */
+/**
+ * The exact count of the query's events: from event_counts for the spec's filters, from the bucket
+ * counters under createdFrom/createdTo (the events before createdTo less those before createdFrom),
+ * else over their index.
+ */
 function countOf(shape: PageShape, v: PageValues) {
-  if (shape.counted) {
-    const counter = db
-      .selectFrom('event_counts')
-      .select('count')
-      .where('scope', '=', v.countScope)
-      .where('origin', '=', v.countOrigin)
-      .where('object_type', '=', v.countObjectType);
-    return sql<string>`coalesce((${counter}), 0)`;
+  const set = new Set(shape.filters);
+  if (shape.counted && (set.has('createdFrom') || set.has('createdTo'))) {
+    const scope = { merchant: shape.merchant, origin: set.has('origin'), objectType: set.has('objectType') };
+    const upTo = set.has('createdTo') ? beforeBound(scope, v, 'createdTo') : sql<string>`coalesce((${totalCounter(v)}), 0)`;
+    const from = set.has('createdFrom') ? beforeBound(scope, v, 'createdFrom') : sql<string>`0`;
+    // An empty range (createdFrom after createdTo) counts nothing, not a negative number.
+    return sql<string>`greatest(${upTo} - ${from}, 0)`;
   }
+  if (shape.counted) return sql<string>`coalesce((${totalCounter(v)}), 0)`;
   return sql<string>`(${db.selectFrom('events').select((eb) => eb.fn.countAll().as('count')).where((eb) => matching(eb, shape, v))})`;
 }
 
-/** The list query's filters on the events table. */
-function matching(eb: ExpressionBuilder<DB, 'events'>, shape: PageShape, v: PageValues) {
+/** The total of the query's counter in event_counts. */
+function totalCounter(v: Pick<PageValues, 'countScope' | 'countOrigin' | 'countObjectType'>) {
+  return db
+    .selectFrom('event_counts')
+    .select('count')
+    .where('scope', '=', v.countScope)
+    .where('origin', '=', v.countOrigin)
+    .where('object_type', '=', v.countObjectType);
+}
+
+/** Which tenant column and which of the spec's filters a count before a time reads. */
+type BeforeShape = { merchant: boolean; origin: boolean; objectType: boolean };
+
+/**
+ * The events of the query's counter created before `at`: the day buckets before its day, the
+ * minute buckets of its day before its minute, the second buckets of its minute before its second
+ * (at most 365 + 1,440 + 60 small rows a year), then the events of its own second before it, on
+ * the index.
+ */
+function beforeBound(shape: BeforeShape, v: PageValues, bound: 'createdFrom' | 'createdTo') {
+  const [at, second, minute, day, secondStart] =
+    bound === 'createdFrom'
+      ? [v.createdFrom, v.createdFromSecond, v.createdFromMinute, v.createdFromDay, v.createdFromSecondStart]
+      : [v.createdTo, v.createdToSecond, v.createdToMinute, v.createdToDay, v.createdToSecondStart];
+  const buckets = (granularity: number, lower: number | undefined, upper: number) =>
+    db
+      .selectFrom('event_bucket_counts')
+      .select((eb) => sql<string>`coalesce(sum(${eb.ref('count')}), 0)`.as('n'))
+      .where('scope', '=', v.countScope)
+      .where('origin', '=', v.countOrigin)
+      .where('object_type', '=', v.countObjectType)
+      .where('granularity', '=', sql.lit(granularity))
+      .$if(lower !== undefined, (q) => q.where('bucket_start', '>=', sql<string>`${lower}`))
+      .where('bucket_start', '<', sql<string>`${upper}`);
+  const ownSecond = db
+    .selectFrom('events')
+    .select((eb) => eb.fn.countAll().as('n'))
+    .where((eb) =>
+      allOf(eb, [
+        shape.merchant ? eb('events.merchant_id', '=', v.tenantId) : eb('events.program_id', '=', v.tenantId),
+        shape.origin && eb('events.origin', '=', v.origin!),
+        shape.objectType && eb('events.object_type', '=', v.objectType!),
+        eb('events.created_at', '>=', secondStart!),
+        eb('events.created_at', '<', at!),
+      ]),
+    );
+  return sql<string>`((${buckets(86_400, undefined, day!)}) + (${buckets(60, day, minute!)}) + (${buckets(1, minute, second!)}) + (${ownSecond}))`;
+}
+
+/** Built once per shape: a deep page under createdFrom counts the events before it first. */
+const countBeforeStatement = byShape((shape: BeforeShape, v: PageValues) => db.selectNoFrom(beforeBound(shape, v, 'createdFrom').as('before')));
+
+/** The list query's filters on the events table; `createdFrom: false` leaves that one out. */
+function matching(eb: ExpressionBuilder<DB, 'events'>, shape: PageShape, v: PageValues, include: { createdFrom: boolean } = { createdFrom: true }) {
   const set = new Set(shape.filters);
   return allOf(eb, [
     shape.merchant ? eb('events.merchant_id', '=', v.tenantId) : eb('events.program_id', '=', v.tenantId),
@@ -307,13 +399,21 @@ function matching(eb: ExpressionBuilder<DB, 'events'>, shape: PageShape, v: Page
     set.has('objectType') && eb('events.object_type', '=', v.objectType!),
     set.has('eventType') && eb('events.event_type', '=', v.eventType!),
     set.has('objectId') && eb('events.object_id', '=', v.objectId!),
-    set.has('createdFrom') && eb('events.created_at', '>=', v.createdFrom!),
+    include.createdFrom && set.has('createdFrom') && eb('events.created_at', '>=', v.createdFrom!),
     set.has('createdTo') && eb('events.created_at', '<', v.createdTo!),
   ]);
 }
 
-function usesOnlyCountedFilters(query: EventListQuery): boolean {
-  return query.eventType === undefined && query.objectId === undefined && query.createdFrom === undefined && query.createdTo === undefined;
+/**
+ * Whether the query's deep pages are found through the bucket counters (only the spec's filters
+ * are set): then a page costs the same at any depth. Otherwise a page skips every event before it.
+ */
+export function pagesFoundThroughCounters(query: Omit<EventListQuery, 'scope' | 'page' | 'pageSize'>): boolean {
+  return usesOnlyCountedFilters(query);
+}
+
+function usesOnlyCountedFilters(query: Omit<EventListQuery, 'scope' | 'page' | 'pageSize'>): boolean {
+  return query.eventType === undefined && query.objectId === undefined;
 }
 
 export type EventRepository = ReturnType<typeof eventRepository>;

@@ -1,5 +1,6 @@
 import { EVENT_TYPES, OBJECT_TYPES, ORIGINS, compileValidator, toDate } from '@herald/domain';
-import type { EventListQuery } from '@herald/db';
+import { pagesFoundThroughCounters, type EventListQuery } from '@herald/db';
+import { HttpError } from '../http/http-error';
 import { pageOf, pagingParameters, parseQuery } from '../http/query';
 
 /** The filter value `plan` selects events whose objectType is `subscription.plan` (the spec's note). */
@@ -44,4 +45,32 @@ export function parseEventsQuery(query: unknown): Omit<EventListQuery, 'scope'> 
     ...(q.createdFrom === undefined ? {} : { createdFrom: toDate(q.createdFrom) }),
     ...(q.createdTo === undefined ? {} : { createdTo: toDate(q.createdTo) }),
   };
+}
+
+/**
+ * Refuses a page that would skip more than `maxSkip` events: under eventType or objectId a page is
+ * found by skipping every event before it, so its cost grows with its depth. Without them (the
+ * spec's filters, createdFrom, createdTo) any page is found through the counters, at the same cost
+ * whatever its depth.
+ */
+export function checkPageDepth(query: Omit<EventListQuery, 'scope'>, maxSkip: number): void {
+  const skipped = (query.page - 1) * query.pageSize;
+  if (skipped <= maxSkip || pagesFoundThroughCounters(query)) return;
+  const deepest = Math.floor(maxSkip / query.pageSize) + 1;
+  const message = `must be at most ${deepest} with pageSize ${query.pageSize} under eventType or objectId: a page may skip at most ${maxSkip} events`;
+  throw new HttpError(
+    400,
+    'page_too_deep',
+    'Page too deep',
+    `Invalid query parameter: page ${message}. To read further, narrow the time range instead: set createdFrom to the createdAt of the last event read (or createdTo earlier) and start again at page 1.`,
+    { errors: [{ parameter: 'page', message }], maxSkip },
+  );
+}
+
+/**
+ * Whether the query counts and finds its page over the index (eventType or objectId), so that its
+ * cost grows with the tenant's events: such reads are limited per key (EVENTS_CONCURRENCY_PER_KEY).
+ */
+export function isExpensive(query: Omit<EventListQuery, 'scope'>): boolean {
+  return !pagesFoundThroughCounters(query);
 }

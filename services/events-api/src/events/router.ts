@@ -3,12 +3,23 @@ import type { EventRepository } from '@herald/db';
 import type { EventPage } from '@herald/domain';
 import type { ApiKeyAuthenticator } from '../auth/api-key-cache';
 import { HttpError } from '../http/http-error';
+import type { KeyConcurrency } from '../http/key-concurrency';
 import type { RateLimit } from '../http/rate-limit';
 import { checkRequiredHeaders } from './headers';
-import { parseEventsQuery } from './query';
+import { checkPageDepth, isExpensive, parseEventsQuery } from './query';
+
+export interface EventsRouterDependencies {
+  apiKeys: Pick<ApiKeyAuthenticator, 'authenticate'>;
+  events: EventRepository;
+  rateLimit: RateLimit;
+  /** How many of one key's expensive requests (isExpensive) query the database at once. */
+  concurrency: KeyConcurrency;
+  /** EVENTS_MAX_SKIP: most events a page found by skipping may skip. */
+  maxSkip: number;
+}
 
 /** GET /events: the merchant API. A merchant key lists its merchant's events; a program key every event of its program. */
-export function eventsRouter(deps: { apiKeys: Pick<ApiKeyAuthenticator, 'authenticate'>; events: EventRepository; rateLimit: RateLimit }): Router {
+export function eventsRouter(deps: EventsRouterDependencies): Router {
   const router = Router();
   router.get('/events', async (req, res) => {
     const key = req.get('x-api-key');
@@ -18,8 +29,12 @@ export function eventsRouter(deps: { apiKeys: Pick<ApiKeyAuthenticator, 'authent
     await deps.rateLimit(auth.keyId, res);
     checkRequiredHeaders(req);
     const query = parseEventsQuery(req.query);
+    checkPageDepth(query, deps.maxSkip);
 
-    const { count, events } = await deps.events.list({ ...query, scope: auth.scope });
+    const list = () => deps.events.list({ ...query, scope: auth.scope });
+    // Only the reads that count and skip over the index take a turn of the key: the others cost
+    // a few small counter rows whatever the data, and a busy key's cheap pages need no queue.
+    const { count, events } = isExpensive(query) ? await deps.concurrency(auth.keyId, list) : await list();
     const page: EventPage = {
       page: query.page,
       pageSize: query.pageSize,

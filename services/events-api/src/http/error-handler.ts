@@ -1,5 +1,5 @@
 import type { ErrorRequestHandler, RequestHandler } from 'express';
-import { DuplicateIdError, isDatabaseUnavailable } from '@herald/db';
+import { DuplicateIdError, isDatabaseUnavailable, isStatementCancelled } from '@herald/db';
 import { ValidationError } from '@herald/domain';
 import { problemType } from '@herald/lifecycle';
 import type { Logger } from '@herald/logging';
@@ -10,6 +10,8 @@ import { sendProblem } from './plain-adapter';
 
 // What a client is told to wait while PostgreSQL is unavailable.
 const DATABASE_RETRY_AFTER_SECONDS = 5;
+// What a client is told to wait after PostgreSQL cancelled its query at the statement time limit.
+const QUERY_TIMEOUT_RETRY_AFTER_SECONDS = 5;
 
 /** The one place where errors become HTTP answers. */
 export function errorHandler(logger: Logger): ErrorRequestHandler {
@@ -19,6 +21,7 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
       return;
     }
     if (isDatabaseUnavailable(error)) logger.warn('database unavailable', { requestId: res.locals.requestId, path: req.path, error });
+    if (isStatementCancelled(error)) logger.warn('query cancelled at its statement time limit', { requestId: res.locals.requestId, method: req.method, path: req.path });
     const known = toHttpError(error);
     if (known) {
       res.set(known.headers);
@@ -49,6 +52,18 @@ function toHttpError(error: unknown): HttpError | undefined {
     return new HttpError(503, 'database_unavailable', 'Service Unavailable', 'The database is unavailable; retry later.', {}, {
       'Retry-After': String(DATABASE_RETRY_AFTER_SECONDS),
     });
+  }
+  // A 503, not a 4xx: the same query may pass when the database is less busy. The detail says how
+  // to make it cheaper, since a query that is simply too broad will be cancelled again.
+  if (isStatementCancelled(error)) {
+    return new HttpError(
+      503,
+      'query_timeout',
+      'Service Unavailable',
+      'The database cancelled this request\'s query at its time limit. Retry later; for GET /events, a narrower query (a shorter createdFrom to createdTo range, a shallower page) finishes sooner.',
+      {},
+      { 'Retry-After': String(QUERY_TIMEOUT_RETRY_AFTER_SECONDS) },
+    );
   }
   const parserError = error as { type?: string; status?: number; expose?: boolean; message?: string };
   if (parserError?.type === 'entity.parse.failed') {

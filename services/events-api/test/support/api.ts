@@ -1,11 +1,11 @@
 import { PassThrough } from 'node:stream';
 import request from 'supertest';
 import { loadApiConfig, type ApiConfig } from '@herald/config';
-import { createPrismaClient } from '@herald/db';
 import { createLogger } from '@herald/logging';
 import { createDeliveryProducer, createRedisConnection, fairShareKey } from '@herald/queue';
 import { testDatabaseUrl, uniqueId } from '@herald/testing';
 import { createApp } from '../../src/app';
+import { closeApiDatabases, createApiDatabases } from '../../src/databases';
 
 /** An events-api on the test database and the real Redis, with its own queue prefix. */
 export function createTestApi(env: Record<string, string> = {}) {
@@ -16,7 +16,9 @@ export function createTestApi(env: Record<string, string> = {}) {
     RATE_LIMIT_REQUESTS: '10000',
     ...env,
   });
-  const prisma = createPrismaClient(config.databaseUrl);
+  const databases = createApiDatabases(config);
+  // The ingest's pool: tests seed and inspect through it.
+  const prisma = databases.ingest;
   const redis = createRedisConnection(config.redisUrl, { role: 'client' });
   // Everything down to debug is captured, so tests can search the logs for secrets.
   const logOutput = new PassThrough();
@@ -28,7 +30,7 @@ export function createTestApi(env: Record<string, string> = {}) {
   // Tests of an unreachable Redis check the answers; the connection's retries need no printing.
   redis.on('error', () => undefined);
   deliveryQueue.on('error', () => undefined);
-  const app = createApp({ config, logger, prisma, redis, producer });
+  const app = createApp({ config, logger, databases, redis, producer });
 
   const admin = (method: 'post' | 'put' | 'delete' | 'get', path: string) =>
     request(app)[method](`/admin${path}`).set('Authorization', `Bearer ${config.adminToken}`);
@@ -39,6 +41,7 @@ export function createTestApi(env: Record<string, string> = {}) {
     app,
     config,
     prisma,
+    databases,
     deliveryQueue,
     /** The log lines written so far. */
     logs: () => logs,
@@ -73,7 +76,7 @@ export function createTestApi(env: Record<string, string> = {}) {
         await redis.del(fairShareKey(deliveryQueue)).catch(() => undefined);
       }
       await deliveryQueue.close().catch(() => undefined);
-      await prisma.$disconnect();
+      await closeApiDatabases(databases);
       redis.disconnect();
     },
   };
