@@ -21,6 +21,8 @@ import type { Redis } from 'ioredis';
 import { adminRouter } from './admin/router';
 import { createApiKeyCache } from './auth/api-key-cache';
 import { requireBearerToken } from './auth/bearer-token';
+import { createFailedAuthThrottle } from './auth/failed-auth-throttle';
+import { limitUnknownKeyLookups } from './auth/unknown-key-limit';
 import { DASHBOARD_PATH, dashboardRouter } from './dashboard/router';
 import { createReplay } from './deliveries/replay';
 import { deliveriesRouter } from './deliveries/router';
@@ -55,7 +57,12 @@ export function createApp(deps: AppDependencies): Express {
   metrics.watchQueue(producer.queue);
   const tenants = tenantRepository(prisma);
   const apiKeys = apiKeyRepository(prisma);
-  const apiKeyCache = createApiKeyCache(apiKeys, { ttlMs: config.apiKeyCacheMs });
+  const apiKeyCache = createApiKeyCache(limitUnknownKeyLookups(apiKeys, { perSecond: config.unknownApiKeysPerSecond }), {
+    ttlMs: config.apiKeyCacheMs,
+    maxEntries: config.apiKeyCacheMaxEntries,
+    maxBytes: config.apiKeyCacheMaxBytes,
+  });
+  const failedAuth = createFailedAuthThrottle(config.authFailures);
   const events = eventRepository(prisma);
   const targets = targetRepository(prisma, credentialsCipherFromConfig(config));
   const history = deliveryHistoryRepository(prisma);
@@ -87,30 +94,32 @@ export function createApp(deps: AppDependencies): Express {
     ),
   );
   app.use(openApiRouter());
-  app.use(eventsRouter({ apiKeys: apiKeyCache, events, rateLimit }));
+  app.use(eventsRouter({ apiKeys: apiKeyCache, events, rateLimit, failedAuth }));
   app.use(
     '/internal',
     requireBearerToken(
       config.ingestToken,
       'herald-ingest',
       'The ingest API needs the ingest token: Authorization: Bearer $INGEST_TOKEN (not the admin token, not a merchant API key).',
+      failedAuth,
     ),
     express.json({ limit: config.ingestBodyLimitBytes, strict: false }),
     ingestRouter({ ingest }),
   );
   // Before the bearer-token admin API: a browser opens the dashboard with HTTP Basic.
-  app.use(DASHBOARD_PATH, dashboardRouter({ queue: producer.queue, credentials: config.dashboard }));
+  app.use(DASHBOARD_PATH, dashboardRouter({ queue: producer.queue, credentials: config.dashboard, failedAuth, logger, metrics }));
   app.use(
     '/admin',
     requireBearerToken(
       config.adminToken,
       'herald-admin',
       'The admin API needs the admin token: Authorization: Bearer $ADMIN_TOKEN (not the ingest token, not a merchant API key).',
+      failedAuth,
     ),
     express.json({ limit: '100kb' }),
     adminRouter({ tenants, apiKeys, onKeyRevoked: () => apiKeyCache.forgetAll() }),
     targetsRouter({ targets, urlPolicy: { allowPrivate: config.allowPrivateTargets, hostAllowlist: config.targetHostAllowlist } }),
-    deliveriesRouter({ history, replay: createReplay({ history, outbox, producer, logger }) }),
+    deliveriesRouter({ history, replay: createReplay({ history, outbox, producer, logger }), replayMaxDays: config.replayMaxDays }),
   );
   app.use(notFound);
   app.use(errorHandler(logger));
