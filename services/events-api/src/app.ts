@@ -33,6 +33,7 @@ import { plainRouter } from './http/plain-adapter';
 import { createRateLimit } from './http/rate-limit';
 import { requestLog } from './http/request-log';
 import { createIngest } from './ingest/ingest-events';
+import { MAX_BODY_DEPTH, refuseDeepJson } from './ingest/json-depth';
 import { ingestRouter } from './ingest/router';
 import { openApiRouter } from './openapi/router';
 import { targetsRouter } from './targets/router';
@@ -103,7 +104,8 @@ export function createApp(deps: AppDependencies): Express {
       'The ingest API needs the ingest token: Authorization: Bearer $INGEST_TOKEN (not the admin token, not a merchant API key).',
       failedAuth,
     ),
-    express.json({ limit: config.ingestBodyLimitBytes, strict: false }),
+    // The depth is checked on the raw bytes, before parsing: a hostile body costs one pass over it.
+    express.json({ limit: config.ingestBodyLimitBytes, strict: false, verify: refuseDeepJson(MAX_BODY_DEPTH) }),
     ingestRouter({ ingest }),
   );
   // Before the bearer-token admin API: a browser opens the dashboard with HTTP Basic.
