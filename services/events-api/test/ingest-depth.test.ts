@@ -48,6 +48,17 @@ describe('POST /internal/events with a hostile body', () => {
     }
   });
 
+  it('refuses a charset it cannot read with 415 problem+json naming Content-Type', async () => {
+    const res = await request(api.app)
+      .post('/internal/events')
+      .set('Authorization', `Bearer ${api.config.ingestToken}`)
+      .set('Content-Type', 'application/json; charset=utf-32')
+      .send('{}');
+    expect(res.status).toBe(415);
+    expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
+    expect(res.body).toMatchObject({ status: 415, header: 'content-type' });
+  });
+
   it('still takes an event whose content nests to the limit', async () => {
     const tenant = await api.createTenant();
     let deep: unknown = 'leaf';
