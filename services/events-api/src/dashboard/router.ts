@@ -114,7 +114,9 @@ export function dashboardRouter(deps: {
 /**
  * bull-board answers its API's errors (refusals of the hooks above, unknown queues and jobs, bad
  * parameters) as its own `{error, message}` JSON; this turns every such answer into the
- * problem+json every other Herald error is. A 5xx keeps its status but not bull-board's message.
+ * problem+json every other Herald error is. For a 4xx, bull-board's two members stay as
+ * extensions, since the dashboard page shows them in its error notice. A 5xx keeps its status but
+ * not bull-board's message (an exception's text).
  */
 const problemErrors: RequestHandler = (_req, res, next) => {
   const json = res.json.bind(res);
@@ -129,6 +131,7 @@ const problemErrors: RequestHandler = (_req, res, next) => {
       status,
       ...(status < 500 && typeof message === 'string' ? { detail: message } : {}),
       ...(status < 500 && typeof error === 'string' ? { error } : {}),
+      ...(status < 500 && typeof message === 'string' ? { message } : {}),
     });
     return res;
   };
