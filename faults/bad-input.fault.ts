@@ -226,7 +226,10 @@ interface Tally {
   samples: string[];
 }
 
-async function fire(requests: Array<{ method: string; path: string; headers: Record<string, string>; body?: string | Buffer }>): Promise<Tally> {
+async function fire(
+  requests: Array<{ method: string; path: string; headers: Record<string, string>; body?: string | Buffer; localAddress?: string }>,
+  target = origin,
+): Promise<Tally> {
   const tally: Tally = { byStatus: {}, statuses: requests.map(() => 0), serverErrors: 0, notProblemJson: 0, transportErrors: 0, samples: [] };
   const sample = (what: string, request: (typeof requests)[number], answer?: RawAnswer): void => {
     if (tally.samples.length < 20) tally.samples.push(`${what}: ${request.method} ${request.path.slice(0, 200)} ${JSON.stringify(request.headers).slice(0, 300)} body=${String(request.body ?? '').slice(0, 200)} -> ${answer ? `${answer.status} ${answer.contentType} ${answer.body.slice(0, 300)}` : ''}`);
@@ -236,7 +239,7 @@ async function fire(requests: Array<{ method: string; path: string; headers: Rec
     const request = requests[i]!;
     let answer: RawAnswer;
     try {
-      answer = await rawRequest(origin, request);
+      answer = await rawRequest(target, request);
     } catch (error) {
       tally.transportErrors++;
       sample(`no answer (${(error as Error).message})`, request);
@@ -433,5 +436,77 @@ describe('text PostgreSQL cannot store', () => {
       const answer = await api.ingest(body).expect(400);
       expect(answer.body.errors).toEqual(expect.arrayContaining([expect.objectContaining({ pointer })]));
     }
+  });
+});
+
+const FLOOD_REQUESTS = 10_000;
+const FLOOD_ADDRESSES = 200;
+
+/**
+ * The reviewer's key flood: GET /events with a different x-api-key each time, 15.5 KB ones
+ * included, from many client addresses (127.1.x.y), against an events-api with the production
+ * defaults of the failed-authentication throttle and the unknown-key lookup limit. Before, each
+ * key was a database query and memory grew by 136 MB and stayed.
+ */
+describe('API key flood', () => {
+  const flooded = createTenantApi('6-key-flood', { AUTH_FAILURES_PER_ADDRESS: '20', UNKNOWN_API_KEYS_PER_SECOND: '50' });
+  let floodServer: Server;
+  let floodOrigin: string;
+
+  beforeAll(async () => {
+    floodServer = createHttpServer(flooded.app, flooded.config.http).listen(0, '127.0.0.1');
+    await new Promise((resolve) => floodServer.once('listening', resolve));
+    floodOrigin = `http://127.0.0.1:${(floodServer.address() as AddressInfo).port}`;
+  });
+  afterAll(async () => {
+    await new Promise((resolve) => floodServer.close(resolve));
+    floodServer.closeAllConnections();
+    await flooded.close();
+  });
+
+  function floodKey(r: Random, i: number): string {
+    const random = (length: number) => Array.from({ length }, () => r.pick([...'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_'])).join('');
+    switch (i % 4) {
+      case 0:
+        return `hk_${random(43)}`;
+      case 1:
+        return `hk_${random(43).repeat(360)}${i}`;
+      case 2:
+        return random(r.int(1, 200));
+      default:
+        return `hk_${random(r.int(1, 60))}${r.pick(['', '+', '/', '=', '.'])}`;
+    }
+  }
+
+  it(`answers ${FLOOD_REQUESTS} requests with different keys from ${FLOOD_ADDRESSES} addresses without a 5xx, every 4xx a problem+json, and reports the memory`, async () => {
+    const r = createRandom(SEED + 2);
+    const requests = Array.from({ length: FLOOD_REQUESTS }, (_, i) => ({
+      method: 'GET',
+      path: '/events',
+      localAddress: `127.1.${Math.floor((i % FLOOD_ADDRESSES) / 250)}.${(i % FLOOD_ADDRESSES) % 250 + 1}`,
+      headers: { 'x-api-key': floodKey(r, i), 'content-type': 'application/json', 'accept-language': 'en-US', origin: 'https://shop.example', 'user-agent': 'herald-faults/1.0' },
+    }));
+    const memory = () => {
+      const { rss, heapUsed } = process.memoryUsage();
+      return { rssMb: Math.round(rss / 2 ** 20), heapUsedMb: Math.round(heapUsed / 2 ** 20) };
+    };
+    const before = memory();
+    const started = Date.now();
+    const tally = await fire(requests, floodOrigin);
+    const after = memory();
+    report('6. bad input: API key flood', `${FLOOD_REQUESTS} GET /events, each with a different x-api-key (a quarter well-formed unknown keys, a quarter 15.5 KB keys, the rest malformed), from ${FLOOD_ADDRESSES} client addresses; production defaults for the failed-authentication throttle (20 per address per minute) and unknown-key lookups (50 per second)`, {
+      'requests tried': FLOOD_REQUESTS,
+      'answers by status': tally.byStatus,
+      '5xx': tally.serverErrors,
+      '4xx not problem+json': tally.notProblemJson,
+      'no answer': tally.transportErrors,
+      'API process memory before (MB)': before,
+      'API process memory after (MB)': after,
+      seconds: ((Date.now() - started) / 1000).toFixed(1),
+      ...(tally.samples.length ? { samples: tally.samples } : {}),
+    });
+    expect(tally.samples).toEqual([]);
+    expect(tally.serverErrors + tally.notProblemJson + tally.transportErrors).toBe(0);
+    expect(Object.keys(tally.byStatus).sort()).toEqual(['401', '429']);
   });
 });

@@ -15,13 +15,14 @@ const agent = new http.Agent({ keepAlive: true, maxSockets: 16 });
  */
 export function rawRequest(
   origin: string,
-  options: { method: string; path: string; headers: Record<string, string>; body?: string | Buffer },
+  options: { method: string; path: string; headers: Record<string, string>; body?: string | Buffer; localAddress?: string },
   timeoutMs = 20_000,
 ): Promise<RawAnswer> {
   const url = new URL(origin);
   return new Promise((resolve, reject) => {
     const req = http.request(
-      { host: url.hostname, port: url.port, method: options.method, path: options.path, headers: options.headers, agent, timeout: timeoutMs },
+      // localAddress: a client address of 127.0.0.0/8 other than 127.0.0.1, to look like many clients.
+      { host: url.hostname, port: url.port, method: options.method, path: options.path, headers: options.headers, agent, timeout: timeoutMs, localAddress: options.localAddress },
       (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (chunk: Buffer) => chunks.push(chunk));

@@ -32,6 +32,21 @@ export interface ApiConfig extends ServiceConfig {
    * revokes it forgets at once. 0 turns the cache off. Default 5000.
    */
   readonly apiKeyCacheMs: number;
+  /** API_KEY_CACHE_MAX_ENTRIES: most x-api-key answers one process remembers; the oldest go first. 1 to 1000000. Default 10000. */
+  readonly apiKeyCacheMaxEntries: number;
+  /**
+   * API_KEY_CACHE_MAX_BYTES: most memory those answers may take, counted as each key's length plus
+   * a fixed allowance per answer; the oldest go first. 65536 to 1073741824. Default 8 MiB.
+   */
+  readonly apiKeyCacheMaxBytes: number;
+  /**
+   * UNKNOWN_API_KEYS_PER_SECOND: lookups in PostgreSQL that find no key, per second and process;
+   * past it, keys not in the cache are refused with 429 for the rest of that second, so a flood of
+   * made-up keys cannot load the database. Keys in the cache are not affected. 1 to 100000. Default 50.
+   */
+  readonly unknownApiKeysPerSecond: number;
+  /** How failed authentications from one client address are slowed down. */
+  readonly authFailures: AuthFailuresConfig;
   /** INGEST_BODY_LIMIT_BYTES: largest ingest request body. Default 5 MiB (1,000 events of about 5 KB). */
   readonly ingestBodyLimitBytes: number;
   /**
@@ -46,6 +61,11 @@ export interface ApiConfig extends ServiceConfig {
    * new secret without refusing a callback. 0 to 2592000 (30 days). Default 86400 (1 day).
    */
   readonly signingSecretRotationGraceSeconds: number;
+  /**
+   * REPLAY_MAX_DAYS: the longest time range (createdFrom to createdTo) a bulk replay may take when
+   * no program, merchant, event or target scopes it. 1 to 3660. Default 31.
+   */
+  readonly replayMaxDays: number;
   /** The attempts and retention of the delivery jobs the API enqueues (the worker owns the backoff). */
   readonly retry: DeliveryJobsConfig;
   /** Who may open the Bull dashboard at /admin/queues (HTTP Basic). */
@@ -86,6 +106,27 @@ export interface HttpServerConfig {
   readonly maxConnections: number;
 }
 
+/**
+ * Failed authentications (a wrong x-api-key, admin or ingest token, or dashboard login; a missing
+ * credential does not count) per client address. The address is the TCP peer's (the API does not
+ * trust X-Forwarded-For), an IPv6 address counted by its /64 network.
+ */
+export interface AuthFailuresConfig {
+  /**
+   * AUTH_FAILURES_PER_ADDRESS: failed authentications one address may make in a window; past it,
+   * every authentication from it is answered 429 (with Retry-After) until the window ends, right
+   * credentials included. 1 to 1000000. Default 20.
+   */
+  readonly perAddress: number;
+  /** AUTH_FAILURE_WINDOW_SECONDS: the window, from an address's first failure. 1 to 86400. Default 60. */
+  readonly windowSeconds: number;
+  /**
+   * AUTH_FAILURE_MAX_ADDRESSES: most addresses remembered at once (a hard memory bound); past it
+   * the oldest is forgotten. 1 to 10000000. Default 10000.
+   */
+  readonly maxAddresses: number;
+}
+
 /** HTTP Basic credentials of the Bull dashboard: ops staff, not merchants. */
 export interface DashboardConfig {
   /** DASHBOARD_USERNAME: 1 to 255 characters, no colon or control character (RFC 7617). Default `admin`. */
@@ -124,9 +165,18 @@ export function loadApiConfig(env: Env = process.env): ApiConfig {
     rateLimitRequests: integer(env, 'RATE_LIMIT_REQUESTS', 100, 1, 1_000_000),
     rateLimitWindowSeconds: integer(env, 'RATE_LIMIT_WINDOW_SECONDS', 1, 1, 3_600),
     apiKeyCacheMs: integer(env, 'API_KEY_CACHE_MS', 5_000, 0, 60_000),
+    apiKeyCacheMaxEntries: integer(env, 'API_KEY_CACHE_MAX_ENTRIES', 10_000, 1, 1_000_000),
+    apiKeyCacheMaxBytes: integer(env, 'API_KEY_CACHE_MAX_BYTES', 8 * 1024 * 1024, 65_536, 1024 * 1024 * 1024),
+    unknownApiKeysPerSecond: integer(env, 'UNKNOWN_API_KEYS_PER_SECOND', 50, 1, 100_000),
+    authFailures: Object.freeze({
+      perAddress: integer(env, 'AUTH_FAILURES_PER_ADDRESS', 20, 1, 1_000_000),
+      windowSeconds: integer(env, 'AUTH_FAILURE_WINDOW_SECONDS', 60, 1, 86_400),
+      maxAddresses: integer(env, 'AUTH_FAILURE_MAX_ADDRESSES', 10_000, 1, 10_000_000),
+    }),
     ingestBodyLimitBytes: integer(env, 'INGEST_BODY_LIMIT_BYTES', 5 * 1024 * 1024, 1_024, 100 * 1024 * 1024),
     eventMaxBytes: integer(env, 'EVENT_MAX_BYTES', 256 * 1024, 1_024, 100 * 1024 * 1024),
     signingSecretRotationGraceSeconds: integer(env, 'SIGNING_SECRET_ROTATION_GRACE_SECONDS', 86_400, 0, 30 * 86_400),
+    replayMaxDays: integer(env, 'REPLAY_MAX_DAYS', 31, 1, 3_660),
     retry: Object.freeze(readDeliveryJobs(env)),
     dashboard: Object.freeze({
       // RFC 7617: the user-id may hold neither a colon (the receiver splits there) nor a control character.

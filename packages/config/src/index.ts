@@ -17,7 +17,7 @@ export {
   type ServiceConfig,
   type TargetPolicyConfig,
 } from './shared';
-export { DEVELOPMENT_SECRETS, loadApiConfig, type ApiConfig, type DashboardConfig, type HttpServerConfig } from './api';
+export { DEVELOPMENT_SECRETS, loadApiConfig, type ApiConfig, type AuthFailuresConfig, type DashboardConfig, type HttpServerConfig } from './api';
 export {
   loadWorkerConfig,
   type CallbackConfig,

@@ -22,6 +22,35 @@ describe('loadApiConfig', () => {
     expect(loadApiConfig({ SIGNING_SECRET_ROTATION_GRACE_SECONDS: '2592000' }).signingSecretRotationGraceSeconds).toBe(2_592_000);
   });
 
+  it('bounds the API key cache, unknown-key lookups, failed authentications and bulk replays by default', () => {
+    expect(loadApiConfig({})).toMatchObject({
+      apiKeyCacheMaxEntries: 10_000,
+      apiKeyCacheMaxBytes: 8 * 1024 * 1024,
+      unknownApiKeysPerSecond: 50,
+      authFailures: { perAddress: 20, windowSeconds: 60, maxAddresses: 10_000 },
+      replayMaxDays: 31,
+    });
+  });
+
+  it('reads those bounds from their variables', () => {
+    const config = loadApiConfig({
+      API_KEY_CACHE_MAX_ENTRIES: '100',
+      API_KEY_CACHE_MAX_BYTES: '100000',
+      UNKNOWN_API_KEYS_PER_SECOND: '5',
+      AUTH_FAILURES_PER_ADDRESS: '3',
+      AUTH_FAILURE_WINDOW_SECONDS: '10',
+      AUTH_FAILURE_MAX_ADDRESSES: '7',
+      REPLAY_MAX_DAYS: '2',
+    });
+    expect(config).toMatchObject({
+      apiKeyCacheMaxEntries: 100,
+      apiKeyCacheMaxBytes: 100_000,
+      unknownApiKeysPerSecond: 5,
+      authFailures: { perAddress: 3, windowSeconds: 10, maxAddresses: 7 },
+      replayMaxDays: 2,
+    });
+  });
+
   it('reads every events-api variable that is set', () => {
     const config = loadApiConfig({
       PORT: '8080',
@@ -62,6 +91,13 @@ describe('loadApiConfig', () => {
     ['EVENT_MAX_BYTES', '256k', /EVENT_MAX_BYTES: must be a whole number/],
     ['SIGNING_SECRET_ROTATION_GRACE_SECONDS', '2592001', /SIGNING_SECRET_ROTATION_GRACE_SECONDS: must be between 0 and 2592000/],
     ['SIGNING_SECRET_ROTATION_GRACE_SECONDS', '-1', /SIGNING_SECRET_ROTATION_GRACE_SECONDS: must be a whole number/],
+    ['API_KEY_CACHE_MAX_ENTRIES', '0', /API_KEY_CACHE_MAX_ENTRIES: must be between 1 and 1000000/],
+    ['API_KEY_CACHE_MAX_BYTES', '1000', /API_KEY_CACHE_MAX_BYTES: must be between 65536 and 1073741824/],
+    ['UNKNOWN_API_KEYS_PER_SECOND', '0', /UNKNOWN_API_KEYS_PER_SECOND: must be between 1 and 100000/],
+    ['AUTH_FAILURES_PER_ADDRESS', 'x', /AUTH_FAILURES_PER_ADDRESS: must be a whole number/],
+    ['AUTH_FAILURE_WINDOW_SECONDS', '86401', /AUTH_FAILURE_WINDOW_SECONDS: must be between 1 and 86400/],
+    ['AUTH_FAILURE_MAX_ADDRESSES', '0', /AUTH_FAILURE_MAX_ADDRESSES: must be between 1 and 10000000/],
+    ['REPLAY_MAX_DAYS', '0', /REPLAY_MAX_DAYS: must be between 1 and 3660/],
   ])('rejects %s=%s with a message naming the variable', (name, value, message) => {
     const error = configErrorOf(loadApiConfig, { [name]: value });
     expect(error.variable).toBe(name);

@@ -22,6 +22,9 @@ export interface JobCountsSource {
   getJobCounts(...states: QueueState[]): Promise<Record<string, number>>;
 }
 
+/** What the Bull dashboard may do to the whole deliveries queue, for incidents; each is logged and counted. */
+export type DashboardQueueAction = 'pause' | 'resume';
+
 /** The route label of a request that matched no route (404s, and answers given by middleware before any route). */
 export const UNMATCHED_ROUTE = 'unmatched';
 
@@ -61,6 +64,8 @@ export interface HeraldMetrics {
   reconciled(checked: number, requeued: number): void;
   /** `herald_http_request_duration_seconds{method,route,status}`. */
   httpRequest(sample: HttpRequestSample): void;
+  /** `herald_dashboard_queue_actions_total{action}`: the deliveries queue paused or resumed from the Bull dashboard. */
+  dashboardQueueAction(action: DashboardQueueAction): void;
   /** Reports `herald_queue_jobs{state}` from this queue at every scrape. One queue per registry. */
   watchQueue(queue: JobCountsSource): void;
 }
@@ -106,6 +111,13 @@ export function createMetrics(options: MetricsOptions): HeraldMetrics {
     buckets: HTTP_BUCKETS,
     registers,
   });
+  const dashboardActions = new Counter({
+    name: 'herald_dashboard_queue_actions_total',
+    help: 'The deliveries queue paused or resumed from the Bull dashboard, by action.',
+    labelNames: ['action'] as const,
+    registers,
+  });
+  for (const action of ['pause', 'resume'] satisfies DashboardQueueAction[]) dashboardActions.inc({ action }, 0);
   // Every outcome starts at 0, so a rate over a fresh process is defined.
   for (const outcome of ['delivered', 'attempt_failed', 'failed'] satisfies DeliveryOutcomeLabel[]) deliveries.inc({ outcome }, 0);
 
@@ -142,6 +154,7 @@ export function createMetrics(options: MetricsOptions): HeraldMetrics {
       reconcilerRequeued.inc(requeued);
     },
     httpRequest: ({ method, route, status, durationSeconds }) => httpDuration.observe({ method, route, status: String(status) }, durationSeconds),
+    dashboardQueueAction: (action) => dashboardActions.inc({ action }),
     watchQueue(source) {
       queue = source;
     },

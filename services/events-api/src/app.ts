@@ -20,6 +20,8 @@ import type { Redis } from 'ioredis';
 import { adminRouter } from './admin/router';
 import { createApiKeyCache } from './auth/api-key-cache';
 import { requireBearerToken } from './auth/bearer-token';
+import { createFailedAuthThrottle } from './auth/failed-auth-throttle';
+import { limitUnknownKeyLookups } from './auth/unknown-key-limit';
 import { DASHBOARD_PATH, dashboardRouter } from './dashboard/router';
 import type { ApiDatabases } from './databases';
 import { createReplay } from './deliveries/replay';
@@ -32,6 +34,7 @@ import { plainRouter } from './http/plain-adapter';
 import { createRateLimit } from './http/rate-limit';
 import { requestLog } from './http/request-log';
 import { createIngest } from './ingest/ingest-events';
+import { MAX_BODY_DEPTH, refuseDeepJson } from './ingest/json-depth';
 import { ingestRouter } from './ingest/router';
 import { openApiRouter } from './openapi/router';
 import { targetsRouter } from './targets/router';
@@ -60,7 +63,12 @@ export function createApp(deps: AppDependencies): Express {
   // connections of the ingest, of the admin API or of /readyz.
   const tenants = tenantRepository(databases.admin);
   const apiKeys = apiKeyRepository(databases.admin);
-  const apiKeyCache = createApiKeyCache(apiKeyRepository(databases.ingest), { ttlMs: config.apiKeyCacheMs });
+  const apiKeyCache = createApiKeyCache(limitUnknownKeyLookups(apiKeyRepository(databases.ingest), { perSecond: config.unknownApiKeysPerSecond }), {
+    ttlMs: config.apiKeyCacheMs,
+    maxEntries: config.apiKeyCacheMaxEntries,
+    maxBytes: config.apiKeyCacheMaxBytes,
+  });
+  const failedAuth = createFailedAuthThrottle(config.authFailures);
   const events = eventRepository(databases.merchantReads);
   const targets = targetRepository(databases.admin, credentialsCipherFromConfig(config));
   const history = deliveryHistoryRepository(databases.admin);
@@ -97,6 +105,7 @@ export function createApp(deps: AppDependencies): Express {
       apiKeys: apiKeyCache,
       events,
       rateLimit,
+      failedAuth,
       concurrency: createKeyConcurrency({ perKey: config.eventsList.concurrencyPerKey, queueWaitMs: config.eventsList.queueWaitMs }),
       maxSkip: config.eventsList.maxSkip,
     }),
@@ -107,24 +116,27 @@ export function createApp(deps: AppDependencies): Express {
       config.ingestToken,
       'herald-ingest',
       'The ingest API needs the ingest token: Authorization: Bearer $INGEST_TOKEN (not the admin token, not a merchant API key).',
+      failedAuth,
     ),
-    express.json({ limit: config.ingestBodyLimitBytes, strict: false }),
+    // The depth is checked on the raw bytes, before parsing: a hostile body costs one pass over it.
+    express.json({ limit: config.ingestBodyLimitBytes, strict: false, verify: refuseDeepJson(MAX_BODY_DEPTH) }),
     ingestRouter({ ingest }),
   );
   // Before the bearer-token admin API: a browser opens the dashboard with HTTP Basic.
-  app.use(DASHBOARD_PATH, dashboardRouter({ queue: producer.queue, credentials: config.dashboard }));
+  app.use(DASHBOARD_PATH, dashboardRouter({ queue: producer.queue, credentials: config.dashboard, failedAuth, logger, metrics }));
   app.use(
     '/admin',
     requireBearerToken(
       config.adminToken,
       'herald-admin',
       'The admin API needs the admin token: Authorization: Bearer $ADMIN_TOKEN (not the ingest token, not a merchant API key).',
+      failedAuth,
     ),
     express.json({ limit: '100kb' }),
     adminRouter({ tenants, apiKeys, onKeyRevoked: () => apiKeyCache.forgetAll() }),
     targetsRouter({ targets, urlPolicy: { allowPrivate: config.allowPrivateTargets, hostAllowlist: config.targetHostAllowlist } }),
     signingSecretRouter({ targets, rotationGraceSeconds: config.signingSecretRotationGraceSeconds }),
-    deliveriesRouter({ history, replay: createReplay({ history, outbox, producer, logger }) }),
+    deliveriesRouter({ history, replay: createReplay({ history, outbox, producer, logger }), replayMaxDays: config.replayMaxDays }),
   );
   app.use(notFound);
   app.use(errorHandler(logger));

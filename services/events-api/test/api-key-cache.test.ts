@@ -1,4 +1,6 @@
 import { createApiKeyCache } from '../src/auth/api-key-cache';
+import { limitUnknownKeyLookups } from '../src/auth/unknown-key-limit';
+import { HttpError } from '../src/http/http-error';
 import { createTestApi, type TestApi } from './support/api';
 
 async function revokeInDatabase(api: TestApi, keyId: string): Promise<void> {
@@ -40,7 +42,7 @@ describe('GET /events with the API key cache', () => {
     });
 
     it('remembers an unknown key as unknown, and a new key works at once', async () => {
-      expect((await api.listEvents('hk_unknown')).status).toBe(401);
+      expect((await api.listEvents(`hk_${'u'.repeat(43)}`)).status).toBe(401);
       const tenant = await api.createTenant();
       expect((await api.listEvents(tenant.merchantKey.key)).status).toBe(200);
     });
@@ -99,5 +101,89 @@ describe('createApiKeyCache', () => {
     const cache = createApiKeyCache({ authenticate: async (key) => (asked.push(key), answer) }, { ttlMs: 60_000, maxEntries: 2 });
     for (const key of ['hk_a', 'hk_b', 'hk_c', 'hk_c', 'hk_b', 'hk_a']) await cache.authenticate(key);
     expect(asked).toEqual(['hk_a', 'hk_b', 'hk_c', 'hk_a']);
+  });
+});
+
+describe('createApiKeyCache memory', () => {
+  const answer = { keyId: 'k', scope: { kind: 'program' as const, programId: 'p' } };
+  const keyOf = (i: number) => `hk_${String(i).padStart(43, '0')}`;
+
+  it('drops expired answers as soon as it is used again, so a flood of keys leaves nothing behind', async () => {
+    let clock = 0;
+    const cache = createApiKeyCache({ authenticate: async () => null }, { ttlMs: 1_000, now: () => clock });
+    for (let i = 0; i < 500; i++) await cache.authenticate(keyOf(i));
+    expect(cache.usage().entries).toBe(500);
+    clock = 1_000;
+    await cache.authenticate(keyOf(-1));
+    expect(cache.usage().entries).toBe(1);
+  });
+
+  it('holds at most maxBytes, counting each key by its length, dropping the oldest', async () => {
+    const asked: string[] = [];
+    const cache = createApiKeyCache({ authenticate: async (key) => (asked.push(key), answer) }, { ttlMs: 60_000, maxBytes: 4_000 });
+    const long = (c: string) => `hk_${c.repeat(1_000)}`;
+    for (const key of [long('a'), long('b'), long('c')]) await cache.authenticate(key);
+    expect(cache.usage().bytes).toBeLessThanOrEqual(4_000);
+    expect(cache.usage().entries).toBe(1);
+    await cache.authenticate(long('c'));
+    await cache.authenticate(long('a'));
+    expect(asked).toEqual([long('a'), long('b'), long('c'), long('a')]);
+  });
+
+  it('answers a key too large to hold without keeping it', async () => {
+    const cache = createApiKeyCache({ authenticate: async () => answer }, { ttlMs: 60_000, maxBytes: 1_000 });
+    await expect(cache.authenticate(`hk_${'x'.repeat(2_000)}`)).resolves.toEqual(answer);
+    expect(cache.usage()).toEqual({ entries: 0, bytes: 0 });
+  });
+});
+
+describe('limitUnknownKeyLookups', () => {
+  const known = { keyId: 'k', scope: { kind: 'program' as const, programId: 'p' } };
+
+  it('refuses lookups with 429 once perSecond lookups found no key in this second, without asking', async () => {
+    let clock = 5_000;
+    const asked: string[] = [];
+    const limited = limitUnknownKeyLookups({ authenticate: async (key) => (asked.push(key), key === 'known' ? known : null) }, { perSecond: 2, now: () => clock });
+    await expect(limited.authenticate('u1')).resolves.toBeNull();
+    await expect(limited.authenticate('known')).resolves.toEqual(known);
+    await expect(limited.authenticate('u2')).resolves.toBeNull();
+    const refusal = await limited.authenticate('u3').catch((error: unknown) => error);
+    expect(refusal).toBeInstanceOf(HttpError);
+    expect(refusal).toMatchObject({ status: 429, headers: { 'Retry-After': '1' } });
+    await expect(limited.authenticate('known')).rejects.toMatchObject({ status: 429 });
+    expect(asked).toEqual(['u1', 'known', 'u2']);
+    clock = 6_000;
+    await expect(limited.authenticate('u3')).resolves.toBeNull();
+  });
+
+  it('is not remembered by the cache: the key is asked again once the second has passed', async () => {
+    let clock = 0;
+    let calls = 0;
+    const limited = limitUnknownKeyLookups({ authenticate: async () => (calls += 1, null) }, { perSecond: 1, now: () => clock });
+    const cache = createApiKeyCache(limited, { ttlMs: 60_000, now: () => clock });
+    await cache.authenticate('a');
+    await expect(cache.authenticate('b')).rejects.toMatchObject({ status: 429 });
+    clock = 1_000;
+    await expect(cache.authenticate('b')).resolves.toBeNull();
+    expect(calls).toBe(2);
+  });
+});
+
+describe('GET /events with UNKNOWN_API_KEYS_PER_SECOND=2', () => {
+  const api = createTestApi({ UNKNOWN_API_KEYS_PER_SECOND: '2' });
+  afterAll(() => api.close());
+
+  it('answers a flood of unknown keys 429 problem+json with Retry-After, while a cached key keeps working', async () => {
+    const tenant = await api.createTenant();
+    expect((await api.listEvents(tenant.merchantKey.key)).status).toBe(200);
+    const statuses: number[] = [];
+    for (let i = 0; i < 30; i++) {
+      const res = await api.listEvents(`hk_${String(i).padStart(43, 'f')}`);
+      statuses.push(res.status);
+      expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
+      if (res.status === 429) expect(res.headers['retry-after']).toBe('1');
+    }
+    expect(new Set(statuses)).toEqual(new Set([401, 429]));
+    expect((await api.listEvents(tenant.merchantKey.key)).status).toBe(200);
   });
 });

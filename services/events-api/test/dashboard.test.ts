@@ -142,6 +142,46 @@ describe('the Bull dashboard at /admin/queues', () => {
     expect(await api.deliveryQueue.getJobCounts('prioritized')).toEqual({ prioritized: 1 });
   });
 
+  it.each([
+    ['/api/queues/deliveries/concurrency', { concurrency: 1 }],
+    ['/api/queues/deliveries/rate-limit', { max: 1, duration: 60_000 }],
+  ])('refuses PUT %s, which would throttle every worker, with a 403 problem+json', async (path, body) => {
+    const res = await dashboard('put', path).send(body).expect(403);
+    expect(res.type).toBe('application/problem+json');
+    expect(res.body).toMatchObject({ status: 403, type: expect.any(String), title: expect.any(String), detail: expect.stringMatching(/WORKER_CONCURRENCY/) });
+    expect(await api.deliveryQueue.getGlobalConcurrency()).toBeNull();
+  });
+
+  it.each([
+    ['a refused action', 'put', '/api/queues/deliveries/obliterate', 403],
+    ['an unknown queue', 'get', '/api/queues/nosuchqueue/workers', 404],
+    ['an unknown job', 'get', `/api/queues/deliveries/${randomUUID()}`, 404],
+    ['an unknown API route', 'get', '/api/nothing-here', 404],
+  ] as const)('answers %s with a problem+json', async (_case, method, path, status) => {
+    const res = await dashboard(method, path).expect(status);
+    expect(res.type).toBe('application/problem+json');
+    expect(res.body).toMatchObject({ status, type: expect.any(String), title: expect.any(String) });
+  });
+
+  it('pauses and resumes the queue, each logged with the dashboard user and counted', async () => {
+    const count = async (action: string) => {
+      const text = (await request(api.app).get('/metrics').expect(200)).text;
+      return Number(new RegExp(`herald_dashboard_queue_actions_total\\{[^}]*action="${action}"[^}]*\\} (\\d+)`).exec(text)?.[1] ?? NaN);
+    };
+    const [paused, resumed] = [await count('pause'), await count('resume')];
+    await dashboard('put', '/api/queues/deliveries/pause').expect(200);
+    expect(await api.deliveryQueue.isPaused()).toBe(true);
+    await dashboard('put', '/api/queues/deliveries/resume').expect(200);
+    expect(await api.deliveryQueue.isPaused()).toBe(false);
+    expect([await count('pause'), await count('resume')]).toEqual([paused + 1, resumed + 1]);
+    const lines = api.logs().split('\n').filter((line) => line.includes('dashboard: queue'));
+    expect(lines).toEqual([
+      expect.stringMatching(/"message":"dashboard: queue paused".*"user":"ops"/),
+      expect.stringMatching(/"message":"dashboard: queue resumed".*"user":"ops"/),
+    ]);
+    expect(lines.join('\n')).not.toContain(PASSWORD);
+  });
+
   it.each(['completed', 'failed'])('lets ops clean %s jobs', async (status) => {
     await dashboard('put', `/api/queues/deliveries/clean/${status}`).expect(200);
   });

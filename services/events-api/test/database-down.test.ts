@@ -28,15 +28,30 @@ describe('while PostgreSQL is unreachable', () => {
   });
   afterAll(() => close());
 
+  const listEvents = (key: string) =>
+    request(app).get('/events').set({ 'x-api-key': key, 'Content-Type': 'application/json', 'Accept-Language': 'en-US', Origin: 'https://a.example', 'User-Agent': 't' });
+
   it('GET /events answers 503 problem+json with Retry-After', async () => {
-    const res = await request(app)
-      .get('/events')
-      .set({ 'x-api-key': 'hk_any', 'Content-Type': 'application/json', 'Accept-Language': 'en-US', Origin: 'https://a.example', 'User-Agent': 't' });
+    const res = await listEvents(`hk_${'A'.repeat(43)}`);
     expect(res.status).toBe(503);
     expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
     expect(res.headers['retry-after']).toBe('5');
     expect(res.body).toMatchObject({ type: '/problems/database_unavailable', status: 503 });
     expectDocumented((await request(app).get('/openapi.json').expect(200)).body, 'merchant', '/events', 'get', res);
+  });
+
+  // Were any of these looked up, the unreachable database would make it a 503.
+  it.each([
+    ['no hk_ prefix', 'A'.repeat(46)],
+    ['too short', `hk_${'A'.repeat(42)}`],
+    ['too long (15.5 KB)', `hk_${'A'.repeat(15_500)}`],
+    ['outside base64url', `hk_${'A'.repeat(42)}+`],
+  ])('GET /events refuses a key %s with 401 without asking the database', async (_case, key) => {
+    const res = await listEvents(key);
+    expect(res.status).toBe(401);
+    expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
+    expect(res.body).toMatchObject({ status: 401, header: 'x-api-key', detail: expect.stringMatching(/not a Herald API key/) });
+    expect(res.text).not.toContain(key);
   });
 
   it('ingest answers 503 problem+json, so the producer retries later', async () => {

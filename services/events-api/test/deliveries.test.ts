@@ -428,7 +428,40 @@ describe('POST /admin/deliveries/replay', () => {
 
   it('explains that a replay must name what it takes', async () => {
     const res = await api.admin('post', '/deliveries/replay').send({ status: 'failed' }).expect(400);
-    expect(res.body.errors[0].message).toMatch(/at least one of createdFrom, createdTo, programId, merchantId, eventId, targetId/);
+    expect(res.body.errors[0].message).toMatch(/programId, merchantId, eventId or targetId, or both createdFrom and createdTo/);
+  });
+
+  describe('scoped by time only', () => {
+    const day = 24 * 3600 * 1000;
+    const at = (ms: number) => new Date(ms).toISOString();
+
+    it.each([
+      [{ createdFrom: '1970-01-01T00:00:00Z' }, '/createdTo', /createdTo is required/],
+      [{ status: 'failed', createdTo: at(Date.now()) }, '/createdFrom', /createdFrom is required/],
+      [{ createdFrom: at(Date.now() - 32 * day), createdTo: at(Date.now()) }, '/createdTo', /at most 31 days after createdFrom/],
+      [{ createdFrom: '1970-01-01T00:00:00Z', createdTo: at(Date.now()) }, '/createdTo', /at most 31 days after createdFrom/],
+    ])('refuses %j with a 400 naming %p', async (body, pointer, message) => {
+      const res = await api.admin('post', '/deliveries/replay').send(body).expect(400);
+      expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
+      expect(res.body.errors).toEqual([{ pointer, message: expect.stringMatching(message) }]);
+    });
+
+    it('takes a range of at most 31 days, or any range next to an id', async () => {
+      const now = Date.now();
+      await api.admin('post', '/deliveries/replay').send({ status: 'failed', createdFrom: at(now - 31 * day), createdTo: at(now) }).expect(202);
+      await api.admin('post', '/deliveries/replay').send({ merchantId: `nobody-${randomUUID()}`, createdFrom: '1970-01-01T00:00:00Z' }).expect(202);
+    });
+  });
+
+  describe('with REPLAY_MAX_DAYS=2', () => {
+    const narrow = createTestApi({ REPLAY_MAX_DAYS: '2' });
+    afterAll(() => narrow.close());
+
+    it('refuses a three-day range naming the setting\'s bound', async () => {
+      const now = Date.now();
+      const res = await narrow.admin('post', '/deliveries/replay').send({ createdFrom: new Date(now - 3 * 24 * 3600 * 1000).toISOString(), createdTo: new Date(now).toISOString() }).expect(400);
+      expect(res.body.errors).toEqual([{ pointer: '/createdTo', message: expect.stringMatching(/at most 2 days after createdFrom/) }]);
+    });
   });
 });
 

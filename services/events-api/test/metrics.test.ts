@@ -66,6 +66,17 @@ describe('GET /metrics on the events-api', () => {
     expect(requestsOf(after, unmatched)).toBe(requestsOf(before, unmatched) + 1);
     expect(after).not.toContain(id);
   });
+
+  it('labels a route reached in another letter case with its pattern as written, so the case of a URL makes no new series', async () => {
+    const before = await scrape();
+    for (const path of ['/INTERNAL/events', '/Internal/events', '/internal/EVENTS']) {
+      await request(api.app).post(path).set('Authorization', `Bearer ${api.config.ingestToken}`).send({}).expect(400);
+    }
+    const after = await scrape();
+    const pattern = { method: 'POST', route: '/internal/events', status: '400' };
+    expect(requestsOf(after, pattern)).toBe(requestsOf(before, pattern) + 3);
+    expect(after).not.toMatch(/route="[^"]*(INTERNAL|Internal|EVENTS)/);
+  });
 });
 
 describe('GET /metrics with METRICS_TOKEN set', () => {

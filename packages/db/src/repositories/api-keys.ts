@@ -6,7 +6,18 @@ import { db, run, sql, type RowOf } from '../sql';
 export type ApiKeyScope = { kind: 'merchant'; programId: string; merchantId: string } | { kind: 'program'; programId: string };
 
 const KEY_PREFIX = 'hk_';
+const KEY_BYTES = 32;
 const SHOWN_PREFIX_LENGTH = KEY_PREFIX.length + 6;
+// What create makes: the prefix, then the key's random bytes in base64url without padding.
+const KEY_FORMAT = new RegExp(`^${KEY_PREFIX}[A-Za-z0-9_-]{${Math.ceil((KEY_BYTES * 4) / 3)}}$`);
+
+/**
+ * Whether `key` has the form of a key Herald makes (`hk_` and 43 base64url characters). Any other
+ * value cannot be a key, so it is refused without looking it up.
+ */
+export function isWellFormedApiKey(key: string): boolean {
+  return KEY_FORMAT.test(key);
+}
 
 /** SHA-256 hex: enough for 256-bit random keys, and fast on every request. */
 export function hashApiKey(key: string): string {
@@ -52,7 +63,7 @@ export function apiKeyRepository(prisma: PrismaClient) {
   return {
     /** Creates a key and returns it in clear this once; only its hash is stored. */
     async create(owner: { programId: string } | { merchantId: string }): Promise<{ key: string; record: ApiKeyRecord }> {
-      const key = `${KEY_PREFIX}${randomBytes(32).toString('base64url')}`;
+      const key = `${KEY_PREFIX}${randomBytes(KEY_BYTES).toString('base64url')}`;
       const { rows } = await run(
         pool,
         apiKeyQueries.create({
@@ -68,6 +79,7 @@ export function apiKeyRepository(prisma: PrismaClient) {
 
     /** The id and scope of a key that exists and is not revoked, or null. */
     async authenticate(key: string): Promise<{ keyId: string; scope: ApiKeyScope } | null> {
+      if (!isWellFormedApiKey(key)) return null;
       const hash = hashApiKey(key);
       // A named statement: this runs on every GET /events that misses the events-api's key cache.
       const { rows } = await run(pool, apiKeyQueries.authenticate(hash), { prepared: 'api-key' });

@@ -8,6 +8,8 @@ export interface ApiKeyAuthenticator {
   authenticate(key: string): Promise<Authentication>;
   /** Drops every remembered answer: called when this process revokes a key, so it is refused at once. */
   forgetAll(): void;
+  /** How many answers are remembered, and the memory they are counted as. */
+  usage(): { entries: number; bytes: number };
 }
 
 export interface ApiKeyCacheOptions {
@@ -15,38 +17,68 @@ export interface ApiKeyCacheOptions {
   ttlMs: number;
   /** Most keys remembered; the oldest answer is dropped first. Default 10,000. */
   maxEntries?: number;
+  /** Most memory the remembered answers may take (see ENTRY_BYTES); the oldest answer is dropped first. Default 8 MiB. */
+  maxBytes?: number;
   /** The clock, in milliseconds (tests pass their own). Default `Date.now`. */
   now?: () => number;
 }
+
+// What one remembered answer is counted as besides its key: the map entry, the promise and the
+// answer object (ids and scope), rounded up from a heap snapshot.
+const ENTRY_BYTES = 512;
 
 /**
  * Remembers each key's answer (unknown keys included, so a flood of bad keys does not reach the
  * database) for `ttlMs`. Revocation through another process therefore takes effect within
  * `ttlMs` here. Answers live only in this process's memory and are never logged.
  * Lookups of one key that overlap share one query.
+ *
+ * Memory is bounded by both `maxEntries` and `maxBytes` (a key counts two bytes a character), and
+ * expired answers are dropped whenever the cache is used: answers are kept in the order they
+ * expire, so the expired ones are always at the front.
  */
 export function createApiKeyCache(apiKeys: Pick<ApiKeyRepository, 'authenticate'>, options: ApiKeyCacheOptions): ApiKeyAuthenticator {
   const maxEntries = options.maxEntries ?? 10_000;
+  const maxBytes = options.maxBytes ?? 8 * 1024 * 1024;
   const now = options.now ?? Date.now;
   const entries = new Map<string, { answer: Promise<Authentication>; expiresAt: number }>();
+  let bytes = 0;
+
+  const sizeOf = (key: string): number => key.length * 2 + ENTRY_BYTES;
+  const remove = (key: string): void => {
+    if (entries.delete(key)) bytes -= sizeOf(key);
+  };
+  const dropExpired = (at: number): void => {
+    for (const [key, entry] of entries) {
+      if (entry.expiresAt > at) return;
+      remove(key);
+    }
+  };
+
   return {
     authenticate(key) {
       if (options.ttlMs <= 0) return apiKeys.authenticate(key);
+      const at = now();
+      dropExpired(at);
       const cached = entries.get(key);
-      if (cached && cached.expiresAt > now()) return cached.answer;
-      entries.delete(key);
-      if (entries.size >= maxEntries) entries.delete(entries.keys().next().value!);
+      if (cached) return cached.answer;
       const answer = apiKeys.authenticate(key);
-      const entry = { answer, expiresAt: now() + options.ttlMs };
+      // A key too large to remember at all is still answered, just not kept.
+      if (sizeOf(key) > maxBytes) return answer;
+      while (entries.size >= maxEntries || bytes + sizeOf(key) > maxBytes) remove(entries.keys().next().value!);
+      const entry = { answer, expiresAt: at + options.ttlMs };
       entries.set(key, entry);
-      // A failed lookup (database down) is not remembered: the next request asks again.
+      bytes += sizeOf(key);
+      // A failed lookup (database down, lookups limited) is not remembered: the next request asks again.
       answer.catch(() => {
-        if (entries.get(key) === entry) entries.delete(key);
+        if (entries.get(key) === entry) remove(key);
       });
       return answer;
     },
     forgetAll() {
       entries.clear();
+      bytes = 0;
     },
+    usage: () => ({ entries: entries.size, bytes }),
   };
 }

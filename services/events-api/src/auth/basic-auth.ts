@@ -1,21 +1,27 @@
 import type { RequestHandler } from 'express';
 import { secretMatcher } from '@herald/domain';
 import { HttpError } from '../http/http-error';
+import type { FailedAuthThrottle } from './failed-auth-throttle';
 
 /**
  * Requires `Authorization: Basic base64(username:password)` with the given credentials, for pages
  * people open in a browser (the Bull dashboard). Without them: 401 with a `WWW-Authenticate: Basic`
  * challenge, so the browser asks for them. User name and password are both compared, in constant
- * time, whichever is wrong, so an attacker cannot tell a right user name from a wrong one.
+ * time, whichever is wrong, so an attacker cannot tell a right user name from a wrong one. Wrong
+ * credentials count as a failed authentication of the client's address; none (a browser's first
+ * visit, before it asks for them) do not.
  */
-export function requireBasicAuth(credentials: { username: string; password: string }, realm: string): RequestHandler {
+export function requireBasicAuth(credentials: { username: string; password: string }, realm: string, failedAuth: FailedAuthThrottle): RequestHandler {
   const usernameMatches = secretMatcher(credentials.username);
   const passwordMatches = secretMatcher(credentials.password);
   return (req, _res, next) => {
-    const given = parseBasic(req.get('authorization'));
+    const authorization = req.get('authorization');
+    if (authorization !== undefined) failedAuth.check(req);
+    const given = parseBasic(authorization);
     const userOk = usernameMatches(given?.username ?? '');
     const passwordOk = passwordMatches(given?.password ?? '');
     if (!given || !userOk || !passwordOk) {
+      if (authorization !== undefined) failedAuth.failed(req);
       next(
         new HttpError(401, 'unauthorized', 'Unauthorized', 'Valid HTTP Basic credentials are required.', { header: 'authorization' }, {
           'WWW-Authenticate': `Basic realm="${realm}", charset="UTF-8"`,

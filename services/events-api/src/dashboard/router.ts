@@ -3,11 +3,15 @@ import type { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
 import { ExpressAdapter } from '@bull-board/express';
 import { Router, type RequestHandler } from 'express';
 import type { DashboardConfig } from '@herald/config';
-import { redact } from '@herald/logging';
+import { problemType } from '@herald/lifecycle';
+import { redact, type Logger } from '@herald/logging';
+import type { DashboardQueueAction, HeraldMetrics } from '@herald/metrics';
 import type { DeliveryQueue } from '@herald/queue';
 import { requireBasicAuth } from '../auth/basic-auth';
+import type { FailedAuthThrottle } from '../auth/failed-auth-throttle';
 import { notFound } from '../http/error-handler';
 import { DeliveriesBoardAdapter } from './deliveries-adapter';
+import { sendProblem } from '../http/plain-adapter';
 
 /** Where the Bull dashboard lives. */
 export const DASHBOARD_PATH = '/admin/queues';
@@ -25,11 +29,30 @@ const REFUSED_ROUTES: ReadonlyMap<string, string> = new Map([
   ['/api/queues/:queueName/:jobId/update-data', 'Job data is written by Herald only.'],
   ['/api/queues/:queueName/empty', 'Emptying the queue would drop deliveries; use the replay API to send them again.'],
   ['/api/queues/:queueName/obliterate', 'Obliterating the queue would drop deliveries.'],
+  // Kept in Redis and obeyed by every worker, silently: the workers' own WORKER_CONCURRENCY (and
+  // the merchants' answers) set the pace, not a button.
+  ['/api/queues/:queueName/concurrency', 'A queue-wide concurrency would throttle every worker; each worker takes WORKER_CONCURRENCY.'],
+  ['/api/queues/:queueName/rate-limit', 'A queue-wide rate limit would throttle every worker; each worker takes WORKER_CONCURRENCY.'],
 ]);
+// Kept for incidents (stop sending while a merchant or the network is down), but each one is
+// logged with the dashboard user and counted.
+const AUDITED_ROUTES: ReadonlyMap<string, { action: DashboardQueueAction; message: string }> = new Map([
+  ['/api/queues/:queueName/pause', { action: 'pause', message: 'dashboard: queue paused' }],
+  ['/api/queues/pause', { action: 'pause', message: 'dashboard: queue paused' }],
+  ['/api/queues/:queueName/resume', { action: 'resume', message: 'dashboard: queue resumed' }],
+  ['/api/queues/resume', { action: 'resume', message: 'dashboard: queue resumed' }],
+] as const);
 const FINISHED_STATUSES: ReadonlySet<string> = new Set(['completed', 'failed']);
 const COMPLETED_RETRY = 'A delivered callback is sent again with POST /admin/deliveries/:id/replay, not by a retry.';
 
-function hooks(queue: DeliveryQueue): BoardHooks {
+interface Audit {
+  /** The one dashboard user (DASHBOARD_USERNAME), who passed HTTP Basic. */
+  user: string;
+  logger: Logger;
+  metrics: Pick<HeraldMetrics, 'dashboardQueueAction'>;
+}
+
+function hooks(queue: DeliveryQueue, audit: Audit): BoardHooks {
   return {
     before: async ({ route, request }) => {
       const refused = REFUSED_ROUTES.get(route);
@@ -48,7 +71,14 @@ function hooks(queue: DeliveryQueue): BoardHooks {
     },
     // Failure reasons and stack traces are written by the worker, whose messages hold no secret;
     // the log redaction rules (Authorization values, URL user info) apply anyway, as a second line.
-    after: (_context, result) => ({ ...result, body: redact(result.body) as typeof result.body }),
+    after: (context, result) => {
+      const audited = AUDITED_ROUTES.get(context.route);
+      if (audited && (result.status ?? 200) < 400) {
+        audit.logger.warn(audited.message, { user: audit.user, queue: queue.name });
+        audit.metrics.dashboardQueueAction(audited.action);
+      }
+      return { ...result, body: redact(result.body) as typeof result.body };
+    },
   };
 }
 
@@ -76,14 +106,51 @@ const withoutOutsideLinks: RequestHandler = (_req, res, next) => {
  * The Bull dashboard of the deliveries queue, behind HTTP Basic with the dashboard credentials.
  * Mount it at DASHBOARD_PATH, before the bearer-token admin routes.
  */
-export function dashboardRouter(deps: { queue: DeliveryQueue; credentials: DashboardConfig }): Router {
+export function dashboardRouter(deps: {
+  queue: DeliveryQueue;
+  credentials: DashboardConfig;
+  failedAuth: FailedAuthThrottle;
+  logger: Logger;
+  metrics: Pick<HeraldMetrics, 'dashboardQueueAction'>;
+}): Router {
   const serverAdapter = new ExpressAdapter().setBasePath(DASHBOARD_PATH);
+  const audit = { user: deps.credentials.username, logger: deps.logger, metrics: deps.metrics };
   createBullBoard({
     queues: [new DeliveriesBoardAdapter(deps.queue, ADAPTER_OPTIONS)],
     serverAdapter,
-    options: { uiConfig: { boardTitle: 'Herald deliveries' }, handlerHooks: hooks(deps.queue) },
+    options: { uiConfig: { boardTitle: 'Herald deliveries' }, handlerHooks: hooks(deps.queue, audit) },
   });
   const router = Router();
-  router.use(requireBasicAuth(deps.credentials, 'Herald dashboard'), withoutOutsideLinks, serverAdapter.getRouter(), notFound);
+  router.use(requireBasicAuth(deps.credentials, 'Herald dashboard', deps.failedAuth), problemErrors, withoutOutsideLinks, serverAdapter.getRouter(), notFound);
   return router;
 }
+
+/**
+ * bull-board answers its API's errors (refusals of the hooks above, unknown queues and jobs, bad
+ * parameters) as its own `{error, message}` JSON; this turns every such answer into the
+ * problem+json every other Herald error is. For a 4xx, bull-board's two members stay as
+ * extensions, since the dashboard page shows them in its error notice. A 5xx keeps its status but
+ * not bull-board's message (an exception's text).
+ */
+const problemErrors: RequestHandler = (_req, res, next) => {
+  const json = res.json.bind(res);
+  res.json = (body: unknown) => {
+    if (res.statusCode < 400) return json(body);
+    const { error, message } = (body ?? {}) as { error?: unknown; message?: unknown };
+    const status = res.statusCode;
+    const title = STATUS_TITLES[status] ?? (status >= 500 ? 'Internal Server Error' : 'Bad Request');
+    sendProblem(res, {
+      type: problemType(status >= 500 ? 'internal' : DASHBOARD_PROBLEM_CODES[status] ?? 'bad_request'),
+      title,
+      status,
+      ...(status < 500 && typeof message === 'string' ? { detail: message } : {}),
+      ...(status < 500 && typeof error === 'string' ? { error } : {}),
+      ...(status < 500 && typeof message === 'string' ? { message } : {}),
+    });
+    return res;
+  };
+  next();
+};
+
+const STATUS_TITLES: Readonly<Record<number, string>> = { 400: 'Bad Request', 403: 'Forbidden', 404: 'Not Found', 409: 'Conflict' };
+const DASHBOARD_PROBLEM_CODES: Readonly<Record<number, string>> = { 400: 'bad_request', 403: 'forbidden', 404: 'not_found', 409: 'conflict' };

@@ -21,6 +21,8 @@ const validateReplayBody = compileValidator<ReplayBody>(replayBodySchema);
 export interface DeliveriesRouterDependencies {
   history: DeliveryHistoryRepository;
   replay: (selection: ReplaySelection) => Promise<ReplayAnswer>;
+  /** REPLAY_MAX_DAYS: the longest time range a bulk replay scoped by time alone may take. */
+  replayMaxDays: number;
 }
 
 /**
@@ -41,11 +43,7 @@ export function deliveriesRouter(deps: DeliveriesRouterDependencies): Router {
   // Before /deliveries/:id/replay would match it with the id "replay".
   router.post('/deliveries/replay', async (req, res) => {
     const body = parseBody(validateReplayBody, req.body ?? {});
-    if (!REPLAY_SCOPE_FIELDS.some((field) => body[field] !== undefined)) {
-      throw new ValidationError([
-        { pointer: '', message: `must name at least one of ${REPLAY_SCOPE_FIELDS.join(', ')}, so that a replay never takes every delivery`, keyword: 'scope' },
-      ]);
-    }
+    checkReplayScope(body, deps.replayMaxDays);
     res.status(202).json(await deps.replay({ filter: filterOf(body), limit: body.limit ?? REPLAY_DEFAULT_LIMIT }));
   });
 
@@ -69,6 +67,29 @@ export function deliveriesRouter(deps: DeliveriesRouterDependencies): Router {
   });
 
   return router;
+}
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+/**
+ * A bulk replay takes the deliveries of one program, merchant, event or target, or else of a time
+ * range with both ends at most `maxDays` apart: a lone createdFrom (1970, say) would take everything.
+ * Throws ValidationError naming the field to add or change.
+ */
+function checkReplayScope(body: ReplayBody, maxDays: number): void {
+  if (REPLAY_SCOPE_FIELDS.some((field) => body[field] !== undefined)) return;
+  const refuse = (pointer: string, message: string): never => {
+    throw new ValidationError([{ pointer, message, keyword: 'scope' }]);
+  };
+  const range = `or both createdFrom and createdTo at most ${maxDays} days apart`;
+  if (body.createdFrom === undefined && body.createdTo === undefined) {
+    refuse('', `must name ${REPLAY_SCOPE_FIELDS.slice(0, -1).join(', ')} or ${REPLAY_SCOPE_FIELDS.at(-1)}, ${range}, so that a replay never takes every delivery`);
+  }
+  if (body.createdTo === undefined) refuse('/createdTo', `createdTo is required with createdFrom when no ${REPLAY_SCOPE_FIELDS.join(', ')} is given`);
+  if (body.createdFrom === undefined) refuse('/createdFrom', `createdFrom is required with createdTo when no ${REPLAY_SCOPE_FIELDS.join(', ')} is given`);
+  if (toDate(body.createdTo!).getTime() - toDate(body.createdFrom!).getTime() > maxDays * DAY_MS) {
+    refuse('/createdTo', `must be at most ${maxDays} days after createdFrom when no ${REPLAY_SCOPE_FIELDS.join(', ')} is given (REPLAY_MAX_DAYS)`);
+  }
 }
 
 /** The filter fields of a valid query or body, typed. */

@@ -24,8 +24,11 @@ const filterProperties = {
   createdTo: { type: 'string', format: 'date-time', description: 'Deliveries created before this time (RFC 3339).' },
 } as const;
 
-/** What a bulk replay must name besides a status, so that nobody replays every delivery by accident. */
-export const REPLAY_SCOPE_FIELDS = ['createdFrom', 'createdTo', 'programId', 'merchantId', 'eventId', 'targetId'] as const;
+/**
+ * What a bulk replay must name besides a status, so that nobody replays every delivery by accident:
+ * one of these ids, or else a time range with both ends (see REPLAY_MAX_DAYS).
+ */
+export const REPLAY_SCOPE_FIELDS = ['programId', 'merchantId', 'eventId', 'targetId'] as const;
 
 /** Query of GET /admin/deliveries. Unknown parameters are refused. */
 export const deliveriesQuerySchema = {

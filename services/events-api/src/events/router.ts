@@ -1,7 +1,8 @@
 import { Router } from 'express';
-import type { EventRepository } from '@herald/db';
+import { isWellFormedApiKey, type EventRepository } from '@herald/db';
 import type { EventPage } from '@herald/domain';
 import type { ApiKeyAuthenticator } from '../auth/api-key-cache';
+import type { FailedAuthThrottle } from '../auth/failed-auth-throttle';
 import { HttpError } from '../http/http-error';
 import type { KeyConcurrency } from '../http/key-concurrency';
 import type { RateLimit } from '../http/rate-limit';
@@ -16,6 +17,8 @@ export interface EventsRouterDependencies {
   concurrency: KeyConcurrency;
   /** EVENTS_MAX_SKIP: most events a page found by skipping may skip. */
   maxSkip: number;
+  /** Slows down an address after repeated wrong keys. */
+  failedAuth: FailedAuthThrottle;
 }
 
 /** GET /events: the merchant API. A merchant key lists its merchant's events; a program key every event of its program. */
@@ -24,8 +27,17 @@ export function eventsRouter(deps: EventsRouterDependencies): Router {
   router.get('/events', async (req, res) => {
     const key = req.get('x-api-key');
     if (!key) throw unauthorized('The x-api-key header is required.');
+    deps.failedAuth.check(req);
+    // Not of the form Herald gives keys: no lookup, no cache entry.
+    if (!isWellFormedApiKey(key)) {
+      deps.failedAuth.failed(req);
+      throw unauthorized('The x-api-key is not a Herald API key: hk_ followed by 43 letters, digits, - or _.');
+    }
     const auth = await deps.apiKeys.authenticate(key);
-    if (!auth) throw unauthorized('The x-api-key is unknown or revoked.');
+    if (!auth) {
+      deps.failedAuth.failed(req);
+      throw unauthorized('The x-api-key is unknown or revoked.');
+    }
     await deps.rateLimit(auth.keyId, res);
     checkRequiredHeaders(req);
     const query = parseEventsQuery(req.query);

@@ -44,7 +44,9 @@ function captureRoutePattern(req: Request): () => string {
     get: () => route,
     set(value: { path?: unknown } | undefined) {
       route = value;
-      if (typeof value?.path === 'string') pattern = req.baseUrl + value.path;
+      // Mount paths match in any letter case (Express routes case-insensitively) and baseUrl is the
+      // path as the client wrote it: lower case gives the mount path as written, one series per route.
+      if (typeof value?.path === 'string') pattern = req.baseUrl.toLowerCase() + value.path;
     },
   });
   return () => pattern ?? UNMATCHED_ROUTE;

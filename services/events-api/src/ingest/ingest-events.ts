@@ -16,10 +16,7 @@ import type { HeraldMetrics } from '@herald/metrics';
 import { contentHash } from './content-hash';
 import { EventConflictError } from './errors/event-conflict-error';
 import { UnknownTenantError } from './errors/unknown-tenant-error';
-import { depthViolations } from './json-depth';
-
-// Deeper than any payment series (event > data > item > address > field is 5) with room to spare.
-const MAX_JSON_DEPTH = 32;
+import { depthViolations, MAX_JSON_DEPTH } from './json-depth';
 
 /** What an ingest request stored. */
 export interface IngestResult {

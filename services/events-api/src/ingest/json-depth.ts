@@ -1,4 +1,10 @@
-import type { Violation } from '@herald/domain';
+import { ValidationError, type Violation } from '@herald/domain';
+import { HttpError } from '../http/http-error';
+
+/** Deepest an event's content may nest, the event object itself counting 1. Deeper than any payment series (event > data > item > address > field is 5) with room to spare. */
+export const MAX_JSON_DEPTH = 32;
+/** Deepest an ingest body may nest: an event of MAX_JSON_DEPTH inside a batch (`{"events": [...]}`). */
+export const MAX_BODY_DEPTH = MAX_JSON_DEPTH + 2;
 
 /**
  * The spec leaves the shape of some data free; PostgreSQL refuses very deep JSON (and deep
@@ -10,8 +16,127 @@ export function depthViolations(value: unknown, maxDepth: number, pointer = ''):
   if (maxDepth === 0) return [{ pointer, keyword: 'maxDepth', message: 'is nested too deeply' }];
   const entries = Array.isArray(value) ? value.map((item, i) => [String(i), item] as const) : Object.entries(value);
   for (const [key, item] of entries) {
-    const found = depthViolations(item, maxDepth - 1, `${pointer}/${key.replaceAll('~', '~0').replaceAll('/', '~1')}`);
+    const found = depthViolations(item, maxDepth - 1, `${pointer}/${escapePointerToken(key)}`);
     if (found.length > 0) return found;
   }
   return [];
+}
+
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const COMMA = 0x2c;
+const OPEN_ARRAY = 0x5b;
+const CLOSE_ARRAY = 0x5d;
+const OPEN_OBJECT = 0x7b;
+const CLOSE_OBJECT = 0x7d;
+
+/** Where the scan stands in one open array or object. */
+interface Frame {
+  array: boolean;
+  /** Arrays: the index of the current item. */
+  index: number;
+  /** Objects: where the current member's name starts and ends in the text (its quotes included); -1 before the first. */
+  nameStart: number;
+  nameEnd: number;
+  /** Objects: the next string is a member name. */
+  expectName: boolean;
+}
+
+/**
+ * Finds the first array or object of a JSON text nested deeper than `maxDepth` (the outermost
+ * counting 1) without parsing it: one pass over the bytes that counts brackets outside strings.
+ * Parsing first would cost seconds and a gigabyte on a hostile body (millions of nested arrays)
+ * before any check could run; this pass costs milliseconds and allocates nothing but the frames
+ * up to `maxDepth`. Returns the JSON Pointer of that array or object, or undefined when the text is
+ * not too deep. Malformed JSON is left to the parser (it may be refused here first when too deep).
+ *
+ * Works on UTF-8 bytes: quotes, backslashes and brackets are ASCII, which never occur inside a
+ * multi-byte sequence.
+ */
+export function tooDeepAt(text: Uint8Array, maxDepth: number): string | undefined {
+  const frames: Frame[] = [];
+  let inString = false;
+  // The object whose member name is the string being read, if it is one.
+  let namedIn: Frame | undefined;
+  for (let i = 0; i < text.length; i++) {
+    const byte = text[i];
+    if (inString) {
+      if (byte === BACKSLASH) i++;
+      else if (byte === QUOTE) {
+        inString = false;
+        if (namedIn) namedIn.nameEnd = i + 1;
+        namedIn = undefined;
+      }
+      continue;
+    }
+    const top = frames.at(-1);
+    switch (byte) {
+      case QUOTE:
+        inString = true;
+        if (top && !top.array && top.expectName) {
+          top.expectName = false;
+          top.nameStart = i;
+          namedIn = top;
+        }
+        break;
+      case OPEN_ARRAY:
+      case OPEN_OBJECT:
+        if (frames.length >= maxDepth) return pointerOf(text, frames);
+        frames.push({ array: byte === OPEN_ARRAY, index: 0, nameStart: -1, nameEnd: -1, expectName: byte === OPEN_OBJECT });
+        break;
+      case CLOSE_ARRAY:
+      case CLOSE_OBJECT:
+        frames.pop();
+        break;
+      case COMMA:
+        if (top?.array) top.index++;
+        else if (top) top.expectName = true;
+        break;
+      default:
+    }
+  }
+  return undefined;
+}
+
+/**
+ * For express.json's `verify` option, which sees the raw body before it is parsed: refuses a body
+ * nested deeper than `maxDepth` with a ValidationError (400 naming where) so it is never parsed.
+ * A body in UTF-16 (body-parser accepts any UTF) is decoded first; other charsets are refused (415).
+ */
+export function refuseDeepJson(maxDepth: number): (req: unknown, res: unknown, body: Buffer, encoding: string) => void {
+  return (_req, _res, body, encoding) => {
+    const pointer = tooDeepAt(utf8(body, encoding), maxDepth);
+    if (pointer !== undefined) {
+      throw new ValidationError([{ pointer, keyword: 'maxDepth', message: `is nested too deeply (an event holds at most ${MAX_JSON_DEPTH} levels)` }]);
+    }
+  };
+}
+
+function utf8(body: Buffer, encoding: string): Uint8Array {
+  if (/^utf-?8$/i.test(encoding)) return body;
+  let decoder: InstanceType<typeof TextDecoder>;
+  try {
+    decoder = new TextDecoder(encoding, { fatal: false });
+  } catch {
+    throw new HttpError(415, 'unsupported_charset', 'Unsupported Media Type', `The charset ${encoding} is not supported; send JSON in UTF-8.`, { header: 'content-type' });
+  }
+  return Buffer.from(decoder.decode(body), 'utf8');
+}
+
+/** The JSON Pointer of the value the frames stand at. */
+function pointerOf(text: Uint8Array, frames: readonly Frame[]): string {
+  return frames.map((frame) => `/${frame.array ? String(frame.index) : escapePointerToken(memberName(text, frame))}`).join('');
+}
+
+function memberName(text: Uint8Array, frame: Frame): string {
+  if (frame.nameStart < 0) return '';
+  try {
+    return JSON.parse(Buffer.from(text.subarray(frame.nameStart, frame.nameEnd)).toString('utf8')) as string;
+  } catch {
+    return '';
+  }
+}
+
+function escapePointerToken(token: string): string {
+  return token.replaceAll('~', '~0').replaceAll('/', '~1');
 }

@@ -14,6 +14,9 @@ export function createTestApi(env: Record<string, string> = {}) {
     DATABASE_URL: testDatabaseUrl(),
     QUEUE_PREFIX: uniqueId('test'),
     RATE_LIMIT_REQUESTS: '10000',
+    // Tests send wrong credentials on purpose, all from 127.0.0.1; the throttle's own tests lower these.
+    AUTH_FAILURES_PER_ADDRESS: '1000000',
+    UNKNOWN_API_KEYS_PER_SECOND: '100000',
     ...env,
   });
   const databases = createApiDatabases(config);
