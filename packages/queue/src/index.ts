@@ -21,3 +21,4 @@ export {
   type DeliveryBackoffPolicy,
   type RetryAfterHint,
 } from './delivery-backoff';
+export * from './target-gate';
