@@ -172,6 +172,7 @@ const SNAPSHOTS: Record<string, { queries: Record<string, unknown>; statements: 
           response_body: 'down',
         },
       ]),
+      defer: deliveryAttemptQueries.defer([{ deliveryId: ID, count: 2, at: AT, reason: 'breaker_open' }]),
     },
   },
   'delivery-history': {

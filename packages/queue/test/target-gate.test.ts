@@ -27,7 +27,7 @@ afterEach(async () => {
 });
 
 /** A gate on the test's clock; `random` 0.5 makes every jitter its mean. */
-function gate(settings: Partial<TargetGateSettings> & { breaker?: Partial<TargetGateSettings['breaker']> } = {}) {
+function gate(settings: Partial<Omit<TargetGateSettings, 'breaker'>> & { breaker?: Partial<TargetGateSettings['breaker']> } = {}) {
   const merged = { ...SETTINGS, ...settings, breaker: { ...SETTINGS.breaker, ...settings.breaker } };
   const g = createTargetGate(redis, { queuePrefix: prefix, settings: merged, now: () => clock, random: () => 0.5 });
   return {
