@@ -9,6 +9,9 @@ export const TARGETS_USAGE = `  pnpm herald targets set    (--program <id> | --m
   pnpm herald targets get    (--program <id> | --merchant <id>)
   pnpm herald targets delete (--program <id> | --merchant <id>)
 
+"targets get" shows the target with its delivery health: circuit breaker state (closed, open,
+half_open), callbacks in flight and callbacks deferred (waiting without spending attempts).
+
 The password is read from standard input (--password-stdin), never from the command line, where
 other users could see it in the process list. Example:
   printf '%s' "$PASSWORD" | pnpm herald targets set --merchant m1 --url https://shop.example/hooks \\

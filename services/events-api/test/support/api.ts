@@ -4,7 +4,7 @@ import { loadApiConfig, type ApiConfig } from '@herald/config';
 import { createPrismaClient } from '@herald/db';
 import { createLogger } from '@herald/logging';
 import { createDeliveryProducer, createRedisConnection } from '@herald/queue';
-import { testDatabaseUrl, uniqueId } from '@herald/testing';
+import { removeQueueKeys, testDatabaseUrl, uniqueId } from '@herald/testing';
 import { createApp } from '../../src/app';
 
 /** An events-api on the test database and the real Redis, with its own queue prefix. */
@@ -70,6 +70,8 @@ export function createTestApi(env: Record<string, string> = {}) {
       // With Redis unreachable, obliterate would wait for a connection forever.
       if (redis.status === 'ready') await deliveryQueue.obliterate({ force: true }).catch(() => undefined);
       await deliveryQueue.close().catch(() => undefined);
+      // The target gate's keys (health tests write them) live beside the queue's.
+      await removeQueueKeys(config.redisUrl, config.queuePrefix);
       await prisma.$disconnect();
       redis.disconnect();
     },
