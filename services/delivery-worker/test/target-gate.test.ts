@@ -2,7 +2,7 @@
 // PostgreSQL and HTTP receivers on 127.0.0.1. The transitions themselves are shown one by one in
 // packages/queue/test/target-gate.test.ts; here, what they mean for deliveries and attempts.
 import type { ServerResponse } from 'node:http';
-import { readTargetHealth, createRedisConnection } from '@herald/queue';
+import { countBreakers, createRedisConnection, readTargetHealth } from '@herald/queue';
 import { callbacksPerEvent, metricValue, startService, useMigratedDatabase, type Reply, type ServiceProcess } from '@herald/testing';
 import { useHttpRecorders, useWorlds, waitFor, type World } from './support/world';
 
@@ -98,6 +98,16 @@ describe('the target gate in the delivery worker', () => {
     await waitFor(() => health(w, targetId), (h) => h.breaker.state === 'open', 20_000, 'the breaker to open');
     const openedAt = Date.now();
     receiver.respondWith(() => ({ status: 200, body: 'ok' }));
+    // The gauge counts targets per state, never one series per target.
+    const redis = createRedisConnection(w.config.redisUrl, { role: 'client' });
+    try {
+      w.metrics.watchBreakers(() => countBreakers(redis, w.config.queuePrefix));
+      const exposition = await w.metrics.exposition();
+      expect(metricValue(exposition, 'herald_target_breakers', { state: 'open' })).toBe(1);
+      expect(exposition).not.toContain(targetId);
+    } finally {
+      redis.disconnect();
+    }
 
     const ids = sent.map((s) => s.deliveryId);
     await w.settled(ids, ['succeeded'], 60_000);
