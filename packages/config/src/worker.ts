@@ -1,4 +1,5 @@
 /** The delivery-worker's settings: the shared ones, its BullMQ worker, callbacks, retries, sweeper, reconciler and monitoring port. */
+import { ConfigError } from './config-error';
 import { fraction, integer, type Env } from './parsers';
 import { readDeliveryJobs, readMetrics, readServiceConfig, type DeliveryJobsConfig, type MetricsConfig, type ServiceConfig } from './shared';
 
@@ -15,6 +16,40 @@ export interface WorkerConfig extends ServiceConfig {
   readonly callback: CallbackConfig;
   /** The worker's own monitoring listener (`/metrics`, `/healthz`, `/readyz`). */
   readonly metrics: WorkerMetricsConfig;
+  /** The per-target in-flight limit and circuit breaker, shared by every worker process through Redis. */
+  readonly targetGate: TargetGateConfig;
+}
+
+/**
+ * How one merchant's endpoint is kept from taking every worker slot. A job over its target's
+ * limit, or whose target's breaker is open, goes back to the queue's delayed set without a POST and
+ * without spending an attempt.
+ */
+export interface TargetGateConfig {
+  /**
+   * TARGET_MAX_IN_FLIGHT: most callbacks of one target in flight at once, across every worker
+   * process; 0 for no limit. Default 16: one default worker process's worth of slots, so a
+   * single healthy target still uses a whole process (the delivery bench, 2 processes x 16 slots
+   * over 2 targets, never reaches it), while a hanging one leaves the slots of every other process free.
+   */
+  readonly maxInFlight: number;
+  readonly breaker: TargetBreakerConfig;
+}
+
+/** When a target's circuit breaker opens, and for how long. */
+export interface TargetBreakerConfig {
+  /** TARGET_BREAKER_FAILURES: failures in a row (timeout, refused or reset connection, TLS) that open it; 0 turns this rule off. Default 5. */
+  readonly failures: number;
+  /** TARGET_BREAKER_RATIO: share of such failures over the window that opens it, 0 to 1; 0 turns this rule off. Default 0.7. */
+  readonly ratio: number;
+  /** TARGET_BREAKER_WINDOW_SECONDS: the ratio's sliding window, in ms. Default 300 s. */
+  readonly windowMs: number;
+  /** TARGET_BREAKER_MIN_REQUESTS: fewest requests in the window before the ratio counts. Default 10. */
+  readonly minRequests: number;
+  /** TARGET_BREAKER_OPEN_SECONDS: time open before one probe tests the target, in ms; doubles after each failed probe. Default 30 s. */
+  readonly openMs: number;
+  /** TARGET_BREAKER_OPEN_MAX_SECONDS: longest open time the doubling reaches, in ms. Default 300 s. */
+  readonly openMaxMs: number;
 }
 
 /** Retry policy of callbacks: BullMQ's attempts with exponential backoff (delay x 2^(n-1)) and jitter. */
@@ -127,6 +162,24 @@ export function loadWorkerConfig(env: Env = process.env): WorkerConfig {
     metrics: Object.freeze({
       port: integer(env, 'METRICS_PORT', 9464, 0, 65535),
       ...readMetrics(env),
+    }),
+    targetGate: readTargetGate(env),
+  });
+}
+
+function readTargetGate(env: Env): TargetGateConfig {
+  const openMs = integer(env, 'TARGET_BREAKER_OPEN_SECONDS', 30, 1, 86_400) * 1000;
+  const openMaxMs = integer(env, 'TARGET_BREAKER_OPEN_MAX_SECONDS', 300, 1, 86_400) * 1000;
+  if (openMaxMs < openMs) throw new ConfigError('TARGET_BREAKER_OPEN_MAX_SECONDS', `must be at least TARGET_BREAKER_OPEN_SECONDS (${openMs / 1000})`);
+  return Object.freeze({
+    maxInFlight: integer(env, 'TARGET_MAX_IN_FLIGHT', 16, 0, 10_000),
+    breaker: Object.freeze({
+      failures: integer(env, 'TARGET_BREAKER_FAILURES', 5, 0, 10_000),
+      ratio: fraction(env, 'TARGET_BREAKER_RATIO', 0.7),
+      windowMs: integer(env, 'TARGET_BREAKER_WINDOW_SECONDS', 300, 1, 86_400) * 1000,
+      minRequests: integer(env, 'TARGET_BREAKER_MIN_REQUESTS', 10, 1, 1_000_000),
+      openMs,
+      openMaxMs,
     }),
   });
 }

@@ -51,6 +51,29 @@ describe('loadWorkerConfig', () => {
     expect(config.reconciler).toEqual({ intervalMs: 1_000, staleAfterMs: 2_000, batchSize: 50 });
   });
 
+  it('limits each target to 16 callbacks in flight and opens its breaker after 5 failures in a row or 70 % of 10+ over 5 minutes, for 30 s', () => {
+    expect(loadWorkerConfig({}).targetGate).toEqual({
+      maxInFlight: 16,
+      breaker: { failures: 5, ratio: 0.7, windowMs: 300_000, minRequests: 10, openMs: 30_000, openMaxMs: 300_000 },
+    });
+  });
+
+  it('reads every target gate variable that is set; 0 turns the limit and each breaker rule off', () => {
+    const config = loadWorkerConfig({
+      TARGET_MAX_IN_FLIGHT: '0',
+      TARGET_BREAKER_FAILURES: '0',
+      TARGET_BREAKER_RATIO: '0.5',
+      TARGET_BREAKER_WINDOW_SECONDS: '60',
+      TARGET_BREAKER_MIN_REQUESTS: '20',
+      TARGET_BREAKER_OPEN_SECONDS: '2',
+      TARGET_BREAKER_OPEN_MAX_SECONDS: '2',
+    });
+    expect(config.targetGate).toEqual({
+      maxInFlight: 0,
+      breaker: { failures: 0, ratio: 0.5, windowMs: 60_000, minRequests: 20, openMs: 2_000, openMaxMs: 2_000 },
+    });
+  });
+
   it('allows private targets outside production only, and reads TARGET_HOST_ALLOWLIST', () => {
     expect(loadWorkerConfig({}).allowPrivateTargets).toBe(true);
     expect(loadWorkerConfig(PRODUCTION_WORKER).allowPrivateTargets).toBe(false);
@@ -70,6 +93,13 @@ describe('loadWorkerConfig', () => {
     ['SWEEPER_INTERVAL_MS', '10', 'must be between 100 and 3600000, got 10'],
     ['RECONCILER_INTERVAL_MS', '10', 'must be between 100 and 3600000, got 10'],
     ['RECONCILER_BATCH_SIZE', '0', 'must be between 1 and 10000, got 0'],
+    ['TARGET_MAX_IN_FLIGHT', '-1', 'must be a whole number, got "-1"'],
+    ['TARGET_BREAKER_FAILURES', 'five', 'must be a whole number, got "five"'],
+    ['TARGET_BREAKER_RATIO', '70', 'must be a number from 0 to 1, got "70"'],
+    ['TARGET_BREAKER_WINDOW_SECONDS', '0', 'must be between 1 and 86400, got 0'],
+    ['TARGET_BREAKER_MIN_REQUESTS', '0', 'must be between 1 and 1000000, got 0'],
+    ['TARGET_BREAKER_OPEN_SECONDS', '0', 'must be between 1 and 86400, got 0'],
+    ['TARGET_BREAKER_OPEN_MAX_SECONDS', '10', 'must be at least TARGET_BREAKER_OPEN_SECONDS (30)'],
   ])('refuses %s=%s, naming the variable', (variable, value, problem) => {
     expect(configErrorOf(loadWorkerConfig, { [variable]: value }).message).toBe(`${variable}: ${problem}`);
   });

@@ -53,4 +53,4 @@ export type {
   ReplaySelection,
 } from './repositories/delivery-history';
 export { deliveryAttemptRepository } from './repositories/delivery-attempts';
-export type { AttemptOutcome, AttemptRecord, DeliveryAttemptRepository, DeliveryToAttempt, DeliveryWork, NewDeliveryAttempt } from './repositories/delivery-attempts';
+export type { AttemptOutcome, AttemptRecord, DeferralReason, DeferralRecord, DeliveryAttemptRepository, DeliveryToAttempt, DeliveryWork, NewDeliveryAttempt } from './repositories/delivery-attempts';

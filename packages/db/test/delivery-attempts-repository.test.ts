@@ -145,4 +145,23 @@ describe('the delivery attempt repository', () => {
     expect(await attempts.recordAttempts([{ deliveryId: missing, attempt: { ...at, statusCode: 200 }, outcome: 'succeeded' }, { deliveryId: 'not-a-uuid', attempt: at, outcome: 'failed' }])).toEqual([undefined, undefined]);
     expect(await prisma.deliveryAttempt.count({ where: { deliveryId: missing } })).toBe(0);
   });
+
+  it('records deferrals apart from attempts: one statement adds each delivery\'s count and keeps its latest time and reason', async () => {
+    const [first, second] = [await newDelivery(), await newDelivery()];
+    const t = (s: number) => new Date(Date.UTC(2026, 10, 22, 10, 0, s));
+    await attempts.recordDeferrals([
+      { deliveryId: first, reason: 'target_busy', at: t(1) },
+      { deliveryId: first, reason: 'breaker_open', at: t(3) },
+      { deliveryId: first, reason: 'target_busy', at: t(2) },
+      { deliveryId: second, reason: 'breaker_open', at: t(5) },
+      { deliveryId: randomUUID(), reason: 'breaker_open', at: t(5) },
+      { deliveryId: 'not-a-uuid', reason: 'breaker_open', at: t(5) },
+    ]);
+    await attempts.recordDeferrals([{ deliveryId: second, reason: 'target_busy', at: t(9) }]);
+    const rows = await prisma.delivery.findMany({ where: { id: { in: [first, second] } } });
+    const byId = new Map(rows.map((row) => [row.id, row]));
+    expect(byId.get(first)).toMatchObject({ deferrals: 3, lastDeferredAt: t(3), lastDeferralReason: 'breaker_open', attemptsMade: 0, status: 'pending' });
+    expect(byId.get(second)).toMatchObject({ deferrals: 2, lastDeferredAt: t(9), lastDeferralReason: 'target_busy', attemptsMade: 0 });
+    expect(await prisma.deliveryAttempt.count({ where: { deliveryId: { in: [first, second] } } })).toBe(0);
+  });
 });

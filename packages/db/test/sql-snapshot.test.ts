@@ -184,6 +184,7 @@ const SNAPSHOTS: Record<string, { queries: Record<string, unknown>; statements: 
           url: 'https://merchant.example/hooks?token=***',
         },
       ]),
+      defer: deliveryAttemptQueries.defer([{ deliveryId: ID, count: 2, at: AT, reason: 'breaker_open' }]),
     },
   },
   'delivery-history': {

@@ -24,6 +24,11 @@ export interface JobCountsSource {
 
 /** What the Bull dashboard may do to the whole deliveries queue, for incidents; each is logged and counted. */
 export type DashboardQueueAction = 'pause' | 'resume';
+/** Why a callback's job was sent back to wait without a POST (the target gate). */
+export type DeferralReasonLabel = 'breaker_open' | 'target_busy';
+
+/** Counts of targets whose circuit breaker is not closed, read at scrape time. */
+export type BreakerCounts = { open: number; half_open: number };
 
 /** The route label of a request that matched no route (404s, and answers given by middleware before any route). */
 export const UNMATCHED_ROUTE = 'unmatched';
@@ -53,6 +58,13 @@ export interface HeraldMetrics {
   eventsIngested(count: number): void;
   /** `herald_deliveries_total{outcome}` and `herald_delivery_attempt_duration_seconds`: one callback attempt. */
   deliveryAttempt(outcome: DeliveryOutcomeLabel, durationSeconds: number): void;
+  /** `herald_delivery_deferrals_total{reason}`: a job sent back to wait without a POST (not an attempt). */
+  deliveryDeferred(reason: DeferralReasonLabel): void;
+  /**
+   * Reports `herald_target_breakers{state}` (open, half_open: how many targets, never which) from
+   * this source at every scrape.
+   */
+  watchBreakers(source: () => Promise<BreakerCounts>): void;
   /** `herald_oauth_token_requests_total`: one HTTP request to a merchant's token endpoint, whatever its answer. */
   oauthTokenRequested(): void;
   /** `herald_sweeper_enqueued_total`: deliveries the outbox sweeper put in the queue. */
@@ -118,8 +130,33 @@ export function createMetrics(options: MetricsOptions): HeraldMetrics {
     registers,
   });
   for (const action of ['pause', 'resume'] satisfies DashboardQueueAction[]) dashboardActions.inc({ action }, 0);
+  const deferrals = new Counter({
+    name: 'herald_delivery_deferrals_total',
+    help: 'Callback jobs sent back to wait without a POST, by reason: breaker_open or target_busy. Not attempts.',
+    labelNames: ['reason'] as const,
+    registers,
+  });
   // Every outcome starts at 0, so a rate over a fresh process is defined.
   for (const outcome of ['delivered', 'attempt_failed', 'failed'] satisfies DeliveryOutcomeLabel[]) deliveries.inc({ outcome }, 0);
+  for (const reason of ['breaker_open', 'target_busy'] satisfies DeferralReasonLabel[]) deferrals.inc({ reason }, 0);
+
+  let breakers: (() => Promise<BreakerCounts>) | undefined;
+  new Gauge({
+    name: 'herald_target_breakers',
+    help: 'Notification targets whose circuit breaker is open or half_open, read from Redis at scrape time.',
+    labelNames: ['state'] as const,
+    registers,
+    async collect() {
+      if (!breakers) return;
+      try {
+        const counts = await withTimeout(breakers(), queueCountsTimeoutMs, 'breaker counts timed out');
+        this.set({ state: 'open' }, counts.open);
+        this.set({ state: 'half_open' }, counts.half_open);
+      } catch {
+        this.reset();
+      }
+    },
+  });
 
   let queue: JobCountsSource | undefined;
   new Gauge({
@@ -146,6 +183,10 @@ export function createMetrics(options: MetricsOptions): HeraldMetrics {
     deliveryAttempt(outcome, durationSeconds) {
       deliveries.inc({ outcome });
       attemptDuration.observe(durationSeconds);
+    },
+    deliveryDeferred: (reason) => deferrals.inc({ reason }),
+    watchBreakers(source) {
+      breakers = source;
     },
     oauthTokenRequested: () => tokenRequests.inc(),
     sweeperEnqueued: (count) => sweeperEnqueued.inc(count),

@@ -23,3 +23,4 @@ export {
   type RetryAfterHint,
 } from './delivery-backoff';
 export { createFairShare, FAIR_SHARE_RECORDS_TTL_SECONDS, MAX_PRIORITY, type FairShareJob, type FairShareOptions } from './fair-share';
+export * from './target-gate';

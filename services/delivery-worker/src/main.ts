@@ -8,7 +8,7 @@ import { exitOnSignal, exitOnStartupFailure } from '@herald/lifecycle';
 import { createLogger } from '@herald/logging';
 import { createMetrics } from '@herald/metrics';
 import { startReconciler, startSweeper } from '@herald/outbox';
-import { createDeliveryProducer, createRedisConnection, pingRedis } from '@herald/queue';
+import { countBreakers, createDeliveryProducer, createRedisConnection, pingRedis } from '@herald/queue';
 import { startMonitoringServer } from './monitoring-server';
 import { startDeliveryWorker } from './worker';
 
@@ -37,6 +37,7 @@ async function main(): Promise<void> {
     sweeperProducer.queue.on('error', (error) => logger.warn('delivery queue error', { error: error.message }));
     const metrics = createMetrics({ service: 'delivery-worker' });
     metrics.watchQueue(sweeperProducer.queue);
+    metrics.watchBreakers(() => countBreakers(sweeperRedis, config.queuePrefix));
     // Before any work starts: a port already taken stops the process while it holds no job.
     const monitoring = await startMonitoringServer({
       port: config.metrics.port,

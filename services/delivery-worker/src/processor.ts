@@ -5,17 +5,22 @@ import { maskQueryValues, signingSecretsInUse, standardWebhookHeaders, type Deli
 import { redactForeignText, type Logger } from '@herald/logging';
 import type { HeraldMetrics } from '@herald/metrics';
 import { OutboundRequestError } from '@herald/outbound';
-import { UnrecoverableError } from 'bullmq';
+import type { Admission, DeferralReason, GateVerdict } from '@herald/queue';
+import { DelayedError, UnrecoverableError } from 'bullmq';
 import type { CallbackResponse, SendCallback } from './callback-sender';
 import { CallbackAttemptError, type AttemptErrorKind } from './errors/callback-attempt-error';
 import { messageAsStack } from './errors/message-as-stack';
 
-/** What the processor reads of a BullMQ job. */
+/** What the processor reads of a BullMQ job, and the one thing it does to it (defer it). */
 export interface DeliveryJob {
+  /** The delivery id (producers set it); the gate counts the job under it. */
+  readonly id?: string | undefined;
   readonly data: DeliveryRef;
   /** Tries BullMQ counted before this one (a replayed job keeps its count unless reset). */
   readonly attemptsMade: number;
   readonly opts: { readonly attempts?: number };
+  /** Sends the job back to the delayed set until `timestamp`, without spending an attempt (BullMQ). */
+  moveToDelayed(timestamp: number, token?: string): Promise<void>;
 }
 
 /** The job's return value (kept by BullMQ for the dashboard). Failures are thrown instead. */
@@ -27,6 +32,18 @@ export interface DeliveryStore {
   load(deliveryId: string): Promise<DeliveryWork | null>;
   /** Records one attempt and the delivery's new state; returns the attempt's number. */
   record(deliveryId: string, attempt: NewDeliveryAttempt, outcome: AttemptOutcome): Promise<number>;
+  /** Records that the delivery's job was sent back to wait without a POST (not an attempt). */
+  recordDeferral(deliveryId: string, reason: DeferralReason): Promise<void>;
+}
+
+/**
+ * The target gate, one job at a time (packages/queue target-gate; the worker batches underneath):
+ * lets a job in to its target or defers it (in-flight limit, circuit breaker), and is told how
+ * each job it let in ended. `release` never rejects: a slot it could not free runs out with its lease.
+ */
+export interface DeliveryGate {
+  admit(targetId: string, jobId: string): Promise<Admission>;
+  release(targetId: string, jobId: string, verdict: GateVerdict, durationMs: number): Promise<void>;
 }
 
 export interface DeliveryProcessorDependencies {
@@ -38,9 +55,10 @@ export interface DeliveryProcessorDependencies {
    */
   authFor(target: DeliveryTarget): CallbackAuthStrategy;
   send: SendCallback;
+  gate: DeliveryGate;
   logger: Logger;
-  /** Counts each recorded attempt by outcome, with its duration. */
-  metrics: Pick<HeraldMetrics, 'deliveryAttempt'>;
+  /** Counts each recorded attempt by outcome, with its duration, and each deferral by reason. */
+  metrics: Pick<HeraldMetrics, 'deliveryAttempt' | 'deliveryDeferred'>;
 }
 
 /** Where an attempt's callback went, once it went out. */
@@ -61,14 +79,30 @@ type AttemptResult =
     };
 
 /**
- * The delivery use case: one attempt of one delivery. Loads the delivery (a delivered one is not
+ * The delivery use case: one attempt of one delivery. First the target gate: a job whose target
+ * is at its in-flight limit, or whose target's breaker is open, is moved back to the delayed set
+ * and ends with DelayedError, which BullMQ does not count as an attempt; nothing is sent, only the
+ * deferral is recorded. Otherwise it loads the delivery (a delivered one is not
  * sent again) with its target and its event; sends one POST of the event, exactly as GET /events shows
  * it, to the target's current URL; records the attempt and the delivery's new state. Delivered
  * only on HTTP 200; any other outcome is recorded and thrown, so that BullMQ retries with its
  * backoff, or, when the target is gone or its settings unusable, fails the job at once.
  */
-export function createDeliveryProcessor(deps: DeliveryProcessorDependencies): (job: DeliveryJob) => Promise<DeliveryOutcome> {
+export function createDeliveryProcessor(deps: DeliveryProcessorDependencies): (job: DeliveryJob, token?: string) => Promise<DeliveryOutcome> {
   const { logger } = deps;
+
+  /** Sends the job back to wait; the job is never the worker's again in this run. */
+  const defer = async (job: DeliveryJob, token: string | undefined, admission: Extract<Admission, { admitted: false }>): Promise<never> => {
+    const { deliveryId, targetId } = job.data;
+    await job.moveToDelayed(Date.now() + admission.delayMs, token);
+    deps.metrics.deliveryDeferred(admission.reason);
+    if (logger.isLevelEnabled('debug')) logger.debug('callback deferred', { deliveryId, targetId, reason: admission.reason, delayMs: admission.delayMs });
+    // The job is already delayed: a deferral the database missed is only missing from the history.
+    await deps.deliveries.recordDeferral(deliveryId, admission.reason).catch((error: unknown) => {
+      logger.warn('could not record a deferral', { deliveryId, error: error instanceof Error ? error.message : String(error) });
+    });
+    throw new DelayedError(`deferred: ${admission.reason}`);
+  };
 
   /**
    * One POST, signed; the timestamp is that of the POST itself, so a receiver can check it for
@@ -117,7 +151,7 @@ export function createDeliveryProcessor(deps: DeliveryProcessorDependencies): (j
     return resultOf({ ...response, body: redactForeignText(response.body, credentials) });
   };
 
-  return async (job) => {
+  const attemptJob = async (job: DeliveryJob, release: (verdict: GateVerdict) => Promise<void>): Promise<DeliveryOutcome> => {
     const { deliveryId } = job.data;
     const work = await deps.deliveries.load(deliveryId);
     // Nothing to record an attempt against: the job is the only trace, in the failed set.
@@ -134,6 +168,7 @@ export function createDeliveryProcessor(deps: DeliveryProcessorDependencies): (j
     } catch (error) {
       result = failureOf(error);
     }
+    void release(verdictOf(result));
     const durationSeconds = (performance.now() - started) / 1000;
     const durationMs = Math.round(durationSeconds * 1000);
     const lastTry = job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
@@ -168,6 +203,31 @@ export function createDeliveryProcessor(deps: DeliveryProcessorDependencies): (j
     if (!result.retryable) throw messageAsStack(new UnrecoverableError(result.errorMessage));
     throw new CallbackAttemptError(result.errorKind, result.errorMessage, number, result.statusCode, result.retryAfterMs);
   };
+
+  return async (job, token) => {
+    const { deliveryId, targetId } = job.data;
+    const jobId = job.id ?? deliveryId;
+    const admission = await deps.gate.admit(targetId, jobId);
+    if (!admission.admitted) return defer(job, token, admission);
+    // The slot is freed as soon as the POST is over (with its verdict), or when the job ends some other way.
+    const admittedAt = performance.now();
+    let released: Promise<void> | undefined;
+    const release = (verdict: GateVerdict): Promise<void> => (released ??= deps.gate.release(targetId, jobId, verdict, performance.now() - admittedAt));
+    try {
+      return await attemptJob(job, release);
+    } finally {
+      await release('neutral');
+    }
+  };
+}
+
+/** What the attempt tells the target's circuit breaker. */
+function verdictOf(result: AttemptResult): GateVerdict {
+  if (result.delivered) return 'success';
+  // No answer at all: the failures that hold a worker slot until they end.
+  if (result.errorKind === 'timeout' || result.errorKind === 'connection' || result.errorKind === 'tls') return 'failure';
+  if (result.errorKind === 'http_status' || result.errorKind === 'redirect') return 'answer';
+  return 'neutral';
 }
 
 /** Each auth header's value, and its credentials without the scheme (`Basic …`, `Bearer …`). */

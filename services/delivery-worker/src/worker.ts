@@ -1,17 +1,17 @@
 import { hostname } from 'node:os';
 import { createAuthStrategy, type CallbackAuthStrategy } from '@herald/callback-auth';
 import type { WorkerConfig } from '@herald/config';
-import { credentialsCipherFromConfig, deliveryAttemptRepository, type AttemptRecord, type DeliveryTarget, type PrismaClient } from '@herald/db';
+import { credentialsCipherFromConfig, deliveryAttemptRepository, type AttemptRecord, type DeferralRecord, type DeliveryTarget, type PrismaClient } from '@herald/db';
 import type { DeliveryRef } from '@herald/domain';
 import type { Logger } from '@herald/logging';
 import type { HeraldMetrics } from '@herald/metrics';
 import { createConnectGuard, createOutboundClient, type OutboundClient } from '@herald/outbound';
-import { DELIVERIES_QUEUE, deliveryBackoffStrategy } from '@herald/queue';
+import { createTargetGate, DELIVERIES_QUEUE, deliveryBackoffStrategy, type Admission, type GateEntry, type GateRelease } from '@herald/queue';
 import { Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { createCallbackSender } from './callback-sender';
 import { createCoalescer } from './coalescer';
-import { createDeliveryProcessor, type DeliveryOutcome, type DeliveryStore } from './processor';
+import { createDeliveryProcessor, type DeliveryGate, type DeliveryOutcome, type DeliveryStore } from './processor';
 
 /**
  * How many times a job whose worker died (its lock expired) is taken up again; one stall more and
@@ -27,6 +27,13 @@ const MAX_STALLED_COUNT = 3;
  */
 const STATEMENTS_IN_FLIGHT = 2;
 
+/**
+ * Margin of a gate slot's lease over the longest an attempt can take (two POSTs, after a 401, and a
+ * token request): the load before and the time the worker's own event loop may lag. Only a job
+ * whose worker died keeps its slot (or the breaker's probe turn) until the lease runs out.
+ */
+const GATE_LEASE_MARGIN_MS = 30_000;
+
 export interface DeliveryWorkerDependencies {
   config: WorkerConfig;
   prisma: PrismaClient;
@@ -36,8 +43,8 @@ export interface DeliveryWorkerDependencies {
    */
   connection: Redis;
   logger: Logger;
-  /** Where attempts and OAuth token requests are counted. */
-  metrics: Pick<HeraldMetrics, 'deliveryAttempt' | 'oauthTokenRequested'>;
+  /** Where attempts, deferrals and OAuth token requests are counted. */
+  metrics: Pick<HeraldMetrics, 'deliveryAttempt' | 'deliveryDeferred' | 'oauthTokenRequested'>;
 }
 
 export type DeliveryWorker = Worker<DeliveryRef, DeliveryOutcome, string>;
@@ -58,10 +65,11 @@ export function startDeliveryWorker(deps: DeliveryWorkerDependencies): DeliveryW
     deliveries: batchedDeliveryStore(prisma, config),
     authFor: (target) => authStrategyFor(target, deps, tokenOutbound),
     send: createCallbackSender({ timeoutMs: config.callback.timeoutMs, responseMaxBytes: config.callback.responseMaxBytes, outbound }),
+    gate: batchedTargetGate(deps),
     logger,
     metrics: deps.metrics,
   });
-  const worker: DeliveryWorker = new Worker(DELIVERIES_QUEUE, (job) => processor(job), {
+  const worker: DeliveryWorker = new Worker(DELIVERIES_QUEUE, (job, token) => processor(job, token), {
     connection: deps.connection,
     prefix: config.queuePrefix,
     name: `${hostname()}:${process.pid}`,
@@ -89,12 +97,64 @@ function batchedDeliveryStore(prisma: PrismaClient, config: WorkerConfig): Deliv
     return ids.map((id) => found.get(id) ?? null);
   }, options);
   const record = createCoalescer((records: AttemptRecord[]) => repository.recordAttempts(records), options);
+  // One statement in flight at a time: deferrals are history, never worth a second connection.
+  const recordDeferral = createCoalescer(async (records: DeferralRecord[]) => {
+    await repository.recordDeferrals(records);
+    return records.map(() => undefined);
+  }, { maxBatch: 10 * config.worker.concurrency, maxInFlight: 1 });
   return {
     load,
+    recordDeferral: (deliveryId, reason) => recordDeferral({ deliveryId, reason, at: new Date() }),
     async record(deliveryId, attempt, outcome) {
       const number = await record({ deliveryId, attempt, outcome });
       if (number === undefined) throw new Error(`Delivery ${deliveryId} does not exist.`);
       return number;
+    },
+  };
+}
+
+/**
+ * The target gate (packages/queue) over the worker's Redis connection, its admissions and releases
+ * gathered across the jobs this worker starts and ends at once: one script run per batch. If
+ * Redis answers an admission with an error (not an outage: the worker's connection waits those
+ * out), the job goes in ungated rather than fail; a release that fails leaves the slot to its lease.
+ */
+function batchedTargetGate(deps: DeliveryWorkerDependencies): DeliveryGate {
+  const { config, logger } = deps;
+  const gate = createTargetGate(deps.connection, {
+    queuePrefix: config.queuePrefix,
+    settings: {
+      ...config.targetGate,
+      leaseMs: 2 * config.callback.timeoutMs + config.callback.tokenTimeoutMs + GATE_LEASE_MARGIN_MS,
+    },
+  });
+  const options = { maxBatch: config.worker.concurrency, maxInFlight: STATEMENTS_IN_FLIGHT };
+  const admit = createCoalescer((entries: GateEntry[]) => gate.admit(entries), options);
+  const release = createCoalescer(async (releases: GateRelease[]) => {
+    const changes = await gate.release(releases);
+    changes.forEach((change, i) => {
+      const { targetId } = releases[i]!;
+      if (change === 'opened') logger.warn('target circuit breaker opened; its callbacks wait without attempts', { targetId });
+      else if (change === 'reopened') logger.warn('target circuit breaker re-opened: the probe callback failed', { targetId });
+      else if (change === 'closed') logger.info('target circuit breaker closed: the probe callback was delivered', { targetId });
+    });
+    return changes;
+  }, options);
+  return {
+    async admit(targetId, jobId): Promise<Admission> {
+      try {
+        return await admit({ targetId, jobId });
+      } catch (error) {
+        logger.warn('target gate unavailable; callback sent ungated', { targetId, error: error instanceof Error ? error.message : String(error) });
+        return { admitted: true, probe: false };
+      }
+    },
+    async release(targetId, jobId, verdict, durationMs) {
+      try {
+        await release({ targetId, jobId, verdict, durationMs });
+      } catch (error) {
+        logger.warn('target gate release failed; the slot frees when its lease ends', { targetId, error: error instanceof Error ? error.message : String(error) });
+      }
     },
   };
 }

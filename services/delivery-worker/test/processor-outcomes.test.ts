@@ -7,7 +7,8 @@ import { CredentialsCipherError, type AttemptOutcome, type DeliveryTarget, type 
 import { newSigningSecret, type DeliveryRef, type Event } from '@herald/domain';
 import { Webhook } from 'standardwebhooks';
 import type { Logger } from '@herald/logging';
-import { UnrecoverableError } from 'bullmq';
+import type { Admission, DeferralReason, GateVerdict } from '@herald/queue';
+import { DelayedError, UnrecoverableError } from 'bullmq';
 import type { CallbackRequest, CallbackResponse } from '../src/callback-sender';
 import { CallbackAttemptError } from '../src/errors/callback-attempt-error';
 import { OutboundRequestError } from '@herald/outbound';
@@ -42,6 +43,8 @@ interface Scene {
   attempts?: number;
   /** No such delivery. */
   missing?: boolean;
+  /** The target gate's answer for the job. Default: let in. */
+  admission?: Admission;
 }
 
 function strategy(mode: CallbackAuthStrategy['mode'], headers: () => Promise<Record<string, string>> = async () => ({})) {
@@ -57,11 +60,16 @@ async function attempt(scene: Scene) {
   const answers = [...(scene.answers ?? [])];
   const attemptsMade = scene.attemptsMade ?? 0;
   const auth = scene.auth ?? strategy('none');
+  const deferrals: Array<{ deliveryId: string; reason: DeferralReason }> = [];
+  const deferredCounted: DeferralReason[] = [];
+  const released: Array<{ targetId: string; jobId: string; verdict: GateVerdict }> = [];
+  const moves: Array<{ timestamp: number; token: string | undefined }> = [];
+  let loads = 0;
 
   const process = createDeliveryProcessor({
     deliveries: {
       load: async (deliveryId) =>
-        scene.missing
+        ++loads && scene.missing
           ? null
           : {
               delivery: { id: deliveryId, eventId: ref.eventId, targetId: ref.targetId, status: scene.status ?? 'pending', attemptsMade },
@@ -72,6 +80,11 @@ async function attempt(scene: Scene) {
         recorded.push({ deliveryId, attempt, outcome });
         return attemptsMade + 1;
       },
+      recordDeferral: async (deliveryId, reason) => void deferrals.push({ deliveryId, reason }),
+    },
+    gate: {
+      admit: async () => scene.admission ?? { admitted: true, probe: false },
+      release: async (targetId, jobId, verdict) => void released.push({ targetId, jobId, verdict }),
     },
     authFor: () => {
       if (auth instanceof Error) throw auth;
@@ -87,17 +100,24 @@ async function attempt(scene: Scene) {
     logger: {
       isLevelEnabled: () => true,
       http: () => {},
+      debug: () => {},
       warn: (message: string, meta: unknown) => void warnings.push({ message, meta }),
     } as unknown as Logger,
-    metrics: { deliveryAttempt: (outcome) => void counted.push(outcome) },
+    metrics: { deliveryAttempt: (outcome) => void counted.push(outcome), deliveryDeferred: (reason) => void deferredCounted.push(reason) },
   });
 
-  const job: DeliveryJob = { data: ref, attemptsMade, opts: { attempts: scene.attempts ?? 3 } };
-  const settled = await process(job).then(
+  const job: DeliveryJob = {
+    id: ref.deliveryId,
+    data: ref,
+    attemptsMade,
+    opts: { attempts: scene.attempts ?? 3 },
+    moveToDelayed: async (timestamp, token) => void moves.push({ timestamp, token }),
+  };
+  const settled = await process(job, 'lock-token').then(
     (value) => ({ value, error: undefined }),
     (error: unknown) => ({ value: undefined, error }),
   );
-  return { ...settled, recorded, sent, counted, warnings };
+  return { ...settled, recorded, sent, counted, warnings, deferrals, deferredCounted, released, moves, loads };
 }
 
 const ok = (body = 'ok'): CallbackResponse => ({ status: 200, body });
@@ -302,5 +322,48 @@ describe('the delivery processor', () => {
   it('never writes the target URL (which may hold a secret) into what it records or logs', async () => {
     const r = await attempt({ answers: [status(500)] });
     expect(JSON.stringify([r.recorded, r.warnings, (r.error as Error).message])).not.toContain('s3cret');
+  });
+
+  describe('the target gate', () => {
+    it.each([
+      ['target_busy', 1_500],
+      ['breaker_open', 31_000],
+    ] as const)('defers a job the gate turns away (%s): moved back to the delayed set with its lock token, no load, no POST, no attempt', async (reason, delayMs) => {
+      const before = Date.now();
+      const r = await attempt({ admission: { admitted: false, reason, delayMs }, answers: [ok()] });
+      expect(r.error).toBeInstanceOf(DelayedError);
+      expect(r.moves).toEqual([{ timestamp: expect.any(Number), token: 'lock-token' }]);
+      expect(r.moves[0]!.timestamp).toBeGreaterThanOrEqual(before + delayMs);
+      expect(r.moves[0]!.timestamp).toBeLessThanOrEqual(Date.now() + delayMs);
+      expect(r.loads).toBe(0);
+      expect(r.sent).toHaveLength(0);
+      expect(r.recorded).toHaveLength(0);
+      expect(r.counted).toEqual([]);
+      expect(r.deferrals).toEqual([{ deliveryId: 'd-1', reason }]);
+      expect(r.deferredCounted).toEqual([reason]);
+      expect(r.released).toEqual([]);
+    });
+
+    it.each([
+      ['a 200', [ok()] as Answer[], 'success'],
+      ['a timeout', [new OutboundRequestError('timeout', 'no answer')], 'failure'],
+      ['a refused connection', [new OutboundRequestError('connection', 'refused', 'ECONNREFUSED')], 'failure'],
+      ['a TLS failure', [new OutboundRequestError('tls', 'bad certificate', 'CERT_HAS_EXPIRED')], 'failure'],
+      ['an HTTP 500', [status(500)], 'answer'],
+      ['a redirect', [status(302)], 'answer'],
+      ['an address refused by the guard', [new OutboundRequestError('address_refused', 'private address')], 'neutral'],
+    ] as Array<[string, Answer[], GateVerdict]>)('frees the slot of a job let in after %s, telling the breaker %s', async (_case, answers, verdict) => {
+      const r = await attempt({ answers });
+      expect(r.released).toEqual([{ targetId: 't-1', jobId: 'd-1', verdict }]);
+    });
+
+    it.each([
+      ['the target is switched off', { target: { ...programTarget, enabled: false } }],
+      ['the delivery succeeded already', { status: 'succeeded' }],
+      ['the delivery does not exist', { missing: true }],
+    ] as Array<[string, Scene]>)('frees the slot without a verdict when %s (nothing was sent)', async (_case, scene) => {
+      const r = await attempt(scene);
+      expect(r.released).toEqual([{ targetId: 't-1', jobId: 'd-1', verdict: 'neutral' }]);
+    });
   });
 });

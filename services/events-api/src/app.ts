@@ -1,4 +1,5 @@
 import express, { type Express } from 'express';
+import { withTimeout } from '@herald/domain';
 import type { ApiConfig } from '@herald/config';
 import {
   apiKeyRepository,
@@ -15,7 +16,7 @@ import { opsEndpoints } from '@herald/lifecycle';
 import type { Logger } from '@herald/logging';
 import { createMetrics, type HeraldMetrics } from '@herald/metrics';
 import { createOutboxPublisher } from '@herald/outbox';
-import { pingRedis, type DeliveryProducer } from '@herald/queue';
+import { pingRedis, readTargetHealth, type DeliveryProducer } from '@herald/queue';
 import type { Redis } from 'ioredis';
 import { adminRouter } from './admin/router';
 import { createApiKeyCache } from './auth/api-key-cache';
@@ -134,7 +135,11 @@ export function createApp(deps: AppDependencies): Express {
     ),
     express.json({ limit: '100kb' }),
     adminRouter({ tenants, apiKeys, onKeyRevoked: () => apiKeyCache.forgetAll() }),
-    targetsRouter({ targets, urlPolicy: { allowPrivate: config.allowPrivateTargets, hostAllowlist: config.targetHostAllowlist } }),
+    targetsRouter({
+      targets,
+      urlPolicy: { allowPrivate: config.allowPrivateTargets, hostAllowlist: config.targetHostAllowlist },
+      health: (targetId) => withTimeout(readTargetHealth(redis, config.queuePrefix, targetId), config.readinessTimeoutMs, 'the target health read timed out'),
+    }),
     signingSecretRouter({ targets, rotationGraceSeconds: config.signingSecretRotationGraceSeconds }),
     deliveriesRouter({ history, replay: createReplay({ history, outbox, producer, logger }), replayMaxDays: config.replayMaxDays }),
   );

@@ -92,6 +92,7 @@ describe('GET /admin/deliveries', () => {
       updatedAt: expect.any(String),
       enqueuedAt: expect.any(String),
       completedAt: null,
+      deferrals: { count: 0, lastAt: null, lastReason: null },
     });
   });
 
@@ -223,6 +224,27 @@ describe('GET /admin/deliveries/:id', () => {
       },
     ]);
     expect(res.text).not.toContain('s3cret');
+  });
+
+  it("shows the breaker's and the limit's deferrals apart from the attempts, which they are not", async () => {
+    const s = await scene();
+    const delivery = await deliveryTo(await ingestPayment(s), s.programTarget);
+    const attempts = deliveryAttemptRepository(api.prisma, credentialsCipherFromConfig(api.config));
+    await attempts.recordAttempts([
+      { deliveryId: delivery.id, attempt: { startedAt: new Date('2026-03-01T10:00:00.000Z'), durationMs: 10_000, errorKind: 'timeout', errorMessage: 'no answer within 10000 ms' }, outcome: 'pending' },
+    ]);
+    await attempts.recordDeferrals([
+      { deliveryId: delivery.id, reason: 'target_busy', at: new Date('2026-03-01T09:59:00.000Z') },
+      { deliveryId: delivery.id, reason: 'breaker_open', at: new Date('2026-03-01T10:00:40.000Z') },
+      { deliveryId: delivery.id, reason: 'breaker_open', at: new Date('2026-03-01T10:01:30.000Z') },
+    ]);
+
+    const res = await api.admin('get', `/deliveries/${delivery.id}`).expect(200);
+    expect(res.body).toMatchObject({ attemptsMade: 1, deferrals: { count: 3, lastAt: '2026-03-01T10:01:30.000Z', lastReason: 'breaker_open' } });
+    expect(res.body.attempts).toHaveLength(1);
+    expect(res.body).not.toHaveProperty('lastDeferredAt');
+    const listed = await api.admin('get', `/deliveries?targetId=${s.programTarget}`).expect(200);
+    expect(listed.body.data[0].deferrals).toEqual({ count: 3, lastAt: '2026-03-01T10:01:30.000Z', lastReason: 'breaker_open' });
   });
 
   it('redacts an Authorization value a merchant echoed back in its answer', async () => {

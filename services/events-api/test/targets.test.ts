@@ -2,6 +2,8 @@ import { randomUUID } from 'node:crypto';
 import request from 'supertest';
 import { MASKED_PASSWORD } from '@herald/db';
 import { EVENT_TYPES, MERCHANT_NOTIFICATION_OBJECT_TYPES } from '@herald/domain';
+import { createRedisConnection, createTargetGate, pingRedis } from '@herald/queue';
+import { closedPort } from '@herald/testing';
 import { createTestApi, type TestApi } from './support/api';
 
 const api = createTestApi();
@@ -34,6 +36,13 @@ const AUTH_MODES = [
   ['oauth', (password: string) => ({ mode: 'oauth', authUrl: 'https://auth.merchant.example/token', username: 'client-1', password })],
 ] as const;
 
+/** The health of a target nothing was sent to. */
+const QUIET_HEALTH = {
+  breaker: { state: 'closed', consecutiveFailures: 0, openedAt: null, halfOpenAt: null, probeInFlight: false },
+  inFlight: 0,
+  deferred: 0,
+};
+
 describe('PUT, GET and DELETE /admin/{programs|merchants}/:id/notification-target', () => {
   describe.each(['program', 'merchant'] as const)('for a %s', (kind) => {
     it.each(AUTH_MODES)('stores a target with %s auth, shows it with the password masked, and deletes it', async (mode, auth) => {
@@ -59,7 +68,7 @@ describe('PUT, GET and DELETE /admin/{programs|merchants}/:id/notification-targe
 
       const get = await target('get', owner);
       expect(get.status).toBe(200);
-      expect(get.body).toEqual(put.body);
+      expect(get.body).toEqual({ ...put.body, health: QUIET_HEALTH });
       expect(`${put.text}${get.text}`).not.toContain(password);
 
       expect((await target('delete', owner)).status).toBe(204);
@@ -205,6 +214,54 @@ describe('PUT, GET and DELETE /admin/{programs|merchants}/:id/notification-targe
     expect(res.status).toBe(401);
     expect((await request(api.app).get(targetPath({ programId }))).status).toBe(401);
     expect((await request(api.app).delete(targetPath({ programId }))).status).toBe(401);
+  });
+});
+
+describe('the health of a notification target', () => {
+  it.each(['program', 'merchant'] as const)('shows the %s target\'s breaker state, callbacks in flight and deferred, as the workers left them in Redis', async (kind) => {
+    const tenant = await newTenant();
+    const owner = kind === 'program' ? { programId: tenant.programId } : { merchantId: tenant.merchantId };
+    const { id } = (await target('put', owner, { url: 'https://merchant.example/hooks', auth: { mode: 'none' } })).body as { id: string };
+    const redis = createRedisConnection(api.config.redisUrl, { role: 'client' });
+    try {
+      await pingRedis(redis);
+      // Two workers' worth of state: one breaker opened by 2 failures, then one callback deferred.
+      const gate = createTargetGate(redis, {
+        queuePrefix: api.config.queuePrefix,
+        settings: { maxInFlight: 1, leaseMs: 60_000, breaker: { failures: 2, ratio: 0, windowMs: 60_000, minRequests: 10, openMs: 30_000, openMaxMs: 60_000 } },
+      });
+      await gate.admit([{ targetId: id, jobId: 'j1' }]);
+      expect(await gate.admit([{ targetId: id, jobId: 'j2' }])).toEqual([expect.objectContaining({ reason: 'target_busy' })]);
+      expect((await target('get', owner)).body.health).toEqual({ ...QUIET_HEALTH, inFlight: 1, deferred: 1 });
+      await gate.release([{ targetId: id, jobId: 'j1', verdict: 'failure', durationMs: 10 }]);
+      await gate.admit([{ targetId: id, jobId: 'j3' }]);
+      await gate.release([{ targetId: id, jobId: 'j3', verdict: 'failure', durationMs: 10 }]);
+      await gate.admit([{ targetId: id, jobId: 'j4' }]);
+
+      const { health } = (await target('get', owner)).body as { health: { breaker: { openedAt: string; halfOpenAt: string } } };
+      expect(health).toEqual({
+        breaker: { state: 'open', consecutiveFailures: 0, openedAt: expect.any(String), halfOpenAt: expect.any(String), probeInFlight: false },
+        inFlight: 0,
+        deferred: 2,
+      });
+      expect(Date.parse(health.breaker.halfOpenAt) - Date.parse(health.breaker.openedAt)).toBe(30_000);
+    } finally {
+      redis.disconnect();
+    }
+  });
+
+  it('shows the target with health null while Redis cannot be read', async () => {
+    const down = createTestApi({ REDIS_URL: `redis://127.0.0.1:${await closedPort()}` });
+    try {
+      const tenant = await down.createTenant();
+      const put = await down.admin('put', `/programs/${tenant.programId}/notification-target`).send({ url: 'https://merchant.example/hooks', auth: { mode: 'none' } });
+      expect(put.status).toBe(200);
+      const get = await down.admin('get', `/programs/${tenant.programId}/notification-target`);
+      expect(get.status).toBe(200);
+      expect(get.body).toEqual({ ...put.body, health: null });
+    } finally {
+      await down.close();
+    }
   });
 });
 

@@ -124,3 +124,19 @@ FROM
 RETURNING
   "delivery_id",
   "number";
+
+-- delivery-attempts: defer
+UPDATE "deliveries" AS "d"
+SET
+  "deferrals" = "d"."deferrals" + "i"."n",
+  "last_deferred_at" = "i"."at",
+  "last_deferral_reason" = "i"."reason"
+FROM
+  unnest(
+    $1::UUID[],
+    $2::INT[],
+    $3::TIMESTAMPTZ[],
+    $4::TEXT[]
+  ) AS i (delivery_id, n, at, reason)
+WHERE
+  "d"."id" = "i"."delivery_id";

@@ -15,7 +15,10 @@ SELECT
   "d"."created_at" AS "createdAt",
   "d"."updated_at" AS "updatedAt",
   "d"."enqueued_at" AS "enqueuedAt",
-  "d"."completed_at" AS "completedAt"
+  "d"."completed_at" AS "completedAt",
+  "d"."deferrals",
+  "d"."last_deferred_at" AS "lastDeferredAt",
+  "d"."last_deferral_reason" AS "lastDeferralReason"
 FROM
   "deliveries" AS "d"
   INNER JOIN "events" AS "e" ON "e"."id" = "d"."event_id"
@@ -43,7 +46,10 @@ SELECT
   "d"."created_at" AS "createdAt",
   "d"."updated_at" AS "updatedAt",
   "d"."enqueued_at" AS "enqueuedAt",
-  "d"."completed_at" AS "completedAt"
+  "d"."completed_at" AS "completedAt",
+  "d"."deferrals",
+  "d"."last_deferred_at" AS "lastDeferredAt",
+  "d"."last_deferral_reason" AS "lastDeferralReason"
 FROM
   "deliveries" AS "d"
   INNER JOIN "events" AS "e" ON "e"."id" = "d"."event_id"
@@ -105,7 +111,10 @@ SELECT
   "d"."created_at" AS "createdAt",
   "d"."updated_at" AS "updatedAt",
   "d"."enqueued_at" AS "enqueuedAt",
-  "d"."completed_at" AS "completedAt"
+  "d"."completed_at" AS "completedAt",
+  "d"."deferrals",
+  "d"."last_deferred_at" AS "lastDeferredAt",
+  "d"."last_deferral_reason" AS "lastDeferralReason"
 FROM
   "deliveries" AS "d"
   INNER JOIN "events" AS "e" ON "e"."id" = "d"."event_id"
@@ -126,7 +135,10 @@ SELECT
   "d"."created_at" AS "createdAt",
   "d"."updated_at" AS "updatedAt",
   "d"."enqueued_at" AS "enqueuedAt",
-  "d"."completed_at" AS "completedAt"
+  "d"."completed_at" AS "completedAt",
+  "d"."deferrals",
+  "d"."last_deferred_at" AS "lastDeferredAt",
+  "d"."last_deferral_reason" AS "lastDeferralReason"
 FROM
   "deliveries" AS "d"
   INNER JOIN "events" AS "e" ON "e"."id" = "d"."event_id"
@@ -190,6 +202,9 @@ SELECT
   "d"."updated_at" AS "updatedAt",
   "d"."enqueued_at" AS "enqueuedAt",
   "d"."completed_at" AS "completedAt",
+  "d"."deferrals",
+  "d"."last_deferred_at" AS "lastDeferredAt",
+  "d"."last_deferral_reason" AS "lastDeferralReason",
   CASE
     WHEN t.merchant_id IS NULL THEN 'program'
     ELSE 'merchant'
@@ -223,6 +238,9 @@ SELECT
   "d"."updated_at" AS "updatedAt",
   "d"."enqueued_at" AS "enqueuedAt",
   "d"."completed_at" AS "completedAt",
+  "d"."deferrals",
+  "d"."last_deferred_at" AS "lastDeferredAt",
+  "d"."last_deferral_reason" AS "lastDeferralReason",
   CASE
     WHEN t.merchant_id IS NULL THEN 'program'
     ELSE 'merchant'

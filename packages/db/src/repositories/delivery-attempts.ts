@@ -163,6 +163,32 @@ const recordStatement = byShape((_shape: 'record', c: AttemptColumns) =>
     .returning(['delivery_id', 'number']),
 );
 
+/** Why a job went back to wait without a POST: its target's breaker was open, or the target had TARGET_MAX_IN_FLIGHT callbacks in flight. */
+export type DeferralReason = 'breaker_open' | 'target_busy';
+
+/** One deferral of a delivery's job (not an attempt: no POST, no attempt spent). */
+export interface DeferralRecord {
+  deliveryId: string;
+  reason: DeferralReason;
+  at: Date;
+}
+
+const deferralStatement = byShape((_shape: 'defer', c: { ids: string[]; counts: number[]; ats: Date[]; reasons: string[] }) =>
+  db
+    .updateTable('deliveries as d')
+    .from(
+      sql<{ delivery_id: string; n: number; at: Date; reason: string }>`unnest(${c.ids}::uuid[], ${c.counts}::int[], ${c.ats}::timestamptz[], ${c.reasons}::text[])`.as<'i'>(
+        sql`i(delivery_id, n, at, reason)`,
+      ),
+    )
+    .set((eb) => ({
+      deferrals: eb('d.deferrals', '+', eb.ref('i.n')),
+      last_deferred_at: eb.ref('i.at'),
+      last_deferral_reason: eb.ref('i.reason'),
+    }))
+    .whereRef('d.id', '=', 'i.delivery_id'),
+);
+
 /** Every statement of the repository, built from its parameters (the SQL snapshot compiles each). */
 export const deliveryAttemptQueries = {
   /** Deliveries with their target and event, in one statement. */
@@ -186,6 +212,15 @@ export const deliveryAttemptQueries = {
       error_message: attempts.map((a) => a.error_message),
       response_body: attempts.map((a) => a.response_body),
       url: attempts.map((a) => a.url),
+    }),
+
+  /** Adds deferrals to distinct deliveries, each with its latest time and reason. */
+  defer: (deferrals: ReadonlyArray<{ deliveryId: string; count: number; at: Date; reason: DeferralReason }>) =>
+    deferralStatement('defer', {
+      ids: deferrals.map((d) => d.deliveryId),
+      counts: deferrals.map((d) => d.count),
+      ats: deferrals.map((d) => d.at),
+      reasons: deferrals.map((d) => d.reason),
     }),
 };
 
@@ -251,6 +286,24 @@ export function deliveryAttemptRepository(prisma: PrismaClient, cipher: Credenti
   };
 
   return {
+    /**
+     * Records deferrals in one statement: a delivery's count goes up by its deferrals in the batch,
+     * and its last deferral's time and reason are kept. Deliveries that do not exist are skipped.
+     */
+    async recordDeferrals(records: readonly DeferralRecord[]): Promise<void> {
+      const byDelivery = new Map<string, { deliveryId: string; count: number; at: Date; reason: DeferralReason }>();
+      for (const record of records) {
+        if (!isUuid(record.deliveryId)) continue;
+        const seen = byDelivery.get(record.deliveryId);
+        if (!seen) byDelivery.set(record.deliveryId, { deliveryId: record.deliveryId, count: 1, at: record.at, reason: record.reason });
+        else byDelivery.set(record.deliveryId, record.at >= seen.at ? { ...seen, count: seen.count + 1, at: record.at, reason: record.reason } : { ...seen, count: seen.count + 1 });
+      }
+      if (byDelivery.size === 0) return;
+      // Sorted, so that two workers writing overlapping batches lock rows in the same order.
+      const sorted = [...byDelivery.values()].sort((a, b) => compareStrings(a.deliveryId, b.deliveryId));
+      await run(pool, deliveryAttemptQueries.defer(sorted), { prepared: 'record-deferrals' });
+    },
+
     /** What each delivery's attempt needs, by delivery id; unknown and malformed ids are absent. */
     async loadForAttempts(deliveryIds: readonly string[]): Promise<Map<string, DeliveryWork>> {
       const ids = [...new Set(deliveryIds.filter((id) => isUuid(id)))];

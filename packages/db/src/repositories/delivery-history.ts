@@ -116,6 +116,9 @@ const RECORD_COLUMNS = [
   'd.updated_at as updatedAt',
   'd.enqueued_at as enqueuedAt',
   'd.completed_at as completedAt',
+  'd.deferrals',
+  'd.last_deferred_at as lastDeferredAt',
+  'd.last_deferral_reason as lastDeferralReason',
 ] as const;
 
 /** Every statement of the repository, built from its parameters (the SQL snapshot compiles each). */
@@ -174,7 +177,9 @@ export const deliveryHistoryQueries = {
  * (programId, merchantId), status, attemptsMade (replays included), lastStatusCode (when the
  * merchant answered) and lastError of the last attempt, createdAt, updatedAt, enqueuedAt (when
  * its job was last put in the queue; null while it waits for the sweeper) and completedAt (when
- * it succeeded or used its last attempt). Typed by the statement from the schema.
+ * it succeeded or used its last attempt), deferrals (times its job was sent back to wait without a
+POST, by its target's breaker or in-flight limit: not attempts), lastDeferredAt and
+lastDeferralReason. Typed by the statement from the schema.
  */
 export type DeliveryRecord = RowOf<ReturnType<typeof deliveryHistoryQueries.find>>;
 

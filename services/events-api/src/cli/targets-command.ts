@@ -15,6 +15,9 @@ Callbacks are signed (Standard Webhooks); "signing-secret show" prints the secre
 them with. "rotate" makes a new one (the old one keeps signing for the grace period) and prints
 it only with --show-secret.
 
+"targets get" shows the target with its delivery health: circuit breaker state (closed, open,
+half_open), callbacks in flight and callbacks deferred (waiting without spending attempts).
+
 The password is read from standard input (--password-stdin), never from the command line, where
 other users could see it in the process list. Example:
   printf '%s' "$PASSWORD" | pnpm herald targets set --merchant m1 --url https://shop.example/hooks \\

@@ -1,9 +1,9 @@
-import type { DeliveryHistoryRepository, DeliveryRecord, DeliveryStatus, ReplaySelection } from '@herald/db';
+import type { DeliveryHistoryRepository, DeliveryStatus, ReplaySelection } from '@herald/db';
 import type { Logger } from '@herald/logging';
 import type { OutboxPublisher } from '@herald/outbox';
 import type { DeliveryProducer } from '@herald/queue';
 import { HttpError } from '../http/http-error';
-import { deliveryView } from './views';
+import { deliveryView, type DeliveryView } from './views';
 
 /** What became of a replayed delivery's job. */
 export type ReplayedJob =
@@ -14,7 +14,7 @@ export type ReplayedJob =
   /** Redis refused the new job after the delivery was reset: the outbox sweeper enqueues it shortly. */
   | 'left-to-sweeper';
 
-export interface ReplayedDeliveryView extends DeliveryRecord {
+export interface ReplayedDeliveryView extends DeliveryView {
   previousStatus: DeliveryStatus;
   job: ReplayedJob;
 }

@@ -9,13 +9,26 @@ function scrub(text: string | null): string | null {
   return text === null ? null : redactForeignText(text);
 }
 
+/**
+ * Times the delivery's job was sent back to wait without a POST (its target's circuit breaker
+ * open, or the target at its in-flight limit): not attempts, and shown apart from them.
+ */
+export interface DeferralsView {
+  count: number;
+  lastAt: Date | null;
+  lastReason: string | null;
+}
+
+export type DeliveryView = Omit<DeliveryRecord, 'deferrals' | 'lastDeferredAt' | 'lastDeferralReason'> & { deferrals: DeferralsView };
+
 /** A delivery as the admin API shows it. */
-export function deliveryView(record: DeliveryRecord): DeliveryRecord {
-  return { ...record, lastError: scrub(record.lastError) };
+export function deliveryView(record: DeliveryRecord): DeliveryView {
+  const { deferrals, lastDeferredAt, lastDeferralReason, ...rest } = record;
+  return { ...rest, lastError: scrub(record.lastError), deferrals: { count: deferrals, lastAt: lastDeferredAt, lastReason: lastDeferralReason } };
 }
 
 /** A delivery with its target and every attempt, as the admin API shows it. */
-export function deliveryDetailView(detail: DeliveryDetail): DeliveryDetail {
+export function deliveryDetailView(detail: DeliveryDetail): DeliveryView & Pick<DeliveryDetail, 'target' | 'attempts'> {
   return {
     ...deliveryView(detail),
     target: detail.target,

@@ -2,6 +2,7 @@ import { Router, type Request } from 'express';
 import { TargetOwnerNotFoundError, type TargetAuth, type TargetInput, type TargetOwner, type TargetRepository } from '@herald/db';
 import { compileValidator, TENANT_ID_PATTERN, ValidationError, type Validator, type Violation } from '@herald/domain';
 import { resolveHost, type AddressPolicy, type ResolveHost } from '@herald/outbound';
+import type { TargetHealth } from '@herald/queue';
 import { HttpError } from '../http/http-error';
 import { parseBody } from '../http/validate-body';
 import { merchantTargetBodySchema, programTargetBodySchema, type TargetBody } from './schemas';
@@ -20,11 +21,14 @@ export interface TargetsRouterDependencies {
   urlPolicy: AddressPolicy;
   /** How host names are resolved for the URL guard. Default: dns.lookup, every address. */
   resolveHost?: ResolveHost;
+  /** The target's delivery health (breaker, callbacks in flight and deferred), read from Redis. */
+  health: (targetId: string) => Promise<TargetHealth>;
 }
 
 /**
  * The notification target of a program or of a merchant, set by admins (mounted under /admin,
- * behind the admin token): PUT creates or replaces it, GET shows it with the password masked,
+ * behind the admin token): PUT creates or replaces it, GET shows it with the password masked and
+ * its delivery `health` (null while Redis cannot be read: the target itself is still shown),
  * DELETE switches it off.
  */
 export function targetsRouter(deps: TargetsRouterDependencies): Router {
@@ -48,7 +52,8 @@ export function targetsRouter(deps: TargetsRouterDependencies): Router {
       const owner = ownerOf(kind, req);
       const target = await deps.targets.find(owner);
       if (!target) throw noTarget(owner);
-      res.json(target);
+      const health = await deps.health(target.id).catch(() => null);
+      res.json({ ...target, health });
     });
 
     router.delete(path, async (req, res) => {

@@ -3,7 +3,7 @@ import request from 'supertest';
 import { loadApiConfig, type ApiConfig } from '@herald/config';
 import { createLogger } from '@herald/logging';
 import { createDeliveryProducer, createRedisConnection, fairShareKey } from '@herald/queue';
-import { testDatabaseUrl, uniqueId } from '@herald/testing';
+import { removeQueueKeys, testDatabaseUrl, uniqueId } from '@herald/testing';
 import { createApp } from '../../src/app';
 import { closeApiDatabases, createApiDatabases } from '../../src/databases';
 
@@ -79,6 +79,8 @@ export function createTestApi(env: Record<string, string> = {}) {
         await redis.del(fairShareKey(deliveryQueue)).catch(() => undefined);
       }
       await deliveryQueue.close().catch(() => undefined);
+      // The target gate's keys (health tests write them) live beside the queue's.
+      await removeQueueKeys(config.redisUrl, config.queuePrefix);
       await closeApiDatabases(databases);
       redis.disconnect();
     },

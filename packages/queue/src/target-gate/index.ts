@@ -1,0 +1,16 @@
+export { breakersKey, gateKeyPrefix, targetKeys, DEFERRED_GRACE_MS } from './keys';
+export {
+  BUSY_DELAY_MAX_MS,
+  BUSY_DELAY_MIN_MS,
+  createTargetGate,
+  type Admission,
+  type BreakerChange,
+  type BreakerSettings,
+  type DeferralReason,
+  type GateEntry,
+  type GateRelease,
+  type GateVerdict,
+  type TargetGate,
+  type TargetGateSettings,
+} from './target-gate';
+export { countBreakers, readTargetHealth, type BreakerHealth, type BreakerState, type TargetHealth } from './target-health';

@@ -1,0 +1,34 @@
+/**
+ * Where the target gate keeps its state in Redis, under the QUEUE_PREFIX, so that every worker
+ * process and the events-api (which reads health) agree. Per target (`<prefix>:gate:<targetId>:…`):
+ * - `inflight`: ZSET job id -> lease deadline (ms). A job holds a slot until it releases it or its
+ *   lease runs out, so a killed worker cannot keep a slot for ever.
+ * - `deferred`: ZSET job id -> the latest time the job comes back (ms): the jobs the gate has sent
+ *   away and that have not been let in since. Entries that never come back (a job removed
+ *   meanwhile) are dropped DEFERRED_GRACE_MS after that time.
+ * - `breaker`: HASH of the circuit breaker: `consecutive` (failures in a row), and while the
+ *   breaker is open or half-open `openedAt`, `reopenAt` (when it half-opens), `openMs`,
+ *   `openCount`, `probe` and `probeUntil` (the one job testing the target, and its lease); `avgMs`
+ *   is how long a job holds a slot on average.
+ * - `window`: HASH of the failure ratio's window, counters `n:<bucket>` and `f:<bucket>` per tenth of it.
+ * And `<prefix>:gate:breakers`: ZSET target id -> reopenAt of every breaker that is not closed,
+ * for the breaker-state gauge (bounded: counts per state, never a per-target series).
+ */
+export function gateKeyPrefix(queuePrefix: string): string {
+  return `${queuePrefix}:gate:`;
+}
+
+export function targetKeys(queuePrefix: string, targetId: string) {
+  const base = `${gateKeyPrefix(queuePrefix)}${targetId}`;
+  return { inflight: `${base}:inflight`, deferred: `${base}:deferred`, breaker: `${base}:breaker`, window: `${base}:window` };
+}
+
+export function breakersKey(queuePrefix: string): string {
+  return `${gateKeyPrefix(queuePrefix)}breakers`;
+}
+
+/** A deferred job not seen again this long after its latest return time no longer counts as deferred. */
+export const DEFERRED_GRACE_MS = 5 * 60_000;
+
+/** A breaker left half-open with no job to probe it for this long is forgotten (its target gets no callbacks). */
+export const STALE_BREAKER_MS = 24 * 3_600_000;

@@ -1,0 +1,188 @@
+/**
+ * The gate's two Lua scripts. Each runs atomically in Redis, so workers in any number of processes
+ * see one consistent in-flight count and breaker per target. Both take a batch of operations (the
+ * worker gathers the jobs it starts or finishes at once), so the gate costs one round trip per
+ * batch, not one per callback. Key names: see keys.ts. Randomness (jitter) is left to the caller.
+ */
+
+/**
+ * ARGV: key prefix, now, lease ms, max in flight (0: no limit), min delay ms, max delay ms,
+ * deferred grace ms, then (target id, job id) per job. Answers three numbers per job:
+ * - 1, probe (0/1), 0: let in; it holds a slot until released or until its lease runs out;
+ * - 2, nominal delay, 0: `target_busy`, come back after about the nominal delay;
+ * - 3, earliest, spread: `breaker_open`, come back between earliest and earliest + spread ms.
+ *
+ * A busy target's delay is how long the jobs deferred before it should take to get through its
+ * slots (deferred / limit x how long a job holds a slot, that being the longer of the average
+ * and the age of the oldest job in flight), within [min, max] delay: re-checks then come about as
+ * fast as slots free up, whatever the backlog, instead of every waiting job polling.
+ */
+export const ADMIT_SCRIPT = `
+local prefix = ARGV[1]
+local now = tonumber(ARGV[2])
+local lease = tonumber(ARGV[3])
+local limit = tonumber(ARGV[4])
+local minDelay = tonumber(ARGV[5])
+local maxDelay = tonumber(ARGV[6])
+local grace = tonumber(ARGV[7])
+local out = {}
+
+local function clamp(value)
+  if value < minDelay then return minDelay end
+  if value > maxDelay then return maxDelay end
+  return math.floor(value)
+end
+
+for i = 8, #ARGV, 2 do
+  local target = ARGV[i]
+  local job = ARGV[i + 1]
+  local inflight = prefix .. target .. ':inflight'
+  local deferred = prefix .. target .. ':deferred'
+  local breaker = prefix .. target .. ':breaker'
+  redis.call('ZREMRANGEBYSCORE', inflight, '-inf', now)
+  redis.call('ZREMRANGEBYSCORE', deferred, '-inf', now - grace)
+  local b = redis.call('HMGET', breaker, 'reopenAt', 'openMs', 'probe', 'probeUntil', 'avgMs')
+  local reopenAt = tonumber(b[1])
+  local avg = tonumber(b[5]) or 0
+  local code, x, y = 1, 0, 0
+
+  if reopenAt and now < reopenAt then
+    -- Open: nobody goes in before it half-opens; come back spread over the next open period.
+    code, x, y = 3, reopenAt - now, tonumber(b[2]) or minDelay
+  elseif reopenAt and b[3] and b[3] ~= job and (tonumber(b[4]) or 0) > now then
+    -- Half-open with a probe in flight: one at a time.
+    code, x, y = 3, 0, 2 * clamp(math.max(avg, minDelay))
+  else
+    local mine = redis.call('ZSCORE', inflight, job)
+    if not mine and limit > 0 and redis.call('ZCARD', inflight) >= limit then
+      local oldest = redis.call('ZRANGE', inflight, 0, 0, 'WITHSCORES')
+      local held = avg
+      if oldest[2] then held = math.max(held, now - (tonumber(oldest[2]) - lease)) end
+      local waiting = redis.call('ZCARD', deferred) + 1
+      code, x = 2, clamp(waiting / limit * held)
+    else
+      if reopenAt then
+        x = 1
+        redis.call('HSET', breaker, 'probe', job, 'probeUntil', now + lease)
+      end
+      redis.call('ZADD', inflight, now + lease, job)
+      redis.call('PEXPIRE', inflight, lease)
+      redis.call('ZREM', deferred, job)
+    end
+  end
+
+  if code ~= 1 then
+    local back = now + x + y
+    if code == 2 then back = now + math.floor(x * 1.5) end
+    redis.call('ZADD', deferred, back, job)
+    redis.call('PEXPIRE', deferred, back - now + grace)
+  end
+  out[#out + 1] = code
+  out[#out + 1] = x
+  out[#out + 1] = y
+end
+return out
+`;
+
+/**
+ * ARGV: key prefix, now, consecutive failures that open (0: off), failure ratio x 1000 (0: off),
+ * window ms, min requests in the window, open ms, longest open ms, stale breaker ms, then
+ * (target id, job id, verdict, duration ms) per job. Verdicts: `success` (HTTP 200), `failure`
+ * (timeout, refused or reset connection, TLS: the kinds that hold slots), `answer` (any other
+ * HTTP answer), `neutral` (no POST was made, or Herald itself failed). Answers one number per
+ * job: 0 no change, 1 the breaker opened, 2 it closed, 3 it re-opened.
+ *
+ * Closed: a failure counts toward the consecutive failures and the window's ratio; a success or an
+ * answer ends the run of failures. Open or half-open: only the probe's verdict counts: a 200
+ * closes the breaker, a failure or another answer re-opens it for twice as long (up to the longest
+ * open time), a neutral end frees the probe for the next job.
+ */
+export const RELEASE_SCRIPT = `
+local prefix = ARGV[1]
+local now = tonumber(ARGV[2])
+local failuresToOpen = tonumber(ARGV[3])
+local ratio = tonumber(ARGV[4]) / 1000
+local windowMs = tonumber(ARGV[5])
+local minRequests = tonumber(ARGV[6])
+local openBase = tonumber(ARGV[7])
+local openMax = tonumber(ARGV[8])
+local stale = tonumber(ARGV[9])
+local breakers = prefix .. 'breakers'
+local bucketMs = math.max(1, math.floor(windowMs / 10))
+local out = {}
+
+local function open(target, breaker, openCount)
+  local openMs = math.min(openBase * 2 ^ openCount, math.max(openBase, openMax))
+  redis.call('HSET', breaker, 'openedAt', now, 'reopenAt', now + openMs, 'openMs', openMs, 'openCount', openCount, 'consecutive', 0)
+  redis.call('HDEL', breaker, 'probe', 'probeUntil')
+  redis.call('PEXPIRE', breaker, openMs + stale)
+  redis.call('DEL', prefix .. target .. ':window')
+  redis.call('ZREMRANGEBYSCORE', breakers, '-inf', now - stale)
+  redis.call('ZADD', breakers, now + openMs, target)
+end
+
+-- Counts one request (and one failure) in the current bucket; answers the window's totals.
+local function count(window, failed)
+  local bucket = math.floor(now / bucketMs)
+  local first = redis.call('HINCRBY', window, 'n:' .. bucket, 1) == 1
+  if failed then redis.call('HINCRBY', window, 'f:' .. bucket, 1) end
+  if first then
+    redis.call('PEXPIRE', window, windowMs)
+    for _, field in ipairs(redis.call('HKEYS', window)) do
+      if tonumber(string.sub(field, 3)) <= bucket - 10 then redis.call('HDEL', window, field) end
+    end
+  end
+  if not failed then return 0, 0 end
+  local n, f = 0, 0
+  local fields = redis.call('HGETALL', window)
+  for j = 1, #fields, 2 do
+    if tonumber(string.sub(fields[j], 3)) > bucket - 10 then
+      if string.sub(fields[j], 1, 1) == 'n' then n = n + tonumber(fields[j + 1]) else f = f + tonumber(fields[j + 1]) end
+    end
+  end
+  return n, f
+end
+
+for i = 10, #ARGV, 4 do
+  local target, job, verdict, duration = ARGV[i], ARGV[i + 1], ARGV[i + 2], tonumber(ARGV[i + 3])
+  local breaker = prefix .. target .. ':breaker'
+  local change = 0
+  redis.call('ZREM', prefix .. target .. ':inflight', job)
+  local b = redis.call('HMGET', breaker, 'reopenAt', 'probe', 'openCount', 'consecutive', 'avgMs')
+  if verdict ~= 'neutral' then
+    local avg = tonumber(b[5])
+    if avg then avg = avg + (duration - avg) * 0.2 else avg = duration end
+    redis.call('HSET', breaker, 'avgMs', math.floor(avg))
+  end
+
+  if b[1] then
+    if b[2] == job then
+      if verdict == 'success' then
+        redis.call('DEL', breaker)
+        redis.call('ZREM', breakers, target)
+        change = 2
+      elseif verdict == 'neutral' then
+        redis.call('HDEL', breaker, 'probe', 'probeUntil')
+      else
+        open(target, breaker, (tonumber(b[3]) or 0) + 1)
+        change = 3
+      end
+    end
+  elseif verdict == 'failure' then
+    local consecutive = redis.call('HINCRBY', breaker, 'consecutive', 1)
+    local n, f = count(prefix .. target .. ':window', true)
+    if (failuresToOpen > 0 and consecutive >= failuresToOpen) or (ratio > 0 and n >= minRequests and f >= ratio * n) then
+      open(target, breaker, 0)
+      change = 1
+    else
+      redis.call('PEXPIRE', breaker, windowMs + stale)
+    end
+  elseif verdict ~= 'neutral' then
+    if (tonumber(b[4]) or 0) ~= 0 then redis.call('HSET', breaker, 'consecutive', 0) end
+    count(prefix .. target .. ':window', false)
+    redis.call('PEXPIRE', breaker, windowMs + stale)
+  end
+  out[#out + 1] = change
+end
+return out
+`;

@@ -1,0 +1,132 @@
+import type { Redis } from 'ioredis';
+import { gateKeyPrefix, DEFERRED_GRACE_MS, STALE_BREAKER_MS } from './keys';
+import { ADMIT_SCRIPT, RELEASE_SCRIPT } from './scripts';
+
+/** When a target's circuit breaker opens and how long it stays open. */
+export interface BreakerSettings {
+  /** Failures in a row (timeouts, refused or reset connections, TLS) that open it; 0 turns this rule off. */
+  readonly failures: number;
+  /** Share of failed requests over the window that opens it (0 to 1); 0 turns this rule off. */
+  readonly ratio: number;
+  /** Length of the ratio's sliding window, in ms. */
+  readonly windowMs: number;
+  /** Fewest requests in the window before the ratio counts. */
+  readonly minRequests: number;
+  /** How long it stays open before one probe may test the target, in ms; doubles after each failed probe. */
+  readonly openMs: number;
+  /** Longest open time the doubling reaches, in ms. */
+  readonly openMaxMs: number;
+}
+
+export interface TargetGateSettings {
+  /** Most jobs of one target let in at once, across every worker process; 0: no limit. */
+  readonly maxInFlight: number;
+  /**
+   * How long a slot (or the probe's turn) is held at most: longer than any attempt can take, so
+   * that only a job whose worker died (and never released) keeps its slot this long.
+   */
+  readonly leaseMs: number;
+  readonly breaker: BreakerSettings;
+}
+
+/** Why a job was sent back to wait without a POST. */
+export type DeferralReason = 'breaker_open' | 'target_busy';
+
+/** The gate's answer for a job: let in (as the half-open breaker's probe, maybe), or come back later. */
+export type Admission = { admitted: true; probe: boolean } | { admitted: false; reason: DeferralReason; delayMs: number };
+
+/**
+ * How a job that was let in ended, as the breaker sees it: `success` (HTTP 200), `failure` (no
+ * answer: timeout, refused or reset connection, TLS; the failures that hold worker slots),
+ * `answer` (any other HTTP answer), `neutral` (no POST made, or Herald itself failed).
+ */
+export type GateVerdict = 'success' | 'failure' | 'answer' | 'neutral';
+
+/** What a release did to the target's breaker. */
+export type BreakerChange = 'opened' | 'closed' | 'reopened' | undefined;
+
+export interface GateEntry {
+  targetId: string;
+  jobId: string;
+}
+
+export interface GateRelease extends GateEntry {
+  verdict: GateVerdict;
+  /** How long the job held its slot, in ms (feeds the average that spaces a busy target's deferrals). */
+  durationMs: number;
+}
+
+/** Shortest and longest nominal wait of a job deferred because its target is busy. */
+export const BUSY_DELAY_MIN_MS = 100;
+export const BUSY_DELAY_MAX_MS = 30_000;
+
+/**
+ * The target gate: a per-target limit on jobs in flight and a per-target circuit breaker, both in
+ * Redis (keys.ts) and shared by every worker process. Each call takes a batch and costs one round
+ * trip. Deferral delays carry jitter so that jobs sent away together do not all come back together:
+ * a busy target's jobs come back after 0.5 to 1.5 times the nominal delay (see ADMIT_SCRIPT), an
+ * open breaker's jobs spread over the open period that follows its half-open time, jobs arriving
+ * while a probe runs after 0 to 2 times the average slot time (at most BUSY_DELAY_MAX_MS).
+ */
+export interface TargetGate {
+  admit(entries: readonly GateEntry[]): Promise<Admission[]>;
+  release(releases: readonly GateRelease[]): Promise<BreakerChange[]>;
+}
+
+const ADMIT_COMMAND = 'heraldGateAdmit';
+const RELEASE_COMMAND = 'heraldGateRelease';
+const CHANGES: BreakerChange[] = [undefined, 'opened', 'closed', 'reopened'];
+
+type GateCommands = Record<typeof ADMIT_COMMAND | typeof RELEASE_COMMAND, (...args: Array<string | number>) => Promise<number[]>>;
+
+export function createTargetGate(redis: Redis, options: { queuePrefix: string; settings: TargetGateSettings; random?: () => number; now?: () => number }): TargetGate {
+  const { settings } = options;
+  const random = options.random ?? Math.random;
+  const now = options.now ?? Date.now;
+  const prefix = gateKeyPrefix(options.queuePrefix);
+  // ioredis runs them with EVALSHA, loading the script once per connection.
+  if (!(ADMIT_COMMAND in redis)) redis.defineCommand(ADMIT_COMMAND, { numberOfKeys: 0, lua: ADMIT_SCRIPT });
+  if (!(RELEASE_COMMAND in redis)) redis.defineCommand(RELEASE_COMMAND, { numberOfKeys: 0, lua: RELEASE_SCRIPT });
+  const commands = redis as unknown as GateCommands;
+  const { breaker } = settings;
+
+  return {
+    async admit(entries) {
+      if (entries.length === 0) return [];
+      const at = now();
+      const answer = await commands[ADMIT_COMMAND](
+        prefix,
+        at,
+        settings.leaseMs,
+        settings.maxInFlight,
+        BUSY_DELAY_MIN_MS,
+        BUSY_DELAY_MAX_MS,
+        DEFERRED_GRACE_MS,
+        ...entries.flatMap((entry) => [entry.targetId, entry.jobId]),
+      );
+      return entries.map((_, i): Admission => {
+        const [code, x, y] = [answer[3 * i], answer[3 * i + 1], answer[3 * i + 2]] as [number, number, number];
+        if (code === 1) return { admitted: true, probe: x === 1 };
+        if (code === 2) return { admitted: false, reason: 'target_busy', delayMs: Math.round(x * (0.5 + random())) };
+        return { admitted: false, reason: 'breaker_open', delayMs: Math.round(x + y * random()) };
+      });
+    },
+
+    async release(releases) {
+      if (releases.length === 0) return [];
+      const answer = await commands[RELEASE_COMMAND](
+        prefix,
+        now(),
+        breaker.failures,
+        Math.round(breaker.ratio * 1000),
+        breaker.windowMs,
+        breaker.minRequests,
+        breaker.openMs,
+        breaker.openMaxMs,
+        STALE_BREAKER_MS,
+        ...releases.flatMap((r) => [r.targetId, r.jobId, r.verdict, Math.max(0, Math.round(r.durationMs))]),
+      );
+      return answer.map((code) => CHANGES[code]);
+    },
+  };
+}

@@ -1,0 +1,72 @@
+import type { Redis } from 'ioredis';
+import { firstConnect } from '../redis';
+import { breakersKey, DEFERRED_GRACE_MS, STALE_BREAKER_MS, targetKeys } from './keys';
+
+/** closed: callbacks flow; open: every job is deferred; half_open: one probe at a time tests the target. */
+export type BreakerState = 'closed' | 'open' | 'half_open';
+
+export interface BreakerHealth {
+  state: BreakerState;
+  /** Failures in a row so far (closed), toward TARGET_BREAKER_FAILURES. */
+  consecutiveFailures: number;
+  /** When it opened (last re-opened), while open or half-open. */
+  openedAt: string | null;
+  /** When it half-opens (open) or half-opened (half_open). */
+  halfOpenAt: string | null;
+  /** A probe callback is in flight (half_open). */
+  probeInFlight: boolean;
+}
+
+/**
+ * A target's delivery health as the gate sees it, read from Redis. An object so that more facts
+ * (the last success, say) can join without changing the shape of the others.
+ */
+export interface TargetHealth {
+  breaker: BreakerHealth;
+  /** Callbacks of the target in flight now, across every worker (TARGET_MAX_IN_FLIGHT bounds it). */
+  inFlight: number;
+  /** Jobs of the target waiting after a deferral (breaker open or target busy), not yet let in again. */
+  deferred: number;
+}
+
+/** Reads one target's health in one round trip. */
+export async function readTargetHealth(redis: Redis, queuePrefix: string, targetId: string, now = Date.now()): Promise<TargetHealth> {
+  const keys = targetKeys(queuePrefix, targetId);
+  await firstConnect(redis);
+  const results = await redis
+    .multi()
+    .hmget(keys.breaker, 'reopenAt', 'openedAt', 'probe', 'probeUntil', 'consecutive')
+    .zcount(keys.inflight, `(${now}`, '+inf')
+    .zcount(keys.deferred, `(${now - DEFERRED_GRACE_MS}`, '+inf')
+    .exec();
+  if (!results) throw new Error('the target health read was aborted');
+  for (const [error] of results) if (error) throw error;
+  const [reopenAt, openedAt, probe, probeUntil, consecutive] = results[0]![1] as Array<string | null>;
+  const reopen = reopenAt === null ? null : Number(reopenAt);
+  const state: BreakerState = reopen === null ? 'closed' : now < reopen ? 'open' : 'half_open';
+  return {
+    breaker: {
+      state,
+      consecutiveFailures: Number(consecutive ?? 0),
+      openedAt: openedAt === null ? null : new Date(Number(openedAt)).toISOString(),
+      halfOpenAt: reopen === null ? null : new Date(reopen).toISOString(),
+      probeInFlight: state === 'half_open' && probe !== null && Number(probeUntil ?? 0) > now,
+    },
+    inFlight: Number(results[1]![1]),
+    deferred: Number(results[2]![1]),
+  };
+}
+
+/** How many targets' breakers are open and half-open now (closed ones are not counted: there is no list of targets in Redis). */
+export async function countBreakers(redis: Redis, queuePrefix: string, now = Date.now()): Promise<{ open: number; half_open: number }> {
+  const key = breakersKey(queuePrefix);
+  await firstConnect(redis);
+  const results = await redis
+    .multi()
+    .zcount(key, `(${now}`, '+inf')
+    .zcount(key, now - STALE_BREAKER_MS, now)
+    .exec();
+  if (!results) throw new Error('the breaker count was aborted');
+  for (const [error] of results) if (error) throw error;
+  return { open: Number(results[0]![1]), half_open: Number(results[1]![1]) };
+}

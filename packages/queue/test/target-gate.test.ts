@@ -1,0 +1,216 @@
+// The target gate's limiter and circuit breaker on the real Redis, with the clock in the test's
+// hands (the gate passes its own time to Redis), so that each transition is shown exactly.
+import { randomBytes, randomUUID } from 'node:crypto';
+import type { Redis } from 'ioredis';
+import { countBreakers, createRedisConnection, createTargetGate, pingRedis, readTargetHealth, type GateVerdict, type TargetGateSettings } from '../src';
+
+const REDIS_URL = 'redis://127.0.0.1:6379';
+const SETTINGS: TargetGateSettings = {
+  maxInFlight: 2,
+  leaseMs: 60_000,
+  breaker: { failures: 3, ratio: 0, windowMs: 300_000, minRequests: 10, openMs: 30_000, openMaxMs: 100_000 },
+};
+
+let redis: Redis;
+let prefix: string;
+let clock: number;
+beforeEach(async () => {
+  redis = createRedisConnection(REDIS_URL, { role: 'client' });
+  await pingRedis(redis);
+  prefix = `test_${randomBytes(6).toString('hex')}`;
+  clock = 1_800_000_000_000;
+});
+afterEach(async () => {
+  const keys = await redis.keys(`${prefix}:*`);
+  if (keys.length > 0) await redis.del(...keys);
+  redis.disconnect();
+});
+
+/** A gate on the test's clock; `random` 0.5 makes every jitter its mean. */
+function gate(settings: Partial<Omit<TargetGateSettings, 'breaker'>> & { breaker?: Partial<TargetGateSettings['breaker']> } = {}) {
+  const merged = { ...SETTINGS, ...settings, breaker: { ...SETTINGS.breaker, ...settings.breaker } };
+  const g = createTargetGate(redis, { queuePrefix: prefix, settings: merged, now: () => clock, random: () => 0.5 });
+  return {
+    admit: async (targetId: string, jobId: string) => (await g.admit([{ targetId, jobId }]))[0]!,
+    release: async (targetId: string, jobId: string, verdict: GateVerdict) => (await g.release([{ targetId, jobId, verdict, durationMs: 1_000 }]))[0],
+    health: (targetId: string) => readTargetHealth(redis, prefix, targetId, clock),
+  };
+}
+
+/** Lets a job in and ends it with `verdict`; answers what that did to the breaker. */
+async function attempt(g: ReturnType<typeof gate>, target: string, verdict: GateVerdict) {
+  const job = randomUUID();
+  expect(await g.admit(target, job)).toMatchObject({ admitted: true });
+  return g.release(target, job, verdict);
+}
+
+describe('the target gate', () => {
+  describe('in-flight limit', () => {
+    it('lets TARGET_MAX_IN_FLIGHT jobs of a target in, defers the next as target_busy, and lets it in once a slot is free', async () => {
+      const g = gate();
+      const target = randomUUID();
+      expect(await g.admit(target, 'j1')).toEqual({ admitted: true, probe: false });
+      expect(await g.admit(target, 'j2')).toEqual({ admitted: true, probe: false });
+      const busy = await g.admit(target, 'j3');
+      expect(busy).toMatchObject({ admitted: false, reason: 'target_busy' });
+      expect(await g.health(target)).toMatchObject({ inFlight: 2, deferred: 1 });
+      // Another target is not concerned.
+      expect(await g.admit(randomUUID(), 'j4')).toMatchObject({ admitted: true });
+
+      await g.release(target, 'j1', 'success');
+      expect(await g.admit(target, 'j3')).toEqual({ admitted: true, probe: false });
+      expect(await g.health(target)).toMatchObject({ inFlight: 2, deferred: 0 });
+    });
+
+    it('counts a job let in again (its worker died, another took it over) once', async () => {
+      const g = gate();
+      const target = randomUUID();
+      await g.admit(target, 'j1');
+      await g.admit(target, 'j2');
+      expect(await g.admit(target, 'j1')).toMatchObject({ admitted: true });
+      expect((await g.health(target)).inFlight).toBe(2);
+    });
+
+    it('frees the slot of a job whose lease ran out (a worker killed mid-callback)', async () => {
+      const g = gate();
+      const target = randomUUID();
+      await g.admit(target, 'j1');
+      await g.admit(target, 'j2');
+      clock += SETTINGS.leaseMs + 1;
+      expect(await g.admit(target, 'j3')).toMatchObject({ admitted: true });
+      expect((await g.health(target)).inFlight).toBe(1);
+    });
+
+    it('spaces a busy target’s deferrals by its backlog per slot and how long a slot is held', async () => {
+      const g = gate();
+      const target = randomUUID();
+      await g.admit(target, 'j1');
+      await g.admit(target, 'j2');
+      clock += 4_000;
+      // The jobs in flight have held their slots 4 s: each waiting job adds half of that (2 slots).
+      const delays = [];
+      for (let i = 0; i < 4; i++) delays.push(((await g.admit(target, `w${i}`)) as { delayMs: number }).delayMs);
+      expect(delays).toEqual([2_000, 4_000, 6_000, 8_000]);
+    });
+
+    it('lets every job in when TARGET_MAX_IN_FLIGHT is 0', async () => {
+      const g = gate({ maxInFlight: 0 });
+      const target = randomUUID();
+      for (let i = 0; i < 50; i++) expect(await g.admit(target, `j${i}`)).toMatchObject({ admitted: true });
+    });
+  });
+
+  describe('circuit breaker', () => {
+    it('opens after TARGET_BREAKER_FAILURES failures in a row; an answer in between starts the count again', async () => {
+      const g = gate();
+      const target = randomUUID();
+      expect(await attempt(g, target, 'failure')).toBeUndefined();
+      expect(await attempt(g, target, 'failure')).toBeUndefined();
+      expect((await g.health(target)).breaker).toMatchObject({ state: 'closed', consecutiveFailures: 2 });
+      expect(await attempt(g, target, 'answer')).toBeUndefined();
+      expect(await attempt(g, target, 'failure')).toBeUndefined();
+      expect(await attempt(g, target, 'failure')).toBeUndefined();
+      expect(await attempt(g, target, 'failure')).toBe('opened');
+      expect((await g.health(target)).breaker).toEqual({
+        state: 'open',
+        consecutiveFailures: 0,
+        openedAt: new Date(clock).toISOString(),
+        halfOpenAt: new Date(clock + 30_000).toISOString(),
+        probeInFlight: false,
+      });
+    });
+
+    it('opens on the failure ratio over the window once it holds TARGET_BREAKER_MIN_REQUESTS', async () => {
+      const g = gate({ breaker: { failures: 0, ratio: 0.5, minRequests: 4, windowMs: 100_000 } });
+      const target = randomUUID();
+      expect(await attempt(g, target, 'failure')).toBeUndefined();
+      expect(await attempt(g, target, 'success')).toBeUndefined();
+      expect(await attempt(g, target, 'success')).toBeUndefined();
+      // 2 of 4 failed.
+      expect(await attempt(g, target, 'failure')).toBe('opened');
+    });
+
+    it('forgets requests older than the window for the ratio', async () => {
+      const g = gate({ breaker: { failures: 0, ratio: 0.5, minRequests: 4, windowMs: 100_000 } });
+      const target = randomUUID();
+      for (let i = 0; i < 3; i++) await attempt(g, target, 'failure');
+      clock += 150_000;
+      expect(await attempt(g, target, 'success')).toBeUndefined();
+      expect(await attempt(g, target, 'failure')).toBeUndefined();
+      expect(await attempt(g, target, 'success')).toBeUndefined();
+      expect(await attempt(g, target, 'failure')).toBe('opened');
+    });
+
+    it('defers every job while open, spread over the open period after its half-open time, and counts neutral ends nowhere', async () => {
+      const g = gate();
+      const target = randomUUID();
+      await attempt(g, target, 'neutral');
+      for (let i = 0; i < 3; i++) await attempt(g, target, 'failure');
+      clock += 10_000;
+      // Half-opens in 20 s; random 0.5 puts the job in the middle of the next 30 s.
+      expect(await g.admit(target, 'later')).toEqual({ admitted: false, reason: 'breaker_open', delayMs: 20_000 + 15_000 });
+      expect((await g.health(target)).deferred).toBe(1);
+    });
+
+    it('half-opens after TARGET_BREAKER_OPEN_SECONDS: one probe at a time, the others deferred', async () => {
+      const g = gate();
+      const target = randomUUID();
+      for (let i = 0; i < 3; i++) await attempt(g, target, 'failure');
+      clock += 30_000;
+      expect((await g.health(target)).breaker.state).toBe('half_open');
+      expect(await g.admit(target, 'probe')).toEqual({ admitted: true, probe: true });
+      expect((await g.health(target)).breaker).toMatchObject({ state: 'half_open', probeInFlight: true });
+      expect(await g.admit(target, 'other')).toMatchObject({ admitted: false, reason: 'breaker_open' });
+    });
+
+    it('closes when the probe gets a 200', async () => {
+      const g = gate();
+      const target = randomUUID();
+      for (let i = 0; i < 3; i++) await attempt(g, target, 'failure');
+      clock += 30_000;
+      await g.admit(target, 'probe');
+      expect(await g.release(target, 'probe', 'success')).toBe('closed');
+      expect((await g.health(target)).breaker).toEqual({ state: 'closed', consecutiveFailures: 0, openedAt: null, halfOpenAt: null, probeInFlight: false });
+      expect(await g.admit(target, 'next')).toEqual({ admitted: true, probe: false });
+    });
+
+    it.each(['failure', 'answer'] as const)('re-opens for twice as long (up to the longest open time) when the probe ends in %s', async (verdict) => {
+      const g = gate();
+      const target = randomUUID();
+      for (let i = 0; i < 3; i++) await attempt(g, target, 'failure');
+      const halfOpenAfter: number[] = [];
+      for (let round = 0; round < 3; round++) {
+        clock += 200_000;
+        await g.admit(target, `probe${round}`);
+        expect(await g.release(target, `probe${round}`, verdict)).toBe('reopened');
+        halfOpenAfter.push(Date.parse((await g.health(target)).breaker.halfOpenAt!) - clock);
+      }
+      expect(halfOpenAfter).toEqual([60_000, 100_000, 100_000]);
+    });
+
+    it('lets the next job probe when the probe ended without a verdict, or its lease ran out', async () => {
+      const g = gate();
+      const target = randomUUID();
+      for (let i = 0; i < 3; i++) await attempt(g, target, 'failure');
+      clock += 30_000;
+      await g.admit(target, 'p1');
+      expect(await g.release(target, 'p1', 'neutral')).toBeUndefined();
+      expect(await g.admit(target, 'p2')).toEqual({ admitted: true, probe: true });
+      clock += SETTINGS.leaseMs + 1;
+      expect(await g.admit(target, 'p3')).toEqual({ admitted: true, probe: true });
+      // The first probe's late verdict changes nothing: p3 decides.
+      expect(await g.release(target, 'p2', 'success')).toBeUndefined();
+      expect(await g.release(target, 'p3', 'success')).toBe('closed');
+    });
+
+    it('counts the breakers open and half-open, not one series per target', async () => {
+      const g = gate();
+      const [a, b] = [randomUUID(), randomUUID()];
+      for (let i = 0; i < 3; i++) await attempt(g, a, 'failure');
+      clock += 20_000;
+      for (let i = 0; i < 3; i++) await attempt(g, b, 'failure');
+      clock += 15_000;
+      expect(await countBreakers(redis, prefix, clock)).toEqual({ open: 1, half_open: 1 });
+    });
+  });
+});

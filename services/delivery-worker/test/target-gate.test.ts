@@ -1,0 +1,182 @@
+// The target gate end to end: real workers (in this process and in separate processes), BullMQ,
+// PostgreSQL and HTTP receivers on 127.0.0.1. The transitions themselves are shown one by one in
+// packages/queue/test/target-gate.test.ts; here, what they mean for deliveries and attempts.
+import type { ServerResponse } from 'node:http';
+import { countBreakers, createRedisConnection, readTargetHealth } from '@herald/queue';
+import { callbacksPerEvent, metricValue, startService, useMigratedDatabase, type Reply, type ServiceProcess } from '@herald/testing';
+import { useHttpRecorders, useWorlds, waitFor, type World } from './support/world';
+
+// Worker processes run their sweepers: a database of their own, as in main-process.test.ts.
+const database = useMigratedDatabase('herald_worker_gate');
+const world = useWorlds();
+const startReceiver = useHttpRecorders();
+let services: ServiceProcess[] = [];
+afterEach(async () => {
+  await Promise.all(services.map((service) => service.stop('SIGKILL')));
+  services = [];
+});
+
+/** A receiver's answer after `delayMs`, counting the callbacks it holds at once. */
+function counting(delayMs: number) {
+  const seen = { now: 0, most: 0 };
+  const reply: Reply = (res: ServerResponse) => {
+    seen.now += 1;
+    seen.most = Math.max(seen.most, seen.now);
+    setTimeout(() => {
+      seen.now -= 1;
+      res.end('ok');
+    }, delayMs);
+  };
+  return { seen, responder: () => reply };
+}
+
+async function health(w: World, targetId: string) {
+  const redis = createRedisConnection(w.config.redisUrl, { role: 'client' });
+  redis.on('error', () => undefined);
+  try {
+    return await readTargetHealth(redis, w.config.queuePrefix, targetId);
+  } finally {
+    redis.disconnect();
+  }
+}
+
+/** Every delivery's row, its attempts and its job, by delivery id. */
+async function accounts(w: World, deliveryIds: string[]) {
+  const rows = await w.prisma.delivery.findMany({ where: { id: { in: deliveryIds } } });
+  const attempts = await w.prisma.deliveryAttempt.findMany({ where: { deliveryId: { in: deliveryIds } }, orderBy: { number: 'asc' } });
+  const jobs = await Promise.all(deliveryIds.map((id) => w.finishedJob(id)));
+  return rows.map((row) => ({
+    row,
+    attempts: attempts.filter((a) => a.deliveryId === row.id),
+    job: jobs.find((job) => job.id === row.id)!,
+  }));
+}
+
+describe('the target gate in the delivery worker', () => {
+  it('keeps a target to TARGET_MAX_IN_FLIGHT callbacks; the jobs it defers spend no attempt and their deferrals are recorded', async () => {
+    const w = world({ TARGET_MAX_IN_FLIGHT: '2' }, database.url);
+    const { seen, responder } = counting(150);
+    const receiver = await startReceiver(responder);
+    const { programId } = await w.createTarget(`${receiver.origin}/hook`);
+    const sent = await w.sendEvents(programId, 8);
+    w.startWorker();
+
+    const ids = sent.map((s) => s.deliveryId);
+    await w.settled(ids, ['succeeded'], 30_000);
+    expect(seen.most).toBe(2);
+    expect(callbacksPerEvent(receiver).size).toBe(8);
+    const all = await accounts(w, ids);
+    for (const { row, attempts, job } of all) {
+      // One attempt each, however often it was deferred: BullMQ counted one, the log holds one.
+      expect(attempts).toHaveLength(1);
+      expect(row.attemptsMade).toBe(1);
+      expect(job.attemptsMade).toBe(1);
+    }
+    const deferred = all.filter(({ row }) => row.deferrals > 0);
+    expect(deferred.length).toBeGreaterThan(0);
+    for (const { row } of deferred) expect(row).toMatchObject({ lastDeferralReason: 'target_busy', lastDeferredAt: expect.any(Date) });
+    expect(metricValue(await w.metrics.exposition(), 'herald_delivery_deferrals_total', { reason: 'target_busy' })).toBeGreaterThan(0);
+  }, 60_000);
+
+  it('opens the breaker on a hanging target and spends no attempt while it is open; once the target is back, every callback arrives', async () => {
+    const w = world(
+      {
+        TARGET_MAX_IN_FLIGHT: '2',
+        TARGET_BREAKER_FAILURES: '2',
+        TARGET_BREAKER_OPEN_SECONDS: '2',
+        CALLBACK_TIMEOUT_MS: '300',
+        DELIVERY_ATTEMPTS: '12',
+      },
+      database.url,
+    );
+    // Accepts the connection and never answers.
+    const receiver = await startReceiver(() => () => undefined);
+    const { programId, targetId } = await w.createTarget(`${receiver.origin}/hook`);
+    const sent = await w.sendEvents(programId, 10);
+    w.startWorker();
+
+    await waitFor(() => health(w, targetId), (h) => h.breaker.state === 'open', 20_000, 'the breaker to open');
+    const openedAt = Date.now();
+    receiver.respondWith(() => ({ status: 200, body: 'ok' }));
+    // The gauge counts targets per state, never one series per target.
+    const redis = createRedisConnection(w.config.redisUrl, { role: 'client' });
+    try {
+      w.metrics.watchBreakers(() => countBreakers(redis, w.config.queuePrefix));
+      const exposition = await w.metrics.exposition();
+      expect(metricValue(exposition, 'herald_target_breakers', { state: 'open' })).toBe(1);
+      expect(exposition).not.toContain(targetId);
+    } finally {
+      redis.disconnect();
+    }
+
+    const ids = sent.map((s) => s.deliveryId);
+    await w.settled(ids, ['succeeded'], 60_000);
+    const all = await accounts(w, ids);
+    const failed = all.flatMap(({ attempts }) => attempts.filter((a) => a.statusCode !== 200));
+    // Only the callbacks in flight when it opened failed: every later one waited for the breaker.
+    expect(failed.length).toBeGreaterThanOrEqual(2);
+    expect(failed.length).toBeLessThanOrEqual(4);
+    for (const attempt of failed) expect(attempt.errorKind).toBe('timeout');
+    for (const attempt of failed) expect(attempt.startedAt.getTime()).toBeLessThan(openedAt);
+    for (const { row, attempts, job } of all) {
+      expect(attempts.filter((a) => a.statusCode === 200)).toHaveLength(1);
+      expect(job.attemptsMade).toBe(attempts.length);
+      expect(row.attemptsMade).toBe(attempts.length);
+    }
+    expect(all.some(({ row }) => row.lastDeferralReason === 'breaker_open')).toBe(true);
+    expect(callbacksPerEvent(receiver).size).toBe(10);
+    expect((await health(w, targetId)).breaker).toMatchObject({ state: 'closed', consecutiveFailures: 0 });
+  }, 90_000);
+
+  it('re-opens the breaker when the probe fails, and keeps one probe at a time', async () => {
+    const w = world(
+      { TARGET_MAX_IN_FLIGHT: '4', TARGET_BREAKER_FAILURES: '1', TARGET_BREAKER_OPEN_SECONDS: '1', CALLBACK_TIMEOUT_MS: '300', DELIVERY_ATTEMPTS: '20' },
+      database.url,
+    );
+    const receiver = await startReceiver(() => () => undefined);
+    const { programId, targetId } = await w.createTarget(`${receiver.origin}/hook`);
+    const sent = await w.sendEvents(programId, 6);
+    w.startWorker();
+
+    await waitFor(() => health(w, targetId), (h) => h.breaker.state === 'open', 20_000, 'the breaker to open');
+    // A probe at each half-open time, each timing out: the open time doubles (1 s, 2 s, …).
+    const reopened = await waitFor(
+      () => health(w, targetId),
+      (h) => h.breaker.state === 'open' && Date.parse(h.breaker.halfOpenAt!) - Date.parse(h.breaker.openedAt!) >= 2_000,
+      30_000,
+      'the breaker to re-open after a failed probe',
+    );
+    expect(reopened.inFlight).toBeLessThanOrEqual(1);
+    receiver.respondWith(() => ({ status: 200 }));
+    await w.settled(
+      sent.map((s) => s.deliveryId),
+      ['succeeded'],
+      60_000,
+    );
+    expect((await health(w, targetId)).breaker.state).toBe('closed');
+  }, 90_000);
+
+  it('shares the limit between worker processes', async () => {
+    const w = world({}, database.url);
+    const { seen, responder } = counting(200);
+    const receiver = await startReceiver(responder);
+    const { programId, targetId } = await w.createTarget(`${receiver.origin}/hook`);
+    const sent = await w.sendEvents(programId, 16);
+    const env = { NODE_ENV: 'test', LOG_LEVEL: 'http', DATABASE_URL: database.url, METRICS_PORT: '0', QUEUE_PREFIX: w.config.queuePrefix, WORKER_CONCURRENCY: '8', TARGET_MAX_IN_FLIGHT: '3' };
+    services = [startService('services/delivery-worker/src/main.ts', env), startService('services/delivery-worker/src/main.ts', env)];
+
+    await w.settled(
+      sent.map((s) => s.deliveryId),
+      ['succeeded'],
+      60_000,
+    );
+    expect(seen.most).toBe(3);
+    expect(callbacksPerEvent(receiver).size).toBe(16);
+    // Both processes sent callbacks, each within the one shared limit.
+    for (const service of services) expect(service.output()).toContain('callback delivered');
+    expect((await health(w, targetId)).inFlight).toBe(0);
+    const rows = await w.prisma.delivery.findMany({ where: { id: { in: sent.map((s) => s.deliveryId) } } });
+    expect(rows.every((row) => row.attemptsMade === 1)).toBe(true);
+    expect(rows.some((row) => row.deferrals > 0)).toBe(true);
+  }, 90_000);
+});
