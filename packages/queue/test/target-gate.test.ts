@@ -163,18 +163,21 @@ describe('the target gate', () => {
       expect(await g.admit(target, 'other')).toMatchObject({ admitted: false, reason: 'breaker_open' });
     });
 
-    it('closes when the probe gets a 200', async () => {
+    // Any HTTP answer closes it: the breaker guards worker slots against endpoints that do not
+    // answer; one answering 500 promptly holds no slot, and the retry policy deals with it.
+    it.each(['success', 'answer'] as const)('closes when the probe ends in %s (an HTTP answer)', async (verdict) => {
       const g = gate();
       const target = randomUUID();
       for (let i = 0; i < 3; i++) await attempt(g, target, 'failure');
       clock += 30_000;
       await g.admit(target, 'probe');
-      expect(await g.release(target, 'probe', 'success')).toBe('closed');
+      expect(await g.release(target, 'probe', verdict)).toBe('closed');
       expect((await g.health(target)).breaker).toEqual({ state: 'closed', consecutiveFailures: 0, openedAt: null, halfOpenAt: null, probeInFlight: false });
       expect(await g.admit(target, 'next')).toEqual({ admitted: true, probe: false });
     });
 
-    it.each(['failure', 'answer'] as const)('re-opens for twice as long (up to the longest open time) when the probe ends in %s', async (verdict) => {
+    it('re-opens for twice as long (up to the longest open time) when the probe gets no answer', async () => {
+      const verdict = 'failure';
       const g = gate();
       const target = randomUUID();
       for (let i = 0; i < 3; i++) await attempt(g, target, 'failure');

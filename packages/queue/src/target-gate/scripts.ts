@@ -93,9 +93,10 @@ return out
  * job: 0 no change, 1 the breaker opened, 2 it closed, 3 it re-opened.
  *
  * Closed: a failure counts toward the consecutive failures and the window's ratio; a success or an
- * answer ends the run of failures. Open or half-open: only the probe's verdict counts: a 200
- * closes the breaker, a failure or another answer re-opens it for twice as long (up to the longest
- * open time), a neutral end frees the probe for the next job.
+ * answer ends the run of failures. Open or half-open: only the probe's verdict counts: any HTTP
+ * answer closes the breaker (a 200, or another status: an endpoint that answers holds no worker
+ * slot, and its non-200 answers are the retry policy's business), a failure re-opens it for twice
+ * as long (up to the longest open time), a neutral end frees the probe for the next job.
  */
 export const RELEASE_SCRIPT = `
 local prefix = ARGV[1]
@@ -157,7 +158,7 @@ for i = 10, #ARGV, 4 do
 
   if b[1] then
     if b[2] == job then
-      if verdict == 'success' then
+      if verdict == 'success' or verdict == 'answer' then
         redis.call('DEL', breaker)
         redis.call('ZREM', breakers, target)
         change = 2
