@@ -82,7 +82,7 @@ describe('the Bull dashboard at /admin/queues', () => {
     const event = ingestEvent({ programId, merchantId }, { objectType: 'payment' });
     await api.ingest(event).expect(201);
 
-    const { queue } = await queueView('waiting');
+    const { queue } = await queueView('prioritized');
     expect(queue.jobs.map((job: { name: string }) => job.name).sort()).toEqual(
       [`${event.id} -> merchant ${merchantId} target ${merchantTarget.body.id}`, `${event.id} -> program ${programId} target ${programTarget.body.id}`].sort(),
     );

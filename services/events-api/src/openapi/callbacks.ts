@@ -14,8 +14,9 @@ export function callbackWebhook(eventSchemaRef: string): Record<string, unknown>
       summary: 'A callback: one event, POSTed to the notification target\'s URL.',
       description:
         'Signed per Standard Webhooks (https://www.standardwebhooks.com): verify webhook-signature over the raw body with the target\'s ' +
-        'signing secret (GET /admin/{programs|merchants}/{id}/notification-target/signing-secret) before parsing it, e.g. with the ' +
-        '`standardwebhooks` library. Authorization is added as the target\'s auth mode says (Basic, or Bearer from the OAuth token endpoint).',
+        'signing secret (`whsec_…`, given to the merchant by the platform\'s support) before parsing it, e.g. with the ' +
+        '`standardwebhooks` library. An Authorization header is added as the target\'s auth mode says: none, HTTP Basic, or the ' +
+        'access token of the merchant\'s own authorization server (client credentials).',
       parameters: [
         header('webhook-id', 'The event\'s id, the same on every retry: drop a callback whose id you have processed.', 'Event-0b7f5c1e-3d2a-4c8b-9f10-aa55cc33ee77'),
         header('webhook-timestamp', 'Seconds since the Unix epoch when this POST was sent; refuse one far from your clock (the libraries allow 5 minutes).', '1795430400'),
