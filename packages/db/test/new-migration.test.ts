@@ -45,7 +45,8 @@ describe('newMigration', () => {
     const { migrationsDir, writeMigration } = workspace(scratch, SCHEMA);
     const before = folders(migrationsDir);
 
-    await expect(writeMigration('nothing')).rejects.toThrow(NoSchemaChangeError);
+    // A date past every migration's: the repository's latest may be dated later than today.
+    await expect(writeMigration('nothing', new Date('2099-01-02T03:04:05Z'))).rejects.toThrow(NoSchemaChangeError);
     expect(folders(migrationsDir)).toEqual(before);
   });
 

@@ -48,6 +48,8 @@ const settings = {
   url: 'https://merchant.example/hooks',
   auth_mode: 'basic',
   auth_url: null,
+  token_request: null,
+  oauth_scope: null,
   credentials: 'v1.k1.iv.tag.ciphertext',
   credentials_key_id: 'k1',
   object_types: ['payment'],

@@ -61,6 +61,9 @@ export { withTimeout } from './with-timeout';
 export {
   CALLBACK_AUTH_MODES,
   MERCHANT_NOTIFICATION_OBJECT_TYPES,
+  OAUTH_SCOPE_PATTERN,
+  OAUTH_TOKEN_REQUESTS,
   type CallbackAuthMode,
   type MerchantNotificationObjectType,
+  type OAuthTokenRequest,
 } from './notifications';

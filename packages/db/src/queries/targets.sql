@@ -32,15 +32,17 @@ SET
   "url" = $1,
   "auth_mode" = $2,
   "auth_url" = $3,
-  "credentials" = $4,
-  "credentials_key_id" = $5,
-  "object_types" = $6,
-  "event_types" = $7,
-  "enabled" = $8,
-  "deleted_at" = $9,
+  "token_request" = $4,
+  "oauth_scope" = $5,
+  "credentials" = $6,
+  "credentials_key_id" = $7,
+  "object_types" = $8,
+  "event_types" = $9,
+  "enabled" = $10,
+  "deleted_at" = $11,
   "updated_at" = now()
 WHERE
-  "id" = $10
+  "id" = $12
 RETURNING
   "id",
   "program_id",
@@ -48,6 +50,8 @@ RETURNING
   "url",
   "auth_mode",
   "auth_url",
+  "token_request",
+  "oauth_scope",
   "credentials",
   "object_types",
   "event_types",
@@ -65,6 +69,8 @@ INSERT INTO
     "url",
     "auth_mode",
     "auth_url",
+    "token_request",
+    "oauth_scope",
     "credentials",
     "credentials_key_id",
     "object_types",
@@ -86,6 +92,8 @@ VALUES
     $10,
     $11,
     $12,
+    $13,
+    $14,
     now()
   )
 RETURNING
@@ -95,6 +103,8 @@ RETURNING
   "url",
   "auth_mode",
   "auth_url",
+  "token_request",
+  "oauth_scope",
   "credentials",
   "object_types",
   "event_types",
@@ -110,6 +120,8 @@ SELECT
   "url",
   "auth_mode",
   "auth_url",
+  "token_request",
+  "oauth_scope",
   "credentials",
   "object_types",
   "event_types",

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { HeraldError, type CallbackAuthMode, type EventType, type ObjectType } from '@herald/domain';
+import { HeraldError, type CallbackAuthMode, type EventType, type OAuthTokenRequest, type ObjectType } from '@herald/domain';
 import type { Selectable } from 'kysely';
 import { sqlPool, type PrismaClient } from '../client';
 import type { CredentialsCipher } from '../credentials-cipher';
@@ -11,10 +11,19 @@ import { db, run, sql, type RowOf } from '../sql';
 export type TargetOwner = { kind: 'program'; programId: string } | { kind: 'merchant'; merchantId: string };
 
 /** How callbacks authenticate, with the secrets: what an admin sets and what the worker sends. */
-export type TargetAuth =
-  | { mode: 'none' }
-  | { mode: 'basic'; username: string; password: string }
-  | { mode: 'oauth'; authUrl: string; username: string; password: string };
+export type TargetAuth = { mode: 'none' } | { mode: 'basic'; username: string; password: string } | OAuthTargetAuth;
+
+/** OAuth client credentials: where and how the token is requested. */
+export interface OAuthTargetAuth {
+  mode: 'oauth';
+  authUrl: string;
+  username: string;
+  password: string;
+  /** The spec's token request or RFC 6749's form request. Default `spec`; always set when read back. */
+  tokenRequest?: OAuthTokenRequest;
+  /** The scope asked for; absent asks for none. */
+  scope?: string;
+}
 
 /** What every view shows instead of a password. */
 export const MASKED_PASSWORD = '********';
@@ -23,7 +32,7 @@ export const MASKED_PASSWORD = '********';
 export type MaskedTargetAuth =
   | { mode: 'none' }
   | { mode: 'basic'; username: string; password: typeof MASKED_PASSWORD }
-  | { mode: 'oauth'; authUrl: string; username: string; password: typeof MASKED_PASSWORD };
+  | (Omit<OAuthTargetAuth, 'password' | 'tokenRequest'> & { tokenRequest: OAuthTokenRequest; password: typeof MASKED_PASSWORD });
 
 /** Which notifications a target receives; an absent list means all. */
 export interface TargetNotifications {
@@ -81,7 +90,10 @@ export class TargetOwnerNotFoundError extends HeraldError {
 export type TargetRow = Selectable<NotificationTarget>;
 
 /** What a target's row holds besides its owner: all of it set by every upsert. */
-type TargetSettings = Pick<TargetRow, 'url' | 'auth_mode' | 'auth_url' | 'credentials' | 'credentials_key_id' | 'object_types' | 'event_types' | 'enabled'>;
+type TargetSettings = Pick<
+  TargetRow,
+  'url' | 'auth_mode' | 'auth_url' | 'token_request' | 'oauth_scope' | 'credentials' | 'credentials_key_id' | 'object_types' | 'event_types' | 'enabled'
+>;
 
 /** The columns a NotificationTargetRecord is made of. */
 const RECORD_COLUMNS = [
@@ -91,6 +103,8 @@ const RECORD_COLUMNS = [
   'url',
   'auth_mode',
   'auth_url',
+  'token_request',
+  'oauth_scope',
   'credentials',
   'object_types',
   'event_types',
@@ -156,6 +170,8 @@ export function targetRepository(prisma: PrismaClient, cipher: CredentialsCipher
       url: input.url,
       auth_mode: auth.mode,
       auth_url: auth.mode === 'oauth' ? auth.authUrl : null,
+      token_request: auth.mode === 'oauth' ? (auth.tokenRequest ?? 'spec') : null,
+      oauth_scope: auth.mode === 'oauth' ? (auth.scope ?? null) : null,
       credentials: encrypted?.ciphertext ?? null,
       credentials_key_id: encrypted?.keyId ?? null,
       // Stored empty for "all": a type the spec adds later reaches targets that asked for all.
@@ -222,16 +238,28 @@ export function targetRepository(prisma: PrismaClient, cipher: CredentialsCipher
 }
 
 /** A row's auth settings with the credentials decrypted; throws CredentialsCipherError when they cannot be. */
-function decryptAuth(row: Pick<TargetRow, 'id' | 'auth_mode' | 'auth_url' | 'credentials'>, cipher: CredentialsCipher): TargetAuth {
+function decryptAuth(row: Pick<TargetRow, 'id' | 'auth_mode' | 'auth_url' | 'token_request' | 'oauth_scope' | 'credentials'>, cipher: CredentialsCipher): TargetAuth {
   const mode = row.auth_mode as CallbackAuthMode;
   if (mode === 'none') return { mode };
   const { username, password } = cipher.decrypt(row.credentials ?? '', row.id);
-  return mode === 'basic' ? { mode, username, password } : { mode, authUrl: row.auth_url ?? '', username, password };
+  if (mode === 'basic') return { mode, username, password };
+  return {
+    mode,
+    authUrl: row.auth_url ?? '',
+    username,
+    password,
+    // Rows written before the column existed were sent the spec's request.
+    tokenRequest: (row.token_request ?? 'spec') as OAuthTokenRequest,
+    ...(row.oauth_scope === null ? {} : { scope: row.oauth_scope }),
+  };
 }
 
 /** The worker's view of a target row: credentials decrypted (throws CredentialsCipherError when they cannot be). */
 export function deliveryTargetOf(
-  row: Pick<TargetRow, 'id' | 'program_id' | 'merchant_id' | 'url' | 'auth_mode' | 'auth_url' | 'credentials' | 'object_types' | 'event_types' | 'enabled' | 'deleted_at'>,
+  row: Pick<
+    TargetRow,
+    'id' | 'program_id' | 'merchant_id' | 'url' | 'auth_mode' | 'auth_url' | 'token_request' | 'oauth_scope' | 'credentials' | 'object_types' | 'event_types' | 'enabled' | 'deleted_at'
+  >,
   cipher: CredentialsCipher,
 ): DeliveryTarget {
   return {
@@ -247,6 +275,7 @@ export function deliveryTargetOf(
 }
 
 function masked(auth: TargetAuth): MaskedTargetAuth {
+  if (auth.mode === 'oauth') return { ...auth, tokenRequest: auth.tokenRequest ?? 'spec', password: MASKED_PASSWORD };
   return auth.mode === 'none' ? auth : { ...auth, password: MASKED_PASSWORD };
 }
 

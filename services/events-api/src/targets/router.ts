@@ -80,9 +80,10 @@ async function parseTargetInput(validate: Validator<TargetBody>, raw: unknown, p
 
 // The schema's per-mode rules guarantee the fields each mode needs.
 function toAuth(auth: TargetBody['auth']): TargetAuth {
-  const { mode, username = '', password = '', authUrl = '' } = auth;
+  const { mode, username = '', password = '', authUrl = '', tokenRequest = 'spec', scope } = auth;
   if (mode === 'none') return { mode };
-  return mode === 'basic' ? { mode, username, password } : { mode, authUrl, username, password };
+  if (mode === 'basic') return { mode, username, password };
+  return { mode, authUrl, username, password, tokenRequest, ...(scope === undefined ? {} : { scope }) };
 }
 
 function noTarget(owner: TargetOwner): HttpError {
