@@ -1,7 +1,7 @@
 /** The events-api's settings: the shared ones, its port, its bearer tokens, its limits and the dashboard login. */
 import { ConfigError } from './config-error';
 import { integer, requireDistinct, text, token, type Env } from './parsers';
-import { readDeliveryJobs, readMetrics, readServiceConfig, type DeliveryJobsConfig, type MetricsConfig, type ServiceConfig } from './shared';
+import { readCallback, readDeliveryJobs, readMetrics, readServiceConfig, type CallbackConfig, type DeliveryJobsConfig, type MetricsConfig, type ServiceConfig } from './shared';
 
 /** The events-api's secrets outside production, public by design (production refuses them). */
 export const DEVELOPMENT_SECRETS = Object.freeze({
@@ -41,6 +41,11 @@ export interface ApiConfig extends ServiceConfig {
   readonly metrics: MetricsConfig;
   /** How long the HTTP server waits for slow clients, and how many it holds at once. */
   readonly http: HttpServerConfig;
+  /**
+   * The limits of the requests the API sends to merchants, as the worker's: the token request that
+   * checks an OAuth target's credentials when it is saved, and test callbacks.
+   */
+  readonly callback: CallbackConfig;
 }
 
 /**
@@ -115,6 +120,7 @@ export function loadApiConfig(env: Env = process.env): ApiConfig {
     }),
     metrics: Object.freeze(readMetrics(env)),
     http: Object.freeze(readHttpServer(env)),
+    callback: Object.freeze(readCallback(env)),
   });
 }
 

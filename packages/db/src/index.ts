@@ -26,6 +26,7 @@ export type {
   DeliveryTarget,
   MaskedTargetAuth,
   NotificationTargetRecord,
+  OAuthTargetAuth,
   TargetAuth,
   TargetInput,
   TargetNotifications,

@@ -109,6 +109,7 @@ const SNAPSHOTS: Record<string, { queries: Record<string, unknown>; statements: 
       update: targetQueries.update(ID, settings),
       insert: targetQueries.insert({ id: ID, ownerKey: 'program:program-1', programId: 'program-1', merchantId: null }, settings),
       find: targetQueries.find('program:program-1'),
+      findForSending: targetQueries.findForSending('program:program-1'),
       remove: targetQueries.remove('program:program-1'),
     },
   },

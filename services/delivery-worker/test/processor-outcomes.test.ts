@@ -7,7 +7,7 @@ import { CredentialsCipherError, type AttemptOutcome, type DeliveryTarget, type 
 import type { DeliveryRef, Event } from '@herald/domain';
 import type { Logger } from '@herald/logging';
 import { UnrecoverableError } from 'bullmq';
-import type { CallbackRequest, CallbackResponse } from '../src/callback-sender';
+import type { CallbackRequest, CallbackResponse } from '@herald/callbacks';
 import { CallbackAttemptError } from '../src/errors/callback-attempt-error';
 import { OutboundRequestError } from '@herald/outbound';
 import { createDeliveryProcessor, type DeliveryJob } from '../src/processor';

@@ -15,6 +15,8 @@ import {
 import { opsEndpoints } from '@herald/lifecycle';
 import type { Logger } from '@herald/logging';
 import { createMetrics, type HeraldMetrics } from '@herald/metrics';
+import { createCallbackSender } from '@herald/callbacks';
+import { createConnectGuard, createOutboundClient } from '@herald/outbound';
 import { createOutboxPublisher } from '@herald/outbox';
 import { pingRedis, type DeliveryProducer } from '@herald/queue';
 import type { Redis } from 'ioredis';
@@ -34,6 +36,7 @@ import { createIngest } from './ingest/ingest-events';
 import { ingestRouter } from './ingest/router';
 import { openApiRouter } from './openapi/router';
 import { targetsRouter } from './targets/router';
+import type { TargetOutbound } from './targets/target-outbound';
 
 /** Everything the API needs, built by server.ts (or by a test). */
 export interface AppDependencies {
@@ -67,6 +70,8 @@ export function createApp(deps: AppDependencies): Express {
     requests: config.rateLimitRequests,
     windowSeconds: config.rateLimitWindowSeconds,
   });
+
+  const urlPolicy = { allowPrivate: config.allowPrivateTargets, hostAllowlist: config.targetHostAllowlist };
 
   const app = express();
   app.disable('x-powered-by');
@@ -109,10 +114,30 @@ export function createApp(deps: AppDependencies): Express {
     ),
     express.json({ limit: '100kb' }),
     adminRouter({ tenants, apiKeys, onKeyRevoked: () => apiKeyCache.forgetAll() }),
-    targetsRouter({ targets, urlPolicy: { allowPrivate: config.allowPrivateTargets, hostAllowlist: config.targetHostAllowlist } }),
+    targetsRouter({ targets, urlPolicy, outbound: targetOutbound(config, redis, metrics), logger }),
     deliveriesRouter({ history, replay: createReplay({ history, outbox, producer, logger }) }),
   );
   app.use(notFound);
   app.use(errorHandler(logger));
   return app;
+}
+
+/**
+ * How the API sends to merchants on an admin's request, set up as the delivery worker's: the same
+ * address policy at connect time, limits, token cache (Redis keys under QUEUE_PREFIX, keyed by
+ * SECRETS_KEY) and token-request metric, so that a token checked here serves the worker.
+ */
+function targetOutbound(config: ApiConfig, redis: Redis, metrics: HeraldMetrics): TargetOutbound {
+  const guard = createConnectGuard({ allowPrivate: config.allowPrivateTargets, hostAllowlist: config.targetHostAllowlist });
+  return {
+    auth: {
+      redis,
+      keyPrefix: `${config.queuePrefix}:`,
+      tokenCacheSecret: config.secretsKey,
+      tokenRequestTimeoutMs: config.callback.tokenTimeoutMs,
+      onTokenRequest: () => metrics.oauthTokenRequested(),
+      outbound: createOutboundClient({ guard, transport: 'axios' }),
+    },
+    send: createCallbackSender({ timeoutMs: config.callback.timeoutMs, responseMaxBytes: config.callback.responseMaxBytes, outbound: createOutboundClient({ guard }) }),
+  };
 }

@@ -25,7 +25,8 @@ export class TokenRequestError extends CallbackAuthError {
   constructor(
     readonly targetId: string,
     readonly kind: TokenRequestFailureKind,
-    detail: string,
+    /** What went wrong, without the target: the message's last part, e.g. `the token endpoint answered HTTP 401`. */
+    readonly detail: string,
     /** The HTTP status, for `http_status`, `redirect` and `invalid_response`. */
     readonly status?: number,
     /** The system error code behind a `connection` or `tls` failure, e.g. 'ECONNREFUSED'. */

@@ -134,6 +134,29 @@ WHERE
   "owner_key" = $1
   AND "deleted_at" IS NULL;
 
+-- targets: findForSending
+SELECT
+  "id",
+  "program_id",
+  "merchant_id",
+  "url",
+  "auth_mode",
+  "auth_url",
+  "token_request",
+  "oauth_scope",
+  "credentials",
+  "object_types",
+  "event_types",
+  "enabled",
+  "created_at",
+  "updated_at",
+  "deleted_at"
+FROM
+  "notification_targets"
+WHERE
+  "owner_key" = $1
+  AND "deleted_at" IS NULL;
+
 -- targets: remove
 UPDATE "notification_targets"
 SET

@@ -132,6 +132,12 @@ export const targetQueries = {
       .returning(RECORD_COLUMNS),
   find: (ownerKey: string) =>
     db.selectFrom('notification_targets').select(RECORD_COLUMNS).where('owner_key', '=', ownerKey).where('deleted_at', 'is', null),
+  findForSending: (ownerKey: string) =>
+    db
+      .selectFrom('notification_targets')
+      .select([...RECORD_COLUMNS, 'deleted_at'])
+      .where('owner_key', '=', ownerKey)
+      .where('deleted_at', 'is', null),
   remove: (ownerKey: string) =>
     db
       .updateTable('notification_targets')
@@ -225,6 +231,16 @@ export function targetRepository(prisma: PrismaClient, cipher: CredentialsCipher
     async find(owner: TargetOwner): Promise<NotificationTargetRecord | null> {
       const [row] = (await run(pool, targetQueries.find(targetOwnerKey(owner)))).rows;
       return row ? record(row) : null;
+    },
+
+    /**
+     * The owner's target with its credentials decrypted, to send to it now (a test callback), or
+     * null when there is none. Never return it from an API or log it. Throws CredentialsCipherError
+     * when the credentials cannot be decrypted.
+     */
+    async findForSending(owner: TargetOwner): Promise<DeliveryTarget | null> {
+      const [row] = (await run(pool, targetQueries.findForSending(targetOwnerKey(owner)))).rows;
+      return row ? deliveryTargetOf(row, cipher) : null;
     },
 
     /**

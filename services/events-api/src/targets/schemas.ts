@@ -107,3 +107,21 @@ export const merchantTargetBodySchema = targetBodySchema(
 
 /** A valid body of either PUT (the merchant one narrows objectTypes further). */
 export type TargetBody = FromSchema<typeof programTargetBodySchema, object>;
+
+/** The query of PUT …/notification-target. */
+export const targetPutQuerySchema = {
+  $id: 'herald:admin/notification-target-put-query',
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    verify: {
+      enum: ['true', 'false'],
+      description:
+        'OAuth targets: whether the credentials are checked with one real token request before the target is saved (default true); ' +
+        'false saves a target whose token endpoint is not live yet.',
+    },
+  },
+} as const;
+
+/** A valid query of PUT …/notification-target. */
+export type TargetPutQuery = FromSchema<typeof targetPutQuerySchema, object>;
