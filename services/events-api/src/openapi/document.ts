@@ -1,6 +1,7 @@
 import { DOMAIN_SCHEMAS, eventPageSchema } from '@herald/domain';
 import { REQUIRED_HEADERS } from '../events/headers';
 import { eventsQuerySchema } from '../events/query';
+import { adminTargetPaths, adminTargetSchemas } from './admin-targets';
 
 /**
  * The OpenAPI 3.1 document of the merchant API, built from the same JSON Schemas that validate
@@ -18,10 +19,15 @@ export function buildOpenApiDocument(): Record<string, unknown> {
     info: {
       title: 'Herald merchant API',
       version: '1',
-      description: 'Lists the events processed for a merchant\'s objects. Errors are RFC 9457 problem details.',
+      description:
+        'Lists the events processed for a merchant\'s objects; and the admin operations on notification targets (tag admin, ' +
+        'Authorization: Bearer $ADMIN_TOKEN). Errors are RFC 9457 problem details.',
     },
     components: {
-      securitySchemes: { apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key' } },
+      securitySchemes: {
+        apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key' },
+        adminToken: { type: 'http', scheme: 'bearer', description: 'ADMIN_TOKEN' },
+      },
       schemas: {
         ...Object.fromEntries(DOMAIN_SCHEMAS.map(({ $id: _id, ...schema }) => [schema.title, component(schema)])),
         Problem: {
@@ -35,6 +41,7 @@ export function buildOpenApiDocument(): Record<string, unknown> {
             errors: { type: 'array', items: { type: 'object' } },
           },
         },
+        ...adminTargetSchemas,
       },
     },
     security: [{ apiKey: [] }],
@@ -56,6 +63,7 @@ export function buildOpenApiDocument(): Record<string, unknown> {
           },
         },
       },
+      ...adminTargetPaths(),
     },
   };
 }
