@@ -30,8 +30,9 @@ export interface CallbackChannel {
  */
 export function callbackHeaders(message: CallbackMessage, authHeaders: Record<string, string>): Record<string, string> {
   return {
-    'content-type': 'application/json',
+    // First, so that they can add to the callback's headers but never replace one.
     ...message.extraHeaders,
+    'content-type': 'application/json',
     // Standard Webhooks headers: the id is the same on every retry, so the merchant can drop a
     // callback it has already processed.
     'webhook-id': message.webhookId,
