@@ -16,7 +16,7 @@ import { opsEndpoints } from '@herald/lifecycle';
 import type { Logger } from '@herald/logging';
 import { createMetrics, type HeraldMetrics } from '@herald/metrics';
 import { createCallbackSender } from '@herald/callbacks';
-import { createConnectGuard, createOutboundClient } from '@herald/outbound';
+import { createConnectGuard, createOutboundClient, type AddressPolicy } from '@herald/outbound';
 import { createOutboxPublisher } from '@herald/outbox';
 import { pingRedis, type DeliveryProducer } from '@herald/queue';
 import type { Redis } from 'ioredis';
@@ -71,7 +71,7 @@ export function createApp(deps: AppDependencies): Express {
     windowSeconds: config.rateLimitWindowSeconds,
   });
 
-  const urlPolicy = { allowPrivate: config.allowPrivateTargets, hostAllowlist: config.targetHostAllowlist };
+  const urlPolicy: AddressPolicy = { allowPrivate: config.allowPrivateTargets, hostAllowlist: config.targetHostAllowlist };
 
   const app = express();
   app.disable('x-powered-by');
@@ -114,7 +114,7 @@ export function createApp(deps: AppDependencies): Express {
     ),
     express.json({ limit: '100kb' }),
     adminRouter({ tenants, apiKeys, onKeyRevoked: () => apiKeyCache.forgetAll() }),
-    targetsRouter({ targets, urlPolicy, outbound: targetOutbound(config, redis, metrics), logger }),
+    targetsRouter({ targets, urlPolicy, outbound: targetOutbound(config, urlPolicy, redis, metrics), logger }),
     deliveriesRouter({ history, replay: createReplay({ history, outbox, producer, logger }) }),
   );
   app.use(notFound);
@@ -127,8 +127,8 @@ export function createApp(deps: AppDependencies): Express {
  * address policy at connect time, limits, token cache (Redis keys under QUEUE_PREFIX, keyed by
  * SECRETS_KEY) and token-request metric, so that a token checked here serves the worker.
  */
-function targetOutbound(config: ApiConfig, redis: Redis, metrics: HeraldMetrics): TargetOutbound {
-  const guard = createConnectGuard({ allowPrivate: config.allowPrivateTargets, hostAllowlist: config.targetHostAllowlist });
+function targetOutbound(config: ApiConfig, urlPolicy: AddressPolicy, redis: Redis, metrics: HeraldMetrics): TargetOutbound {
+  const guard = createConnectGuard(urlPolicy);
   return {
     auth: {
       redis,
