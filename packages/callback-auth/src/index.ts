@@ -8,3 +8,5 @@ export { AuthConfigurationError } from './errors/auth-configuration-error';
 export { UnknownAuthModeError } from './errors/unknown-auth-mode-error';
 export { TokenRequestError, type TokenRequestFailureKind } from './errors/token-request-error';
 export { TokenWaitTimeoutError } from './errors/token-wait-timeout-error';
+export { checkOAuthCredentials, type CheckedOAuthCredentials } from './oauth/check-credentials';
+export type { OAuthErrorResponse } from './oauth/token-error-response';

@@ -1,3 +1,4 @@
+import type { OAuthTokenRequest } from '@herald/domain';
 import type { OutboundClient } from '@herald/outbound';
 import type { Redis } from 'ioredis';
 
@@ -15,6 +16,15 @@ export interface TargetAuthSettings {
   username?: string;
   /** Basic and OAuth: the password the merchant gave. */
   password?: string;
+  /**
+   * OAuth only: how the token is requested. `spec` (default): the spec's request, a JSON body with
+   * the credentials, `?grant_type=client_credentials` in the query and Basic credentials. `form`:
+   * RFC 6749 §4.4, the request of standard OAuth 2.0 servers, a form-encoded body and Basic
+   * credentials form-encoded first (§2.3.1).
+   */
+  tokenRequest?: OAuthTokenRequest;
+  /** OAuth only: the scope to ask for (RFC 6749 §3.3), sent in either request; none when absent. */
+  scope?: string;
 }
 
 /** Adds the authentication of one target to its callback POSTs. One implementation per mode. */

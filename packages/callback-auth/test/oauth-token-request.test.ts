@@ -1,3 +1,5 @@
+import { createConnectGuard, createOutboundClient } from '@herald/outbound';
+import { startHttpRecorder } from '@herald/testing';
 import rootPackage from '../../../package.json';
 import { TokenRequestError, createAuthStrategy, type TokenRequestFailureKind } from '../src';
 import { always, issueTokens, refusingUrl, startFakeTokenEndpoint, type Reply } from './support/fake-token-endpoint';
@@ -11,6 +13,18 @@ const TIMEOUT_MS = 300;
 
 describe('the oauth token request', () => {
   const env = useTestEnvironment();
+  // The axios transport loads axios at its first request, inside that request's time limit: on a
+  // loaded machine that alone took longer than TIMEOUT_MS. Loaded once here by a request with a
+  // generous limit, the limit below measures only the request, as every test means it to.
+  beforeAll(async () => {
+    const warmUp = await startHttpRecorder();
+    try {
+      const client = createOutboundClient({ guard: createConnectGuard({ allowPrivate: true, hostAllowlist: [] }), transport: 'axios' });
+      await client.send({ url: warmUp.origin, method: 'GET', headers: {}, timeoutMs: 30_000, maxResponseBytes: 16 });
+    } finally {
+      await warmUp.close();
+    }
+  });
   const strategyFor = (authUrl: string) =>
     createAuthStrategy(
       { targetId: 'target-1', mode: 'oauth', authUrl, username: USERNAME, password: PASSWORD },

@@ -31,8 +31,10 @@ describe('the oauth token cache', () => {
     const { targetId, authUrl, username, password } = settings();
     return new TokenCache(deps, {
       targetId,
+      style: 'spec',
       url: tokenRequestUrl(targetId, authUrl),
       credentials: { username: username!, password: password! },
+      scope: undefined,
     });
   };
 

@@ -2,7 +2,7 @@
 import { ConfigError } from './config-error';
 import { integer, requireDistinct, text, token, type Env } from './parsers';
 import { readEventsListLimits, readQueryClasses, type EventsListLimits, type QueryClassesConfig } from './query-limits';
-import { readDeliveryJobs, readMetrics, readServiceConfig, type DeliveryJobsConfig, type MetricsConfig, type ServiceConfig } from './shared';
+import { readCallback, readDeliveryJobs, readMetrics, readServiceConfig, type CallbackConfig, type DeliveryJobsConfig, type MetricsConfig, type ServiceConfig } from './shared';
 
 /** The events-api's secrets outside production, public by design (production refuses them). */
 export const DEVELOPMENT_SECRETS = Object.freeze({
@@ -79,6 +79,11 @@ export interface ApiConfig extends ServiceConfig {
   readonly queryClasses: QueryClassesConfig;
   /** The work one GET /events may cause, and how many of one key's run at once. */
   readonly eventsList: EventsListLimits;
+  /**
+   * The limits of the requests the API sends to merchants, as the worker's: the token request that
+   * checks an OAuth target's credentials when it is saved, and test callbacks.
+   */
+  readonly callback: CallbackConfig;
 }
 
 /**
@@ -186,6 +191,7 @@ export function loadApiConfig(env: Env = process.env): ApiConfig {
     metrics: Object.freeze(readMetrics(env)),
     http: Object.freeze(readHttpServer(env)),
     ...readQueryBounds(env),
+    callback: Object.freeze(readCallback(env)),
   });
 }
 

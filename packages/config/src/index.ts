@@ -9,6 +9,7 @@ export type { Env } from './parsers';
 export {
   DEFAULT_DATABASE_URL,
   DEFAULT_REDIS_URL,
+  type CallbackConfig,
   type DeliveryJobsConfig,
   type LogLevel,
   type MetricsConfig,
@@ -20,7 +21,6 @@ export {
 export { DEVELOPMENT_SECRETS, loadApiConfig, type ApiConfig, type AuthFailuresConfig, type DashboardConfig, type HttpServerConfig } from './api';
 export {
   loadWorkerConfig,
-  type CallbackConfig,
   type QueueWorkerConfig,
   type ReconcilerConfig,
   type RetryConfig,

@@ -64,6 +64,19 @@ export interface DeliveryJobsConfig {
   readonly keepFailedSeconds: number;
 }
 
+/**
+ * Limits of one callback and of one OAuth token request: the worker's deliveries, and the
+ * events-api's credential checks and test callbacks.
+ */
+export interface CallbackConfig {
+  /** CALLBACK_TIMEOUT_MS: longest one callback POST may take, from connecting to the last byte read. Default 10000. */
+  readonly timeoutMs: number;
+  /** CALLBACK_RESPONSE_MAX_BYTES: most bytes of the merchant's answer read and kept in the attempt log; the rest is not read. Default 4096. */
+  readonly responseMaxBytes: number;
+  /** OAUTH_TOKEN_TIMEOUT_MS: longest one OAuth token request may take. Default 10000. */
+  readonly tokenTimeoutMs: number;
+}
+
 /** Who may read `/metrics`. */
 export interface MetricsConfig {
   /**
@@ -176,4 +189,13 @@ function secretsPreviousKeys(env: Env, currentKeyId: string): Readonly<Record<st
     keys[id] = parseKey(`${name} (key id ${id})`, pair.slice(separator + 1).trim());
   }
   return Object.freeze(keys);
+}
+
+/** CALLBACK_TIMEOUT_MS, CALLBACK_RESPONSE_MAX_BYTES and OAUTH_TOKEN_TIMEOUT_MS. */
+export function readCallback(env: Env): CallbackConfig {
+  return {
+    timeoutMs: integer(env, 'CALLBACK_TIMEOUT_MS', 10_000, 10, 600_000),
+    responseMaxBytes: integer(env, 'CALLBACK_RESPONSE_MAX_BYTES', 4_096, 0, 1_048_576),
+    tokenTimeoutMs: integer(env, 'OAUTH_TOKEN_TIMEOUT_MS', 10_000, 10, 600_000),
+  };
 }

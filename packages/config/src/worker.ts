@@ -1,7 +1,7 @@
 /** The delivery-worker's settings: the shared ones, its BullMQ worker, callbacks, retries, sweeper, reconciler and monitoring port. */
 import { ConfigError } from './config-error';
 import { fraction, integer, type Env } from './parsers';
-import { readDeliveryJobs, readMetrics, readServiceConfig, type DeliveryJobsConfig, type MetricsConfig, type ServiceConfig } from './shared';
+import { readCallback, readDeliveryJobs, readMetrics, readServiceConfig, type CallbackConfig, type DeliveryJobsConfig, type MetricsConfig, type ServiceConfig } from './shared';
 
 export interface WorkerConfig extends ServiceConfig {
   /** How failed callbacks are retried (BullMQ attempts and exponential backoff) and how long jobs are kept. */
@@ -85,16 +85,6 @@ export interface QueueWorkerConfig {
   readonly stalledIntervalMs: number;
 }
 
-/** Limits of one callback attempt. */
-export interface CallbackConfig {
-  /** CALLBACK_TIMEOUT_MS: longest one callback POST may take, from connecting to the last byte read. Default 10000. */
-  readonly timeoutMs: number;
-  /** CALLBACK_RESPONSE_MAX_BYTES: most bytes of the merchant's answer read and kept in the attempt log; the rest is not read. Default 4096. */
-  readonly responseMaxBytes: number;
-  /** OAUTH_TOKEN_TIMEOUT_MS: longest one OAuth token request may take. Default 10000. */
-  readonly tokenTimeoutMs: number;
-}
-
 export interface SweeperConfig {
   /** SWEEPER_INTERVAL_MS: pause between sweeps. Default 5000. */
   readonly intervalMs: number;
@@ -154,11 +144,7 @@ export function loadWorkerConfig(env: Env = process.env): WorkerConfig {
       lockDurationMs: integer(env, 'WORKER_LOCK_DURATION_MS', 30_000, 1_000, 3_600_000),
       stalledIntervalMs: integer(env, 'WORKER_STALLED_INTERVAL_MS', 30_000, 500, 3_600_000),
     }),
-    callback: Object.freeze({
-      timeoutMs: integer(env, 'CALLBACK_TIMEOUT_MS', 10_000, 10, 600_000),
-      responseMaxBytes: integer(env, 'CALLBACK_RESPONSE_MAX_BYTES', 4_096, 0, 1_048_576),
-      tokenTimeoutMs: integer(env, 'OAUTH_TOKEN_TIMEOUT_MS', 10_000, 10, 600_000),
-    }),
+    callback: Object.freeze(readCallback(env)),
     metrics: Object.freeze({
       port: integer(env, 'METRICS_PORT', 9464, 0, 65535),
       ...readMetrics(env),

@@ -72,13 +72,23 @@ describe('loadApiConfig', () => {
 
   it('holds no worker-only setting', () => {
     const config = loadApiConfig({ WORKER_CONCURRENCY: '64', METRICS_PORT: '1234', DELIVERY_BACKOFF_MS: '5' }) as unknown as Record<string, unknown>;
-    for (const key of ['worker', 'sweeper', 'reconciler', 'callback']) expect(config).not.toHaveProperty(key);
+    for (const key of ['worker', 'sweeper', 'reconciler']) expect(config).not.toHaveProperty(key);
     expect(config.retry).toEqual({ attempts: 12, keepCompletedSeconds: 86_400, keepFailedSeconds: 14 * 86_400 });
     expect(config.metrics).toEqual({ token: undefined });
   });
 
   it('neither reads nor validates worker-only variables', () => {
-    expect(() => loadApiConfig({ WORKER_CONCURRENCY: 'many', METRICS_PORT: '70000', CALLBACK_TIMEOUT_MS: '-1', SWEEPER_BATCH_SIZE: '0' })).not.toThrow();
+    expect(() => loadApiConfig({ WORKER_CONCURRENCY: 'many', METRICS_PORT: '70000', DELIVERY_BACKOFF_MS: '-1', SWEEPER_BATCH_SIZE: '0' })).not.toThrow();
+  });
+
+  it('reads the limits of the callbacks and token requests it sends (test callbacks, credential checks) as the worker does', () => {
+    expect(loadApiConfig({}).callback).toEqual({ timeoutMs: 10_000, responseMaxBytes: 4_096, tokenTimeoutMs: 10_000 });
+    expect(loadApiConfig({ CALLBACK_TIMEOUT_MS: '500', CALLBACK_RESPONSE_MAX_BYTES: '10', OAUTH_TOKEN_TIMEOUT_MS: '700' }).callback).toEqual({
+      timeoutMs: 500,
+      responseMaxBytes: 10,
+      tokenTimeoutMs: 700,
+    });
+    expect(configErrorOf(loadApiConfig, { OAUTH_TOKEN_TIMEOUT_MS: '5' }).variable).toBe('OAUTH_TOKEN_TIMEOUT_MS');
   });
 
   it.each([

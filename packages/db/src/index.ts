@@ -29,6 +29,7 @@ export type {
   SigningSecretRecord,
   TargetSigning,
   NotificationTargetRecord,
+  OAuthTargetAuth,
   TargetAuth,
   TargetInput,
   TargetNotifications,

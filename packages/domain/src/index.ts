@@ -61,8 +61,11 @@ export { withTimeout } from './with-timeout';
 export {
   CALLBACK_AUTH_MODES,
   MERCHANT_NOTIFICATION_OBJECT_TYPES,
+  OAUTH_SCOPE_PATTERN,
+  OAUTH_TOKEN_REQUESTS,
   type CallbackAuthMode,
   type MerchantNotificationObjectType,
+  type OAuthTokenRequest,
 } from './notifications';
 export {
   isSigningSecret,

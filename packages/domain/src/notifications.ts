@@ -19,3 +19,20 @@ export const CALLBACK_AUTH_MODES = ['none', 'basic', 'oauth'] as const;
 
 /** One of none, basic, oauth. */
 export type CallbackAuthMode = (typeof CALLBACK_AUTH_MODES)[number];
+
+/**
+ * How an OAuth target's token is requested: `spec`, the spec's request (JSON body with the
+ * credentials, `?grant_type=client_credentials` in the query, Basic credentials), or `form`, the
+ * RFC 6749 §4.4 request that standard OAuth 2.0 servers take (form-encoded body, Basic credentials
+ * form-encoded per §2.3.1).
+ */
+export const OAUTH_TOKEN_REQUESTS = ['spec', 'form'] as const;
+
+/** One of spec, form. */
+export type OAuthTokenRequest = (typeof OAUTH_TOKEN_REQUESTS)[number];
+
+/**
+ * An OAuth scope (RFC 6749 §3.3): scope tokens of visible ASCII but '"' and '\\', separated by
+ * single spaces.
+ */
+export const OAUTH_SCOPE_PATTERN = '^[\\x21\\x23-\\x5b\\x5d-\\x7e]+( [\\x21\\x23-\\x5b\\x5d-\\x7e]+)*$';

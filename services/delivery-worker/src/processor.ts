@@ -1,14 +1,13 @@
 import { performance } from 'node:perf_hooks';
-import { AuthConfigurationError, TokenRequestError, TokenWaitTimeoutError, UnknownAuthModeError, type CallbackAuthStrategy } from '@herald/callback-auth';
+import type { CallbackAuthStrategy } from '@herald/callback-auth';
+import { callbackFailure, sendCallback, type CallbackResult, type SendCallback } from '@herald/callbacks';
 import { CredentialsCipherError, type AttemptOutcome, type DeliveryTarget, type DeliveryWork, type NewDeliveryAttempt } from '@herald/db';
-import { maskQueryValues, signingSecretsInUse, standardWebhookHeaders, type DeliveryRef } from '@herald/domain';
-import { redactForeignText, type Logger } from '@herald/logging';
+import { maskQueryValues, signingSecretsInUse, type DeliveryRef } from '@herald/domain';
+import type { Logger } from '@herald/logging';
 import type { HeraldMetrics } from '@herald/metrics';
-import { OutboundRequestError } from '@herald/outbound';
 import type { Admission, DeferralReason, GateVerdict } from '@herald/queue';
 import { DelayedError, UnrecoverableError } from 'bullmq';
-import type { CallbackResponse, SendCallback } from './callback-sender';
-import { CallbackAttemptError, type AttemptErrorKind } from './errors/callback-attempt-error';
+import { CallbackAttemptError } from './errors/callback-attempt-error';
 import { messageAsStack } from './errors/message-as-stack';
 
 /** What the processor reads of a BullMQ job, and the one thing it does to it (defer it). */
@@ -64,20 +63,6 @@ export interface DeliveryProcessorDependencies {
 /** Where an attempt's callback went, once it went out. */
 type SentTo = { url?: string };
 
-/** How an attempt ended, before it is recorded. */
-type AttemptResult =
-  | { delivered: true; statusCode: 200; responseBody: string }
-  | {
-      delivered: false;
-      errorKind: AttemptErrorKind;
-      errorMessage: string;
-      /** False when trying again cannot help until someone changes the target. */
-      retryable: boolean;
-      statusCode?: number;
-      responseBody?: string;
-      retryAfterMs?: number;
-    };
-
 /**
  * The delivery use case: one attempt of one delivery. First the target gate: a job whose target
  * is at its in-flight limit, or whose target's breaker is open, is moved back to the delayed set
@@ -104,31 +89,7 @@ export function createDeliveryProcessor(deps: DeliveryProcessorDependencies): (j
     throw new DelayedError(`deferred: ${admission.reason}`);
   };
 
-  /**
-   * One POST, signed; the timestamp is that of the POST itself, so a receiver can check it for
-   * freshness. The credentials its auth headers carry are added to `sentCredentials`; its URL, once
-   * it goes out, to `sent`.
-   */
-  const post = async (target: DeliveryTarget, eventId: string, body: string, auth: CallbackAuthStrategy, sentCredentials: string[], sent: SentTo): Promise<CallbackResponse> => {
-    const authHeaders = await auth.headers();
-    sentCredentials.push(...credentialsIn(authHeaders));
-    const now = new Date();
-    sent.url = target.url;
-    return deps.send({
-      url: target.url,
-      body,
-      headers: {
-        'content-type': 'application/json',
-        // Standard Webhooks headers: the id is the event's, the same on every retry, so the
-        // merchant can drop a callback it has already processed; the signature (with the previous
-        // secret too during a rotation's grace period) proves the body came from Herald.
-        ...standardWebhookHeaders({ id: eventId, timestamp: Math.floor(now.getTime() / 1000), body }, signingSecretsInUse(target.signing.secrets, target.signing.graceEndsAt, now)),
-        ...authHeaders,
-      },
-    });
-  };
-
-  const attempt = async ({ delivery, target, event }: DeliveryWork, sent: SentTo): Promise<AttemptResult> => {
+  const attempt = async ({ delivery, target, event }: DeliveryWork, sent: SentTo): Promise<CallbackResult> => {
     // Credentials no key decrypts: failureOf makes it a `configuration` failure, not retried.
     if (target instanceof CredentialsCipherError) throw target;
     if (!target || target.deletedAt !== null || !target.enabled) {
@@ -136,19 +97,24 @@ export function createDeliveryProcessor(deps: DeliveryProcessorDependencies): (j
       return { delivered: false, errorKind: 'target_unavailable', errorMessage: `the notification target ${state}; not sent`, retryable: false };
     }
     if (!event) return { delivered: false, errorKind: 'internal', errorMessage: `event ${delivery.eventId} does not exist`, retryable: false };
-    const body = JSON.stringify(event);
     const auth = deps.authFor(target);
-    // What the merchant's answer must not be stored with, should it echo the request back.
-    const credentials = target.auth.mode === 'none' ? [] : [target.auth.password];
-
-    let response = await post(target, event.id, body, auth, credentials, sent);
-    if (response.status === 401 && auth.mode === 'oauth') {
-      // The token may have been revoked before it expired: one more POST with a fresh token, within
-      // this attempt. A second 401 is the merchant's answer.
-      await auth.invalidate();
-      response = await post(target, event.id, body, auth, credentials, sent);
-    }
-    return resultOf({ ...response, body: redactForeignText(response.body, credentials) });
+    return sendCallback(
+      // The event exactly as GET /events shows it, to the target's current URL, signed with the
+      // secrets in use now (the previous one too during a rotation's grace period).
+      {
+        url: target.url,
+        webhookId: event.id,
+        body: JSON.stringify(event),
+        signingSecrets: signingSecretsInUse(target.signing.secrets, target.signing.graceEndsAt, new Date()),
+      },
+      // What the merchant's answer must not be stored with, should it echo the request back.
+      {
+        auth,
+        send: deps.send,
+        knownSecrets: target.auth.mode === 'none' ? [] : [target.auth.password],
+        onPost: (url) => (sent.url = url),
+      },
+    );
   };
 
   const attemptJob = async (job: DeliveryJob, release: (verdict: GateVerdict) => Promise<void>): Promise<DeliveryOutcome> => {
@@ -161,7 +127,7 @@ export function createDeliveryProcessor(deps: DeliveryProcessorDependencies): (j
 
     const startedAt = new Date();
     const started = performance.now();
-    let result: AttemptResult;
+    let result: CallbackResult;
     const sent: SentTo = {};
     try {
       result = await attempt(work, sent);
@@ -222,7 +188,7 @@ export function createDeliveryProcessor(deps: DeliveryProcessorDependencies): (j
 }
 
 /** What the attempt tells the target's circuit breaker. */
-function verdictOf(result: AttemptResult): GateVerdict {
+function verdictOf(result: CallbackResult): GateVerdict {
   if (result.delivered) return 'success';
   // No answer at all: the failures that hold a worker slot until they end.
   if (result.errorKind === 'timeout' || result.errorKind === 'connection' || result.errorKind === 'tls') return 'failure';
@@ -230,39 +196,8 @@ function verdictOf(result: AttemptResult): GateVerdict {
   return 'neutral';
 }
 
-/** Each auth header's value, and its credentials without the scheme (`Basic …`, `Bearer …`). */
-function credentialsIn(headers: Record<string, string>): string[] {
-  return Object.values(headers).flatMap((value) => [value, ...(/^\S+\s+(\S.*)$/.exec(value)?.slice(1) ?? [])]);
-}
-
-/** HTTP 200, and only 200, is delivered (spec: "Expected response: HTTP 200 OK"). */
-function resultOf(response: CallbackResponse): AttemptResult {
-  const { status, body: responseBody } = response;
-  if (status === 200) return { delivered: true, statusCode: 200, responseBody };
-  if (status >= 300 && status < 400) {
-    return { delivered: false, errorKind: 'redirect', errorMessage: `the target redirected (HTTP ${status}); redirects are not followed`, retryable: true, statusCode: status, responseBody };
-  }
-  return {
-    delivered: false,
-    errorKind: 'http_status',
-    errorMessage: `the target answered HTTP ${status}; only 200 counts as delivered`,
-    retryable: true,
-    statusCode: status,
-    responseBody,
-    ...(response.retryAfterMs === undefined ? {} : { retryAfterMs: response.retryAfterMs }),
-  };
-}
-
-/** The failure an error stands for. Every message here is free of secrets (see each error's class). */
-function failureOf(error: unknown): AttemptResult {
-  const failed = (errorKind: AttemptErrorKind, errorMessage: string, retryable = true): AttemptResult => ({ delivered: false, errorKind, errorMessage, retryable });
-  // Retried, a refused address too: DNS answers change, and the next attempt checks it again.
-  if (error instanceof OutboundRequestError && error.kind !== 'response_too_large') return failed(error.kind, error.message);
-  if (error instanceof TokenRequestError) return failed(error.kind === 'address_refused' ? 'address_refused' : 'oauth', error.message);
-  if (error instanceof TokenWaitTimeoutError) return failed('oauth', error.message);
-  if (error instanceof AuthConfigurationError || error instanceof UnknownAuthModeError || error instanceof CredentialsCipherError) {
-    return failed('configuration', error.message, false);
-  }
-  const message = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
-  return failed('internal', message.slice(0, 500));
+/** The failure an error stands for: credentials no key decrypts are a `configuration` failure, not retried. */
+function failureOf(error: unknown): CallbackResult {
+  if (error instanceof CredentialsCipherError) return { delivered: false, errorKind: 'configuration', errorMessage: error.message, retryable: false };
+  return callbackFailure(error);
 }

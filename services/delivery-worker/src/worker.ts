@@ -1,5 +1,6 @@
 import { hostname } from 'node:os';
 import { createAuthStrategy, type CallbackAuthStrategy } from '@herald/callback-auth';
+import { createCallbackSender } from '@herald/callbacks';
 import type { WorkerConfig } from '@herald/config';
 import { credentialsCipherFromConfig, deliveryAttemptRepository, type AttemptRecord, type DeferralRecord, type DeliveryTarget, type PrismaClient } from '@herald/db';
 import type { DeliveryRef } from '@herald/domain';
@@ -9,7 +10,6 @@ import { createConnectGuard, createOutboundClient, type OutboundClient } from '@
 import { createTargetGate, DELIVERIES_QUEUE, deliveryBackoffStrategy, type Admission, type GateEntry, type GateRelease } from '@herald/queue';
 import { Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { createCallbackSender } from './callback-sender';
 import { createCoalescer } from './coalescer';
 import { createDeliveryProcessor, type DeliveryGate, type DeliveryOutcome, type DeliveryStore } from './processor';
 

@@ -9,7 +9,7 @@ import { Webhook } from 'standardwebhooks';
 import type { Logger } from '@herald/logging';
 import type { Admission, DeferralReason, GateVerdict } from '@herald/queue';
 import { DelayedError, UnrecoverableError } from 'bullmq';
-import type { CallbackRequest, CallbackResponse } from '../src/callback-sender';
+import type { CallbackRequest, CallbackResponse } from '@herald/callbacks';
 import { CallbackAttemptError } from '../src/errors/callback-attempt-error';
 import { OutboundRequestError } from '@herald/outbound';
 import { createDeliveryProcessor, type DeliveryJob } from '../src/processor';

@@ -15,6 +15,8 @@ import {
 import { opsEndpoints } from '@herald/lifecycle';
 import type { Logger } from '@herald/logging';
 import { createMetrics, type HeraldMetrics } from '@herald/metrics';
+import { createCallbackSender } from '@herald/callbacks';
+import { createConnectGuard, createOutboundClient, type AddressPolicy } from '@herald/outbound';
 import { createOutboxPublisher } from '@herald/outbox';
 import { pingRedis, readTargetHealth, type DeliveryProducer } from '@herald/queue';
 import type { Redis } from 'ioredis';
@@ -40,6 +42,7 @@ import { ingestRouter } from './ingest/router';
 import { openApiRouter } from './openapi/router';
 import { targetsRouter } from './targets/router';
 import { signingSecretRouter } from './targets/signing-secret-router';
+import type { TargetOutbound } from './targets/target-outbound';
 
 /** Everything the API needs, built by server.ts (or by a test). */
 export interface AppDependencies {
@@ -81,6 +84,8 @@ export function createApp(deps: AppDependencies): Express {
     requests: config.rateLimitRequests,
     windowSeconds: config.rateLimitWindowSeconds,
   });
+
+  const urlPolicy: AddressPolicy = { allowPrivate: config.allowPrivateTargets, hostAllowlist: config.targetHostAllowlist };
 
   const app = express();
   app.disable('x-powered-by');
@@ -137,7 +142,9 @@ export function createApp(deps: AppDependencies): Express {
     adminRouter({ tenants, apiKeys, onKeyRevoked: () => apiKeyCache.forgetAll() }),
     targetsRouter({
       targets,
-      urlPolicy: { allowPrivate: config.allowPrivateTargets, hostAllowlist: config.targetHostAllowlist },
+      urlPolicy,
+      outbound: targetOutbound(config, urlPolicy, redis, metrics),
+      logger,
       health: (targetId) => withTimeout(readTargetHealth(redis, config.queuePrefix, targetId), config.readinessTimeoutMs, 'the target health read timed out'),
     }),
     signingSecretRouter({ targets, rotationGraceSeconds: config.signingSecretRotationGraceSeconds }),
@@ -146,4 +153,24 @@ export function createApp(deps: AppDependencies): Express {
   app.use(notFound);
   app.use(errorHandler(logger));
   return app;
+}
+
+/**
+ * How the API sends to merchants on an admin's request, set up as the delivery worker's: the same
+ * address policy at connect time, limits, token cache (Redis keys under QUEUE_PREFIX, keyed by
+ * SECRETS_KEY) and token-request metric, so that a token checked here serves the worker.
+ */
+function targetOutbound(config: ApiConfig, urlPolicy: AddressPolicy, redis: Redis, metrics: HeraldMetrics): TargetOutbound {
+  const guard = createConnectGuard(urlPolicy);
+  return {
+    auth: {
+      redis,
+      keyPrefix: `${config.queuePrefix}:`,
+      tokenCacheSecret: config.secretsKey,
+      tokenRequestTimeoutMs: config.callback.tokenTimeoutMs,
+      onTokenRequest: () => metrics.oauthTokenRequested(),
+      outbound: createOutboundClient({ guard, transport: 'axios' }),
+    },
+    send: createCallbackSender({ timeoutMs: config.callback.timeoutMs, responseMaxBytes: config.callback.responseMaxBytes, outbound: createOutboundClient({ guard }) }),
+  };
 }

@@ -1,7 +1,9 @@
 import { spawn } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import path from 'node:path';
-import { startService, testDatabaseUrl, testProcessEnv, uniqueId, type ServiceProcess } from '@herald/testing';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { closedPort, startService, testDatabaseUrl, testProcessEnv, uniqueId, type ServiceProcess } from '@herald/testing';
 
 const ROOT = path.resolve(__dirname, '../../..');
 const TSX = path.join(ROOT, 'node_modules/.bin/tsx');
@@ -117,17 +119,42 @@ describe('pnpm herald targets', () => {
     const set = await herald(
       [
         'targets', 'set', '--program', programId, '--url', 'https://shop.example/hooks', '--auth', 'oauth',
-        '--auth-url', 'https://shop.example/token', '--username', 'client', '--password-stdin',
+        '--auth-url', 'https://shop.example/token', '--username', 'client', '--password-stdin', '--no-verify',
+        '--token-request', 'form', '--scope', 'callbacks',
         '--object-types', 'payment, refund', '--event-types', 'created,status.updated', '--disabled',
       ],
       'pass word with spaces\r\n',
     );
     expect(set.code).toBe(0);
     expect(set.json()).toMatchObject({
-      auth: { mode: 'oauth', authUrl: 'https://shop.example/token', username: 'client', password: '********' },
+      auth: { mode: 'oauth', authUrl: 'https://shop.example/token', username: 'client', password: '********', tokenRequest: 'form', scope: 'callbacks' },
       notifications: { objectTypes: ['payment', 'refund'], eventTypes: ['created', 'status.updated'] },
       enabled: false,
     });
+  });
+
+  it('sends a test callback and prints what happened, exiting 1 when it was not delivered', async () => {
+    const { programId, merchantId } = await newTenant();
+    const receiver = createServer((req, res) => {
+      req.resume();
+      res.writeHead(req.headers['herald-test'] === 'true' ? 200 : 400).end('ok');
+    });
+    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+    try {
+      const hook = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
+      expect((await herald(['targets', 'set', '--program', programId, '--url', hook, '--auth', 'none'])).code).toBe(0);
+      const delivered = await herald(['targets', 'test', '--program', programId]);
+      expect(delivered.code).toBe(0);
+      expect(delivered.json()).toMatchObject({ delivered: true, statusCode: 200, responseBody: 'ok' });
+
+      const refused = `http://127.0.0.1:${await closedPort()}/hook`;
+      expect((await herald(['targets', 'set', '--merchant', merchantId, '--url', refused, '--auth', 'none'])).code).toBe(0);
+      const failed = await herald(['targets', 'test', '--merchant', merchantId]);
+      expect(failed.code).toBe(1);
+      expect(failed.json()).toMatchObject({ delivered: false, errorKind: 'connection' });
+    } finally {
+      await new Promise((resolve) => receiver.close(resolve));
+    }
   });
 
   it('prints the problem of a refused request on stderr and exits 1', async () => {
@@ -150,7 +177,7 @@ describe('pnpm herald targets', () => {
   it.each([
     [['targets', 'get'], /exactly one of --program <id> and --merchant <id>/],
     [['targets', 'get', '--program', 'a', '--merchant', 'b'], /exactly one of/],
-    [['targets', 'list', '--program', 'a'], /expected "targets set", "targets get", "targets delete" or "targets signing-secret show\|rotate"/],
+    [['targets', 'list', '--program', 'a'], /expected "targets set", "targets get", "targets delete", "targets test" or "targets signing-secret show\|rotate"/],
     [['targets', 'signing-secret', '--program', 'a'], /expected "targets set", .* or "targets signing-secret show\|rotate", got "targets signing-secret"/],
     [['targets', 'get', '--program', 'a', '--show-secret'], /--show-secret only goes with "targets signing-secret rotate"/],
     [['targets', 'set', '--program', 'a', '--auth', 'none'], /--url is required/],
@@ -158,6 +185,8 @@ describe('pnpm herald targets', () => {
     [['targets', 'set', '--program', 'a', '--url', 'https://x.example/', '--auth', 'basic', '--username', 'u'], /--auth basic needs --password-stdin/],
     [['targets', 'set', '--program', 'a', '--url', 'https://x.example/', '--auth', 'none', '--username', 'u'], /--username does not go with --auth none/],
     [['targets', 'get', '--program', 'a', '--url', 'https://x.example/'], /--url only go with "targets set"/],
+    [['targets', 'test', '--program', 'a', '--no-verify'], /--no-verify only go with "targets set"/],
+    [['targets', 'set', '--program', 'a', '--url', 'https://x.example/', '--auth', 'none', '--scope', 's'], /--scope does not go with --auth none/],
     [['targets', 'get', '--program', 'a', '--colour=red'], /: Unknown option '--colour'\.\n/],
   ])('explains a wrong command line %j and exits 2', async (args, message) => {
     const run = await herald(args);
@@ -230,6 +259,30 @@ describe('pnpm herald deliveries', () => {
 
     const paged = await herald(['deliveries', 'list', '--merchant', merchantId, '--page', '2', '--page-size', '1']);
     expect(paged.json()).toMatchObject({ page: 2, pageSize: 1, count: 1, data: [] });
+  });
+
+  it('sends a test callback and prints what happened, exiting 1 when it was not delivered', async () => {
+    const { programId, merchantId } = await newTenant();
+    const receiver = createServer((req, res) => {
+      req.resume();
+      res.writeHead(req.headers['herald-test'] === 'true' ? 200 : 400).end('ok');
+    });
+    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+    try {
+      const hook = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
+      expect((await herald(['targets', 'set', '--program', programId, '--url', hook, '--auth', 'none'])).code).toBe(0);
+      const delivered = await herald(['targets', 'test', '--program', programId]);
+      expect(delivered.code).toBe(0);
+      expect(delivered.json()).toMatchObject({ delivered: true, statusCode: 200, responseBody: 'ok' });
+
+      const refused = `http://127.0.0.1:${await closedPort()}/hook`;
+      expect((await herald(['targets', 'set', '--merchant', merchantId, '--url', refused, '--auth', 'none'])).code).toBe(0);
+      const failed = await herald(['targets', 'test', '--merchant', merchantId]);
+      expect(failed.code).toBe(1);
+      expect(failed.json()).toMatchObject({ delivered: false, errorKind: 'connection' });
+    } finally {
+      await new Promise((resolve) => receiver.close(resolve));
+    }
   });
 
   it('prints the problem of a refused request on stderr and exits 1', async () => {

@@ -16,9 +16,14 @@ function targetPath(owner: Owner): string {
   return 'merchantId' in owner ? `/admin/merchants/${owner.merchantId}/notification-target` : `/admin/programs/${owner.programId}/notification-target`;
 }
 
-/** PUT, GET or DELETE of an owner's notification target, with the admin token, on `on`'s app. */
+/**
+ * PUT, GET or DELETE of an owner's notification target, with the admin token, on `on`'s app. A PUT
+ * skips the OAuth credential check (?verify=false): these tests are about storing targets, and no
+ * token endpoint answers at their example hosts (target-checks.test.ts tests the check).
+ */
 function target(method: 'put' | 'get' | 'delete', owner: Owner, body?: object, on: { app: TestApi['app']; config: TestApi['config'] } = api) {
-  const req = request(on.app)[method](targetPath(owner)).set('Authorization', `Bearer ${on.config.adminToken}`);
+  const path = method === 'put' ? `${targetPath(owner)}?verify=false` : targetPath(owner);
+  const req = request(on.app)[method](path).set('Authorization', `Bearer ${on.config.adminToken}`);
   return body === undefined ? req : req.send(body);
 }
 
@@ -53,7 +58,7 @@ describe('PUT, GET and DELETE /admin/{programs|merchants}/:id/notification-targe
 
       const put = await target('put', owner, body);
       expect(put.status).toBe(200);
-      const expectedAuth = mode === 'none' ? { mode } : { ...auth(password), password: MASKED_PASSWORD };
+      const expectedAuth = mode === 'none' ? { mode } : { ...auth(password), password: MASKED_PASSWORD, ...(mode === 'oauth' ? { tokenRequest: 'spec' } : {}) };
       expect(put.body).toEqual({
         id: expect.any(String),
         programId: tenant.programId,
@@ -176,6 +181,10 @@ describe('PUT, GET and DELETE /admin/{programs|merchants}/:id/notification-targe
     ['a url with user info', { url: 'https://user:pw@m.example/', auth: { mode: 'none' } }, ['/url']],
     ['a url with spaces', { url: 'https://m.example/a b', auth: { mode: 'none' } }, ['/url']],
     ['a url of 2049 characters', { url: `https://m.example/${'a'.repeat(2049 - 18)}`, auth: { mode: 'none' } }, ['/url']],
+    ['an unknown tokenRequest', { url: 'https://m.example/', auth: { mode: 'oauth', authUrl: 'https://a.example/', username: 'u', password: 'p', tokenRequest: 'xml' } }, ['/auth/tokenRequest']],
+    ['a scope with a double space', { url: 'https://m.example/', auth: { mode: 'oauth', authUrl: 'https://a.example/', username: 'u', password: 'p', scope: 'a  b' } }, ['/auth/scope']],
+    ['a scope with basic auth', { url: 'https://m.example/', auth: { mode: 'basic', username: 'u', password: 'p', scope: 'a' } }, ['/auth/scope']],
+    ['a tokenRequest with no auth', { url: 'https://m.example/', auth: { mode: 'none', tokenRequest: 'form' } }, ['/auth/tokenRequest']],
     ['an authUrl that is not http(s)', { url: 'https://m.example/', auth: { mode: 'oauth', authUrl: 'mailto:a@b.c', username: 'u', password: 'p' } }, ['/auth/authUrl']],
   ])('rejects %s with 400 problem+json naming the field', async (_case, body, pointers) => {
     const { programId } = await newTenant();

@@ -1,4 +1,5 @@
 import type { OutboundFailureKind } from '@herald/outbound';
+import type { OAuthErrorResponse } from '../oauth/token-error-response';
 import { CallbackAuthError } from './callback-auth-error';
 
 /**
@@ -13,8 +14,9 @@ export type TokenRequestFailureKind = 'http_status' | 'redirect' | 'invalid_resp
 
 /**
  * One OAuth token request failed. The message is built from fixed phrases, the target id, numbers
- * and system error codes (and, for `address_refused`, the host and its address): never the URL's
- * path or query, the credentials, the response body or a token.
+ * and system error codes (and, for `address_refused`, the host and its address), and, for an
+ * `http_status` whose body is an RFC 6749 §5.2 error, its `error` and `error_description`, bounded
+ * and redacted: never the URL's path or query, the credentials, the rest of the body or a token.
  */
 export class TokenRequestError extends CallbackAuthError {
   readonly code = 'callback_auth_token_request_failed';
@@ -23,11 +25,14 @@ export class TokenRequestError extends CallbackAuthError {
   constructor(
     readonly targetId: string,
     readonly kind: TokenRequestFailureKind,
-    detail: string,
+    /** What went wrong, without the target: the message's last part, e.g. `the token endpoint answered HTTP 401`. */
+    readonly detail: string,
     /** The HTTP status, for `http_status`, `redirect` and `invalid_response`. */
     readonly status?: number,
     /** The system error code behind a `connection` or `tls` failure, e.g. 'ECONNREFUSED'. */
     readonly causeCode?: string,
+    /** For `http_status`: the RFC 6749 error the endpoint answered with, when its body was one. */
+    readonly oauthError?: OAuthErrorResponse,
   ) {
     super(`Token request for target "${targetId}" failed (${kind}): ${detail}`);
   }

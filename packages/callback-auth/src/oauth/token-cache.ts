@@ -21,7 +21,8 @@ export interface TokenCacheOptions {
  * time fetch it.
  *
  * Keys: `{prefix}callback-auth:token:{targetId}:{fingerprint}` and `…:lock:…`. Everything is derived
- * from one HMAC-SHA256, under the worker's secret, of (target id, token URL, username, password):
+ * from one HMAC-SHA256, under the worker's secret, of (target id, token URL, username, password,
+ * and the request's style and scope when not the default):
  * changed settings never meet an old token, and a key name, though visible to whoever can list Redis,
  * cannot be recomputed from a guessed password without that secret (unkeyed, it let a weak password
  * be found offline). The same holds for the encryption key, so reading Redis yields no bearer token.
@@ -43,9 +44,13 @@ export class TokenCache {
   readonly #ivKey: Buffer;
 
   constructor(options: TokenCacheOptions, request: TokenRequest) {
-    const { targetId, url, credentials } = request;
+    const { targetId, url, credentials, style, scope } = request;
+    // The request's style and scope change which token the endpoint issues. They join the material
+    // only when not the default, so that targets set before they existed keep their key names (and
+    // their cached tokens) across the upgrade.
+    const requestShape = style === 'spec' && scope === undefined ? [] : [style, scope ?? null];
     const settingsKey = createHmac('sha256', options.tokenCacheSecret)
-      .update(JSON.stringify(['herald oauth token cache', targetId, url, credentials.username, credentials.password]))
+      .update(JSON.stringify(['herald oauth token cache', targetId, url, credentials.username, credentials.password, ...requestShape]))
       .digest();
     const derive = (purpose: string): Buffer => createHmac('sha256', settingsKey).update(purpose).digest();
     const fingerprint = derive('key name').toString('hex');

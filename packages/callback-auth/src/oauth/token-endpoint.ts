@@ -1,10 +1,12 @@
+import type { OAuthTokenRequest } from '@herald/domain';
 import { AuthConfigurationError } from '../errors/auth-configuration-error';
 
 /**
- * The URL of the token request: `{authUrl}?grant_type=client_credentials` (spec), with the parameter
- * appended after any query the merchant's URL already has, whose encoding is kept as given.
+ * The URL of the token request. The spec's request goes to `{authUrl}?grant_type=client_credentials`,
+ * the parameter appended after any query the merchant's URL already has, whose encoding is kept as
+ * given. RFC 6749's form request goes to the authUrl as it is: grant_type travels in the body.
  */
-export function tokenRequestUrl(targetId: string, authUrl: string | undefined): string {
+export function tokenRequestUrl(targetId: string, authUrl: string | undefined, style: OAuthTokenRequest = 'spec'): string {
   const invalid = (reason: string) => new AuthConfigurationError('authUrl', `Target "${targetId}": ${reason}`);
   if (typeof authUrl !== 'string' || authUrl === '') throw invalid('oauth auth needs an authUrl');
   let url: URL;
@@ -24,7 +26,7 @@ export function tokenRequestUrl(targetId: string, authUrl: string | undefined): 
     throw invalid('authUrl already has a grant_type other than client_credentials');
   }
   url.hash = '';
-  if (grantTypes.length === 0) {
+  if (style === 'spec' && grantTypes.length === 0) {
     url.search = url.search === '' ? '?grant_type=client_credentials' : `${url.search}&grant_type=client_credentials`;
   }
   return url.toString();

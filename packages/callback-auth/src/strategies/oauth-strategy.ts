@@ -1,11 +1,9 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Redis } from 'ioredis';
-import { requireCredentials } from '../credentials';
 import { TokenWaitTimeoutError } from '../errors/token-wait-timeout-error';
 import { cacheTtlMs, lockTtlMs, resolveOAuthOptions, type OAuthOptions } from '../oauth/oauth-options';
 import { TokenCache } from '../oauth/token-cache';
-import { tokenRequestUrl } from '../oauth/token-endpoint';
-import { requestToken, type TokenRequest } from '../oauth/token-request';
+import { buildTokenRequest, requestToken, type TokenRequest } from '../oauth/token-request';
 import type { AuthDependencies, CallbackAuthStrategy, TargetAuthSettings } from '../types';
 
 // Token lookups under way, per Redis client and token key: the concurrent callbacks of one process
@@ -27,8 +25,7 @@ export class OAuthStrategy implements CallbackAuthStrategy {
   #lastToken: string | undefined;
 
   constructor(settings: TargetAuthSettings, deps: AuthDependencies) {
-    const url = tokenRequestUrl(settings.targetId, settings.authUrl);
-    this.#request = { targetId: settings.targetId, url, credentials: requireCredentials(settings) };
+    this.#request = buildTokenRequest(settings);
     this.#options = resolveOAuthOptions(deps);
     this.#cache = new TokenCache(this.#options, this.#request);
   }

@@ -14,6 +14,8 @@ SELECT
   "t"."url" AS "target_url",
   "t"."auth_mode" AS "target_auth_mode",
   "t"."auth_url" AS "target_auth_url",
+  "t"."token_request" AS "target_token_request",
+  "t"."oauth_scope" AS "target_oauth_scope",
   "t"."credentials" AS "target_credentials",
   "t"."object_types" AS "target_object_types",
   "t"."event_types" AS "target_event_types",

@@ -32,15 +32,17 @@ SET
   "url" = $1,
   "auth_mode" = $2,
   "auth_url" = $3,
-  "credentials" = $4,
-  "credentials_key_id" = $5,
-  "object_types" = $6,
-  "event_types" = $7,
-  "enabled" = $8,
-  "deleted_at" = $9,
+  "token_request" = $4,
+  "oauth_scope" = $5,
+  "credentials" = $6,
+  "credentials_key_id" = $7,
+  "object_types" = $8,
+  "event_types" = $9,
+  "enabled" = $10,
+  "deleted_at" = $11,
   "updated_at" = now()
 WHERE
-  "id" = $10
+  "id" = $12
 RETURNING
   "id",
   "program_id",
@@ -48,6 +50,8 @@ RETURNING
   "url",
   "auth_mode",
   "auth_url",
+  "token_request",
+  "oauth_scope",
   "credentials",
   "object_types",
   "event_types",
@@ -65,6 +69,8 @@ INSERT INTO
     "url",
     "auth_mode",
     "auth_url",
+    "token_request",
+    "oauth_scope",
     "credentials",
     "credentials_key_id",
     "object_types",
@@ -90,6 +96,8 @@ VALUES
     $12,
     $13,
     $14,
+    $15,
+    $16,
     now()
   )
 RETURNING
@@ -99,6 +107,8 @@ RETURNING
   "url",
   "auth_mode",
   "auth_url",
+  "token_request",
+  "oauth_scope",
   "credentials",
   "object_types",
   "event_types",
@@ -114,6 +124,8 @@ SELECT
   "url",
   "auth_mode",
   "auth_url",
+  "token_request",
+  "oauth_scope",
   "credentials",
   "object_types",
   "event_types",
@@ -169,6 +181,31 @@ SET
 WHERE
   "id" = $4
   AND "signing_secrets" IS NOT DISTINCT FROM $5;
+
+-- targets: findForSending
+SELECT
+  "id",
+  "program_id",
+  "merchant_id",
+  "url",
+  "auth_mode",
+  "auth_url",
+  "token_request",
+  "oauth_scope",
+  "credentials",
+  "object_types",
+  "event_types",
+  "enabled",
+  "created_at",
+  "updated_at",
+  "deleted_at",
+  "signing_secrets",
+  "signing_grace_ends_at"
+FROM
+  "notification_targets"
+WHERE
+  "owner_key" = $1
+  AND "deleted_at" IS NULL;
 
 -- targets: remove
 UPDATE "notification_targets"

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { HeraldError, newSigningSecret, type CallbackAuthMode, type EventType, type ObjectType, type SigningSecrets } from '@herald/domain';
+import { HeraldError, newSigningSecret, type CallbackAuthMode, type EventType, type OAuthTokenRequest, type ObjectType, type SigningSecrets } from '@herald/domain';
 import type { Selectable } from 'kysely';
 import { sqlPool, type PrismaClient } from '../client';
 import { CredentialsCipherError, type CredentialsCipher } from '../credentials-cipher';
@@ -11,10 +11,19 @@ import { db, run, sql, type RowOf, type Sql } from '../sql';
 export type TargetOwner = { kind: 'program'; programId: string } | { kind: 'merchant'; merchantId: string };
 
 /** How callbacks authenticate, with the secrets: what an admin sets and what the worker sends. */
-export type TargetAuth =
-  | { mode: 'none' }
-  | { mode: 'basic'; username: string; password: string }
-  | { mode: 'oauth'; authUrl: string; username: string; password: string };
+export type TargetAuth = { mode: 'none' } | { mode: 'basic'; username: string; password: string } | OAuthTargetAuth;
+
+/** OAuth client credentials: where and how the token is requested. */
+export interface OAuthTargetAuth {
+  mode: 'oauth';
+  authUrl: string;
+  username: string;
+  password: string;
+  /** The spec's token request or RFC 6749's form request. Default `spec`; always set when read back. */
+  tokenRequest?: OAuthTokenRequest;
+  /** The scope asked for; absent asks for none. */
+  scope?: string;
+}
 
 /** What every view shows instead of a password. */
 export const MASKED_PASSWORD = '********';
@@ -23,7 +32,7 @@ export const MASKED_PASSWORD = '********';
 export type MaskedTargetAuth =
   | { mode: 'none' }
   | { mode: 'basic'; username: string; password: typeof MASKED_PASSWORD }
-  | { mode: 'oauth'; authUrl: string; username: string; password: typeof MASKED_PASSWORD };
+  | (Omit<OAuthTargetAuth, 'password' | 'tokenRequest'> & { tokenRequest: OAuthTokenRequest; password: typeof MASKED_PASSWORD });
 
 /** Which notifications a target receives; an absent list means all. */
 export interface TargetNotifications {
@@ -99,7 +108,10 @@ export class TargetOwnerNotFoundError extends HeraldError {
 export type TargetRow = Selectable<NotificationTarget>;
 
 /** What a target's row holds besides its owner: all of it set by every upsert. */
-type TargetSettings = Pick<TargetRow, 'url' | 'auth_mode' | 'auth_url' | 'credentials' | 'credentials_key_id' | 'object_types' | 'event_types' | 'enabled'>;
+type TargetSettings = Pick<
+  TargetRow,
+  'url' | 'auth_mode' | 'auth_url' | 'token_request' | 'oauth_scope' | 'credentials' | 'credentials_key_id' | 'object_types' | 'event_types' | 'enabled'
+>;
 
 /** The columns a NotificationTargetRecord is made of. */
 const RECORD_COLUMNS = [
@@ -109,6 +121,8 @@ const RECORD_COLUMNS = [
   'url',
   'auth_mode',
   'auth_url',
+  'token_request',
+  'oauth_scope',
   'credentials',
   'object_types',
   'event_types',
@@ -168,6 +182,12 @@ export const targetQueries = {
       .set({ signing_secrets: encrypted.ciphertext, signing_key_id: encrypted.keyId, signing_grace_ends_at: graceEndsAt, updated_at: sql<Date>`now()` })
       .where('id', '=', id)
       .where('signing_secrets', 'is not distinct from', read),
+  findForSending: (ownerKey: string) =>
+    db
+      .selectFrom('notification_targets')
+      .select([...RECORD_COLUMNS, 'deleted_at', 'signing_secrets', 'signing_grace_ends_at'])
+      .where('owner_key', '=', ownerKey)
+      .where('deleted_at', 'is', null),
   remove: (ownerKey: string) =>
     db
       .updateTable('notification_targets')
@@ -206,6 +226,8 @@ export function targetRepository(prisma: PrismaClient, cipher: CredentialsCipher
       url: input.url,
       auth_mode: auth.mode,
       auth_url: auth.mode === 'oauth' ? auth.authUrl : null,
+      token_request: auth.mode === 'oauth' ? (auth.tokenRequest ?? 'spec') : null,
+      oauth_scope: auth.mode === 'oauth' ? (auth.scope ?? null) : null,
       credentials: encrypted?.ciphertext ?? null,
       credentials_key_id: encrypted?.keyId ?? null,
       // Stored empty for "all": a type the spec adds later reaches targets that asked for all.
@@ -261,6 +283,16 @@ export function targetRepository(prisma: PrismaClient, cipher: CredentialsCipher
     async find(owner: TargetOwner): Promise<NotificationTargetRecord | null> {
       const [row] = (await run(pool, targetQueries.find(targetOwnerKey(owner)))).rows;
       return row ? record(row) : null;
+    },
+
+    /**
+     * The owner's target with its credentials decrypted, to send to it now (a test callback), or
+     * null when there is none. Never return it from an API or log it. Throws CredentialsCipherError
+     * when the credentials cannot be decrypted.
+     */
+    async findForSending(owner: TargetOwner): Promise<DeliveryTarget | null> {
+      const [row] = (await run(pool, targetQueries.findForSending(targetOwnerKey(owner)))).rows;
+      return row ? deliveryTargetOf(row, cipher, await storedSigning(pool, cipher, row.id, row)) : null;
     },
 
     /**
@@ -339,16 +371,28 @@ function signingSecretRecord(targetId: string, signing: TargetSigning, now: Date
 }
 
 /** A row's auth settings with the credentials decrypted; throws CredentialsCipherError when they cannot be. */
-function decryptAuth(row: Pick<TargetRow, 'id' | 'auth_mode' | 'auth_url' | 'credentials'>, cipher: CredentialsCipher): TargetAuth {
+function decryptAuth(row: Pick<TargetRow, 'id' | 'auth_mode' | 'auth_url' | 'token_request' | 'oauth_scope' | 'credentials'>, cipher: CredentialsCipher): TargetAuth {
   const mode = row.auth_mode as CallbackAuthMode;
   if (mode === 'none') return { mode };
   const { username, password } = cipher.decrypt(row.credentials ?? '', row.id);
-  return mode === 'basic' ? { mode, username, password } : { mode, authUrl: row.auth_url ?? '', username, password };
+  if (mode === 'basic') return { mode, username, password };
+  return {
+    mode,
+    authUrl: row.auth_url ?? '',
+    username,
+    password,
+    // Rows written before the column existed were sent the spec's request.
+    tokenRequest: (row.token_request ?? 'spec') as OAuthTokenRequest,
+    ...(row.oauth_scope === null ? {} : { scope: row.oauth_scope }),
+  };
 }
 
 /** The worker's view of a target row: credentials decrypted (throws CredentialsCipherError when they cannot be). */
 export function deliveryTargetOf(
-  row: Pick<TargetRow, 'id' | 'program_id' | 'merchant_id' | 'url' | 'auth_mode' | 'auth_url' | 'credentials' | 'object_types' | 'event_types' | 'enabled' | 'deleted_at'>,
+  row: Pick<
+    TargetRow,
+    'id' | 'program_id' | 'merchant_id' | 'url' | 'auth_mode' | 'auth_url' | 'token_request' | 'oauth_scope' | 'credentials' | 'object_types' | 'event_types' | 'enabled' | 'deleted_at'
+  >,
   cipher: CredentialsCipher,
   signing: TargetSigning,
 ): DeliveryTarget {
@@ -366,6 +410,7 @@ export function deliveryTargetOf(
 }
 
 function masked(auth: TargetAuth): MaskedTargetAuth {
+  if (auth.mode === 'oauth') return { ...auth, tokenRequest: auth.tokenRequest ?? 'spec', password: MASKED_PASSWORD };
   return auth.mode === 'none' ? auth : { ...auth, password: MASKED_PASSWORD };
 }
 

@@ -5,9 +5,11 @@ import { printAnswer, UsageError, usageErrorOf, type CliIo } from './command';
 
 export const TARGETS_USAGE = `  pnpm herald targets set    (--program <id> | --merchant <id>) --url <url> --auth none|basic|oauth
                              [--username <name> --password-stdin] [--auth-url <url>]
+                             [--token-request spec|form] [--scope <scopes>] [--no-verify]
                              [--object-types a,b] [--event-types a,b] [--disabled]
   pnpm herald targets get    (--program <id> | --merchant <id>)
   pnpm herald targets delete (--program <id> | --merchant <id>)
+  pnpm herald targets test   (--program <id> | --merchant <id>)
   pnpm herald targets signing-secret show   (--program <id> | --merchant <id>)
   pnpm herald targets signing-secret rotate (--program <id> | --merchant <id>) [--show-secret]
 
@@ -17,6 +19,11 @@ it only with --show-secret.
 
 "targets get" shows the target with its delivery health: circuit breaker state (closed, open,
 half_open), callbacks in flight and callbacks deferred (waiting without spending attempts).
+
+An OAuth target's credentials are checked with one token request before it is saved; --no-verify
+skips the check (a token endpoint not live yet). --token-request form sends the RFC 6749 request
+of standard OAuth 2.0 servers instead of the spec's. "targets test" sends one test callback now
+and prints what happened; it exits 1 when the callback was not delivered.
 
 The password is read from standard input (--password-stdin), never from the command line, where
 other users could see it in the process list. Example:
@@ -31,6 +38,9 @@ const OPTIONS = {
   username: { type: 'string' },
   'password-stdin': { type: 'boolean' },
   'auth-url': { type: 'string' },
+  'token-request': { type: 'string' },
+  scope: { type: 'string' },
+  'no-verify': { type: 'boolean' },
   'object-types': { type: 'string' },
   'event-types': { type: 'string' },
   disabled: { type: 'boolean' },
@@ -39,12 +49,12 @@ const OPTIONS = {
 
 type Values = ReturnType<typeof parseArgs<{ options: typeof OPTIONS; allowPositionals: true }>>['values'];
 
-type Action = 'set' | 'get' | 'delete' | 'signing-secret show' | 'signing-secret rotate';
+type Action = 'set' | 'get' | 'delete' | 'test' | 'signing-secret show' | 'signing-secret rotate';
 
 /**
- * `herald targets set|get|delete|signing-secret`: the admin API's notification target operations
- * for support staff. Prints the answer as JSON on stdout; returns the exit code (0 done, 1 refused
- * or failed, 2 wrong command line).
+ * `herald targets set|get|delete|test|signing-secret`: the admin API's notification target
+ * operations for support staff. Prints the answer as JSON on stdout; returns the exit code (0 done,
+ * 1 refused or failed, or a test callback not delivered, 2 wrong command line).
  */
 export async function runTargetsCommand(argv: readonly string[], io: CliIo, config: CliConfig): Promise<number> {
   const { action, values } = parseCommandLine(argv);
@@ -61,9 +71,14 @@ export async function runTargetsCommand(argv: readonly string[], io: CliIo, conf
     return printAnswer(io, response, { ...rest, rotated: true, secret: 'hidden: run "targets signing-secret show" or pass --show-secret' });
   }
   if (action === 'set') {
-    response = await adminRequest(config, 'PUT', owner.path, await targetBody(values, io));
+    response = await adminRequest(config, 'PUT', values['no-verify'] ? `${owner.path}?verify=false` : owner.path, await targetBody(values, io));
   } else {
     refuseSetOptions(values, action);
+    if (action === 'test') {
+      response = await adminRequest(config, 'POST', `${owner.path}/test`);
+      const code = printAnswer(io, response);
+      return code === 0 && (response.body as { delivered?: unknown }).delivered !== true ? 1 : code;
+    }
     response = await adminRequest(config, action === 'get' ? 'GET' : 'DELETE', owner.path);
   }
 
@@ -83,10 +98,10 @@ function parseCommandLine(argv: readonly string[]): { action: Action; values: Va
   }
   const [group, ...rest] = parsed.positionals;
   const action = rest.join(' ');
-  const actions: readonly string[] = ['set', 'get', 'delete', 'signing-secret show', 'signing-secret rotate'] satisfies Action[];
+  const actions: readonly string[] = ['set', 'get', 'delete', 'test', 'signing-secret show', 'signing-secret rotate'] satisfies Action[];
   if (group !== 'targets' || !actions.includes(action)) {
     throw new UsageError(
-      `expected "targets set", "targets get", "targets delete" or "targets signing-secret show|rotate", got "${parsed.positionals.join(' ')}"`,
+      `expected "targets set", "targets get", "targets delete", "targets test" or "targets signing-secret show|rotate", got "${parsed.positionals.join(' ')}"`,
     );
   }
   return { action: action as Action, values: parsed.values };
@@ -100,7 +115,7 @@ function ownerPath(values: Values): { path: string; id: { programId: string } | 
     : { path: `/merchants/${encodeURIComponent(merchant!)}/notification-target`, id: { merchantId: merchant! } };
 }
 
-const SET_ONLY = ['url', 'auth', 'username', 'password-stdin', 'auth-url', 'object-types', 'event-types', 'disabled'] as const;
+const SET_ONLY = ['url', 'auth', 'username', 'password-stdin', 'auth-url', 'token-request', 'scope', 'no-verify', 'object-types', 'event-types', 'disabled'] as const;
 
 function refuseSetOptions(values: Values, action: string): void {
   const given = SET_ONLY.filter((name) => values[name] !== undefined);
@@ -114,14 +129,17 @@ async function targetBody(values: Values, io: CliIo): Promise<Record<string, unk
   if (mode !== 'none' && mode !== 'basic' && mode !== 'oauth') throw new UsageError('--auth none, --auth basic or --auth oauth is required');
 
   const needed = mode === 'none' ? [] : mode === 'basic' ? ['username', 'password-stdin'] : ['username', 'password-stdin', 'auth-url'];
-  for (const name of ['username', 'password-stdin', 'auth-url'] as const) {
+  const allowed = mode === 'oauth' ? [...needed, 'token-request', 'scope', 'no-verify'] : needed;
+  for (const name of ['username', 'password-stdin', 'auth-url', 'token-request', 'scope', 'no-verify'] as const) {
     const given = values[name] !== undefined;
-    if (given && !needed.includes(name)) throw new UsageError(`--${name} does not go with --auth ${mode}`);
+    if (given && !allowed.includes(name)) throw new UsageError(`--${name} does not go with --auth ${mode}`);
     if (!given && needed.includes(name)) throw new UsageError(`--auth ${mode} needs --${name}`);
   }
 
   const auth: Record<string, string> = { mode };
   if (values['auth-url'] !== undefined) auth.authUrl = values['auth-url'];
+  if (values['token-request'] !== undefined) auth.tokenRequest = values['token-request'];
+  if (values.scope !== undefined) auth.scope = values.scope;
   if (values.username !== undefined) auth.username = values.username;
   if (values['password-stdin']) auth.password = await passwordFromStdin(io);
 

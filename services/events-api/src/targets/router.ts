@@ -1,17 +1,21 @@
 import { Router, type Request } from 'express';
 import { TargetOwnerNotFoundError, type TargetAuth, type TargetInput, type TargetOwner, type TargetRepository } from '@herald/db';
 import { compileValidator, TENANT_ID_PATTERN, ValidationError, type Validator, type Violation } from '@herald/domain';
+import type { Logger } from '@herald/logging';
 import { resolveHost, type AddressPolicy, type ResolveHost } from '@herald/outbound';
 import type { TargetHealth } from '@herald/queue';
 import { HttpError } from '../http/http-error';
+import { parseQuery } from '../http/query';
 import { parseBody } from '../http/validate-body';
-import { merchantTargetBodySchema, programTargetBodySchema, type TargetBody } from './schemas';
+import { merchantTargetBodySchema, programTargetBodySchema, targetPutQuerySchema, type TargetBody, type TargetPutQuery } from './schemas';
+import { checkCredentials, sendTestCallback, type TargetOutbound } from './target-outbound';
 import { checkTargetUrl } from './url-guard';
 
 const validators = {
   program: compileValidator<TargetBody>(programTargetBodySchema),
   merchant: compileValidator<TargetBody>(merchantTargetBodySchema),
 };
+const validatePutQuery = compileValidator<TargetPutQuery>(targetPutQuerySchema);
 
 const TENANT_ID = new RegExp(TENANT_ID_PATTERN);
 
@@ -23,13 +27,17 @@ export interface TargetsRouterDependencies {
   resolveHost?: ResolveHost;
   /** The target's delivery health (breaker, callbacks in flight and deferred), read from Redis. */
   health: (targetId: string) => Promise<TargetHealth>;
+  /** Sends the OAuth credential check of a PUT and test callbacks. */
+  outbound: TargetOutbound;
+  logger: Logger;
 }
 
 /**
  * The notification target of a program or of a merchant, set by admins (mounted under /admin,
- * behind the admin token): PUT creates or replaces it, GET shows it with the password masked and
- * its delivery `health` (null while Redis cannot be read: the target itself is still shown),
- * DELETE switches it off.
+ * behind the admin token): PUT creates or replaces it (an OAuth target's credentials checked first
+ * with one token request, unless ?verify=false), GET shows it with the password masked and its
+ * delivery `health` (null while Redis cannot be read: the target itself is still shown), DELETE
+ * switches it off, POST …/test sends it a test callback now.
  */
 export function targetsRouter(deps: TargetsRouterDependencies): Router {
   const router = Router();
@@ -40,12 +48,27 @@ export function targetsRouter(deps: TargetsRouterDependencies): Router {
 
     router.put(path, async (req, res) => {
       const owner = ownerOf(kind, req);
+      const { verify = 'true' } = parseQuery(validatePutQuery, req.query);
       const input = await parseTargetInput(validators[kind], req.body, deps.urlPolicy, resolve);
+      const checked = verify === 'true' && input.auth.mode === 'oauth' ? await checkCredentials(owner, input.auth, deps.outbound) : undefined;
+      let saved;
       try {
-        res.json(await deps.targets.upsert(owner, input));
+        saved = await deps.targets.upsert(owner, input);
       } catch (error) {
         throw error instanceof TargetOwnerNotFoundError ? notFound(error.message) : error;
       }
+      // The token the check was issued serves the first callbacks; without it they fetch their own.
+      await checked?.primeCache(saved.id).catch((error: unknown) => {
+        deps.logger.warn('the checked OAuth token could not be cached', { targetId: saved.id, error: error instanceof Error ? error.message : String(error) });
+      });
+      res.json(saved);
+    });
+
+    router.post(`${path}/test`, async (req, res) => {
+      const owner = ownerOf(kind, req);
+      const target = await deps.targets.findForSending(owner);
+      if (!target) throw noTarget(owner);
+      res.json(await sendTestCallback(target, deps.outbound));
     });
 
     router.get(path, async (req, res) => {
@@ -85,9 +108,10 @@ async function parseTargetInput(validate: Validator<TargetBody>, raw: unknown, p
 
 // The schema's per-mode rules guarantee the fields each mode needs.
 function toAuth(auth: TargetBody['auth']): TargetAuth {
-  const { mode, username = '', password = '', authUrl = '' } = auth;
+  const { mode, username = '', password = '', authUrl = '', tokenRequest = 'spec', scope } = auth;
   if (mode === 'none') return { mode };
-  return mode === 'basic' ? { mode, username, password } : { mode, authUrl, username, password };
+  if (mode === 'basic') return { mode, username, password };
+  return { mode, authUrl, username, password, tokenRequest, ...(scope === undefined ? {} : { scope }) };
 }
 
 export function noTarget(owner: TargetOwner): HttpError {

@@ -1,4 +1,13 @@
-import { CALLBACK_AUTH_MODES, EVENT_TYPES, MERCHANT_NOTIFICATION_OBJECT_TYPES, OBJECT_TYPES, VIOLATION_HINT, type FromSchema } from '@herald/domain';
+import {
+  CALLBACK_AUTH_MODES,
+  EVENT_TYPES,
+  MERCHANT_NOTIFICATION_OBJECT_TYPES,
+  OAUTH_SCOPE_PATTERN,
+  OAUTH_TOKEN_REQUESTS,
+  OBJECT_TYPES,
+  VIOLATION_HINT,
+  type FromSchema,
+} from '@herald/domain';
 
 // The body of PUT …/notification-target. The URL rules that JSON Schema cannot say (absolute
 // http(s), no user info, where the host resolves) live in url-guard.ts.
@@ -26,17 +35,35 @@ const auth = {
     },
     password: { type: 'string', minLength: 1, maxLength: 255, description: 'basic and oauth: 1 to 255 characters. Never shown again.' },
     authUrl: { ...targetUrl, description: 'oauth: the Authentication URL. ' + targetUrl.description },
+    tokenRequest: {
+      enum: OAUTH_TOKEN_REQUESTS,
+      description:
+        'oauth: how the token is requested. spec (default): the spec\'s request, POST {authUrl}?grant_type=client_credentials with a JSON body ' +
+        '{grant_type, username, password} and Authorization: Basic. form: the RFC 6749 §4.4 request of standard OAuth 2.0 servers ' +
+        '(Keycloak, Auth0, Okta, ...), POST {authUrl} with an application/x-www-form-urlencoded body grant_type=client_credentials[&scope=...] ' +
+        'and Authorization: Basic of the form-encoded username and password (§2.3.1).',
+    },
+    scope: {
+      type: 'string',
+      maxLength: 1000,
+      pattern: OAUTH_SCOPE_PATTERN,
+      description: 'oauth: the scope to ask for, space-separated scope tokens (RFC 6749 §3.3); sent in either request. Default: none.',
+    },
   },
-  allOf: [modeRule('none', []), modeRule('basic', ['username', 'password']), modeRule('oauth', ['authUrl', 'username', 'password'])],
+  allOf: [
+    modeRule('none', []),
+    modeRule('basic', ['username', 'password']),
+    modeRule('oauth', ['authUrl', 'username', 'password'], ['tokenRequest', 'scope']),
+  ],
 } as const;
 
-/** When auth.mode is `mode`, exactly `fields` (besides mode) are required and allowed. */
-function modeRule<const Mode extends string, const Fields extends readonly string[]>(mode: Mode, fields: Fields) {
+/** When auth.mode is `mode`, `fields` (besides mode) are required, `optional` ones allowed, and no other. */
+function modeRule<const Mode extends string, const Fields extends readonly string[]>(mode: Mode, fields: Fields, optional: readonly string[] = []) {
   return {
     if: { required: ['mode'], properties: { mode: { const: mode } } },
     then: {
       required: fields,
-      properties: Object.fromEntries(['mode', ...fields].map((field) => [field, true])),
+      properties: Object.fromEntries(['mode', ...fields, ...optional].map((field) => [field, true])),
       additionalProperties: false,
     },
   } as const;
@@ -80,3 +107,21 @@ export const merchantTargetBodySchema = targetBodySchema(
 
 /** A valid body of either PUT (the merchant one narrows objectTypes further). */
 export type TargetBody = FromSchema<typeof programTargetBodySchema, object>;
+
+/** The query of PUT …/notification-target. */
+export const targetPutQuerySchema = {
+  $id: 'herald:admin/notification-target-put-query',
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    verify: {
+      enum: ['true', 'false'],
+      description:
+        'OAuth targets: whether the credentials are checked with one real token request before the target is saved (default true); ' +
+        'false saves a target whose token endpoint is not live yet.',
+    },
+  },
+} as const;
+
+/** A valid query of PUT …/notification-target. */
+export type TargetPutQuery = FromSchema<typeof targetPutQuerySchema, object>;
