@@ -1,5 +1,5 @@
 /** The delivery-worker's settings: the shared ones, its BullMQ worker, callbacks, retries, sweeper, reconciler and monitoring port. */
-import { fraction, integer, type Env } from './parsers';
+import { duration, fraction, integer, type Env } from './parsers';
 import { readDeliveryJobs, readMetrics, readServiceConfig, type DeliveryJobsConfig, type MetricsConfig, type ServiceConfig } from './shared';
 
 export interface WorkerConfig extends ServiceConfig {
@@ -15,6 +15,12 @@ export interface WorkerConfig extends ServiceConfig {
   readonly callback: CallbackConfig;
   /** The worker's own monitoring listener (`/metrics`, `/healthz`, `/readyz`). */
   readonly metrics: WorkerMetricsConfig;
+  /**
+   * TARGET_AUTO_DISABLE_AFTER: a target whose every attempt has failed for this long is switched
+   * off (reason `auto-disabled`) at its next failed attempt. Whole seconds or a number with a unit
+   * s, m, h or d; 0 turns auto-disable off. Default 5d (432000000 ms).
+   */
+  readonly targetAutoDisableAfterMs: number;
 }
 
 /** Retry policy of callbacks: BullMQ's attempts with exponential backoff (delay x 2^(n-1)) and jitter. */
@@ -122,5 +128,6 @@ export function loadWorkerConfig(env: Env = process.env): WorkerConfig {
       port: integer(env, 'METRICS_PORT', 9464, 0, 65535),
       ...readMetrics(env),
     }),
+    targetAutoDisableAfterMs: duration(env, 'TARGET_AUTO_DISABLE_AFTER', 5 * 86_400_000, 0, 365 * 86_400_000),
   });
 }

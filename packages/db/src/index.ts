@@ -50,4 +50,4 @@ export type {
   ReplaySelection,
 } from './repositories/delivery-history';
 export { deliveryAttemptRepository } from './repositories/delivery-attempts';
-export type { AttemptOutcome, AttemptRecord, DeliveryAttemptRepository, DeliveryToAttempt, DeliveryWork, NewDeliveryAttempt } from './repositories/delivery-attempts';
+export type { AttemptOutcome, AttemptRecord, DeliveryAttemptRepository, DeliveryToAttempt, DeliveryWork, NewDeliveryAttempt, RecordedAttempt } from './repositories/delivery-attempts';

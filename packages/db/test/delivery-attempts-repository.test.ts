@@ -45,8 +45,8 @@ async function newDelivery(targetCipher = cipher): Promise<string> {
 
 /** Records one attempt, as the worker's batches do, and returns its number. */
 async function record(deliveryId: string, attempt: NewDeliveryAttempt, outcome: AttemptOutcome): Promise<number | undefined> {
-  const [number] = await attempts.recordAttempts([{ deliveryId, attempt, outcome }]);
-  return number;
+  const [recorded] = await attempts.recordAttempts([{ deliveryId, attempt, outcome }]);
+  return recorded?.number;
 }
 
 const at = { startedAt: new Date('2026-11-22T10:00:00.000Z'), durationMs: 12.6 };
@@ -125,7 +125,7 @@ describe('the delivery attempt repository', () => {
       { deliveryId: randomUUID(), attempt: { ...at, statusCode: 200 }, outcome: 'succeeded' },
       { deliveryId: a, attempt: { ...at, statusCode: 200 }, outcome: 'succeeded' },
     ]);
-    expect(numbers).toEqual([1, 1, undefined, 2]);
+    expect(numbers.map((recorded) => recorded?.number)).toEqual([1, 1, undefined, 2]);
     const rows = await prisma.deliveryAttempt.findMany({ where: { deliveryId: a }, orderBy: { number: 'asc' } });
     expect(rows.map((r) => r.statusCode)).toEqual([500, 200]);
     expect(await prisma.delivery.findMany({ where: { id: { in: [a, b] } }, orderBy: { id: 'asc' } })).toEqual(

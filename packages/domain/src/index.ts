@@ -64,3 +64,4 @@ export {
   type CallbackAuthMode,
   type MerchantNotificationObjectType,
 } from './notifications';
+export { AUTO_DISABLED_REASON, shouldAutoDisable } from './target-health';

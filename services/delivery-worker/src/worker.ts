@@ -37,7 +37,7 @@ export interface DeliveryWorkerDependencies {
   connection: Redis;
   logger: Logger;
   /** Where attempts and OAuth token requests are counted. */
-  metrics: Pick<HeraldMetrics, 'deliveryAttempt' | 'oauthTokenRequested'>;
+  metrics: Pick<HeraldMetrics, 'deliveryAttempt' | 'oauthTokenRequested' | 'targetAutoDisabled'>;
 }
 
 export type DeliveryWorker = Worker<DeliveryRef, DeliveryOutcome, string>;
@@ -60,6 +60,7 @@ export function startDeliveryWorker(deps: DeliveryWorkerDependencies): DeliveryW
     send: createCallbackSender({ timeoutMs: config.callback.timeoutMs, responseMaxBytes: config.callback.responseMaxBytes, outbound }),
     logger,
     metrics: deps.metrics,
+    autoDisableAfterMs: config.targetAutoDisableAfterMs,
   });
   const worker: DeliveryWorker = new Worker(DELIVERIES_QUEUE, (job) => processor(job), {
     connection: deps.connection,
@@ -91,10 +92,10 @@ function batchedDeliveryStore(prisma: PrismaClient, config: WorkerConfig): Deliv
   const record = createCoalescer((records: AttemptRecord[]) => repository.recordAttempts(records), options);
   return {
     load,
-    async record(deliveryId, attempt, outcome) {
-      const number = await record({ deliveryId, attempt, outcome });
-      if (number === undefined) throw new Error(`Delivery ${deliveryId} does not exist.`);
-      return number;
+    async record(deliveryId, attempt, outcome, disableTarget) {
+      const recorded = await record({ deliveryId, attempt, outcome, disableTarget });
+      if (recorded === undefined) throw new Error(`Delivery ${deliveryId} does not exist.`);
+      return recorded;
     },
   };
 }

@@ -22,6 +22,8 @@ const programTarget: DeliveryTarget = {
   auth: { mode: 'none' },
   notifications: {},
   enabled: true,
+  disabledReason: null,
+  failingSince: null,
   deletedAt: null,
 };
 
@@ -68,7 +70,7 @@ async function attempt(scene: Scene) {
             },
       record: async (deliveryId, attempt, outcome) => {
         recorded.push({ deliveryId, attempt, outcome });
-        return attemptsMade + 1;
+        return { number: attemptsMade + 1, targetAutoDisabled: false };
       },
     },
     authFor: () => {
@@ -87,7 +89,8 @@ async function attempt(scene: Scene) {
       http: () => {},
       warn: (message: string, meta: unknown) => void warnings.push({ message, meta }),
     } as unknown as Logger,
-    metrics: { deliveryAttempt: (outcome) => void counted.push(outcome) },
+    metrics: { deliveryAttempt: (outcome) => void counted.push(outcome), targetAutoDisabled: () => void counted.push('target_auto_disabled') },
+    autoDisableAfterMs: 0,
   });
 
   const job: DeliveryJob = { data: ref, attemptsMade, opts: { attempts: scene.attempts ?? 3 } };

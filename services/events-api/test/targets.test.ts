@@ -53,6 +53,9 @@ describe('PUT, GET and DELETE /admin/{programs|merchants}/:id/notification-targe
         auth: expectedAuth,
         notifications: { eventTypes: ['created', 'updated'] },
         enabled: true,
+        disabledReason: null,
+        disabledAt: null,
+        health: { lastSuccessAt: null, failingSince: null },
         createdAt: expect.any(String),
         updatedAt: expect.any(String),
       });

@@ -26,7 +26,7 @@ FROM
 WHERE
   "owner_key" = $1;
 
--- targets: update
+-- targets: update (switched on)
 UPDATE "notification_targets"
 SET
   "url" = $1,
@@ -37,6 +37,11 @@ SET
   "object_types" = $6,
   "event_types" = $7,
   "enabled" = $8,
+  "disabled_reason" = NULL,
+  "disabled_at" = NULL,
+  "failing_since" = CASE
+    WHEN notification_targets.enabled THEN notification_targets.failing_since
+  END,
   "deleted_at" = $9,
   "updated_at" = now()
 WHERE
@@ -52,10 +57,52 @@ RETURNING
   "object_types",
   "event_types",
   "enabled",
+  "disabled_reason",
+  "disabled_at",
+  "last_success_at",
+  "failing_since",
   "created_at",
   "updated_at";
 
--- targets: insert
+-- targets: update (switched off)
+UPDATE "notification_targets"
+SET
+  "url" = $1,
+  "auth_mode" = $2,
+  "auth_url" = $3,
+  "credentials" = $4,
+  "credentials_key_id" = $5,
+  "object_types" = $6,
+  "event_types" = $7,
+  "enabled" = $8,
+  "disabled_reason" = CASE
+    WHEN notification_targets.enabled THEN NULL
+    ELSE notification_targets.disabled_reason
+  END,
+  "disabled_at" = coalesce(notification_targets.disabled_at, now()),
+  "deleted_at" = $9,
+  "updated_at" = now()
+WHERE
+  "id" = $10
+RETURNING
+  "id",
+  "program_id",
+  "merchant_id",
+  "url",
+  "auth_mode",
+  "auth_url",
+  "credentials",
+  "object_types",
+  "event_types",
+  "enabled",
+  "disabled_reason",
+  "disabled_at",
+  "last_success_at",
+  "failing_since",
+  "created_at",
+  "updated_at";
+
+-- targets: insert (switched on)
 INSERT INTO
   "notification_targets" (
     "id",
@@ -70,6 +117,7 @@ INSERT INTO
     "object_types",
     "event_types",
     "enabled",
+    "disabled_at",
     "updated_at"
   )
 VALUES
@@ -86,6 +134,7 @@ VALUES
     $10,
     $11,
     $12,
+    $13,
     now()
   )
 RETURNING
@@ -99,6 +148,63 @@ RETURNING
   "object_types",
   "event_types",
   "enabled",
+  "disabled_reason",
+  "disabled_at",
+  "last_success_at",
+  "failing_since",
+  "created_at",
+  "updated_at";
+
+-- targets: insert (switched off)
+INSERT INTO
+  "notification_targets" (
+    "id",
+    "owner_key",
+    "program_id",
+    "merchant_id",
+    "url",
+    "auth_mode",
+    "auth_url",
+    "credentials",
+    "credentials_key_id",
+    "object_types",
+    "event_types",
+    "enabled",
+    "disabled_at",
+    "updated_at"
+  )
+VALUES
+  (
+    $1,
+    $2,
+    $3,
+    $4,
+    $5,
+    $6,
+    $7,
+    $8,
+    $9,
+    $10,
+    $11,
+    $12,
+    now(),
+    now()
+  )
+RETURNING
+  "id",
+  "program_id",
+  "merchant_id",
+  "url",
+  "auth_mode",
+  "auth_url",
+  "credentials",
+  "object_types",
+  "event_types",
+  "enabled",
+  "disabled_reason",
+  "disabled_at",
+  "last_success_at",
+  "failing_since",
   "created_at",
   "updated_at";
 
@@ -114,6 +220,10 @@ SELECT
   "object_types",
   "event_types",
   "enabled",
+  "disabled_reason",
+  "disabled_at",
+  "last_success_at",
+  "failing_since",
   "created_at",
   "updated_at"
 FROM
@@ -131,3 +241,74 @@ SET
 WHERE
   "owner_key" = $2
   AND "deleted_at" IS NULL;
+
+-- targets: page (no filter)
+SELECT
+  "id",
+  "program_id",
+  "merchant_id",
+  "url",
+  "auth_mode",
+  "auth_url",
+  "credentials",
+  "object_types",
+  "event_types",
+  "enabled",
+  "disabled_reason",
+  "disabled_at",
+  "last_success_at",
+  "failing_since",
+  "created_at",
+  "updated_at"
+FROM
+  "notification_targets"
+WHERE
+  "deleted_at" IS NULL
+ORDER BY
+  "program_id",
+  "merchant_id" ASC NULLS FIRST
+LIMIT
+  $1
+OFFSET
+  $2;
+
+-- targets: page (program and merchant)
+SELECT
+  "id",
+  "program_id",
+  "merchant_id",
+  "url",
+  "auth_mode",
+  "auth_url",
+  "credentials",
+  "object_types",
+  "event_types",
+  "enabled",
+  "disabled_reason",
+  "disabled_at",
+  "last_success_at",
+  "failing_since",
+  "created_at",
+  "updated_at"
+FROM
+  "notification_targets"
+WHERE
+  "deleted_at" IS NULL
+  AND "program_id" = $1
+  AND "merchant_id" = $2
+ORDER BY
+  "program_id",
+  "merchant_id" ASC NULLS FIRST
+LIMIT
+  $3
+OFFSET
+  $4;
+
+-- targets: count
+SELECT
+  count(*) AS "count"
+FROM
+  "notification_targets"
+WHERE
+  "deleted_at" IS NULL
+  AND "program_id" = $1;

@@ -39,6 +39,14 @@ export interface TargetInput {
   enabled: boolean;
 }
 
+/** How callbacks to a target have been going, as the delivery-worker records it with each batch of attempts. */
+export interface TargetDeliveryHealth {
+  /** When a callback to the target last got its 200; null when none ever did. */
+  lastSuccessAt: Date | null;
+  /** Since when every attempt has failed (no 200 since); null when the last attempt succeeded or none failed. */
+  failingSince: Date | null;
+}
+
 /** A notification target as admins see it: never a password. */
 export interface NotificationTargetRecord {
   id: string;
@@ -49,8 +57,25 @@ export interface NotificationTargetRecord {
   auth: MaskedTargetAuth;
   notifications: TargetNotifications;
   enabled: boolean;
+  /** Why the target is switched off: `auto-disabled`, or null (on, or switched off by an admin). */
+  disabledReason: string | null;
+  /** When the target was switched off; null while it is on. */
+  disabledAt: Date | null;
+  health: TargetDeliveryHealth;
   createdAt: Date;
   updatedAt: Date;
+}
+
+/** One page of targets, with how many match in all. */
+export interface TargetPage {
+  count: number;
+  targets: NotificationTargetRecord[];
+}
+
+/** Which targets a list shows: those of one program (its own and its merchants'), or of one merchant. */
+export interface TargetListFilter {
+  programId?: string;
+  merchantId?: string;
 }
 
 /**
@@ -66,6 +91,10 @@ export interface DeliveryTarget {
   auth: TargetAuth;
   notifications: TargetNotifications;
   enabled: boolean;
+  /** Why the target is switched off (`auto-disabled`), or null. */
+  disabledReason: string | null;
+  /** Start of the current run of failed attempts; null when the last attempt succeeded. */
+  failingSince: Date | null;
   deletedAt: Date | null;
 }
 
@@ -95,9 +124,31 @@ const RECORD_COLUMNS = [
   'object_types',
   'event_types',
   'enabled',
+  'disabled_reason',
+  'disabled_at',
+  'last_success_at',
+  'failing_since',
   'created_at',
   'updated_at',
 ] as const;
+
+/**
+ * What a PUT or PATCH does to a target's switch-off state, from its new `enabled`: switching it on
+ * clears the reason and the time, and a target switched on again after being off starts with no
+ * run of failures (its merchant fixed it; the next failure starts a new run). Switching it off by
+ * hand keeps the reason and time of an earlier switch-off.
+ */
+const switchState = (enabled: boolean) =>
+  enabled
+    ? {
+        disabled_reason: sql<string | null>`NULL`,
+        disabled_at: sql<Date | null>`NULL`,
+        failing_since: sql<Date | null>`CASE WHEN notification_targets.enabled THEN notification_targets.failing_since END`,
+      }
+    : {
+        disabled_reason: sql<string | null>`CASE WHEN notification_targets.enabled THEN NULL ELSE notification_targets.disabled_reason END`,
+        disabled_at: sql<Date>`coalesce(notification_targets.disabled_at, now())`,
+      };
 
 /** Every statement of the repository, built from its parameters (the SQL snapshot compiles each). */
 export const targetQueries = {
@@ -108,16 +159,27 @@ export const targetQueries = {
   update: (id: string, settings: TargetSettings) =>
     db
       .updateTable('notification_targets')
-      .set({ ...settings, deleted_at: null, updated_at: sql<Date>`now()` })
+      .set({ ...settings, ...switchState(settings.enabled), deleted_at: null, updated_at: sql<Date>`now()` })
       .where('id', '=', id)
       .returning(RECORD_COLUMNS),
   insert: (row: { id: string; ownerKey: string; programId: string; merchantId: string | null }, settings: TargetSettings) =>
     db
       .insertInto('notification_targets')
-      .values({ id: row.id, owner_key: row.ownerKey, program_id: row.programId, merchant_id: row.merchantId, ...settings, updated_at: sql<Date>`now()` })
+      .values({
+        id: row.id,
+        owner_key: row.ownerKey,
+        program_id: row.programId,
+        merchant_id: row.merchantId,
+        ...settings,
+        disabled_at: settings.enabled ? null : sql<Date>`now()`,
+        updated_at: sql<Date>`now()`,
+      })
       .returning(RECORD_COLUMNS),
   find: (ownerKey: string) =>
     db.selectFrom('notification_targets').select(RECORD_COLUMNS).where('owner_key', '=', ownerKey).where('deleted_at', 'is', null),
+  page: (filter: TargetListFilter, limit: number, offset: number) =>
+    listed(filter).select(RECORD_COLUMNS).orderBy('program_id').orderBy('merchant_id', (ob) => ob.asc().nullsFirst()).limit(limit).offset(offset),
+  count: (filter: TargetListFilter) => listed(filter).select((eb) => eb.fn.countAll<string>().as('count')),
   remove: (ownerKey: string) =>
     db
       .updateTable('notification_targets')
@@ -125,6 +187,14 @@ export const targetQueries = {
       .where('owner_key', '=', ownerKey)
       .where('deleted_at', 'is', null),
 };
+
+/** The live targets a list filter matches. */
+function listed(filter: TargetListFilter) {
+  let query = db.selectFrom('notification_targets').where('deleted_at', 'is', null);
+  if (filter.programId !== undefined) query = query.where('program_id', '=', filter.programId);
+  if (filter.merchantId !== undefined) query = query.where('merchant_id', '=', filter.merchantId);
+  return query;
+}
 
 /** `program:<id>` or `merchant:<id>`: the unique key of a target's row. */
 export function targetOwnerKey(owner: TargetOwner): string {
@@ -173,6 +243,9 @@ export function targetRepository(prisma: PrismaClient, cipher: CredentialsCipher
     auth: masked(decryptAuth(row, cipher)),
     notifications: notifications(row),
     enabled: row.enabled,
+    disabledReason: row.disabled_reason,
+    disabledAt: row.disabled_at,
+    health: { lastSuccessAt: row.last_success_at, failingSince: row.failing_since },
     createdAt: row.created_at,
     updatedAt: row.updated_at,
   });
@@ -212,6 +285,25 @@ export function targetRepository(prisma: PrismaClient, cipher: CredentialsCipher
     },
 
     /**
+     * The owner's target settings with the credentials decrypted, for a PATCH to merge its change
+     * into (never return them from an API); null when there is no target.
+     */
+    async findInput(owner: TargetOwner): Promise<TargetInput | null> {
+      const [row] = (await run(pool, targetQueries.find(targetOwnerKey(owner)))).rows;
+      if (!row) return null;
+      return { url: row.url, auth: decryptAuth(row, cipher), notifications: notifications(row), enabled: row.enabled };
+    },
+
+    /** One page of live targets, program targets before their merchants' ones. */
+    async list(filter: TargetListFilter, page: number, pageSize: number): Promise<TargetPage> {
+      const [{ rows }, counted] = await Promise.all([
+        run(pool, targetQueries.page(filter, pageSize, (page - 1) * pageSize)),
+        run(pool, targetQueries.count(filter)),
+      ]);
+      return { count: Number(counted.rows[0]?.count ?? 0), targets: rows.map(record) };
+    },
+
+    /**
      * Deletes the owner's target softly: it is switched off and hidden, but its row stays so that
      * delivery history keeps its target. False when there was none to delete.
      */
@@ -231,7 +323,10 @@ function decryptAuth(row: Pick<TargetRow, 'id' | 'auth_mode' | 'auth_url' | 'cre
 
 /** The worker's view of a target row: credentials decrypted (throws CredentialsCipherError when they cannot be). */
 export function deliveryTargetOf(
-  row: Pick<TargetRow, 'id' | 'program_id' | 'merchant_id' | 'url' | 'auth_mode' | 'auth_url' | 'credentials' | 'object_types' | 'event_types' | 'enabled' | 'deleted_at'>,
+  row: Pick<
+    TargetRow,
+    'id' | 'program_id' | 'merchant_id' | 'url' | 'auth_mode' | 'auth_url' | 'credentials' | 'object_types' | 'event_types' | 'enabled' | 'disabled_reason' | 'failing_since' | 'deleted_at'
+  >,
   cipher: CredentialsCipher,
 ): DeliveryTarget {
   return {
@@ -242,6 +337,8 @@ export function deliveryTargetOf(
     auth: decryptAuth(row, cipher),
     notifications: notifications(row),
     enabled: row.enabled,
+    disabledReason: row.disabled_reason,
+    failingSince: row.failing_since,
     deletedAt: row.deleted_at,
   };
 }

@@ -33,8 +33,8 @@ export function createFakeWorker(api: TestApi) {
           ...(outcome === 'succeeded' ? { statusCode: 200, responseBody: 'ok' } : { statusCode: 500, errorKind: 'http_status', errorMessage: 'the target answered HTTP 500' }),
           ...fields,
         };
-        const [number] = await attempts.recordAttempts([{ deliveryId: job.data.deliveryId, attempt, outcome }]);
-        if (outcome === 'succeeded') await job.moveToCompleted({ outcome: 'delivered', attempt: number }, token, false);
+        const [recorded] = await attempts.recordAttempts([{ deliveryId: job.data.deliveryId, attempt, outcome }]);
+        if (outcome === 'succeeded') await job.moveToCompleted({ outcome: 'delivered', attempt: recorded?.number }, token, false);
         // Unrecoverable: failed for good whatever attempts the job has left, like a last try.
         else await job.moveToFailed(new UnrecoverableError(attempt.errorMessage ?? 'failed'), token, false);
         worked.push(job.data.deliveryId);
