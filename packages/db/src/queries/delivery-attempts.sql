@@ -170,7 +170,7 @@ WITH
       INNER JOIN "per_target" AS "p" ON "p"."target_id" = "t"."id"
     ORDER BY
       "t"."id"
-    FOR UPDATE OF
+    FOR NO KEY UPDATE OF
       "t"
   ),
   "updated" AS (

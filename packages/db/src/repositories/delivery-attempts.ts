@@ -182,8 +182,8 @@ type TargetOutcomeColumns = { [K in keyof TargetOutcomeInput]: Array<TargetOutco
  * The targets' side of a batch of attempts: a 200 sets last_success_at and ends the run of
  * failures; a failure starts one (failing_since) unless one is running; a failure the worker marked
  * `disable` switches an enabled, still failing target off as `auto-disabled`. The rows are locked
- * in id order first, so that two workers recording overlapping batches cannot deadlock. Returns the
- * targets this batch switched off.
+ * in id order first, so that two workers recording overlapping batches cannot deadlock. Returns,
+ * for each target this batch switched off, the one attempt that reports it.
  */
 const healthStatement = byShape((_shape: 'health', c: TargetOutcomeColumns) =>
   db
@@ -221,7 +221,9 @@ const healthStatement = byShape((_shape: 'health', c: TargetOutcomeColumns) =>
           eb.and([eb.ref('p.disable'), eb.not(eb.ref('p.succeeded')), eb.ref('t.enabled'), eb('t.failing_since', 'is not', null)]).as('auto_disable'),
         ])
         .orderBy('t.id')
-        .forUpdate('t'),
+        // NO KEY: the lock UPDATE takes anyway, which leaves ingest free to add deliveries (their
+        // foreign key takes KEY SHARE on the target) while it is held.
+        .forNoKeyUpdate('t'),
     )
     .with('updated', (cte) =>
       cte
