@@ -232,6 +232,24 @@ describe('pnpm herald targets', () => {
     expect(human.stderr).toMatch(/\n {2}\/notifications\/objectTypes\/0: .*payment/);
   });
 
+  it('asks for the password at a terminal prompt that does not echo it', async () => {
+    const { programId } = await newTenant();
+    const password = `typed-${randomUUID()}`;
+    // `script` runs the CLI on a pseudo-terminal, as a person at a terminal would.
+    const command = `${HERALD} targets set --json --program ${programId} --url https://shop.example/hooks --auth basic --username shop --password-stdin`;
+    const child = spawn('script', ['-qfec', command, '/dev/null'], { cwd: ROOT, env: testProcessEnv({ HERALD_API_URL: apiUrl, ADMIN_TOKEN }), stdio: ['pipe', 'pipe', 'pipe'] });
+    let output = '';
+    child.stdout.on('data', (chunk: Buffer) => {
+      output += chunk.toString('utf8');
+      if (output.endsWith('Password: ')) child.stdin.write(`${password}\r`);
+    });
+    const code = await new Promise<number | null>((resolve) => child.once('close', resolve));
+    expect(code).toBe(0);
+    expect(output).toMatch(/^Password: \r?\n/);
+    expect(output).toContain('"password": "********"');
+    expect(output).not.toContain(password);
+  });
+
   it('refuses a password on the command line without echoing it', async () => {
     for (const args of [['--password', 'hunter2-cli'], ['--password=hunter2-cli']]) {
       const refused = await herald(['targets', 'set', '--program', 'p1', '--url', 'https://shop.example/', '--auth', 'basic', '--username', 'u', ...args]);

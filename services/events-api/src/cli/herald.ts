@@ -49,8 +49,9 @@ const io: CliIo = {
 function readWithoutEcho(prompt: string): Promise<string> {
   return new Promise((resolve, reject) => {
     const stdin = process.stdin;
-    process.stderr.write(prompt);
+    // Echo off before the prompt shows: anything typed after seeing it stays unseen.
     stdin.setRawMode(true);
+    process.stderr.write(prompt);
     stdin.resume();
     let typed = '';
     const done = (error?: Error) => {
