@@ -4,14 +4,13 @@ import { spawn } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { createPrismaClient } from '@herald/db';
-import { removeQueueKeys, startHttpRecorder, startService, testDatabaseUrl, testProcessEnv, uniqueId, type HttpRecorder, type ServiceProcess } from '@herald/testing';
+import { startHttpRecorder, startService, testDatabaseUrl, testProcessEnv, uniqueId, type HttpRecorder, type ServiceProcess } from '@herald/testing';
 
 const ROOT = path.resolve(__dirname, '../../..');
 const HERALD = path.join(ROOT, 'node_modules/.bin/herald');
 const ADMIN_TOKEN = randomBytes(24).toString('base64url');
 const INGEST_TOKEN = randomBytes(24).toString('base64url');
 const QUEUE_PREFIX = uniqueId('cli_disable');
-const REDIS_URL = 'redis://127.0.0.1:6379';
 const PASSWORD = `pw-${randomUUID()}`;
 
 let api: ServiceProcess;
@@ -22,7 +21,8 @@ let merchantAnswers = 500;
 const prisma = createPrismaClient(testDatabaseUrl());
 
 beforeAll(async () => {
-  const shared = { NODE_ENV: 'test', DATABASE_URL: testDatabaseUrl(), REDIS_URL, QUEUE_PREFIX };
+  // One queue for both processes; the test setup removes its keys after the file.
+  const shared = { NODE_ENV: 'test', DATABASE_URL: testDatabaseUrl(), QUEUE_PREFIX };
   api = startService('services/events-api/src/server.ts', { ...shared, LOG_LEVEL: 'info', PORT: '0', ADMIN_TOKEN, INGEST_TOKEN });
   worker = startService('services/delivery-worker/src/main.ts', {
     ...shared,
@@ -39,7 +39,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await Promise.all([api.stop('SIGTERM'), worker.stop('SIGTERM'), merchant.close()]);
-  await removeQueueKeys(REDIS_URL, QUEUE_PREFIX);
   await prisma.$disconnect();
 });
 
