@@ -382,13 +382,16 @@ export function deliveryAttemptRepository(prisma: PrismaClient, cipher: Credenti
     },
 
     /**
-     * Records attempts and their deliveries' new states, then their targets' health (last success,
-     * run of failures, auto-disable), and returns what was recorded of each attempt, in the order
+     * Records the targets' health (last success, run of failures, auto-disable), then the attempts
+     * and their deliveries' new states, and returns what was recorded of each attempt, in the order
      * of `records`; undefined where the delivery does not exist. Attempts of distinct deliveries go
      * in one statement; a delivery named twice gets its attempts in turn.
      */
     async recordAttempts(records: readonly AttemptRecord[]): Promise<Array<RecordedAttempt | undefined>> {
       const numbers: Array<number | undefined> = records.map(() => undefined);
+      // The targets first: whoever sees a delivery failed by an auto-disable finds its target
+      // off, and the deliveries' new states are the last write before the worker goes on.
+      const disabledTargets = await recordTargetHealth(records.filter((record) => isUuid(record.deliveryId)));
       let rest = records.map((record, index) => ({ record, index })).filter(({ record }) => isUuid(record.deliveryId));
       while (rest.length > 0) {
         const taken = new Set<string>();
@@ -397,7 +400,6 @@ export function deliveryAttemptRepository(prisma: PrismaClient, cipher: Credenti
         const recorded = await recordDistinct(round.map(({ record }) => record));
         for (const { record, index } of round) numbers[index] = recorded.get(record.deliveryId);
       }
-      const disabledTargets = await recordTargetHealth(records.filter((_, index) => numbers[index] !== undefined));
       return records.map((record, index) => {
         const number = numbers[index];
         if (number === undefined) return undefined;
