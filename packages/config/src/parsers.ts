@@ -35,6 +35,22 @@ export function integer(env: Env, name: string, fallback: number, min: number, m
   return parsed;
 }
 
+const DURATION_UNITS_MS: Readonly<Record<string, number>> = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+
+/**
+ * A duration in milliseconds, written as whole seconds (`90`) or with one unit: `45s`, `30m`,
+ * `12h`, `5d`. `0` is allowed when `min` is 0 (settings use it for "off").
+ */
+export function duration(env: Env, name: string, fallbackMs: number, minMs: number, maxMs: number): number {
+  const value = raw(env, name);
+  if (value === undefined) return fallbackMs;
+  const match = /^(\d{1,9})([smhd]?)$/.exec(value);
+  if (!match) throw new ConfigError(name, `must be whole seconds or a number with a unit s, m, h or d (e.g. 5d, 12h), got "${value}"`);
+  const parsed = Number(match[1]) * DURATION_UNITS_MS[match[2] || 's']!;
+  if (parsed < minMs || parsed > maxMs) throw new ConfigError(name, `must be between ${minMs / 1000} and ${maxMs / 1000} seconds, got "${value}"`);
+  return parsed;
+}
+
 export function fraction(env: Env, name: string, fallback: number): number {
   const value = raw(env, name);
   if (value === undefined) return fallback;

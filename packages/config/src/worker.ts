@@ -1,6 +1,6 @@
 /** The delivery-worker's settings: the shared ones, its BullMQ worker, callbacks, retries, sweeper, reconciler and monitoring port. */
 import { ConfigError } from './config-error';
-import { fraction, integer, type Env } from './parsers';
+import { duration, fraction, integer, type Env } from './parsers';
 import { readCallback, readDeliveryJobs, readMetrics, readServiceConfig, type CallbackConfig, type DeliveryJobsConfig, type MetricsConfig, type ServiceConfig } from './shared';
 
 export interface WorkerConfig extends ServiceConfig {
@@ -16,6 +16,12 @@ export interface WorkerConfig extends ServiceConfig {
   readonly callback: CallbackConfig;
   /** The worker's own monitoring listener (`/metrics`, `/healthz`, `/readyz`). */
   readonly metrics: WorkerMetricsConfig;
+  /**
+   * TARGET_AUTO_DISABLE_AFTER: a target whose every attempt has failed for this long is switched
+   * off (reason `auto-disabled`) at its next failed attempt. Whole seconds or a number with a unit
+   * s, m, h or d; 0 turns auto-disable off. Default 5d (432000000 ms).
+   */
+  readonly targetAutoDisableAfterMs: number;
   /** The per-target in-flight limit and circuit breaker, shared by every worker process through Redis. */
   readonly targetGate: TargetGateConfig;
 }
@@ -149,6 +155,7 @@ export function loadWorkerConfig(env: Env = process.env): WorkerConfig {
       port: integer(env, 'METRICS_PORT', 9464, 0, 65535),
       ...readMetrics(env),
     }),
+    targetAutoDisableAfterMs: duration(env, 'TARGET_AUTO_DISABLE_AFTER', 5 * 86_400_000, 0, 365 * 86_400_000),
     targetGate: readTargetGate(env),
   });
 }

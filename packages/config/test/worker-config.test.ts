@@ -74,6 +74,16 @@ describe('loadWorkerConfig', () => {
     });
   });
 
+  it('auto-disables a target after 5 days of failures by default, reads seconds or a unit, and 0 turns it off', () => {
+    expect(loadWorkerConfig({}).targetAutoDisableAfterMs).toBe(5 * 86_400_000);
+    expect(loadWorkerConfig({ TARGET_AUTO_DISABLE_AFTER: '90' }).targetAutoDisableAfterMs).toBe(90_000);
+    expect(loadWorkerConfig({ TARGET_AUTO_DISABLE_AFTER: '45s' }).targetAutoDisableAfterMs).toBe(45_000);
+    expect(loadWorkerConfig({ TARGET_AUTO_DISABLE_AFTER: '30m' }).targetAutoDisableAfterMs).toBe(1_800_000);
+    expect(loadWorkerConfig({ TARGET_AUTO_DISABLE_AFTER: '12h' }).targetAutoDisableAfterMs).toBe(43_200_000);
+    expect(loadWorkerConfig({ TARGET_AUTO_DISABLE_AFTER: '2d' }).targetAutoDisableAfterMs).toBe(172_800_000);
+    expect(loadWorkerConfig({ TARGET_AUTO_DISABLE_AFTER: '0' }).targetAutoDisableAfterMs).toBe(0);
+  });
+
   it('allows private targets outside production only, and reads TARGET_HOST_ALLOWLIST', () => {
     expect(loadWorkerConfig({}).allowPrivateTargets).toBe(true);
     expect(loadWorkerConfig(PRODUCTION_WORKER).allowPrivateTargets).toBe(false);
@@ -100,6 +110,9 @@ describe('loadWorkerConfig', () => {
     ['TARGET_BREAKER_MIN_REQUESTS', '0', 'must be between 1 and 1000000, got 0'],
     ['TARGET_BREAKER_OPEN_SECONDS', '0', 'must be between 1 and 86400, got 0'],
     ['TARGET_BREAKER_OPEN_MAX_SECONDS', '10', 'must be at least TARGET_BREAKER_OPEN_SECONDS (30)'],
+    ['TARGET_AUTO_DISABLE_AFTER', '5 days', 'must be whole seconds or a number with a unit s, m, h or d (e.g. 5d, 12h), got "5 days"'],
+    ['TARGET_AUTO_DISABLE_AFTER', '-1', 'must be whole seconds or a number with a unit s, m, h or d (e.g. 5d, 12h), got "-1"'],
+    ['TARGET_AUTO_DISABLE_AFTER', '400d', 'must be between 0 and 31536000 seconds, got "400d"'],
   ])('refuses %s=%s, naming the variable', (variable, value, problem) => {
     expect(configErrorOf(loadWorkerConfig, { [variable]: value }).message).toBe(`${variable}: ${problem}`);
   });

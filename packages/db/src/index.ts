@@ -54,4 +54,4 @@ export type {
   ReplaySelection,
 } from './repositories/delivery-history';
 export { deliveryAttemptRepository } from './repositories/delivery-attempts';
-export type { AttemptOutcome, AttemptRecord, DeferralReason, DeferralRecord, DeliveryAttemptRepository, DeliveryToAttempt, DeliveryWork, NewDeliveryAttempt } from './repositories/delivery-attempts';
+export type { AttemptOutcome, AttemptRecord, DeferralReason, DeferralRecord, DeliveryAttemptRepository, DeliveryToAttempt, DeliveryWork, NewDeliveryAttempt, RecordedAttempt } from './repositories/delivery-attempts';

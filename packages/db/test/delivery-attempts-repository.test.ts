@@ -45,8 +45,8 @@ async function newDelivery(targetCipher = cipher): Promise<string> {
 
 /** Records one attempt, as the worker's batches do, and returns its number. */
 async function record(deliveryId: string, attempt: NewDeliveryAttempt, outcome: AttemptOutcome): Promise<number | undefined> {
-  const [number] = await attempts.recordAttempts([{ deliveryId, attempt, outcome }]);
-  return number;
+  const [recorded] = await attempts.recordAttempts([{ deliveryId, attempt, outcome }]);
+  return recorded?.number;
 }
 
 const at = { startedAt: new Date('2026-11-22T10:00:00.000Z'), durationMs: 12.6 };
@@ -125,7 +125,7 @@ describe('the delivery attempt repository', () => {
       { deliveryId: randomUUID(), attempt: { ...at, statusCode: 200 }, outcome: 'succeeded' },
       { deliveryId: a, attempt: { ...at, statusCode: 200 }, outcome: 'succeeded' },
     ]);
-    expect(numbers).toEqual([1, 1, undefined, 2]);
+    expect(numbers.map((recorded) => recorded?.number)).toEqual([1, 1, undefined, 2]);
     const rows = await prisma.deliveryAttempt.findMany({ where: { deliveryId: a }, orderBy: { number: 'asc' } });
     expect(rows.map((r) => r.statusCode)).toEqual([500, 200]);
     expect(await prisma.delivery.findMany({ where: { id: { in: [a, b] } }, orderBy: { id: 'asc' } })).toEqual(
@@ -163,5 +163,58 @@ describe('the delivery attempt repository', () => {
     expect(byId.get(first)).toMatchObject({ deferrals: 3, lastDeferredAt: t(3), lastDeferralReason: 'breaker_open', attemptsMade: 0, status: 'pending' });
     expect(byId.get(second)).toMatchObject({ deferrals: 2, lastDeferredAt: t(9), lastDeferralReason: 'target_busy', attemptsMade: 0 });
     expect(await prisma.deliveryAttempt.count({ where: { deliveryId: { in: [first, second] } } })).toBe(0);
+  });
+});
+
+describe("the targets' health, recorded with each batch of attempts", () => {
+  /** A program whose target has `n` deliveries; returns the target id and the delivery ids. */
+  async function deliveriesToOneTarget(n: number): Promise<{ targetId: string; deliveryIds: string[] }> {
+    const program = await tenantRepository(prisma).createProgram({ id: uniqueId('prg'), name: 'Program' });
+    const target = await targetRepository(prisma, cipher).upsert(
+      { kind: 'program', programId: program.id },
+      { url: 'https://merchant.example/hooks', auth: { mode: 'none' }, notifications: {}, enabled: true },
+    );
+    const { deliveries } = await storeEvents(
+      prisma,
+      Array.from({ length: n }, () => ({ event: { id: `Event-${randomUUID()}`, ...EVENT_FIELDS }, programId: program.id, contentHash: randomUUID() })),
+    );
+    return { targetId: target.id, deliveryIds: deliveries.map((d) => d.deliveryId) };
+  }
+  const failed = (deliveryId: string, startedAt: Date, disableTarget = false) => ({
+    deliveryId,
+    attempt: { startedAt, durationMs: 5, statusCode: 500 },
+    outcome: 'pending' as const,
+    disableTarget,
+  });
+  const target = (id: string) => prisma.notificationTarget.findUniqueOrThrow({ where: { id } });
+
+  it('starts a run of failures at the earliest failure and keeps it; a success in the batch ends it', async () => {
+    const { targetId, deliveryIds } = await deliveriesToOneTarget(3);
+    const [a, b, c] = deliveryIds as [string, string, string];
+    const t0 = new Date('2026-11-22T10:00:00.000Z');
+    await attempts.recordAttempts([failed(a, new Date(t0.getTime() + 1_000)), failed(b, t0)]);
+    expect(await target(targetId)).toMatchObject({ failingSince: t0, lastSuccessAt: null, enabled: true });
+    await attempts.recordAttempts([failed(c, new Date(t0.getTime() + 5_000))]);
+    expect((await target(targetId)).failingSince).toEqual(t0);
+
+    const success = new Date(t0.getTime() + 9_000);
+    await attempts.recordAttempts([failed(a, success), { deliveryId: c, attempt: { startedAt: success, durationMs: 5, statusCode: 200 }, outcome: 'succeeded' }]);
+    expect(await target(targetId)).toMatchObject({ failingSince: null, lastSuccessAt: success });
+  });
+
+  it('switches a still failing target off once, reported by one attempt of the batch', async () => {
+    const { targetId, deliveryIds } = await deliveriesToOneTarget(2);
+    const t0 = new Date('2026-11-20T10:00:00.000Z');
+    await attempts.recordAttempts([failed(deliveryIds[0]!, t0)]);
+    const recorded = await attempts.recordAttempts(deliveryIds.map((id) => failed(id, new Date(), true)));
+    expect(recorded.filter((r) => r?.targetAutoDisabled)).toHaveLength(1);
+    expect(await target(targetId)).toMatchObject({ enabled: false, disabledReason: 'auto-disabled', failingSince: t0, disabledAt: expect.any(Date) });
+  });
+
+  it('leaves a target alone when asked to switch it off with no run of failures (a success or an admin came first)', async () => {
+    const { targetId, deliveryIds } = await deliveriesToOneTarget(1);
+    const [recorded] = await attempts.recordAttempts([failed(deliveryIds[0]!, new Date(), true)]);
+    expect(recorded).toMatchObject({ number: 1, targetAutoDisabled: false });
+    expect(await target(targetId)).toMatchObject({ enabled: true, disabledReason: null });
   });
 });

@@ -78,3 +78,4 @@ export {
   type WebhookMessage,
 } from './webhook-signature';
 export { MASKED_QUERY_VALUE, maskQueryValues } from './masked-url';
+export { AUTO_DISABLED_REASON, shouldAutoDisable } from './target-health';

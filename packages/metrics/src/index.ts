@@ -69,6 +69,8 @@ export interface HeraldMetrics {
   oauthTokenRequested(): void;
   /** `herald_sweeper_enqueued_total`: deliveries the outbox sweeper put in the queue. */
   sweeperEnqueued(count: number): void;
+  /** `herald_targets_auto_disabled_total`: targets switched off because every attempt failed for TARGET_AUTO_DISABLE_AFTER. */
+  targetAutoDisabled(): void;
   /**
    * `herald_reconciler_checked_total` and `herald_reconciler_requeued_total`: pending deliveries
    * whose job the reconciler looked up, and those it gave a new job because theirs was lost.
@@ -110,6 +112,11 @@ export function createMetrics(options: MetricsOptions): HeraldMetrics {
   });
   const tokenRequests = new Counter({ name: 'herald_oauth_token_requests_total', help: 'HTTP requests to merchants\' OAuth token endpoints.', registers });
   const sweeperEnqueued = new Counter({ name: 'herald_sweeper_enqueued_total', help: 'Deliveries enqueued by the outbox sweeper.', registers });
+  const targetsAutoDisabled = new Counter({
+    name: 'herald_targets_auto_disabled_total',
+    help: 'Notification targets switched off because every attempt failed for TARGET_AUTO_DISABLE_AFTER.',
+    registers,
+  });
   const reconcilerChecked = new Counter({ name: 'herald_reconciler_checked_total', help: 'Pending deliveries whose job the reconciler looked up in the queue.', registers });
   const reconcilerRequeued = new Counter({
     name: 'herald_reconciler_requeued_total',
@@ -190,6 +197,7 @@ export function createMetrics(options: MetricsOptions): HeraldMetrics {
     },
     oauthTokenRequested: () => tokenRequests.inc(),
     sweeperEnqueued: (count) => sweeperEnqueued.inc(count),
+    targetAutoDisabled: () => targetsAutoDisabled.inc(),
     reconciled(checked, requeued) {
       reconcilerChecked.inc(checked);
       reconcilerRequeued.inc(requeued);

@@ -1,8 +1,8 @@
 import { performance } from 'node:perf_hooks';
 import type { CallbackAuthStrategy } from '@herald/callback-auth';
 import { callbackFailure, sendCallback, type CallbackResult, type SendCallback } from '@herald/callbacks';
-import { CredentialsCipherError, type AttemptOutcome, type DeliveryTarget, type DeliveryWork, type NewDeliveryAttempt } from '@herald/db';
-import { maskQueryValues, signingSecretsInUse, type DeliveryRef } from '@herald/domain';
+import { CredentialsCipherError, type AttemptOutcome, type DeliveryTarget, type DeliveryWork, type NewDeliveryAttempt, type RecordedAttempt } from '@herald/db';
+import { AUTO_DISABLED_REASON, maskQueryValues, shouldAutoDisable, signingSecretsInUse, type DeliveryRef } from '@herald/domain';
 import type { Logger } from '@herald/logging';
 import type { HeraldMetrics } from '@herald/metrics';
 import type { Admission, DeferralReason, GateVerdict } from '@herald/queue';
@@ -29,8 +29,12 @@ export type DeliveryOutcome = { outcome: 'delivered'; attempt: number; statusCod
 export interface DeliveryStore {
   /** The delivery with its target and event; null when there is no such delivery. */
   load(deliveryId: string): Promise<DeliveryWork | null>;
-  /** Records one attempt and the delivery's new state; returns the attempt's number. */
-  record(deliveryId: string, attempt: NewDeliveryAttempt, outcome: AttemptOutcome): Promise<number>;
+  /**
+   * Records one attempt, the delivery's new state and its target's health; `disableTarget` asks
+   * for the target to be auto-disabled. Returns the attempt's number and whether it switched the
+   * target off.
+   */
+  record(deliveryId: string, attempt: NewDeliveryAttempt, outcome: AttemptOutcome, disableTarget: boolean): Promise<RecordedAttempt>;
   /** Records that the delivery's job was sent back to wait without a POST (not an attempt). */
   recordDeferral(deliveryId: string, reason: DeferralReason): Promise<void>;
 }
@@ -56,9 +60,14 @@ export interface DeliveryProcessorDependencies {
   send: SendCallback;
   gate: DeliveryGate;
   logger: Logger;
-  /** Counts each recorded attempt by outcome, with its duration, and each deferral by reason. */
-  metrics: Pick<HeraldMetrics, 'deliveryAttempt' | 'deliveryDeferred'>;
+  /** Counts each recorded attempt by outcome, with its duration, each deferral by reason, and targets switched off. */
+  metrics: Pick<HeraldMetrics, 'deliveryAttempt' | 'deliveryDeferred' | 'targetAutoDisabled'>;
+  /** TARGET_AUTO_DISABLE_AFTER in ms: how long every attempt to a target may fail before it is switched off; 0 never. */
+  autoDisableAfterMs: number;
 }
+
+// Failures that say nothing about the merchant's endpoint: Herald's own, or a target already off.
+const NOT_THE_TARGETS_FAULT: ReadonlySet<string> = new Set(['internal', 'target_unavailable']);
 
 /** Where an attempt's callback went, once it went out. */
 type SentTo = { url?: string };
@@ -93,7 +102,13 @@ export function createDeliveryProcessor(deps: DeliveryProcessorDependencies): (j
     // Credentials no key decrypts: failureOf makes it a `configuration` failure, not retried.
     if (target instanceof CredentialsCipherError) throw target;
     if (!target || target.deletedAt !== null || !target.enabled) {
-      const state = !target ? 'no longer exists' : target.deletedAt !== null ? 'was deleted' : 'is switched off';
+      const state = !target
+        ? 'no longer exists'
+        : target.deletedAt !== null
+          ? 'was deleted'
+          : target.disabledReason === AUTO_DISABLED_REASON
+            ? 'was auto-disabled after every attempt failed for too long (switch it on again once the endpoint is fixed, then replay)'
+            : 'is switched off';
       return { delivered: false, errorKind: 'target_unavailable', errorMessage: `the notification target ${state}; not sent`, retryable: false };
     }
     if (!event) return { delivered: false, errorKind: 'internal', errorMessage: `event ${delivery.eventId} does not exist`, retryable: false };
@@ -137,10 +152,26 @@ export function createDeliveryProcessor(deps: DeliveryProcessorDependencies): (j
     void release(verdictOf(result));
     const durationSeconds = (performance.now() - started) / 1000;
     const durationMs = Math.round(durationSeconds * 1000);
+    const { target } = work;
+    const disableTarget =
+      !result.delivered &&
+      !NOT_THE_TARGETS_FAULT.has(result.errorKind) &&
+      target !== null &&
+      !(target instanceof CredentialsCipherError) &&
+      shouldAutoDisable(target.failingSince, startedAt, deps.autoDisableAfterMs);
+    if (disableTarget && !result.delivered) {
+      // The last step of a target that keeps failing: no retry of this delivery, and the target's
+      // other deliveries fail as target_unavailable at their next try, until it is switched on again.
+      result = {
+        ...result,
+        retryable: false,
+        errorMessage: `${result.errorMessage}; every attempt since ${target!.failingSince!.toISOString()} failed, so the notification target is auto-disabled`,
+      };
+    }
     const lastTry = job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
     const outcome: AttemptOutcome = result.delivered ? 'succeeded' : !result.retryable || lastTry ? 'failed' : 'pending';
 
-    const number = await deps.deliveries.record(
+    const recorded = await deps.deliveries.record(
       deliveryId,
       {
         startedAt,
@@ -151,7 +182,9 @@ export function createDeliveryProcessor(deps: DeliveryProcessorDependencies): (j
         ...(sent.url === undefined ? {} : { url: maskQueryValues(sent.url) }),
       },
       outcome,
+      disableTarget,
     );
+    const number = recorded.number;
     deps.metrics.deliveryAttempt(result.delivered ? 'delivered' : outcome === 'failed' ? 'failed' : 'attempt_failed', durationSeconds);
     const context = { deliveryId, eventId: delivery.eventId, targetId: delivery.targetId, attempt: number, durationMs };
     if (result.delivered) {
@@ -159,6 +192,13 @@ export function createDeliveryProcessor(deps: DeliveryProcessorDependencies): (j
       // not even built below it: winston's own pipeline costs about 1 % of the worker's CPU).
       if (logger.isLevelEnabled('http')) logger.http('callback delivered', context);
       return { outcome: 'delivered', attempt: number, statusCode: 200 };
+    }
+    if (recorded.targetAutoDisabled) {
+      deps.metrics.targetAutoDisabled();
+      logger.warn('notification target auto-disabled: every attempt failed for TARGET_AUTO_DISABLE_AFTER', {
+        targetId: delivery.targetId,
+        failingSince: target && !(target instanceof CredentialsCipherError) ? target.failingSince : null,
+      });
     }
     logger.warn(outcome === 'failed' ? 'callback failed; no more attempts' : 'callback attempt failed; will retry', {
       ...context,

@@ -43,8 +43,8 @@ export interface DeliveryWorkerDependencies {
    */
   connection: Redis;
   logger: Logger;
-  /** Where attempts, deferrals and OAuth token requests are counted. */
-  metrics: Pick<HeraldMetrics, 'deliveryAttempt' | 'deliveryDeferred' | 'oauthTokenRequested'>;
+  /** Where attempts, deferrals, auto-disabled targets and OAuth token requests are counted. */
+  metrics: Pick<HeraldMetrics, 'deliveryAttempt' | 'deliveryDeferred' | 'oauthTokenRequested' | 'targetAutoDisabled'>;
 }
 
 export type DeliveryWorker = Worker<DeliveryRef, DeliveryOutcome, string>;
@@ -68,6 +68,7 @@ export function startDeliveryWorker(deps: DeliveryWorkerDependencies): DeliveryW
     gate: batchedTargetGate(deps),
     logger,
     metrics: deps.metrics,
+    autoDisableAfterMs: config.targetAutoDisableAfterMs,
   });
   const worker: DeliveryWorker = new Worker(DELIVERIES_QUEUE, (job, token) => processor(job, token), {
     connection: deps.connection,
@@ -105,10 +106,10 @@ function batchedDeliveryStore(prisma: PrismaClient, config: WorkerConfig): Deliv
   return {
     load,
     recordDeferral: (deliveryId, reason) => recordDeferral({ deliveryId, reason, at: new Date() }),
-    async record(deliveryId, attempt, outcome) {
-      const number = await record({ deliveryId, attempt, outcome });
-      if (number === undefined) throw new Error(`Delivery ${deliveryId} does not exist.`);
-      return number;
+    async record(deliveryId, attempt, outcome, disableTarget) {
+      const recorded = await record({ deliveryId, attempt, outcome, disableTarget });
+      if (recorded === undefined) throw new Error(`Delivery ${deliveryId} does not exist.`);
+      return recorded;
     },
   };
 }

@@ -24,6 +24,8 @@ const programTarget: DeliveryTarget = {
   auth: { mode: 'none' },
   notifications: {},
   enabled: true,
+  disabledReason: null,
+  failingSince: null,
   deletedAt: null,
   signing: { secrets: { current: newSigningSecret() }, graceEndsAt: null },
 };
@@ -45,6 +47,10 @@ interface Scene {
   missing?: boolean;
   /** The target gate's answer for the job. Default: let in. */
   admission?: Admission;
+  /** TARGET_AUTO_DISABLE_AFTER in ms; 0 (off) by default. */
+  autoDisableAfterMs?: number;
+  /** Whether the store reports the target switched off when asked to. */
+  switchesOff?: boolean;
 }
 
 function strategy(mode: CallbackAuthStrategy['mode'], headers: () => Promise<Record<string, string>> = async () => ({})) {
@@ -54,6 +60,7 @@ function strategy(mode: CallbackAuthStrategy['mode'], headers: () => Promise<Rec
 /** Runs one attempt of the delivery in `scene` and returns what every seam saw. */
 async function attempt(scene: Scene) {
   const recorded: Array<{ deliveryId: string; attempt: NewDeliveryAttempt; outcome: AttemptOutcome }> = [];
+  const disableRequests: boolean[] = [];
   const sent: CallbackRequest[] = [];
   const counted: string[] = [];
   const warnings: Array<{ message: string; meta: unknown }> = [];
@@ -76,9 +83,10 @@ async function attempt(scene: Scene) {
               target: scene.target === undefined ? programTarget : scene.target,
               event: scene.event === undefined ? event : scene.event,
             },
-      record: async (deliveryId, attempt, outcome) => {
+      record: async (deliveryId, attempt, outcome, disableTarget) => {
         recorded.push({ deliveryId, attempt, outcome });
-        return attemptsMade + 1;
+        disableRequests.push(disableTarget);
+        return { number: attemptsMade + 1, targetAutoDisabled: disableTarget && scene.switchesOff !== false };
       },
       recordDeferral: async (deliveryId, reason) => void deferrals.push({ deliveryId, reason }),
     },
@@ -103,7 +111,12 @@ async function attempt(scene: Scene) {
       debug: () => {},
       warn: (message: string, meta: unknown) => void warnings.push({ message, meta }),
     } as unknown as Logger,
-    metrics: { deliveryAttempt: (outcome) => void counted.push(outcome), deliveryDeferred: (reason) => void deferredCounted.push(reason) },
+    metrics: {
+      deliveryAttempt: (outcome) => void counted.push(outcome),
+      deliveryDeferred: (reason) => void deferredCounted.push(reason),
+      targetAutoDisabled: () => void counted.push('target_auto_disabled'),
+    },
+    autoDisableAfterMs: scene.autoDisableAfterMs ?? 0,
   });
 
   const job: DeliveryJob = {
@@ -117,7 +130,7 @@ async function attempt(scene: Scene) {
     (value) => ({ value, error: undefined }),
     (error: unknown) => ({ value: undefined, error }),
   );
-  return { ...settled, recorded, sent, counted, warnings, deferrals, deferredCounted, released, moves, loads };
+  return { ...settled, recorded, disableRequests, sent, counted, warnings, deferrals, deferredCounted, released, moves, loads };
 }
 
 const ok = (body = 'ok'): CallbackResponse => ({ status: 200, body });
@@ -316,6 +329,50 @@ describe('the delivery processor', () => {
       const r = await attempt({ answers: [new TypeError('something broke')] });
       expect(r.error).toMatchObject({ kind: 'internal', message: 'TypeError: something broke' });
       expect(r.recorded[0]!.outcome).toBe('pending');
+    });
+  });
+
+  describe('auto-disable (TARGET_AUTO_DISABLE_AFTER)', () => {
+    const HOUR = 3_600_000;
+    const failingTarget = (msAgo: number): DeliveryTarget => ({ ...programTarget, failingSince: new Date(Date.now() - msAgo) });
+
+    it('asks to switch off a target failing longer than the threshold, and fails the delivery for good saying so', async () => {
+      const target = failingTarget(2 * HOUR);
+      const r = await attempt({ target, autoDisableAfterMs: HOUR, answers: [status(500)], attempts: 12 });
+      expect(r.disableRequests).toEqual([true]);
+      expect(r.recorded[0]!.outcome).toBe('failed');
+      expect(r.error).toBeInstanceOf(UnrecoverableError);
+      expect((r.error as Error).message).toBe(
+        `the target answered HTTP 500; only 200 counts as delivered; every attempt since ${target.failingSince!.toISOString()} failed, so the notification target is auto-disabled`,
+      );
+      expect(r.counted).toEqual(['failed', 'target_auto_disabled']);
+      expect(r.warnings.filter((w) => w.message.startsWith('notification target auto-disabled'))).toHaveLength(1);
+    });
+
+    it('logs and counts nothing when another worker or an admin got there first', async () => {
+      const r = await attempt({ target: failingTarget(2 * HOUR), autoDisableAfterMs: HOUR, answers: [status(500)], switchesOff: false });
+      expect(r.disableRequests).toEqual([true]);
+      expect(r.counted).toEqual(['failed']);
+      expect(r.warnings.some((w) => w.message.includes('auto-disabled'))).toBe(false);
+    });
+
+    it.each([
+      ['a run of failures shorter than the threshold', { target: failingTarget(HOUR - 60_000), autoDisableAfterMs: HOUR, answers: [status(500)] }],
+      ['the first failure (no run yet)', { autoDisableAfterMs: HOUR, answers: [status(500)] }],
+      ['a threshold of 0', { target: failingTarget(1_000 * HOUR), autoDisableAfterMs: 0, answers: [status(500)] }],
+      ["Herald's own failure (the event is gone)", { target: failingTarget(2 * HOUR), autoDisableAfterMs: HOUR, event: null }],
+      ['a delivered attempt', { target: failingTarget(2 * HOUR), autoDisableAfterMs: HOUR, answers: [ok()] }],
+    ] as Array<[string, Scene]>)('does not ask after %s', async (_case, scene) => {
+      const r = await attempt(scene);
+      expect(r.disableRequests).toEqual([false]);
+      expect(r.counted).not.toContain('target_auto_disabled');
+    });
+
+    it('says why an auto-disabled target is not sent to', async () => {
+      const r = await attempt({ target: { ...programTarget, enabled: false, disabledReason: 'auto-disabled' } });
+      expect(r.sent).toHaveLength(0);
+      expect((r.error as Error).message).toMatch(/^the notification target was auto-disabled after every attempt failed for too long/);
+      expect(r.disableRequests).toEqual([false]);
     });
   });
 

@@ -138,7 +138,8 @@ export function createApp(deps: AppDependencies): Express {
       'The admin API needs the admin token: Authorization: Bearer $ADMIN_TOKEN (not the ingest token, not a merchant API key).',
       failedAuth,
     ),
-    express.json({ limit: '100kb' }),
+    // PATCH bodies are JSON merge patches; clients may label them so (RFC 7396).
+    express.json({ limit: '100kb', type: ['application/json', 'application/merge-patch+json'] }),
     adminRouter({ tenants, apiKeys, onKeyRevoked: () => apiKeyCache.forgetAll() }),
     targetsRouter({
       targets,

@@ -78,3 +78,51 @@ describe('admin bootstrap', () => {
     expect((await api.admin('delete', '/api-keys/not-a-uuid')).status).toBe(404);
   });
 });
+
+describe('admin lists', () => {
+  it('lists programs oldest first, with paging', async () => {
+    const first = await api.createTenant();
+    const second = await api.createTenant();
+    // Other test files add programs to the same database meanwhile: read every page, then look.
+    const ids: string[] = [];
+    for (let page = 1; ; page += 1) {
+      const res = await api.admin('get', `/programs?page=${page}&pageSize=100`);
+      expect(res.status).toBe(200);
+      expect(res.body).toMatchObject({ page, pageSize: 100, count: expect.any(Number), totalPages: expect.any(Number) });
+      ids.push(...res.body.data.map((p: { id: string }) => p.id));
+      if (res.body.data.length < 100) break;
+    }
+    expect(ids.indexOf(first.programId)).toBeGreaterThanOrEqual(0);
+    expect(ids.indexOf(second.programId)).toBeGreaterThan(ids.indexOf(first.programId));
+    const one = await api.admin('get', '/programs?pageSize=1');
+    expect(one.body.data).toEqual([{ id: expect.any(String), name: expect.any(String), createdAt: expect.any(String) }]);
+  });
+
+  it("lists a program's merchants", async () => {
+    const tenant = await api.createTenant();
+    const other = await api.admin('post', '/merchants').send({ programId: tenant.programId, name: 'Second shop' }).expect(201);
+    const res = await api.admin('get', `/merchants?programId=${tenant.programId}`);
+    expect(res.body).toMatchObject({ count: 2, totalPages: 1 });
+    expect(res.body.data.map((m: { id: string }) => m.id)).toEqual([tenant.merchantId, other.body.id]);
+    expect((await api.admin('get', '/merchants?programId=no%20such')).status).toBe(400);
+  });
+
+  it("lists keys by merchant or program, newest first, revoked ones with revokedAt, never the key or its hash", async () => {
+    const tenant = await api.createTenant();
+    await api.admin('delete', `/api-keys/${tenant.merchantKey.id}`).expect(200);
+    const ofMerchant = await api.admin('get', `/api-keys?merchantId=${tenant.merchantId}`);
+    expect(ofMerchant.body).toMatchObject({ count: 1, data: [{ id: tenant.merchantKey.id, merchantId: tenant.merchantId, revokedAt: expect.any(String) }] });
+    const ofProgram = await api.admin('get', `/api-keys?programId=${tenant.programId}`);
+    expect(ofProgram.body.count).toBe(2);
+    expect(ofProgram.body.data.map((k: { id: string }) => k.id)).toEqual([tenant.programKey.id, tenant.merchantKey.id]);
+    const text = JSON.stringify(ofProgram.body);
+    expect(text).not.toContain(tenant.programKey.key);
+    expect(text).not.toMatch(/keyHash|key_hash/);
+  });
+
+  it('refuses a bad paging parameter with 400 naming it', async () => {
+    const res = await api.admin('get', '/api-keys?pageSize=500');
+    expect(res.status).toBe(400);
+    expect(res.body.errors).toEqual([expect.objectContaining({ parameter: 'pageSize' })]);
+  });
+});

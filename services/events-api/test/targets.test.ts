@@ -43,6 +43,8 @@ const AUTH_MODES = [
 
 /** The health of a target nothing was sent to. */
 const QUIET_HEALTH = {
+  lastSuccessAt: null,
+  failingSince: null,
   breaker: { state: 'closed', consecutiveFailures: 0, openedAt: null, halfOpenAt: null, probeInFlight: false },
   inFlight: 0,
   deferred: 0,
@@ -67,6 +69,9 @@ describe('PUT, GET and DELETE /admin/{programs|merchants}/:id/notification-targe
         auth: expectedAuth,
         notifications: { eventTypes: ['created', 'updated'] },
         enabled: true,
+        disabledReason: null,
+        disabledAt: null,
+        health: { lastSuccessAt: null, failingSince: null },
         createdAt: expect.any(String),
         updatedAt: expect.any(String),
       });
@@ -249,6 +254,8 @@ describe('the health of a notification target', () => {
 
       const { health } = (await target('get', owner)).body as { health: { breaker: { openedAt: string; halfOpenAt: string } } };
       expect(health).toEqual({
+        lastSuccessAt: null,
+        failingSince: null,
         breaker: { state: 'open', consecutiveFailures: 0, openedAt: expect.any(String), halfOpenAt: expect.any(String), probeInFlight: false },
         inFlight: 0,
         deferred: 2,
@@ -259,7 +266,7 @@ describe('the health of a notification target', () => {
     }
   });
 
-  it('shows the target with health null while Redis cannot be read', async () => {
+  it('shows the target with its stored health, and the Redis part null, while Redis cannot be read', async () => {
     const down = createTestApi({ REDIS_URL: `redis://127.0.0.1:${await closedPort()}` });
     try {
       const tenant = await down.createTenant();
@@ -267,7 +274,7 @@ describe('the health of a notification target', () => {
       expect(put.status).toBe(200);
       const get = await down.admin('get', `/programs/${tenant.programId}/notification-target`);
       expect(get.status).toBe(200);
-      expect(get.body).toEqual({ ...put.body, health: null });
+      expect(get.body).toEqual({ ...put.body, health: { lastSuccessAt: null, failingSince: null, breaker: null, inFlight: null, deferred: null } });
     } finally {
       await down.close();
     }

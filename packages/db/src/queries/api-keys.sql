@@ -47,3 +47,70 @@ RETURNING
   "merchant_id" AS "merchantId",
   "created_at" AS "createdAt",
   "revoked_at" AS "revokedAt";
+
+-- api-keys: page (no filter)
+SELECT
+  "id",
+  "prefix",
+  "program_id" AS "programId",
+  "merchant_id" AS "merchantId",
+  "created_at" AS "createdAt",
+  "revoked_at" AS "revokedAt"
+FROM
+  "api_keys"
+ORDER BY
+  "created_at" DESC,
+  "id"
+LIMIT
+  $1
+OFFSET
+  $2;
+
+-- api-keys: page (program and merchant)
+SELECT
+  "id",
+  "prefix",
+  "program_id" AS "programId",
+  "merchant_id" AS "merchantId",
+  "created_at" AS "createdAt",
+  "revoked_at" AS "revokedAt"
+FROM
+  "api_keys"
+WHERE
+  "merchant_id" = $1
+  AND (
+    "program_id" = $2
+    OR "merchant_id" IN (
+      SELECT
+        "id"
+      FROM
+        "merchants"
+      WHERE
+        "program_id" = $3
+    )
+  )
+ORDER BY
+  "created_at" DESC,
+  "id"
+LIMIT
+  $4
+OFFSET
+  $5;
+
+-- api-keys: count
+SELECT
+  count(*) AS "count"
+FROM
+  "api_keys"
+WHERE
+  (
+    "program_id" = $1
+    OR "merchant_id" IN (
+      SELECT
+        "id"
+      FROM
+        "merchants"
+      WHERE
+        "program_id" = $2
+    )
+  );

@@ -20,6 +20,8 @@ SELECT
   "t"."object_types" AS "target_object_types",
   "t"."event_types" AS "target_event_types",
   "t"."enabled" AS "target_enabled",
+  "t"."disabled_reason" AS "target_disabled_reason",
+  "t"."failing_since" AS "target_failing_since",
   "t"."deleted_at" AS "target_deleted_at",
   "t"."signing_secrets" AS "target_signing_secrets",
   "t"."signing_grace_ends_at" AS "target_signing_grace_ends_at",
@@ -142,3 +144,98 @@ FROM
   ) AS i (delivery_id, n, at, reason)
 WHERE
   "d"."id" = "i"."delivery_id";
+
+-- delivery-attempts: health
+WITH
+  "input" AS (
+    SELECT
+      *
+    FROM
+      unnest(
+        $1::UUID[],
+        $2::BOOL[],
+        $3::TIMESTAMPTZ[],
+        $4::BOOL[]
+      ) AS i (delivery_id, succeeded, started_at, disable)
+  ),
+  "per_target" AS (
+    SELECT
+      "d"."target_id",
+      bool_or("i"."succeeded") AS "succeeded",
+      max(i.started_at) FILTER (
+        WHERE
+          i.succeeded
+      ) AS "last_success",
+      min(i.started_at) FILTER (
+        WHERE
+          NOT i.succeeded
+      ) AS "first_failure",
+      bool_or("i"."disable") AS "disable"
+    FROM
+      "input" AS "i"
+      INNER JOIN "deliveries" AS "d" ON "d"."id" = "i"."delivery_id"
+    GROUP BY
+      "d"."target_id"
+  ),
+  "locked" AS (
+    SELECT
+      "t"."id",
+      "p"."succeeded",
+      "p"."last_success",
+      "p"."first_failure",
+      (
+        "p"."disable"
+        AND NOT "p"."succeeded"
+        AND "t"."enabled"
+        AND "t"."failing_since" IS NOT NULL
+      ) AS "auto_disable"
+    FROM
+      "notification_targets" AS "t"
+      INNER JOIN "per_target" AS "p" ON "p"."target_id" = "t"."id"
+    ORDER BY
+      "t"."id"
+    FOR NO KEY UPDATE OF
+      "t"
+  ),
+  "updated" AS (
+    UPDATE "notification_targets" AS "t"
+    SET
+      "last_success_at" = greatest(t.last_success_at, l.last_success),
+      "failing_since" = CASE
+        WHEN "l"."succeeded" THEN NULL
+        ELSE coalesce(t.failing_since, l.first_failure)
+      END,
+      "enabled" = CASE
+        WHEN "l"."auto_disable" THEN FALSE
+        ELSE "t"."enabled"
+      END,
+      "disabled_reason" = CASE
+        WHEN "l"."auto_disable" THEN 'auto-disabled'
+        ELSE "t"."disabled_reason"
+      END,
+      "disabled_at" = CASE
+        WHEN "l"."auto_disable" THEN now()
+        ELSE "t"."disabled_at"
+      END
+    FROM
+      "locked" AS "l"
+    WHERE
+      "t"."id" = "l"."id"
+    RETURNING
+      "t"."id",
+      "l"."auto_disable"
+  )
+SELECT DISTINCT
+  ON ("d"."target_id") "i"."delivery_id"
+FROM
+  "input" AS "i"
+  INNER JOIN "deliveries" AS "d" ON "d"."id" = "i"."delivery_id"
+  INNER JOIN "updated" AS "u" ON "u"."id" = "d"."target_id"
+WHERE
+  (
+    "i"."disable"
+    AND "u"."auto_disable"
+  )
+ORDER BY
+  "d"."target_id",
+  "i"."delivery_id";

@@ -26,7 +26,7 @@ FROM
 WHERE
   "owner_key" = $1;
 
--- targets: update
+-- targets: update (switched on)
 UPDATE "notification_targets"
 SET
   "url" = $1,
@@ -39,6 +39,11 @@ SET
   "object_types" = $8,
   "event_types" = $9,
   "enabled" = $10,
+  "disabled_reason" = NULL,
+  "disabled_at" = NULL,
+  "failing_since" = CASE
+    WHEN notification_targets.enabled THEN notification_targets.failing_since
+  END,
   "deleted_at" = $11,
   "updated_at" = now()
 WHERE
@@ -56,10 +61,56 @@ RETURNING
   "object_types",
   "event_types",
   "enabled",
+  "disabled_reason",
+  "disabled_at",
+  "last_success_at",
+  "failing_since",
   "created_at",
   "updated_at";
 
--- targets: insert
+-- targets: update (switched off)
+UPDATE "notification_targets"
+SET
+  "url" = $1,
+  "auth_mode" = $2,
+  "auth_url" = $3,
+  "token_request" = $4,
+  "oauth_scope" = $5,
+  "credentials" = $6,
+  "credentials_key_id" = $7,
+  "object_types" = $8,
+  "event_types" = $9,
+  "enabled" = $10,
+  "disabled_reason" = CASE
+    WHEN notification_targets.enabled THEN NULL
+    ELSE notification_targets.disabled_reason
+  END,
+  "disabled_at" = coalesce(notification_targets.disabled_at, now()),
+  "deleted_at" = $11,
+  "updated_at" = now()
+WHERE
+  "id" = $12
+RETURNING
+  "id",
+  "program_id",
+  "merchant_id",
+  "url",
+  "auth_mode",
+  "auth_url",
+  "token_request",
+  "oauth_scope",
+  "credentials",
+  "object_types",
+  "event_types",
+  "enabled",
+  "disabled_reason",
+  "disabled_at",
+  "last_success_at",
+  "failing_since",
+  "created_at",
+  "updated_at";
+
+-- targets: insert (switched on)
 INSERT INTO
   "notification_targets" (
     "id",
@@ -78,6 +129,7 @@ INSERT INTO
     "enabled",
     "signing_secrets",
     "signing_key_id",
+    "disabled_at",
     "updated_at"
   )
 VALUES
@@ -98,6 +150,7 @@ VALUES
     $14,
     $15,
     $16,
+    $17,
     now()
   )
 RETURNING
@@ -113,6 +166,73 @@ RETURNING
   "object_types",
   "event_types",
   "enabled",
+  "disabled_reason",
+  "disabled_at",
+  "last_success_at",
+  "failing_since",
+  "created_at",
+  "updated_at";
+
+-- targets: insert (switched off)
+INSERT INTO
+  "notification_targets" (
+    "id",
+    "owner_key",
+    "program_id",
+    "merchant_id",
+    "url",
+    "auth_mode",
+    "auth_url",
+    "token_request",
+    "oauth_scope",
+    "credentials",
+    "credentials_key_id",
+    "object_types",
+    "event_types",
+    "enabled",
+    "signing_secrets",
+    "signing_key_id",
+    "disabled_at",
+    "updated_at"
+  )
+VALUES
+  (
+    $1,
+    $2,
+    $3,
+    $4,
+    $5,
+    $6,
+    $7,
+    $8,
+    $9,
+    $10,
+    $11,
+    $12,
+    $13,
+    $14,
+    $15,
+    $16,
+    now(),
+    now()
+  )
+RETURNING
+  "id",
+  "program_id",
+  "merchant_id",
+  "url",
+  "auth_mode",
+  "auth_url",
+  "token_request",
+  "oauth_scope",
+  "credentials",
+  "object_types",
+  "event_types",
+  "enabled",
+  "disabled_reason",
+  "disabled_at",
+  "last_success_at",
+  "failing_since",
   "created_at",
   "updated_at";
 
@@ -130,6 +250,10 @@ SELECT
   "object_types",
   "event_types",
   "enabled",
+  "disabled_reason",
+  "disabled_at",
+  "last_success_at",
+  "failing_since",
   "created_at",
   "updated_at"
 FROM
@@ -196,6 +320,10 @@ SELECT
   "object_types",
   "event_types",
   "enabled",
+  "disabled_reason",
+  "disabled_at",
+  "last_success_at",
+  "failing_since",
   "created_at",
   "updated_at",
   "deleted_at",
@@ -216,3 +344,78 @@ SET
 WHERE
   "owner_key" = $2
   AND "deleted_at" IS NULL;
+
+-- targets: page (no filter)
+SELECT
+  "id",
+  "program_id",
+  "merchant_id",
+  "url",
+  "auth_mode",
+  "auth_url",
+  "token_request",
+  "oauth_scope",
+  "credentials",
+  "object_types",
+  "event_types",
+  "enabled",
+  "disabled_reason",
+  "disabled_at",
+  "last_success_at",
+  "failing_since",
+  "created_at",
+  "updated_at"
+FROM
+  "notification_targets"
+WHERE
+  "deleted_at" IS NULL
+ORDER BY
+  "program_id",
+  "merchant_id" ASC NULLS FIRST
+LIMIT
+  $1
+OFFSET
+  $2;
+
+-- targets: page (program and merchant)
+SELECT
+  "id",
+  "program_id",
+  "merchant_id",
+  "url",
+  "auth_mode",
+  "auth_url",
+  "token_request",
+  "oauth_scope",
+  "credentials",
+  "object_types",
+  "event_types",
+  "enabled",
+  "disabled_reason",
+  "disabled_at",
+  "last_success_at",
+  "failing_since",
+  "created_at",
+  "updated_at"
+FROM
+  "notification_targets"
+WHERE
+  "deleted_at" IS NULL
+  AND "program_id" = $1
+  AND "merchant_id" = $2
+ORDER BY
+  "program_id",
+  "merchant_id" ASC NULLS FIRST
+LIMIT
+  $3
+OFFSET
+  $4;
+
+-- targets: count
+SELECT
+  count(*) AS "count"
+FROM
+  "notification_targets"
+WHERE
+  "deleted_at" IS NULL
+  AND "program_id" = $1;

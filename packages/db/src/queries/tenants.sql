@@ -42,3 +42,66 @@ FROM
   "merchants"
 WHERE
   "id" = $1;
+
+-- tenants: programPage
+SELECT
+  "id",
+  "name",
+  "created_at" AS "createdAt"
+FROM
+  "programs"
+ORDER BY
+  "created_at",
+  "id"
+LIMIT
+  $1
+OFFSET
+  $2;
+
+-- tenants: programCount
+SELECT
+  count(*) AS "count"
+FROM
+  "programs";
+
+-- tenants: merchantPage (no filter)
+SELECT
+  "id",
+  "program_id" AS "programId",
+  "name",
+  "created_at" AS "createdAt"
+FROM
+  "merchants"
+ORDER BY
+  "created_at",
+  "id"
+LIMIT
+  $1
+OFFSET
+  $2;
+
+-- tenants: merchantPage (a program)
+SELECT
+  "id",
+  "program_id" AS "programId",
+  "name",
+  "created_at" AS "createdAt"
+FROM
+  "merchants"
+WHERE
+  "program_id" = $1
+ORDER BY
+  "created_at",
+  "id"
+LIMIT
+  $2
+OFFSET
+  $3;
+
+-- tenants: merchantCount
+SELECT
+  count(*) AS "count"
+FROM
+  "merchants"
+WHERE
+  "program_id" = $1;

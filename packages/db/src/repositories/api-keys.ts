@@ -42,6 +42,10 @@ export const apiKeyQueries = {
       .select(['k.id', 'k.key_hash', 'k.revoked_at', 'k.program_id', 'm.id as merchant_id', 'm.program_id as merchant_program_id'])
       .where('k.key_hash', '=', keyHash),
 
+  page: (filter: ApiKeyFilter, limit: number, offset: number) =>
+    keysOf(filter).select(RECORD_COLUMNS).orderBy('created_at', 'desc').orderBy('id').limit(limit).offset(offset),
+  count: (filter: ApiKeyFilter) => keysOf(filter).select((eb) => eb.fn.countAll<string>().as('count')),
+
   // coalesce: revoking twice keeps the first time.
   revoke: (id: string) =>
     db
@@ -50,6 +54,24 @@ export const apiKeyQueries = {
       .where('id', '=', id)
       .returning(RECORD_COLUMNS),
 };
+
+/** Which keys a list shows: one merchant's, or one program's (its own and its merchants'); revoked ones included. */
+export interface ApiKeyFilter {
+  programId?: string;
+  merchantId?: string;
+}
+
+function keysOf(filter: ApiKeyFilter) {
+  let query = db.selectFrom('api_keys');
+  if (filter.merchantId !== undefined) query = query.where('merchant_id', '=', filter.merchantId);
+  if (filter.programId !== undefined) {
+    const programId = filter.programId;
+    query = query.where((eb) =>
+      eb.or([eb('program_id', '=', programId), eb('merchant_id', 'in', eb.selectFrom('merchants').select('id').where('program_id', '=', programId))]),
+    );
+  }
+  return query;
+}
 
 /**
  * An API key as admins see it, never the key or its hash: id, prefix (the key's first characters,
@@ -91,6 +113,12 @@ export function apiKeyRepository(prisma: PrismaClient) {
         return { keyId: found.id, scope: { kind: 'merchant', programId: found.merchant_program_id, merchantId: found.merchant_id } };
       }
       return found.program_id ? { keyId: found.id, scope: { kind: 'program', programId: found.program_id } } : null;
+    },
+
+    /** One page of keys, newest first, never the keys themselves or their hashes. */
+    async list(filter: ApiKeyFilter, page: number, pageSize: number): Promise<{ count: number; data: ApiKeyRecord[] }> {
+      const [{ rows }, counted] = await Promise.all([run(pool, apiKeyQueries.page(filter, pageSize, (page - 1) * pageSize)), run(pool, apiKeyQueries.count(filter))]);
+      return { count: Number(counted.rows[0]?.count ?? 0), data: rows };
     },
 
     /** Revokes a key (give a UUID); null when there is no such key. Revoking twice keeps the first time. */

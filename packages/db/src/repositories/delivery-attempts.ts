@@ -1,4 +1,4 @@
-import { compareStrings, isUuid, type Event } from '@herald/domain';
+import { AUTO_DISABLED_REASON, compareStrings, isUuid, type Event } from '@herald/domain';
 import { sqlPool, type PrismaClient } from '../client';
 import { CredentialsCipherError, type CredentialsCipher } from '../credentials-cipher';
 import type { DeliveryStatus } from '../generated/kysely/schema';
@@ -61,6 +61,20 @@ export interface AttemptRecord {
   deliveryId: string;
   attempt: NewDeliveryAttempt;
   outcome: AttemptOutcome;
+  /**
+   * The attempt failed and the worker found every attempt to the target failing for
+   * TARGET_AUTO_DISABLE_AFTER: switch the target off (reason `auto-disabled`), unless a success or
+   * an admin changed it since it was loaded.
+   */
+  disableTarget?: boolean;
+}
+
+/** What was recorded of one attempt. */
+export interface RecordedAttempt {
+  /** The attempt's number, from 1, counting across replays. */
+  number: number;
+  /** This attempt switched its target off (`auto-disabled`). */
+  targetAutoDisabled: boolean;
 }
 
 
@@ -110,6 +124,8 @@ const loadStatement = byShape((_shape: 'load', v: { ids: readonly string[] }) =>
       't.object_types as target_object_types',
       't.event_types as target_event_types',
       't.enabled as target_enabled',
+      't.disabled_reason as target_disabled_reason',
+      't.failing_since as target_failing_since',
       't.deleted_at as target_deleted_at',
       't.signing_secrets as target_signing_secrets',
       't.signing_grace_ends_at as target_signing_grace_ends_at',
@@ -191,6 +207,88 @@ const deferralStatement = byShape((_shape: 'defer', c: { ids: string[]; counts: 
     .whereRef('d.id', '=', 'i.delivery_id'),
 );
 
+/** What the health statement reads of one recorded attempt. */
+type TargetOutcomeInput = { delivery_id: string; succeeded: boolean; started_at: Date; disable: boolean };
+type TargetOutcomeColumns = { [K in keyof TargetOutcomeInput]: Array<TargetOutcomeInput[K]> };
+
+/**
+ * The targets' side of a batch of attempts: a 200 sets last_success_at and ends the run of
+ * failures; a failure starts one (failing_since) unless one is running; a failure the worker marked
+ * `disable` switches an enabled, still failing target off as `auto-disabled`. The rows are locked
+ * in id order first, so that two workers recording overlapping batches cannot deadlock. Returns,
+ * for each target this batch switched off, the one attempt that reports it.
+ */
+const healthStatement = byShape((_shape: 'health', c: TargetOutcomeColumns) =>
+  db
+    .with('input', (cte) =>
+      cte
+        .selectFrom(
+          sql<TargetOutcomeInput>`unnest(${c.delivery_id}::uuid[], ${c.succeeded}::bool[], ${c.started_at}::timestamptz[], ${c.disable}::bool[])`.as<'i'>(
+            sql`i(delivery_id, succeeded, started_at, disable)`,
+          ),
+        )
+        .selectAll(),
+    )
+    .with('per_target', (cte) =>
+      cte
+        .selectFrom('input as i')
+        .innerJoin('deliveries as d', 'd.id', 'i.delivery_id')
+        .select((eb) => [
+          'd.target_id',
+          eb.fn<boolean>('bool_or', ['i.succeeded']).as('succeeded'),
+          sql<Date | null>`max(i.started_at) FILTER (WHERE i.succeeded)`.as('last_success'),
+          sql<Date | null>`min(i.started_at) FILTER (WHERE NOT i.succeeded)`.as('first_failure'),
+          eb.fn<boolean>('bool_or', ['i.disable']).as('disable'),
+        ])
+        .groupBy('d.target_id'),
+    )
+    .with('locked', (cte) =>
+      cte
+        .selectFrom('notification_targets as t')
+        .innerJoin('per_target as p', 'p.target_id', 't.id')
+        .select((eb) => [
+          't.id',
+          'p.succeeded',
+          'p.last_success',
+          'p.first_failure',
+          eb.and([eb.ref('p.disable'), eb.not(eb.ref('p.succeeded')), eb.ref('t.enabled'), eb('t.failing_since', 'is not', null)]).as('auto_disable'),
+        ])
+        .orderBy('t.id')
+        // NO KEY: the lock UPDATE takes anyway, which leaves ingest free to add deliveries (their
+        // foreign key takes KEY SHARE on the target) while it is held.
+        .forNoKeyUpdate('t'),
+    )
+    .with('updated', (cte) =>
+      cte
+        .updateTable('notification_targets as t')
+        .from('locked as l')
+        .set((eb) => ({
+          // greatest() skips NULLs: an older success recorded late never moves the time back.
+          last_success_at: sql<Date | null>`greatest(t.last_success_at, l.last_success)`,
+          failing_since: eb
+            .case()
+            .when(eb.ref('l.succeeded'))
+            .then(sql<Date | null>`NULL`)
+            .else(sql<Date | null>`coalesce(t.failing_since, l.first_failure)`)
+            .end(),
+          enabled: eb.case().when(eb.ref('l.auto_disable')).then(sql.lit(false)).else(eb.ref('t.enabled')).end(),
+          disabled_reason: eb.case().when(eb.ref('l.auto_disable')).then(sql.lit(AUTO_DISABLED_REASON)).else(eb.ref('t.disabled_reason')).end(),
+          disabled_at: eb.case().when(eb.ref('l.auto_disable')).then(sql<Date>`now()`).else(eb.ref('t.disabled_at')).end(),
+        }))
+        .whereRef('t.id', '=', 'l.id')
+        .returning(['t.id', 'l.auto_disable']),
+    )
+    // One attempt per switched-off target that asked for it: the one that reports it (one warning).
+    .selectFrom('input as i')
+    .innerJoin('deliveries as d', 'd.id', 'i.delivery_id')
+    .innerJoin('updated as u', 'u.id', 'd.target_id')
+    .distinctOn('d.target_id')
+    .select('i.delivery_id')
+    .where((eb) => eb.and([eb.ref('i.disable'), eb.ref('u.auto_disable')]))
+    .orderBy('d.target_id')
+    .orderBy('i.delivery_id'),
+);
+
 /** Every statement of the repository, built from its parameters (the SQL snapshot compiles each). */
 export const deliveryAttemptQueries = {
   /** Deliveries with their target and event, in one statement. */
@@ -224,6 +322,15 @@ export const deliveryAttemptQueries = {
       ats: deferrals.map((d) => d.at),
       reasons: deferrals.map((d) => d.reason),
     }),
+
+  /** The targets' health after a batch of attempts (see healthStatement). */
+  health: (outcomes: readonly TargetOutcomeInput[]) =>
+    healthStatement('health', {
+      delivery_id: outcomes.map((o) => o.delivery_id),
+      succeeded: outcomes.map((o) => o.succeeded),
+      started_at: outcomes.map((o) => o.started_at),
+      disable: outcomes.map((o) => o.disable),
+    }),
 };
 
 type WorkRow = RowOf<ReturnType<typeof deliveryAttemptQueries.load>>;
@@ -254,6 +361,8 @@ export function deliveryAttemptRepository(prisma: PrismaClient, cipher: Credenti
           object_types: row.target_object_types!,
           event_types: row.target_event_types!,
           enabled: row.target_enabled!,
+          disabled_reason: row.target_disabled_reason,
+          failing_since: row.target_failing_since,
           deleted_at: row.target_deleted_at,
         },
         cipher,
@@ -287,6 +396,16 @@ export function deliveryAttemptRepository(prisma: PrismaClient, cipher: Credenti
       { prepared: 'record-attempts' },
     );
     return new Map(rows.map((row) => [row.delivery_id, row.number]));
+  };
+
+  /** Updates the targets of recorded attempts; returns the deliveries whose target this switched off. */
+  const recordTargetHealth = async (records: readonly AttemptRecord[]): Promise<Set<string>> => {
+    if (records.length === 0) return new Set();
+    const statement = deliveryAttemptQueries.health(
+      records.map((r) => ({ delivery_id: r.deliveryId, succeeded: r.outcome === 'succeeded', started_at: r.attempt.startedAt, disable: r.disableTarget === true })),
+    );
+    const { rows } = await run(pool, statement, { prepared: 'record-target-health' });
+    return new Set(rows.map((row) => row.delivery_id));
   };
 
   return {
@@ -332,12 +451,16 @@ export function deliveryAttemptRepository(prisma: PrismaClient, cipher: Credenti
     },
 
     /**
-     * Records attempts and their deliveries' new states, and returns each attempt's number, in
-     * the order of `records`; undefined where the delivery does not exist. Attempts of distinct
-     * deliveries go in one statement; a delivery named twice gets its attempts in turn.
+     * Records the targets' health (last success, run of failures, auto-disable), then the attempts
+     * and their deliveries' new states, and returns what was recorded of each attempt, in the order
+     * of `records`; undefined where the delivery does not exist. Attempts of distinct deliveries go
+     * in one statement; a delivery named twice gets its attempts in turn.
      */
-    async recordAttempts(records: readonly AttemptRecord[]): Promise<Array<number | undefined>> {
+    async recordAttempts(records: readonly AttemptRecord[]): Promise<Array<RecordedAttempt | undefined>> {
       const numbers: Array<number | undefined> = records.map(() => undefined);
+      // The targets first: whoever sees a delivery failed by an auto-disable finds its target
+      // off, and the deliveries' new states are the last write before the worker goes on.
+      const disabledTargets = await recordTargetHealth(records.filter((record) => isUuid(record.deliveryId)));
       let rest = records.map((record, index) => ({ record, index })).filter(({ record }) => isUuid(record.deliveryId));
       while (rest.length > 0) {
         const taken = new Set<string>();
@@ -346,7 +469,11 @@ export function deliveryAttemptRepository(prisma: PrismaClient, cipher: Credenti
         const recorded = await recordDistinct(round.map(({ record }) => record));
         for (const { record, index } of round) numbers[index] = recorded.get(record.deliveryId);
       }
-      return numbers;
+      return records.map((record, index) => {
+        const number = numbers[index];
+        if (number === undefined) return undefined;
+        return { number, targetAutoDisabled: disabledTargets.has(record.deliveryId) };
+      });
     },
   };
 }

@@ -48,6 +48,14 @@ export interface TargetInput {
   enabled: boolean;
 }
 
+/** How callbacks to a target have been going, as the delivery-worker records it with each batch of attempts. */
+export interface TargetDeliveryHealth {
+  /** When a callback to the target last got its 200; null when none ever did. */
+  lastSuccessAt: Date | null;
+  /** Since when every attempt has failed (no 200 since); null when the last attempt succeeded or none failed. */
+  failingSince: Date | null;
+}
+
 /** A notification target as admins see it: never a password. */
 export interface NotificationTargetRecord {
   id: string;
@@ -58,8 +66,25 @@ export interface NotificationTargetRecord {
   auth: MaskedTargetAuth;
   notifications: TargetNotifications;
   enabled: boolean;
+  /** Why the target is switched off: `auto-disabled`, or null (on, or switched off by an admin). */
+  disabledReason: string | null;
+  /** When the target was switched off; null while it is on. */
+  disabledAt: Date | null;
+  health: TargetDeliveryHealth;
   createdAt: Date;
   updatedAt: Date;
+}
+
+/** One page of targets, with how many match in all. */
+export interface TargetPage {
+  count: number;
+  targets: NotificationTargetRecord[];
+}
+
+/** Which targets a list shows: those of one program (its own and its merchants'), or of one merchant. */
+export interface TargetListFilter {
+  programId?: string;
+  merchantId?: string;
 }
 
 /**
@@ -75,6 +100,10 @@ export interface DeliveryTarget {
   auth: TargetAuth;
   notifications: TargetNotifications;
   enabled: boolean;
+  /** Why the target is switched off (`auto-disabled`), or null. */
+  disabledReason: string | null;
+  /** Start of the current run of failed attempts; null when the last attempt succeeded. */
+  failingSince: Date | null;
   deletedAt: Date | null;
   /** The secrets that sign its callbacks (see signingSecretsInUse in @herald/domain). */
   signing: TargetSigning;
@@ -127,9 +156,31 @@ const RECORD_COLUMNS = [
   'object_types',
   'event_types',
   'enabled',
+  'disabled_reason',
+  'disabled_at',
+  'last_success_at',
+  'failing_since',
   'created_at',
   'updated_at',
 ] as const;
+
+/**
+ * What a PUT or PATCH does to a target's switch-off state, from its new `enabled`: switching it on
+ * clears the reason and the time, and a target switched on again after being off starts with no
+ * run of failures (its merchant fixed it; the next failure starts a new run). Switching it off by
+ * hand keeps the reason and time of an earlier switch-off.
+ */
+const switchState = (enabled: boolean) =>
+  enabled
+    ? {
+        disabled_reason: sql<string | null>`NULL`,
+        disabled_at: sql<Date | null>`NULL`,
+        failing_since: sql<Date | null>`CASE WHEN notification_targets.enabled THEN notification_targets.failing_since END`,
+      }
+    : {
+        disabled_reason: sql<string | null>`CASE WHEN notification_targets.enabled THEN NULL ELSE notification_targets.disabled_reason END`,
+        disabled_at: sql<Date>`coalesce(notification_targets.disabled_at, now())`,
+      };
 
 /** Every statement of the repository, built from its parameters (the SQL snapshot compiles each). */
 export const targetQueries = {
@@ -140,7 +191,7 @@ export const targetQueries = {
   update: (id: string, settings: TargetSettings) =>
     db
       .updateTable('notification_targets')
-      .set({ ...settings, deleted_at: null, updated_at: sql<Date>`now()` })
+      .set({ ...settings, ...switchState(settings.enabled), deleted_at: null, updated_at: sql<Date>`now()` })
       .where('id', '=', id)
       .returning(RECORD_COLUMNS),
   insert: (row: { id: string; ownerKey: string; programId: string; merchantId: string | null }, settings: TargetSettings, signing: { ciphertext: string; keyId: string }) =>
@@ -154,6 +205,7 @@ export const targetQueries = {
         ...settings,
         signing_secrets: signing.ciphertext,
         signing_key_id: signing.keyId,
+        disabled_at: settings.enabled ? null : sql<Date>`now()`,
         updated_at: sql<Date>`now()`,
       })
       .returning(RECORD_COLUMNS),
@@ -188,6 +240,9 @@ export const targetQueries = {
       .select([...RECORD_COLUMNS, 'deleted_at', 'signing_secrets', 'signing_grace_ends_at'])
       .where('owner_key', '=', ownerKey)
       .where('deleted_at', 'is', null),
+  page: (filter: TargetListFilter, limit: number, offset: number) =>
+    listed(filter).select(RECORD_COLUMNS).orderBy('program_id').orderBy('merchant_id', (ob) => ob.asc().nullsFirst()).limit(limit).offset(offset),
+  count: (filter: TargetListFilter) => listed(filter).select((eb) => eb.fn.countAll<string>().as('count')),
   remove: (ownerKey: string) =>
     db
       .updateTable('notification_targets')
@@ -195,6 +250,14 @@ export const targetQueries = {
       .where('owner_key', '=', ownerKey)
       .where('deleted_at', 'is', null),
 };
+
+/** The live targets a list filter matches. */
+function listed(filter: TargetListFilter) {
+  let query = db.selectFrom('notification_targets').where('deleted_at', 'is', null);
+  if (filter.programId !== undefined) query = query.where('program_id', '=', filter.programId);
+  if (filter.merchantId !== undefined) query = query.where('merchant_id', '=', filter.merchantId);
+  return query;
+}
 
 /** `program:<id>` or `merchant:<id>`: the unique key of a target's row. */
 export function targetOwnerKey(owner: TargetOwner): string {
@@ -245,6 +308,9 @@ export function targetRepository(prisma: PrismaClient, cipher: CredentialsCipher
     auth: masked(decryptAuth(row, cipher)),
     notifications: notifications(row),
     enabled: row.enabled,
+    disabledReason: row.disabled_reason,
+    disabledAt: row.disabled_at,
+    health: { lastSuccessAt: row.last_success_at, failingSince: row.failing_since },
     createdAt: row.created_at,
     updatedAt: row.updated_at,
   });
@@ -293,6 +359,25 @@ export function targetRepository(prisma: PrismaClient, cipher: CredentialsCipher
     async findForSending(owner: TargetOwner): Promise<DeliveryTarget | null> {
       const [row] = (await run(pool, targetQueries.findForSending(targetOwnerKey(owner)))).rows;
       return row ? deliveryTargetOf(row, cipher, await storedSigning(pool, cipher, row.id, row)) : null;
+    },
+
+    /**
+     * The owner's target settings with the credentials decrypted, for a PATCH to merge its change
+     * into (never return them from an API); null when there is no target.
+     */
+    async findInput(owner: TargetOwner): Promise<TargetInput | null> {
+      const [row] = (await run(pool, targetQueries.find(targetOwnerKey(owner)))).rows;
+      if (!row) return null;
+      return { url: row.url, auth: decryptAuth(row, cipher), notifications: notifications(row), enabled: row.enabled };
+    },
+
+    /** One page of live targets, program targets before their merchants' ones. */
+    async list(filter: TargetListFilter, page: number, pageSize: number): Promise<TargetPage> {
+      const [{ rows }, counted] = await Promise.all([
+        run(pool, targetQueries.page(filter, pageSize, (page - 1) * pageSize)),
+        run(pool, targetQueries.count(filter)),
+      ]);
+      return { count: Number(counted.rows[0]?.count ?? 0), targets: rows.map(record) };
     },
 
     /**
@@ -391,7 +476,7 @@ function decryptAuth(row: Pick<TargetRow, 'id' | 'auth_mode' | 'auth_url' | 'tok
 export function deliveryTargetOf(
   row: Pick<
     TargetRow,
-    'id' | 'program_id' | 'merchant_id' | 'url' | 'auth_mode' | 'auth_url' | 'token_request' | 'oauth_scope' | 'credentials' | 'object_types' | 'event_types' | 'enabled' | 'deleted_at'
+    'id' | 'program_id' | 'merchant_id' | 'url' | 'auth_mode' | 'auth_url' | 'token_request' | 'oauth_scope' | 'credentials' | 'object_types' | 'event_types' | 'enabled' | 'disabled_reason' | 'failing_since' | 'deleted_at'
   >,
   cipher: CredentialsCipher,
   signing: TargetSigning,
@@ -404,6 +489,8 @@ export function deliveryTargetOf(
     auth: decryptAuth(row, cipher),
     notifications: notifications(row),
     enabled: row.enabled,
+    disabledReason: row.disabled_reason,
+    failingSince: row.failing_since,
     deletedAt: row.deleted_at,
     signing,
   };

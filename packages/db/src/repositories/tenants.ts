@@ -24,7 +24,28 @@ export const tenantQueries = {
     db.insertInto('merchants').values({ id: input.id, program_id: input.programId, name: input.name }).returning(MERCHANT_COLUMNS),
   findProgram: (id: string) => db.selectFrom('programs').select(PROGRAM_COLUMNS).where('id', '=', id),
   findMerchant: (id: string) => db.selectFrom('merchants').select(MERCHANT_COLUMNS).where('id', '=', id),
+  programPage: (limit: number, offset: number) => db.selectFrom('programs').select(PROGRAM_COLUMNS).orderBy('created_at').orderBy('id').limit(limit).offset(offset),
+  programCount: () => db.selectFrom('programs').select((eb) => eb.fn.countAll<string>().as('count')),
+  merchantPage: (filter: MerchantFilter, limit: number, offset: number) =>
+    merchantsOf(filter).select(MERCHANT_COLUMNS).orderBy('created_at').orderBy('id').limit(limit).offset(offset),
+  merchantCount: (filter: MerchantFilter) => merchantsOf(filter).select((eb) => eb.fn.countAll<string>().as('count')),
 };
+
+/** Which merchants a list shows: every one, or one program's. */
+export interface MerchantFilter {
+  programId?: string;
+}
+
+function merchantsOf(filter: MerchantFilter) {
+  const all = db.selectFrom('merchants');
+  return filter.programId === undefined ? all : all.where('program_id', '=', filter.programId);
+}
+
+/** One page of records, with how many there are in all. */
+export interface Paged<T> {
+  count: number;
+  data: T[];
+}
 
 /** A program (the top-level tenant): id, name, createdAt. */
 export type ProgramRecord = RowOf<ReturnType<typeof tenantQueries.findProgram>>;
@@ -57,6 +78,21 @@ export function tenantRepository(prisma: PrismaClient) {
 
     async findMerchant(id: string): Promise<MerchantRecord | null> {
       return (await run(pool, tenantQueries.findMerchant(id))).rows[0] ?? null;
+    },
+
+    /** One page of programs, oldest first. */
+    async listPrograms(page: number, pageSize: number): Promise<Paged<ProgramRecord>> {
+      const [{ rows }, counted] = await Promise.all([run(pool, tenantQueries.programPage(pageSize, (page - 1) * pageSize)), run(pool, tenantQueries.programCount())]);
+      return { count: Number(counted.rows[0]?.count ?? 0), data: rows };
+    },
+
+    /** One page of merchants (of one program, when the filter names it), oldest first. */
+    async listMerchants(filter: MerchantFilter, page: number, pageSize: number): Promise<Paged<MerchantRecord>> {
+      const [{ rows }, counted] = await Promise.all([
+        run(pool, tenantQueries.merchantPage(filter, pageSize, (page - 1) * pageSize)),
+        run(pool, tenantQueries.merchantCount(filter)),
+      ]);
+      return { count: Number(counted.rows[0]?.count ?? 0), data: rows };
     },
   };
 }

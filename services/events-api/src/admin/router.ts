@@ -3,21 +3,35 @@ import { Router } from 'express';
 import { compileValidator, isUuid } from '@herald/domain';
 import type { ApiKeyRepository, TenantRepository } from '@herald/db';
 import { HttpError } from '../http/http-error';
+import { pageOf, parseQuery } from '../http/query';
 import { parseBody } from '../http/validate-body';
 import {
+  apiKeysQuerySchema,
   createApiKeySchema,
   createMerchantSchema,
   createProgramSchema,
+  merchantsQuerySchema,
+  programsQuerySchema,
+  type ApiKeysQuery,
   type CreateApiKeyBody,
   type CreateMerchantBody,
   type CreateProgramBody,
+  type MerchantsQuery,
+  type ProgramsQuery,
 } from './schemas';
 
 const validateCreateProgram = compileValidator<CreateProgramBody>(createProgramSchema);
 const validateCreateMerchant = compileValidator<CreateMerchantBody>(createMerchantSchema);
 const validateCreateApiKey = compileValidator<CreateApiKeyBody>(createApiKeySchema);
+const validateProgramsQuery = compileValidator<ProgramsQuery>(programsQuerySchema);
+const validateMerchantsQuery = compileValidator<MerchantsQuery>(merchantsQuerySchema);
+const validateApiKeysQuery = compileValidator<ApiKeysQuery>(apiKeysQuerySchema);
 
-/** Bootstrap of tenants and merchant keys, for support and admins (mounted behind the admin token). */
+/**
+ * Tenants and merchant keys, for support and admins (mounted behind the admin token): create and
+ * list programs and merchants, create, list and revoke API keys. Lists are pages of
+ * `{ page, pageSize, count, totalPages, data }`.
+ */
 export function adminRouter(deps: {
   tenants: TenantRepository;
   apiKeys: ApiKeyRepository;
@@ -30,6 +44,25 @@ export function adminRouter(deps: {
     const body = parseBody(validateCreateProgram, req.body);
     const program = await deps.tenants.createProgram({ id: body.id ?? randomUUID(), name: body.name });
     res.status(201).json(program);
+  });
+
+  router.get('/programs', async (req, res) => {
+    const { page, pageSize } = pageOf(parseQuery(validateProgramsQuery, req.query));
+    res.json(paged(page, pageSize, await deps.tenants.listPrograms(page, pageSize)));
+  });
+
+  router.get('/merchants', async (req, res) => {
+    const query = parseQuery(validateMerchantsQuery, req.query);
+    const { page, pageSize } = pageOf(query);
+    const filter = query.programId === undefined ? {} : { programId: query.programId };
+    res.json(paged(page, pageSize, await deps.tenants.listMerchants(filter, page, pageSize)));
+  });
+
+  router.get('/api-keys', async (req, res) => {
+    const query = parseQuery(validateApiKeysQuery, req.query);
+    const { page, pageSize } = pageOf(query);
+    const filter = { ...(query.programId === undefined ? {} : { programId: query.programId }), ...(query.merchantId === undefined ? {} : { merchantId: query.merchantId }) };
+    res.json(paged(page, pageSize, await deps.apiKeys.list(filter, page, pageSize)));
   });
 
   router.post('/merchants', async (req, res) => {
@@ -60,6 +93,10 @@ export function adminRouter(deps: {
   });
 
   return router;
+}
+
+function paged<T>(page: number, pageSize: number, { count, data }: { count: number; data: T[] }) {
+  return { page, pageSize, count, totalPages: Math.ceil(count / pageSize), data };
 }
 
 function unknown(field: string, value: string): HttpError {

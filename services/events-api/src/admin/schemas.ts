@@ -1,4 +1,5 @@
 import { TENANT_ID_PATTERN } from '@herald/domain';
+import { pagingParameters } from '../http/query';
 
 const tenantId = { type: 'string', pattern: TENANT_ID_PATTERN } as const;
 const name = { type: 'string', minLength: 1, maxLength: 200 } as const;
@@ -38,3 +39,39 @@ export interface CreateMerchantBody {
   name: string;
 }
 export type CreateApiKeyBody = { merchantId: string } | { programId: string };
+
+/** Query of GET /admin/programs. */
+export const programsQuerySchema = {
+  $id: 'herald:admin/programs-query',
+  type: 'object',
+  additionalProperties: false,
+  properties: { ...pagingParameters },
+} as const;
+
+/** Query of GET /admin/merchants. */
+export const merchantsQuerySchema = {
+  $id: 'herald:admin/merchants-query',
+  type: 'object',
+  additionalProperties: false,
+  properties: { programId: { ...tenantId, description: "This program's merchants." }, ...pagingParameters },
+} as const;
+
+/** Query of GET /admin/api-keys: revoked keys are listed too, with revokedAt. */
+export const apiKeysQuerySchema = {
+  $id: 'herald:admin/api-keys-query',
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    programId: { ...tenantId, description: "Keys of this program: its own and its merchants'." },
+    merchantId: { ...tenantId, description: "This merchant's keys." },
+    ...pagingParameters,
+  },
+} as const;
+
+export interface PagingQuery {
+  page?: number;
+  pageSize?: number;
+}
+export type ProgramsQuery = PagingQuery;
+export type MerchantsQuery = PagingQuery & { programId?: string };
+export type ApiKeysQuery = PagingQuery & { programId?: string; merchantId?: string };

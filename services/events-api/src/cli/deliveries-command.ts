@@ -1,19 +1,40 @@
 import { parseArgs } from 'node:util';
 import type { CliConfig } from '@herald/config';
 import { adminRequest } from './admin-client';
-import { printAnswer, UsageError, usageErrorOf, type CliIo } from './command';
+import { COMMON_OPTIONS, printAnswer, UsageError, usageErrorOf, type CliIo, type Presentation } from './command';
+import { column, pageTable, record, table } from './output';
 
-export const DELIVERIES_USAGE = `  pnpm herald deliveries list   [filters] [--page <n>] [--page-size <n>]
-  pnpm herald deliveries show   <deliveryId> | --event <eventId>
-  pnpm herald deliveries replay <deliveryId> | filters [--limit <n>]
+export const DELIVERIES_USAGE = `  herald deliveries list   [filters] [--page <n>] [--page-size <n>]
+  herald deliveries show   <deliveryId> | --event <eventId>
+  herald deliveries replay <deliveryId> | filters [--limit <n>]
 
 Filters (all given must match): --status pending|succeeded|failed, --program <id>,
 --merchant <id>, --event <eventId>, --target <targetId>, --created-from <time>, --created-to <time>
 (RFC 3339). A bulk replay needs at least one filter besides --status, takes the oldest matching
 deliveries first (100, or --limit up to 1000) and says whether more match. Examples:
-  pnpm herald deliveries list --merchant m1 --status failed
-  pnpm herald deliveries show --event Event-8d0e5c1e-2f7a-4c7e-9a51-3b1f0f6f2f10
-  pnpm herald deliveries replay --target <targetId> --status failed --created-from 2026-01-01T00:00:00Z`;
+  herald deliveries list --merchant m1 --status failed
+  herald deliveries show --event Event-8d0e5c1e-2f7a-4c7e-9a51-3b1f0f6f2f10
+  herald deliveries replay --target <targetId> --status failed --created-from 2026-01-01T00:00:00Z`;
+
+const DELIVERY_COLUMNS = [
+  column('ID', 'id'),
+  column('EVENT', 'eventId'),
+  column('TARGET', 'targetId'),
+  column('STATUS', 'status'),
+  column('ATTEMPTS', 'attemptsMade'),
+  column('LAST HTTP', 'lastStatusCode'),
+  column('LAST ERROR', 'lastError'),
+  column('CREATED', 'createdAt'),
+];
+const ATTEMPT_COLUMNS = [
+  column('#', 'number'),
+  column('STARTED', 'startedAt'),
+  column('MS', 'durationMs'),
+  column('HTTP', 'statusCode'),
+  column('ERROR', 'errorKind'),
+  column('MESSAGE', 'errorMessage'),
+];
+const REPLAYED_COLUMNS = [column('ID', 'id'), column('STATUS', 'status'), column('JOB', 'job')];
 
 const FILTERS = {
   status: 'status',
@@ -26,6 +47,7 @@ const FILTERS = {
 } as const;
 
 const OPTIONS = {
+  ...COMMON_OPTIONS,
   ...(Object.fromEntries(Object.keys(FILTERS).map((name) => [name, { type: 'string' }])) as Record<keyof typeof FILTERS, { type: 'string' }>),
   page: { type: 'string' },
   'page-size': { type: 'string' },
@@ -54,28 +76,40 @@ export async function runDeliveriesCommand(argv: readonly string[], io: CliIo, c
   const { values } = parsed;
   const filter = filterOf(values);
   refuseOptions(values, action, id);
+  const json = values.json === true;
+  const detail: Presentation = { json, human: (body) => record(body, { attempts: ATTEMPT_COLUMNS }) };
+  const replayed: Presentation = {
+    json,
+    human: (body) => {
+      const answer = body as { deliveries: Array<Record<string, unknown>>; more: boolean };
+      return table(answer.deliveries, REPLAYED_COLUMNS) + (answer.more ? 'More deliveries match: run the replay again for the next ones.\n' : '');
+    },
+  };
 
   if (action === 'list') {
     const query = new URLSearchParams(filter);
     if (values.page !== undefined) query.set('page', values.page);
     if (values['page-size'] !== undefined) query.set('pageSize', values['page-size']);
-    return printAnswer(io, await adminRequest(config, 'GET', `/deliveries${query.size > 0 ? `?${query}` : ''}`));
+    return printAnswer(io, await adminRequest(config, 'GET', `/deliveries${query.size > 0 ? `?${query}` : ''}`), { json, human: (body) => pageTable(body, DELIVERY_COLUMNS) });
   }
   if (action === 'show') {
     if (id !== undefined) {
       if (Object.keys(filter).length > 0) throw new UsageError('"deliveries show <deliveryId>" takes no other option');
-      return printAnswer(io, await adminRequest(config, 'GET', `/deliveries/${encodeURIComponent(id)}`));
+      return printAnswer(io, await adminRequest(config, 'GET', `/deliveries/${encodeURIComponent(id)}`), detail);
     }
     const { eventId, ...others } = filter;
     if (eventId === undefined || Object.keys(others).length > 0) throw new UsageError('"deliveries show" needs a delivery id or --event <eventId> alone');
-    return printAnswer(io, await adminRequest(config, 'GET', `/events/${encodeURIComponent(eventId)}/deliveries`));
+    return printAnswer(io, await adminRequest(config, 'GET', `/events/${encodeURIComponent(eventId)}/deliveries`), {
+      json,
+      human: (body) => (body as { data: unknown[] }).data.map((delivery) => record(delivery, { attempts: ATTEMPT_COLUMNS })).join('\n'),
+    });
   }
   if (id !== undefined) {
     if (Object.keys(filter).length > 0 || values.limit !== undefined) throw new UsageError('"deliveries replay <deliveryId>" takes no other option');
-    return printAnswer(io, await adminRequest(config, 'POST', `/deliveries/${encodeURIComponent(id)}/replay`));
+    return printAnswer(io, await adminRequest(config, 'POST', `/deliveries/${encodeURIComponent(id)}/replay`), replayed);
   }
   const limit = values.limit === undefined ? {} : { limit: wholeNumber('--limit', values.limit) };
-  return printAnswer(io, await adminRequest(config, 'POST', '/deliveries/replay', { ...filter, ...limit }));
+  return printAnswer(io, await adminRequest(config, 'POST', '/deliveries/replay', { ...filter, ...limit }), replayed);
 }
 
 /** The filter options given, under the API's names. */

@@ -1,36 +1,42 @@
-import { parseArgs } from 'node:util';
 import type { CliConfig } from '@herald/config';
-import { adminRequest, type AdminResponse } from './admin-client';
-import { printAnswer, UsageError, usageErrorOf, type CliIo } from './command';
+import { adminRequest } from './admin-client';
+import { COMMON_OPTIONS, listQuery, PAGING_OPTIONS, parseCommandLine, printAnswer, refuseOptions, UsageError, type CliIo, type OptionValues, type Presentation } from './command';
+import { column, pageTable, record, type Column } from './output';
 
-export const TARGETS_USAGE = `  pnpm herald targets set    (--program <id> | --merchant <id>) --url <url> --auth none|basic|oauth
-                             [--username <name> --password-stdin] [--auth-url <url>]
-                             [--token-request spec|form] [--scope <scopes>] [--no-verify]
-                             [--object-types a,b] [--event-types a,b] [--disabled]
-  pnpm herald targets get    (--program <id> | --merchant <id>)
-  pnpm herald targets delete (--program <id> | --merchant <id>)
-  pnpm herald targets test   (--program <id> | --merchant <id>)
-  pnpm herald targets signing-secret show   (--program <id> | --merchant <id>)
-  pnpm herald targets signing-secret rotate (--program <id> | --merchant <id>) [--show-secret]
+export const TARGETS_USAGE = `  herald targets list    [--program <id>] [--merchant <id>] [--page <n>] [--page-size <n>]
+  herald targets show    (--program <id> | --merchant <id>)
+  herald targets set     (--program <id> | --merchant <id>) --url <url> --auth none|basic|oauth
+                         [--username <name> --password-stdin] [--auth-url <url>]
+                         [--object-types a,b] [--event-types a,b] [--disabled]
+  herald targets update  (--program <id> | --merchant <id>) [--url <url>] [--auth none|basic|oauth]
+                         [--username <name>] [--password-stdin] [--auth-url <url>]
+                         [--object-types a,b|all] [--event-types a,b|all]
+  herald targets enable  (--program <id> | --merchant <id>)
+  herald targets disable (--program <id> | --merchant <id>)
+  herald targets delete  (--program <id> | --merchant <id>)
+  herald targets test    (--program <id> | --merchant <id>)
+  herald targets signing-secret show   (--program <id> | --merchant <id>)
+  herald targets signing-secret rotate (--program <id> | --merchant <id>) [--show-secret]
 
-Callbacks are signed (Standard Webhooks); "signing-secret show" prints the secret merchants verify
-them with. "rotate" makes a new one (the old one keeps signing for the grace period) and prints
-it only with --show-secret.
+"show" includes the target's delivery health: circuit breaker state (closed, open, half_open),
+callbacks in flight and deferred (waiting without spending attempts), last success.
+OAuth targets ("set" with --auth oauth) take [--token-request spec|form] [--scope <scopes>]
+[--no-verify]: their credentials are checked with one token request before they are saved, unless
+--no-verify; --token-request form sends the RFC 6749 request of standard OAuth 2.0 servers.
+"test" sends one test callback now and prints what happened; it exits 1 when it was not delivered.
+Callbacks are signed (Standard Webhooks): "signing-secret show" prints the secret merchants verify
+them with; "rotate" makes a new one (the old one keeps signing for the grace period) and prints it
+only with --show-secret.
 
-"targets get" shows the target with its delivery health: circuit breaker state (closed, open,
-half_open), callbacks in flight and callbacks deferred (waiting without spending attempts).
-
-An OAuth target's credentials are checked with one token request before it is saved; --no-verify
-skips the check (a token endpoint not live yet). --token-request form sends the RFC 6749 request
-of standard OAuth 2.0 servers instead of the spec's. "targets test" sends one test callback now
-and prints what happened; it exits 1 when the callback was not delivered.
-
-The password is read from standard input (--password-stdin), never from the command line, where
-other users could see it in the process list. Example:
-  printf '%s' "$PASSWORD" | pnpm herald targets set --merchant m1 --url https://shop.example/hooks \\
+"set" replaces the whole target; "update", "enable" and "disable" change only what they name and
+keep the stored password. A password is read with --password-stdin: piped in, or typed at a prompt
+that does not echo it; never from the command line, where other users could see it. Example:
+  printf '%s' "$PASSWORD" | herald targets set --merchant m1 --url https://shop.example/hooks \\
     --auth basic --username shop --password-stdin`;
 
 const OPTIONS = {
+  ...COMMON_OPTIONS,
+  ...PAGING_OPTIONS,
   program: { type: 'string' },
   merchant: { type: 'string' },
   url: { type: 'string' },
@@ -41,70 +47,88 @@ const OPTIONS = {
   'token-request': { type: 'string' },
   scope: { type: 'string' },
   'no-verify': { type: 'boolean' },
+  'show-secret': { type: 'boolean' },
   'object-types': { type: 'string' },
   'event-types': { type: 'string' },
   disabled: { type: 'boolean' },
-  'show-secret': { type: 'boolean' },
 } as const;
 
-type Values = ReturnType<typeof parseArgs<{ options: typeof OPTIONS; allowPositionals: true }>>['values'];
+const ACTIONS = ['list', 'show', 'get', 'set', 'update', 'enable', 'disable', 'delete', 'test', 'signing-secret'] as const;
+type Values = OptionValues<typeof OPTIONS>;
 
-type Action = 'set' | 'get' | 'delete' | 'test' | 'signing-secret show' | 'signing-secret rotate';
+const SETTINGS = ['url', 'auth', 'username', 'password-stdin', 'auth-url', 'object-types', 'event-types'] as const;
+/** Options of "targets set" alone. */
+const SET_ONLY = ['token-request', 'scope', 'no-verify', 'disabled'] as const;
+const PAGING = ['page', 'page-size'] as const;
+
+const TARGET_COLUMNS: Column[] = [
+  column('ID', 'id'),
+  { heading: 'OWNER', cell: (t) => (t.merchantId === null ? `program ${String(t.programId)}` : `merchant ${String(t.merchantId)}`) },
+  column('URL', 'url'),
+  column('AUTH', 'auth.mode'),
+  { heading: 'ENABLED', cell: (t) => (t.enabled ? 'yes' : t.disabledReason ? `no (${String(t.disabledReason)})` : 'no') },
+  column('LAST SUCCESS', 'health.lastSuccessAt'),
+  column('FAILING SINCE', 'health.failingSince'),
+];
 
 /**
- * `herald targets set|get|delete|test|signing-secret`: the admin API's notification target
- * operations for support staff. Prints the answer as JSON on stdout; returns the exit code (0 done,
- * 1 refused or failed, or a test callback not delivered, 2 wrong command line).
+ * `herald targets …`: the notification targets of programs and merchants, over the admin API.
+ * Returns the exit code (0 done, 1 refused or failed, 2 wrong command line).
  */
 export async function runTargetsCommand(argv: readonly string[], io: CliIo, config: CliConfig): Promise<number> {
-  const { action, values } = parseCommandLine(argv);
-  const owner = ownerPath(values);
-  if (values['show-secret'] !== undefined && action !== 'signing-secret rotate') throw new UsageError('--show-secret only goes with "targets signing-secret rotate"');
-  let response: AdminResponse;
-  if (action === 'signing-secret show' || action === 'signing-secret rotate') {
-    refuseSetOptions(values, action);
-    const show = action === 'signing-secret show';
-    response = await adminRequest(config, show ? 'GET' : 'POST', `${owner.path}/signing-secret${show ? '' : '/rotate'}`);
-    // A secret reaches the terminal (and its scrollback) only when asked for by name.
-    if (show || values['show-secret']) return printAnswer(io, response);
-    const { secret: _secret, ...rest } = (response.body ?? {}) as Record<string, unknown>;
-    return printAnswer(io, response, { ...rest, rotated: true, secret: 'hidden: run "targets signing-secret show" or pass --show-secret' });
+  const { action, operands, values } = parseCommandLine(argv, OPTIONS, 'targets', ACTIONS);
+  const json = values.json === true;
+  const show = { json, human: (body: unknown) => record(body) };
+  if (action === 'signing-secret') return signingSecret(operands, values, io, config, show);
+  if (operands.length > 0) throw new UsageError(`"targets ${action}" takes no operand`);
+  if (values['show-secret'] !== undefined) throw new UsageError('--show-secret only goes with "targets signing-secret rotate"');
+  if (action !== 'set') refuseOptions(values, SET_ONLY.filter((name) => name !== 'disabled'), `targets ${action}`);
+
+  if (action === 'list') {
+    refuseOptions(values, [...SETTINGS, 'disabled'], 'targets list');
+    const query = listQuery({ programId: values.program, merchantId: values.merchant }, values);
+    return printAnswer(io, await adminRequest(config, 'GET', `/notification-targets${query}`), { json, human: (body) => pageTable(body, TARGET_COLUMNS) });
   }
-  if (action === 'set') {
-    response = await adminRequest(config, 'PUT', values['no-verify'] ? `${owner.path}?verify=false` : owner.path, await targetBody(values, io));
-  } else {
-    refuseSetOptions(values, action);
-    if (action === 'test') {
-      response = await adminRequest(config, 'POST', `${owner.path}/test`);
-      const code = printAnswer(io, response);
+  refuseOptions(values, PAGING, `targets ${action}`);
+  const owner = ownerPath(values);
+  switch (action) {
+    case 'set':
+      return printAnswer(io, await adminRequest(config, 'PUT', values['no-verify'] ? `${owner.path}?verify=false` : owner.path, await targetBody(values, io)), show);
+    case 'test': {
+      refuseOptions(values, [...SETTINGS, 'disabled'], 'targets test');
+      const response = await adminRequest(config, 'POST', `${owner.path}/test`);
+      const code = printAnswer(io, response, show);
       return code === 0 && (response.body as { delivered?: unknown }).delivered !== true ? 1 : code;
     }
-    response = await adminRequest(config, action === 'get' ? 'GET' : 'DELETE', owner.path);
+    case 'update':
+      refuseOptions(values, SET_ONLY, 'targets update');
+      return printAnswer(io, await adminRequest(config, 'PATCH', owner.path, await targetPatch(values, io)), show);
+    case 'enable':
+    case 'disable':
+      refuseOptions(values, [...SETTINGS, 'disabled'], `targets ${action}`);
+      return printAnswer(io, await adminRequest(config, 'PATCH', owner.path, { enabled: action === 'enable' }), show);
+    case 'delete': {
+      refuseOptions(values, [...SETTINGS, 'disabled'], 'targets delete');
+      const deleted = { deleted: true, ...owner.id };
+      return printAnswer(io, await adminRequest(config, 'DELETE', owner.path), show, deleted);
+    }
+    default:
+      refuseOptions(values, [...SETTINGS, 'disabled'], `targets ${action}`);
+      return printAnswer(io, await adminRequest(config, 'GET', owner.path), show);
   }
-
-  return printAnswer(io, response, action === 'delete' ? { deleted: true, ...owner.id } : response.body);
 }
 
-function parseCommandLine(argv: readonly string[]): { action: Action; values: Values } {
-  // Refused before parsing, and without echoing the argument: it holds the password.
-  if (argv.some((arg) => arg === '--password' || arg.startsWith('--password='))) {
-    throw new UsageError('--password is not accepted: pipe the password into standard input and pass --password-stdin');
-  }
-  let parsed: { values: Values; positionals: string[] };
-  try {
-    parsed = parseArgs({ args: [...argv], options: OPTIONS, allowPositionals: true, strict: true });
-  } catch (error) {
-    throw usageErrorOf(error);
-  }
-  const [group, ...rest] = parsed.positionals;
-  const action = rest.join(' ');
-  const actions: readonly string[] = ['set', 'get', 'delete', 'test', 'signing-secret show', 'signing-secret rotate'] satisfies Action[];
-  if (group !== 'targets' || !actions.includes(action)) {
-    throw new UsageError(
-      `expected "targets set", "targets get", "targets delete", "targets test" or "targets signing-secret show|rotate", got "${parsed.positionals.join(' ')}"`,
-    );
-  }
-  return { action: action as Action, values: parsed.values };
+/** `targets signing-secret show|rotate`: a secret reaches the terminal only when asked for by name. */
+async function signingSecret(operands: readonly string[], values: Values, io: CliIo, config: CliConfig, show: Presentation): Promise<number> {
+  const [which, ...rest] = operands;
+  if ((which !== 'show' && which !== 'rotate') || rest.length > 0) throw new UsageError(`expected "targets signing-secret show" or "targets signing-secret rotate", got "targets signing-secret ${operands.join(' ')}"`);
+  if (which === 'show' && values['show-secret'] !== undefined) throw new UsageError('--show-secret only goes with "targets signing-secret rotate"');
+  refuseOptions(values, [...SETTINGS, ...SET_ONLY, ...PAGING], `targets signing-secret ${which}`);
+  const owner = ownerPath(values);
+  const response = await adminRequest(config, which === 'show' ? 'GET' : 'POST', `${owner.path}/signing-secret${which === 'show' ? '' : '/rotate'}`);
+  if (which === 'show' || values['show-secret']) return printAnswer(io, response, show);
+  const { secret: _secret, ...others } = (response.body ?? {}) as Record<string, unknown>;
+  return printAnswer(io, response, show, { ...others, rotated: true, secret: 'hidden: run "targets signing-secret show" or pass --show-secret' });
 }
 
 function ownerPath(values: Values): { path: string; id: { programId: string } | { merchantId: string } } {
@@ -113,13 +137,6 @@ function ownerPath(values: Values): { path: string; id: { programId: string } | 
   return program !== undefined
     ? { path: `/programs/${encodeURIComponent(program)}/notification-target`, id: { programId: program } }
     : { path: `/merchants/${encodeURIComponent(merchant!)}/notification-target`, id: { merchantId: merchant! } };
-}
-
-const SET_ONLY = ['url', 'auth', 'username', 'password-stdin', 'auth-url', 'token-request', 'scope', 'no-verify', 'object-types', 'event-types', 'disabled'] as const;
-
-function refuseSetOptions(values: Values, action: string): void {
-  const given = SET_ONLY.filter((name) => values[name] !== undefined);
-  if (given.length > 0) throw new UsageError(`${given.map((name) => `--${name}`).join(', ')} only go with "targets set", not "${action}"`);
 }
 
 /** The PUT body; the server validates every value, this only checks which options go together. */
@@ -141,7 +158,7 @@ async function targetBody(values: Values, io: CliIo): Promise<Record<string, unk
   if (values['token-request'] !== undefined) auth.tokenRequest = values['token-request'];
   if (values.scope !== undefined) auth.scope = values.scope;
   if (values.username !== undefined) auth.username = values.username;
-  if (values['password-stdin']) auth.password = await passwordFromStdin(io);
+  if (values['password-stdin']) auth.password = await readPassword(io);
 
   const notifications = {
     ...(values['object-types'] === undefined ? {} : { objectTypes: list(values['object-types']) }),
@@ -150,9 +167,30 @@ async function targetBody(values: Values, io: CliIo): Promise<Record<string, unk
   return { url: values.url, auth, notifications, enabled: !values.disabled };
 }
 
-async function passwordFromStdin(io: CliIo): Promise<string> {
-  const input = await io.readStdin();
-  if (input === undefined) throw new UsageError('--password-stdin: pipe the password into standard input (it is a terminal)');
+/** The PATCH body (a JSON merge patch) of the options given: the rest of the target stays as it is. */
+async function targetPatch(values: Values, io: CliIo): Promise<Record<string, unknown>> {
+  const patch: Record<string, unknown> = {};
+  if (values.url !== undefined) patch.url = values.url;
+  const auth: Record<string, string> = {};
+  if (values.auth !== undefined) auth.mode = values.auth;
+  if (values.username !== undefined) auth.username = values.username;
+  if (values['auth-url'] !== undefined) auth.authUrl = values['auth-url'];
+  if (values['password-stdin']) auth.password = await readPassword(io);
+  if (Object.keys(auth).length > 0) patch.auth = auth;
+  const notifications: Record<string, string[] | null> = {};
+  // "all" lifts the filter: null removes the list in a merge patch.
+  if (values['object-types'] !== undefined) notifications.objectTypes = values['object-types'] === 'all' ? null : list(values['object-types']);
+  if (values['event-types'] !== undefined) notifications.eventTypes = values['event-types'] === 'all' ? null : list(values['event-types']);
+  if (Object.keys(notifications).length > 0) patch.notifications = notifications;
+  if (Object.keys(patch).length === 0) throw new UsageError(`"targets update" needs at least one of ${SETTINGS.map((name) => `--${name}`).join(', ')}`);
+  return patch;
+}
+
+/** The password piped into standard input, or typed at a prompt that does not echo it. */
+async function readPassword(io: CliIo): Promise<string> {
+  const piped = await io.readStdin();
+  const input = piped ?? (await io.promptSecret('Password: '));
+  if (input === undefined) throw new UsageError('--password-stdin: pipe the password into standard input, or run in a terminal to type it');
   // `echo secret |` adds a newline that is not part of the password.
   return input.replace(/\r?\n$/, '');
 }

@@ -5,9 +5,20 @@ import type { Logger } from '@herald/logging';
 import { resolveHost, type AddressPolicy, type ResolveHost } from '@herald/outbound';
 import type { TargetHealth } from '@herald/queue';
 import { HttpError } from '../http/http-error';
-import { parseQuery } from '../http/query';
+import { pageOf, parseQuery } from '../http/query';
 import { parseBody } from '../http/validate-body';
-import { merchantTargetBodySchema, programTargetBodySchema, targetPutQuerySchema, type TargetBody, type TargetPutQuery } from './schemas';
+import { mergeTargetPatch } from './merge-patch';
+import {
+  merchantTargetBodySchema,
+  programTargetBodySchema,
+  targetPatchSchema,
+  targetPutQuerySchema,
+  targetsQuerySchema,
+  type TargetBody,
+  type TargetPatch,
+  type TargetPutQuery,
+  type TargetsQuery,
+} from './schemas';
 import { checkCredentials, sendTestCallback, type TargetOutbound } from './target-outbound';
 import { checkTargetUrl } from './url-guard';
 
@@ -16,6 +27,8 @@ const validators = {
   merchant: compileValidator<TargetBody>(merchantTargetBodySchema),
 };
 const validatePutQuery = compileValidator<TargetPutQuery>(targetPutQuerySchema);
+const validatePatch = compileValidator<TargetPatch>(targetPatchSchema);
+const validateListQuery = compileValidator<TargetsQuery>(targetsQuerySchema);
 
 const TENANT_ID = new RegExp(TENANT_ID_PATTERN);
 
@@ -35,13 +48,22 @@ export interface TargetsRouterDependencies {
 /**
  * The notification target of a program or of a merchant, set by admins (mounted under /admin,
  * behind the admin token): PUT creates or replaces it (an OAuth target's credentials checked first
- * with one token request, unless ?verify=false), GET shows it with the password masked and its
+ * with one token request, unless ?verify=false), PATCH changes some of it (a JSON merge patch that
+ * keeps the credentials unless new ones are given), GET shows it with the password masked and its
  * delivery `health` (null while Redis cannot be read: the target itself is still shown), DELETE
- * switches it off, POST …/test sends it a test callback now.
+ * switches it off, POST …/test sends it a test callback now. GET /notification-targets lists them.
  */
 export function targetsRouter(deps: TargetsRouterDependencies): Router {
   const router = Router();
   const resolve = deps.resolveHost ?? resolveHost;
+
+  router.get('/notification-targets', async (req, res) => {
+    const query = parseQuery(validateListQuery, req.query);
+    const { page, pageSize } = pageOf(query);
+    const filter = { ...(query.programId === undefined ? {} : { programId: query.programId }), ...(query.merchantId === undefined ? {} : { merchantId: query.merchantId }) };
+    const { count, targets } = await deps.targets.list(filter, page, pageSize);
+    res.json({ page, pageSize, count, totalPages: Math.ceil(count / pageSize), data: targets });
+  });
 
   for (const kind of ['program', 'merchant'] as const) {
     const path = `/${kind}s/:ownerId/notification-target`;
@@ -71,12 +93,25 @@ export function targetsRouter(deps: TargetsRouterDependencies): Router {
       res.json(await sendTestCallback(target, deps.outbound));
     });
 
+    router.patch(path, async (req, res) => {
+      const owner = ownerOf(kind, req);
+      const patch = parseBody(validatePatch, req.body);
+      const current = await deps.targets.findInput(owner);
+      if (!current) throw noTarget(owner);
+      const merged = parseBody(validators[kind], mergeTargetPatch(current, patch));
+      // Only the URLs the patch sets are checked again: switching off a target whose host no
+      // longer resolves must still work.
+      const input = await checkedInput(merged, deps.urlPolicy, resolve, { url: patch.url !== undefined, authUrl: typeof patch.auth?.authUrl === 'string' });
+      res.json(await deps.targets.upsert(owner, input));
+    });
+
     router.get(path, async (req, res) => {
       const owner = ownerOf(kind, req);
       const target = await deps.targets.find(owner);
       if (!target) throw noTarget(owner);
-      const health = await deps.health(target.id).catch(() => null);
-      res.json({ ...target, health });
+      // The stored part of the health (last success, failing since) and, from Redis, the breaker's.
+      const delivery = await deps.health(target.id).catch(() => null);
+      res.json({ ...target, health: { ...target.health, ...(delivery ?? { breaker: null, inFlight: null, deferred: null }) } });
     });
 
     router.delete(path, async (req, res) => {
@@ -97,10 +132,15 @@ export function ownerOf(kind: 'program' | 'merchant', req: Request): TargetOwner
 
 /** Schema first, then the URL rules (which resolve host names), each violation naming its field. */
 async function parseTargetInput(validate: Validator<TargetBody>, raw: unknown, policy: AddressPolicy, resolve: ResolveHost): Promise<TargetInput> {
-  const body = parseBody(validate, raw);
+  return checkedInput(parseBody(validate, raw), policy, resolve, { url: true, authUrl: true });
+}
+
+/** The URL rules on the URLs of `check` (which resolve host names), each violation naming its field. */
+async function checkedInput(body: TargetBody, policy: AddressPolicy, resolve: ResolveHost, check: { url: boolean; authUrl: boolean }): Promise<TargetInput> {
   const auth = toAuth(body.auth);
-  const checks = [checkTargetUrl(body.url, '/url', policy, resolve)];
-  if (auth.mode === 'oauth') checks.push(checkTargetUrl(auth.authUrl, '/auth/authUrl', policy, resolve));
+  const checks: Array<Promise<Violation | undefined>> = [];
+  if (check.url) checks.push(checkTargetUrl(body.url, '/url', policy, resolve));
+  if (check.authUrl && auth.mode === 'oauth') checks.push(checkTargetUrl(auth.authUrl, '/auth/authUrl', policy, resolve));
   const violations = (await Promise.all(checks)).filter((v): v is Violation => v !== undefined);
   if (violations.length > 0) throw new ValidationError(violations);
   return { url: body.url, auth, notifications: body.notifications ?? {}, enabled: body.enabled ?? true };

@@ -5,9 +5,11 @@ import {
   OAUTH_SCOPE_PATTERN,
   OAUTH_TOKEN_REQUESTS,
   OBJECT_TYPES,
+  TENANT_ID_PATTERN,
   VIOLATION_HINT,
   type FromSchema,
 } from '@herald/domain';
+import { pagingParameters } from '../http/query';
 
 // The body of PUT …/notification-target. The URL rules that JSON Schema cannot say (absolute
 // http(s), no user info, where the host resolves) live in url-guard.ts.
@@ -125,3 +127,64 @@ export const targetPutQuerySchema = {
 
 /** A valid query of PUT …/notification-target. */
 export type TargetPutQuery = FromSchema<typeof targetPutQuerySchema, object>;
+
+/**
+ * The body of PATCH …/notification-target: a JSON merge patch (RFC 7396) of the target as PUT takes
+ * it. Members given replace the stored ones; objects merge member by member; `null` removes a
+ * member (a notifications list, meaning "all" again). `auth` merges into the stored auth while its
+ * mode stays, so the password is kept unless a new one is given; a patch that changes auth.mode
+ * replaces auth whole and must give every field the new mode needs. The value rules are the PUT
+ * schema's, checked on the merged target, so each problem names the field as the patch spells it.
+ */
+export const targetPatchSchema = {
+  $id: 'herald:admin/notification-target-patch',
+  type: 'object',
+  additionalProperties: false,
+  minProperties: 1,
+  properties: {
+    url: { type: 'string' },
+    auth: {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        mode: { type: 'string' },
+        username: { type: ['string', 'null'] },
+        password: { type: ['string', 'null'] },
+        authUrl: { type: ['string', 'null'] },
+      },
+    },
+    notifications: {
+      type: ['object', 'null'],
+      additionalProperties: false,
+      properties: { objectTypes: { type: ['array', 'null'] }, eventTypes: { type: ['array', 'null'] } },
+    },
+    enabled: { type: 'boolean' },
+  },
+} as const;
+
+/** A body that passed targetPatchSchema. */
+export interface TargetPatch {
+  url?: string;
+  auth?: { mode?: string; username?: string | null; password?: string | null; authUrl?: string | null };
+  notifications?: { objectTypes?: unknown[] | null; eventTypes?: unknown[] | null } | null;
+  enabled?: boolean;
+}
+
+/** Query of GET /admin/notification-targets. Unknown parameters are refused. */
+export const targetsQuerySchema = {
+  $id: 'herald:admin/notification-targets-query',
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    programId: { type: 'string', pattern: TENANT_ID_PATTERN, description: "Targets of this program: its own and its merchants'." },
+    merchantId: { type: 'string', pattern: TENANT_ID_PATTERN, description: "This merchant's target." },
+    ...pagingParameters,
+  },
+} as const;
+
+export interface TargetsQuery {
+  programId?: string;
+  merchantId?: string;
+  page?: number;
+  pageSize?: number;
+}

@@ -35,7 +35,7 @@ export function createTestApi(env: Record<string, string> = {}) {
   deliveryQueue.on('error', () => undefined);
   const app = createApp({ config, logger, databases, redis, producer });
 
-  const admin = (method: 'post' | 'put' | 'delete' | 'get', path: string) =>
+  const admin = (method: 'post' | 'put' | 'patch' | 'delete' | 'get', path: string) =>
     request(app)[method](`/admin${path}`).set('Authorization', `Bearer ${config.adminToken}`);
   const ingest = (body: unknown) =>
     request(app).post('/internal/events').set('Authorization', `Bearer ${config.ingestToken}`).send(body as object);

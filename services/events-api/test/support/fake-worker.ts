@@ -41,8 +41,8 @@ export function createFakeWorker(api: TestApi) {
           ...(outcome === 'succeeded' ? { statusCode: 200, responseBody: 'ok' } : { statusCode: 500, errorKind: 'http_status', errorMessage: 'the target answered HTTP 500' }),
           ...fields,
         };
-        const [number] = await attempts.recordAttempts([{ deliveryId: job.data.deliveryId, attempt, outcome: outcome === 'retrying' ? 'pending' : outcome }]);
-        if (outcome === 'succeeded') await job.moveToCompleted({ outcome: 'delivered', attempt: number }, token, false);
+        const [recorded] = await attempts.recordAttempts([{ deliveryId: job.data.deliveryId, attempt, outcome: outcome === 'retrying' ? 'pending' : outcome }]);
+        if (outcome === 'succeeded') await job.moveToCompleted({ outcome: 'delivered', attempt: recorded?.number }, token, false);
         // A retry: BullMQ delays the job by the backoff, as after a failed attempt of the worker.
         else if (outcome === 'retrying') await job.moveToFailed(new Error(attempt.errorMessage ?? 'failed'), token, false);
         // Unrecoverable: failed for good whatever attempts the job has left, like a last try.

@@ -1,0 +1,137 @@
+// Support's path through an auto-disabled target, end to end: the events-api and a delivery-worker
+// in their own processes, a merchant's HTTP receiver, and the `herald` CLI as support runs it.
+import { spawn } from 'node:child_process';
+import { randomBytes, randomUUID } from 'node:crypto';
+import path from 'node:path';
+import { createPrismaClient } from '@herald/db';
+import { startHttpRecorder, startService, testDatabaseUrl, testProcessEnv, uniqueId, type HttpRecorder, type ServiceProcess } from '@herald/testing';
+
+const ROOT = path.resolve(__dirname, '../../..');
+const HERALD = path.join(ROOT, 'node_modules/.bin/herald');
+const ADMIN_TOKEN = randomBytes(24).toString('base64url');
+const INGEST_TOKEN = randomBytes(24).toString('base64url');
+const QUEUE_PREFIX = uniqueId('cli_disable');
+const PASSWORD = `pw-${randomUUID()}`;
+
+let api: ServiceProcess;
+let worker: ServiceProcess;
+let merchant: HttpRecorder;
+let apiUrl: string;
+let merchantAnswers = 500;
+const prisma = createPrismaClient(testDatabaseUrl());
+
+beforeAll(async () => {
+  // One queue for both processes; the test setup removes its keys after the file.
+  const shared = { NODE_ENV: 'test', DATABASE_URL: testDatabaseUrl(), QUEUE_PREFIX };
+  api = startService('services/events-api/src/server.ts', { ...shared, LOG_LEVEL: 'info', PORT: '0', ADMIN_TOKEN, INGEST_TOKEN });
+  worker = startService('services/delivery-worker/src/main.ts', {
+    ...shared,
+    LOG_LEVEL: 'info',
+    METRICS_PORT: '0',
+    TARGET_AUTO_DISABLE_AFTER: '1h',
+    DELIVERY_ATTEMPTS: '5',
+    DELIVERY_BACKOFF_MS: '50',
+  });
+  merchant = await startHttpRecorder(() => ({ status: merchantAnswers }));
+  apiUrl = `http://127.0.0.1:${String((await api.waitForLog('events-api listening')).port)}`;
+  await worker.waitForLog('delivery-worker ready');
+}, 60_000);
+
+afterAll(async () => {
+  await Promise.all([api.stop('SIGTERM'), worker.stop('SIGTERM'), merchant.close()]);
+  await prisma.$disconnect();
+});
+
+interface CliRun {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+function herald(args: string[], stdin = ''): Promise<CliRun> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(HERALD, args, { cwd: ROOT, env: testProcessEnv({ HERALD_API_URL: apiUrl, ADMIN_TOKEN }), stdio: ['pipe', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+    child.once('error', reject);
+    child.once('close', (code) => resolve({ code, stdout, stderr }));
+    child.stdin.end(stdin);
+  });
+}
+
+async function heraldJson<T = Record<string, unknown>>(args: string[], stdin = ''): Promise<T> {
+  const run = await herald([...args, '--json'], stdin);
+  expect(run).toMatchObject({ code: 0, stderr: '' });
+  return JSON.parse(run.stdout) as T;
+}
+
+/** Polls the delivery through the CLI until its status is `status`. */
+async function deliveryReaches(deliveryId: string, status: string): Promise<Record<string, unknown>> {
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    const delivery = await heraldJson(['deliveries', 'show', deliveryId]);
+    if (delivery.status === status) return delivery;
+    if (Date.now() > deadline) throw new Error(`delivery ${deliveryId} stayed ${String(delivery.status)}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+it('shows an auto-disabled target, and after a fix without the password, replays its delivery with the stored credentials', async () => {
+  const program = await heraldJson<{ id: string }>(['programs', 'create', '--name', 'Auto-disable program']);
+  const shop = await heraldJson<{ id: string }>(['merchants', 'create', '--program', program.id, '--name', 'Failing shop']);
+  const target = await heraldJson<{ id: string }>(
+    ['targets', 'set', '--merchant', shop.id, '--url', `${merchant.origin}/hooks`, '--auth', 'basic', '--username', 'shop', '--password-stdin'],
+    PASSWORD,
+  );
+  // Every attempt has failed for two hours already: the next failure is the last straw.
+  await prisma.notificationTarget.update({ where: { id: target.id }, data: { failingSince: new Date(Date.now() - 2 * 3_600_000) } });
+
+  const eventId = `Event-${randomUUID()}`;
+  const ingested = await fetch(`${apiUrl}/internal/events`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${INGEST_TOKEN}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ id: eventId, programId: program.id, merchantId: shop.id, origin: 'api', eventType: 'created', objectId: 'pay-1', objectType: 'payment' }),
+  });
+  expect(ingested.status).toBe(201);
+  const { data } = await heraldJson<{ data: Array<{ id: string }> }>(['deliveries', 'list', '--event', eventId]);
+  const deliveryId = data[0]!.id;
+
+  const failed = await deliveryReaches(deliveryId, 'failed');
+  expect(failed.lastError).toMatch(/the notification target is auto-disabled$/);
+  expect(merchant.requests).toHaveLength(1);
+  await worker.waitForLog('notification target auto-disabled: every attempt failed for TARGET_AUTO_DISABLE_AFTER');
+
+  // What support sees: the table row and the target itself.
+  const listed = await herald(['targets', 'list', '--merchant', shop.id]);
+  expect(listed.code).toBe(0);
+  expect(listed.stdout).toMatch(/^ID +OWNER +URL +AUTH +ENABLED +LAST SUCCESS +FAILING SINCE\n/);
+  expect(listed.stdout).toContain(`merchant ${shop.id}`);
+  expect(listed.stdout).toMatch(/ basic +no \(auto-disabled\) +- +\d{4}-/);
+  const shown = await herald(['targets', 'show', '--merchant', shop.id]);
+  expect(shown.stdout).toMatch(/^enabled +false$/m);
+  expect(shown.stdout).toMatch(/^disabledReason +auto-disabled$/m);
+  expect(shown.stdout).toMatch(/^health\.failingSince +\d{4}-/m);
+  expect(shown.stdout).toMatch(/^auth\.password +\*{8}$/m);
+
+  // The merchant fixes the endpoint; support moves the URL and switches the target on, no password needed.
+  merchantAnswers = 200;
+  const moved = await heraldJson(['targets', 'update', '--merchant', shop.id, '--url', `${merchant.origin}/v2/hooks`]);
+  expect(moved).toMatchObject({ enabled: false, disabledReason: 'auto-disabled' });
+  const enabled = await heraldJson(['targets', 'enable', '--merchant', shop.id]);
+  expect(enabled).toMatchObject({ enabled: true, disabledReason: null, disabledAt: null, health: { failingSince: null } });
+
+  const replayed = await herald(['deliveries', 'replay', deliveryId]);
+  expect(replayed.code).toBe(0);
+  expect(replayed.stdout).toMatch(/^ID +STATUS +JOB\n/);
+  await deliveryReaches(deliveryId, 'succeeded');
+  const delivered = merchant.requests.at(-1)!;
+  expect(delivered.url).toBe('/v2/hooks');
+  // The stored credentials, kept through update and enable.
+  expect(delivered.headers.authorization).toBe(`Basic ${Buffer.from(`shop:${PASSWORD}`).toString('base64')}`);
+
+  const healthy = await heraldJson<{ health: { lastSuccessAt: string | null; failingSince: string | null } }>(['targets', 'show', '--merchant', shop.id]);
+  expect(healthy.health).toMatchObject({ lastSuccessAt: expect.any(String), failingSince: null, breaker: { state: 'closed' } });
+  expect(api.output() + worker.output()).not.toContain(PASSWORD);
+}, 90_000);

@@ -1,0 +1,137 @@
+import { randomUUID } from 'node:crypto';
+import { credentialsCipherFromConfig, targetRepository, type TargetOwner } from '@herald/db';
+import { createTestApi } from './support/api';
+
+const api = createTestApi();
+const guarded = createTestApi({ ALLOW_PRIVATE_TARGETS: 'false', TARGET_HOST_ALLOWLIST: 'localhost' });
+afterAll(() => Promise.all([api.close(), guarded.close()]));
+
+const path = (merchantId: string) => `/merchants/${merchantId}/notification-target`;
+
+/** What the worker would send: the stored settings with the credentials decrypted. */
+function stored(owner: TargetOwner) {
+  return targetRepository(api.prisma, credentialsCipherFromConfig(api.config)).findInput(owner);
+}
+
+/** A merchant with a basic-auth target, and its password. */
+async function merchantWithTarget(): Promise<{ merchantId: string; password: string }> {
+  const { merchantId } = await api.createTenant();
+  const password = `secret-${randomUUID()}`;
+  await api
+    .admin('put', path(merchantId))
+    .send({ url: 'https://shop.example/hooks', auth: { mode: 'basic', username: 'shop', password }, notifications: { eventTypes: ['created'] } })
+    .expect(200);
+  return { merchantId, password };
+}
+
+describe('PATCH /admin/{programs|merchants}/:id/notification-target (JSON merge patch)', () => {
+  it('changes the URL and switches the target off and on while keeping the credentials', async () => {
+    const { merchantId, password } = await merchantWithTarget();
+    const owner = { kind: 'merchant', merchantId } as const;
+
+    const moved = await api.admin('patch', path(merchantId)).send({ url: 'https://shop.example/v2/hooks' });
+    expect(moved.status).toBe(200);
+    expect(moved.body).toMatchObject({ url: 'https://shop.example/v2/hooks', auth: { mode: 'basic', username: 'shop', password: '********' }, enabled: true });
+    expect(JSON.stringify(moved.body)).not.toContain(password);
+
+    const off = await api.admin('patch', path(merchantId)).send({ enabled: false });
+    expect(off.body).toMatchObject({ enabled: false, disabledReason: null, disabledAt: expect.any(String) });
+    const on = await api.admin('patch', path(merchantId)).set('content-type', 'application/merge-patch+json').send(JSON.stringify({ enabled: true }));
+    expect(on.status).toBe(200);
+    expect(on.body).toMatchObject({ enabled: true, disabledAt: null });
+
+    expect(await stored(owner)).toEqual({
+      url: 'https://shop.example/v2/hooks',
+      auth: { mode: 'basic', username: 'shop', password },
+      notifications: { eventTypes: ['created'] },
+      enabled: true,
+    });
+  });
+
+  it('merges filters member by member, and null removes one (all types again)', async () => {
+    const { merchantId } = await merchantWithTarget();
+    const added = await api.admin('patch', path(merchantId)).send({ notifications: { objectTypes: ['payment'] } });
+    expect(added.body.notifications).toEqual({ objectTypes: ['payment'], eventTypes: ['created'] });
+    const removed = await api.admin('patch', path(merchantId)).send({ notifications: { eventTypes: null } });
+    expect(removed.body.notifications).toEqual({ objectTypes: ['payment'] });
+    const cleared = await api.admin('patch', path(merchantId)).send({ notifications: null });
+    expect(cleared.body.notifications).toEqual({});
+  });
+
+  it('replaces the password only when a new one is given, and keeps the credentials when basic becomes oauth', async () => {
+    const { merchantId } = await merchantWithTarget();
+    const owner = { kind: 'merchant', merchantId } as const;
+    const newPassword = `new-${randomUUID()}`;
+    await api.admin('patch', path(merchantId)).send({ auth: { password: newPassword } }).expect(200);
+    expect((await stored(owner))!.auth).toEqual({ mode: 'basic', username: 'shop', password: newPassword });
+
+    const oauth = await api.admin('patch', path(merchantId)).send({ auth: { mode: 'oauth', authUrl: 'https://shop.example/token' } });
+    expect(oauth.status).toBe(200);
+    expect((await stored(owner))!.auth).toEqual({ mode: 'oauth', authUrl: 'https://shop.example/token', tokenRequest: 'spec', username: 'shop', password: newPassword });
+
+    const none = await api.admin('patch', path(merchantId)).send({ auth: { mode: 'none' } });
+    expect(none.body.auth).toEqual({ mode: 'none' });
+    // From none, a mode with credentials needs them.
+    const refused = await api.admin('patch', path(merchantId)).send({ auth: { mode: 'basic', username: 'shop' } });
+    expect(refused.status).toBe(400);
+    expect(refused.body.errors).toEqual([expect.objectContaining({ pointer: '/auth/password' })]);
+  });
+
+  it.each([
+    [{}, ''],
+    [{ colour: 'red' }, '/colour'],
+    [{ url: null }, '/url'],
+    [{ url: 'ftp://shop.example/' }, '/url'],
+    [{ enabled: 'yes' }, '/enabled'],
+    [{ notifications: { objectTypes: ['subscription'] } }, '/notifications/objectTypes/0'],
+    [{ auth: { mode: 'digest' } }, '/auth/mode'],
+  ])('refuses %j with 400 problem+json naming %s', async (body, pointer) => {
+    const { merchantId, password } = await merchantWithTarget();
+    const res = await api.admin('patch', path(merchantId)).send(body);
+    expect(res.status).toBe(400);
+    expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
+    expect(res.body.errors).toEqual(expect.arrayContaining([expect.objectContaining({ pointer })]));
+    expect(JSON.stringify(res.body)).not.toContain(password);
+  });
+
+  it('answers 404 for an owner without a target', async () => {
+    const { merchantId } = await api.createTenant();
+    expect((await api.admin('patch', path(merchantId)).send({ enabled: false })).status).toBe(404);
+    expect((await api.admin('patch', path('no such merchant!')).send({ enabled: false })).status).toBe(404);
+  });
+
+  it('checks only the URLs a patch sets, so a target whose host is refused can still be switched off', async () => {
+    const { merchantId } = await guarded.createTenant();
+    await guarded.admin('put', path(merchantId)).send({ url: 'http://localhost/hooks', auth: { mode: 'none' } }).expect(200);
+    const refused = await guarded.admin('patch', path(merchantId)).send({ url: 'http://127.0.0.1/hooks' });
+    expect(refused.status).toBe(400);
+    expect(refused.body.errors).toEqual([expect.objectContaining({ pointer: '/url' })]);
+    // Stored while allowed; refused now (the allowlist changed, or the host resolves elsewhere).
+    await guarded.prisma.notificationTarget.updateMany({ where: { merchantId }, data: { url: 'http://127.0.0.1/hooks' } });
+    expect((await guarded.admin('patch', path(merchantId)).send({ enabled: false })).body).toMatchObject({ enabled: false, url: 'http://127.0.0.1/hooks' });
+  });
+});
+
+describe('GET /admin/notification-targets', () => {
+  it("lists a program's targets, the program's own first, with paging, and one merchant's", async () => {
+    const { programId, merchantId } = await api.createTenant();
+    await api.admin('put', `/programs/${programId}/notification-target`).send({ url: 'https://program.example/hooks', auth: { mode: 'none' } }).expect(200);
+    await api.admin('put', path(merchantId)).send({ url: 'https://shop.example/hooks', auth: { mode: 'none' } }).expect(200);
+
+    const all = await api.admin('get', `/notification-targets?programId=${programId}`);
+    expect(all.status).toBe(200);
+    expect(all.body).toMatchObject({ page: 1, pageSize: 20, count: 2, totalPages: 1 });
+    expect(all.body.data.map((t: { merchantId: string | null }) => t.merchantId)).toEqual([null, merchantId]);
+
+    const second = await api.admin('get', `/notification-targets?programId=${programId}&page=2&pageSize=1`);
+    expect(second.body).toMatchObject({ page: 2, pageSize: 1, count: 2, data: [{ merchantId }] });
+    const one = await api.admin('get', `/notification-targets?merchantId=${merchantId}`);
+    expect(one.body).toMatchObject({ count: 1, data: [{ url: 'https://shop.example/hooks', health: { lastSuccessAt: null, failingSince: null } }] });
+  });
+
+  it('refuses an unknown parameter with 400 naming it', async () => {
+    const res = await api.admin('get', '/notification-targets?program=p1');
+    expect(res.status).toBe(400);
+    expect(res.body.errors).toEqual([expect.objectContaining({ parameter: 'program' })]);
+  });
+});
