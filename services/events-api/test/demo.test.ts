@@ -45,7 +45,7 @@ describe('pnpm demo', () => {
     for (let run = 1; run <= 2; run += 1) {
       const result = await demo({ HERALD_API_URL: apiUrl, ADMIN_TOKEN, INGEST_TOKEN });
       expect({ run, code: result.code, stderr: result.stderr }).toEqual({ run, code: 0, stderr: '' });
-      expect(result.stdout.match(/callback received {2}webhook-id Event-/g)).toHaveLength(3);
+      expect(result.stdout.match(/callback received {2}webhook-id Event-.*\(signature verified\)/g)).toHaveLength(3);
       expect(result.stdout).toMatch(/GET \/events\?objectId=pay_demo_\w+ as the merchant: 2 event\(s\)/);
       // The key is shown once, for the commands to go on with.
       expect(result.stdout).toMatch(/export HERALD_KEY=\S{20,}/);

@@ -7,6 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { ConfigError, loadDemoConfig, type DemoConfig } from '@herald/config';
+import { signWebhook } from '@herald/domain';
 
 const PROGRAM_ID = 'demo';
 const MERCHANT_ID = 'demo-shop';
@@ -18,6 +19,17 @@ const REQUEST_TIMEOUT_MS = 15_000;
 interface ReceivedCallback {
   headers: IncomingHttpHeaders;
   body: string;
+}
+
+/**
+ * Whether a callback carries a Standard Webhooks signature made with `secret`, as a merchant's
+ * receiver checks it (the reference library does the same computation).
+ */
+function signedWith(secret: string, callback: ReceivedCallback): boolean {
+  const { 'webhook-id': id, 'webhook-timestamp': timestamp, 'webhook-signature': signatures } = callback.headers;
+  if (typeof id !== 'string' || typeof timestamp !== 'string' || typeof signatures !== 'string') return false;
+  const expected = signWebhook(secret, { id, timestamp: Number(timestamp), body: callback.body });
+  return signatures.split(' ').includes(expected);
 }
 
 /** Something the demo cannot go on without: printed as is, exit 1. */
@@ -89,9 +101,11 @@ async function runDemo(config: DemoConfig, print: (line: string) => void): Promi
 
   const callbacks = new Map<string, ReceivedCallback>();
   let onArrival = (): void => undefined;
+  let signingSecret: string | undefined;
   const receiver = await startReceiver((callback) => {
     const event = JSON.parse(callback.body) as { eventType: string; objectType: string; objectId: string };
-    print(`  callback received  webhook-id ${String(callback.headers['webhook-id'])}  ${event.objectType} ${event.objectId} ${event.eventType}`);
+    const signature = signingSecret !== undefined && signedWith(signingSecret, callback) ? 'signature verified' : 'SIGNATURE NOT VERIFIED';
+    print(`  callback received  webhook-id ${String(callback.headers['webhook-id'])}  ${event.objectType} ${event.objectId} ${event.eventType}  (${signature})`);
     callbacks.set(String(callback.headers['webhook-id']), callback);
     onArrival();
   });
@@ -108,6 +122,10 @@ async function runDemo(config: DemoConfig, print: (line: string) => void): Promi
     const apiKey = String(keyAnswer.body.key);
     const target = await call(config, 'PUT', `/admin/merchants/${MERCHANT_ID}/notification-target`, { ...admin, body: { url: receiverUrl, auth: { mode: 'none' } } });
     expectStatus('Setting the notification target', target, [200]);
+    // The merchant verifies every callback with its target's signing secret (Standard Webhooks).
+    const secret = await call(config, 'GET', `/admin/merchants/${MERCHANT_ID}/notification-target/signing-secret`, admin);
+    expectStatus('Reading the signing secret', secret, [200]);
+    signingSecret = String(secret.body.secret);
     print(`Program "${PROGRAM_ID}", merchant "${MERCHANT_ID}" and a new API key ready; the merchant's notification target is the receiver.`);
 
     const paymentId = `pay_demo_${randomUUID().slice(0, 8)}`;
