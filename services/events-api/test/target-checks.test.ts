@@ -3,8 +3,13 @@ import { createAuthStrategy } from '@herald/callback-auth';
 import { TEST_CALLBACK_HEADER } from '@herald/callbacks';
 import { createRedisConnection } from '@herald/queue';
 import { always, closedPort, startHttpRecorder, type HttpRecorder, type Responder } from '@herald/testing';
+import request from 'supertest';
 import rootPackage from '../../../package.json';
 import { createTestApi } from './support/api';
+import { expectDocumented, type OpenApiDocument } from './support/openapi';
+
+/** The ingest and admin OpenAPI document, as the API serves it. */
+const internalDocument = async (): Promise<OpenApiDocument> => (await request(api.app).get('/openapi/internal.json').expect(200)).body as OpenApiDocument;
 
 const api = createTestApi({ CALLBACK_TIMEOUT_MS: '3000', OAUTH_TOKEN_TIMEOUT_MS: '3000' });
 const redis = createRedisConnection(api.config.redisUrl, { role: 'client' });
@@ -77,6 +82,7 @@ describe('PUT …/notification-target of an OAuth target: the credential check',
       tokenEndpoint: { failure: 'http_status', status: 401, error: 'invalid_client', errorDescription: 'Client authentication failed for [REDACTED]' },
     });
     expect(put.body.detail).toContain('?verify=false');
+    expectDocumented(await internalDocument(), 'internal', '/admin/programs/{programId}/notification-target', 'put', put);
     expect(put.text).not.toContain(SECRET);
     expect(api.logs()).not.toContain(SECRET);
     expect((await api.admin('get', `/programs/${programId}/notification-target`)).status).toBe(404);
@@ -121,6 +127,7 @@ describe('POST …/notification-target/test', () => {
     const res = await api.admin('post', `/programs/${programId}/notification-target/test`);
     expect(res.status).toBe(200);
     expect(res.body).toEqual({ webhookId: expect.stringMatching(/^Test-[0-9a-f-]{36}$/), durationMs: expect.any(Number), ...expected });
+    expectDocumented(await internalDocument(), 'internal', '/admin/programs/{programId}/notification-target/test', 'post', res);
 
     expect(receiver.requests).toHaveLength(1);
     const [request] = receiver.requests;

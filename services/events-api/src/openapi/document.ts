@@ -4,7 +4,7 @@ import { deliveriesQuerySchema, replayBodySchema } from '../deliveries/schemas';
 import { REQUIRED_HEADERS } from '../events/headers';
 import { eventsQuerySchema } from '../events/query';
 import { DELIVERIES_HEADER, DELIVERY_TARGETS_HEADER } from '../ingest/router';
-import { merchantTargetBodySchema, programTargetBodySchema } from '../targets/schemas';
+import { merchantTargetBodySchema, programTargetBodySchema, targetPutQuerySchema } from '../targets/schemas';
 import { callbackWebhook, signingSecretPaths } from './callbacks';
 import { adminResponseSchemas, internalProblemSchema, problemSchema } from './schemas';
 
@@ -40,6 +40,21 @@ const unavailable = (what = 'A dependency (the database or the queue) is unavail
   problem(`${what}; retry after Retry-After seconds.`, { 'Retry-After': RETRY_AFTER });
 const json = (schema: unknown) => ({ 'application/json': { schema } });
 const schemaRef = (name: string) => ({ $ref: `#/components/schemas/${name}` });
+
+/** The answer of a test callback (targets/target-outbound.ts TestCallbackReport). */
+const TEST_CALLBACK_REPORT = {
+  type: 'object',
+  required: ['webhookId', 'delivered', 'durationMs'],
+  properties: {
+    webhookId: { type: 'string', description: 'Test-<uuid>: the webhook-id the callback carried.' },
+    delivered: { type: 'boolean', description: 'HTTP 200, and only 200, counts.' },
+    statusCode: { type: 'integer', description: "The merchant's status, when it answered." },
+    durationMs: { type: 'integer', minimum: 0 },
+    errorKind: { type: 'string', description: "Why it was not delivered, in the attempt log's vocabulary." },
+    errorMessage: { type: 'string' },
+    responseBody: { type: 'string', description: "The answer's first bytes, redacted." },
+  },
+} as const;
 
 /** The merchant API: GET /events, behind a merchant's or a program's x-api-key. */
 export function buildMerchantDocument(): Schema {
@@ -112,8 +127,16 @@ export function buildInternalDocument(): Schema {
     put: admin({
       operationId: `set${capitalised(kind)}Target`,
       summary: `Create or replace the ${kind}'s notification target (the whole target; credentials are stored encrypted).`,
+      description: "An OAuth target's credentials are checked first with one real token request (unless verify=false); its token then serves the first callbacks.",
+      parameters: Object.entries(targetPutQuerySchema.properties).map(([name, schema]) => ({ name, in: 'query', required: false, schema })),
       requestBody: withBody(schemaRef(nameOf(body))),
-      responses: { 200: { description: 'The target as stored, password masked.', content: json(schemaRef('NotificationTarget')) }, 400: badBody, ...common, 404: notFound(kind) },
+      responses: {
+        200: { description: 'The target as stored, password masked.', content: json(schemaRef('NotificationTarget')) },
+        400: badBody,
+        ...common,
+        404: notFound(kind),
+        422: problem("The token endpoint refused the OAuth credentials (credentials_rejected): `errors` points at /auth, `tokenEndpoint` holds its status and RFC 6749 error; nothing was stored."),
+      },
     }),
     get: admin({
       operationId: `get${capitalised(kind)}Target`,
@@ -124,6 +147,16 @@ export function buildInternalDocument(): Schema {
       operationId: `delete${capitalised(kind)}Target`,
       summary: `Switch the ${kind}'s notification target off (its delivery history stays).`,
       responses: { 204: { description: 'Switched off.' }, ...common, 404: notFound('target') },
+    }),
+  });
+
+  const testCallbackPath = (kind: 'program' | 'merchant') => ({
+    parameters: [idParameter(`${kind}Id`, `The ${kind}'s id.`)],
+    post: admin({
+      operationId: `test${capitalised(kind)}Target`,
+      summary: `Send the ${kind}'s target one test callback now (signed, with its auth mode, outside the queue; nothing is stored).`,
+      description: 'Marked by the header `herald-test: true` and a body that is no event: {"type":"herald.test","test":true,"id":"Test-<uuid>",…}.',
+      responses: { 200: { description: 'What happened.', content: json(TEST_CALLBACK_REPORT) }, ...common, 404: notFound('target') },
     }),
   });
 
@@ -205,6 +238,8 @@ export function buildInternalDocument(): Schema {
       },
       '/admin/programs/{programId}/notification-target': targetPaths('program', programTargetBodySchema),
       '/admin/merchants/{merchantId}/notification-target': targetPaths('merchant', merchantTargetBodySchema),
+      '/admin/programs/{programId}/notification-target/test': testCallbackPath('program'),
+      '/admin/merchants/{merchantId}/notification-target/test': testCallbackPath('merchant'),
       '/admin/deliveries': {
         get: admin({
           operationId: 'listDeliveries',
