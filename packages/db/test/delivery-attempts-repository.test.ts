@@ -202,6 +202,30 @@ describe("the targets' health, recorded with each batch of attempts", () => {
     expect(await target(targetId)).toMatchObject({ failingSince: null, lastSuccessAt: success });
   });
 
+  it('writes no target row while its health stays the same: successes within a minute of the last one kept, failures of a running run', async () => {
+    const { targetId, deliveryIds } = await deliveriesToOneTarget(6);
+    const [a, b, c, d, e, f] = deliveryIds as [string, string, string, string, string, string];
+    // xmin names the transaction that last wrote the row: unchanged means not written (nor locked for it).
+    const version = async () => (await prisma.$queryRaw<Array<{ xmin: string }>>`SELECT xmin::text FROM notification_targets WHERE id = ${targetId}::uuid`)[0]!.xmin;
+    const succeeded = (deliveryId: string, startedAt: Date) => ({ deliveryId, attempt: { startedAt, durationMs: 5, statusCode: 200 }, outcome: 'succeeded' as const });
+    const t0 = new Date('2026-11-22T10:00:00.000Z');
+
+    await attempts.recordAttempts([succeeded(a, t0)]);
+    const afterFirstSuccess = await version();
+    await attempts.recordAttempts([succeeded(b, new Date(t0.getTime() + 30_000))]);
+    expect(await version()).toBe(afterFirstSuccess);
+    expect((await target(targetId)).lastSuccessAt).toEqual(t0);
+    await attempts.recordAttempts([succeeded(c, new Date(t0.getTime() + 61_000))]);
+    expect((await target(targetId)).lastSuccessAt).toEqual(new Date(t0.getTime() + 61_000));
+
+    await attempts.recordAttempts([failed(d, new Date(t0.getTime() + 70_000))]);
+    const afterFirstFailure = await version();
+    await attempts.recordAttempts([failed(e, new Date(t0.getTime() + 80_000))]);
+    expect(await version()).toBe(afterFirstFailure);
+    await attempts.recordAttempts([succeeded(f, new Date(t0.getTime() + 90_000))]);
+    expect(await target(targetId)).toMatchObject({ failingSince: null, lastSuccessAt: new Date(t0.getTime() + 90_000) });
+  });
+
   it('switches a still failing target off once, reported by one attempt of the batch', async () => {
     const { targetId, deliveryIds } = await deliveriesToOneTarget(2);
     const t0 = new Date('2026-11-20T10:00:00.000Z');

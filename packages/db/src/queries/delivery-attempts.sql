@@ -192,6 +192,14 @@ WITH
     FROM
       "notification_targets" AS "t"
       INNER JOIN "per_target" AS "p" ON "p"."target_id" = "t"."id"
+    WHERE
+      CASE
+        WHEN p.succeeded THEN t.failing_since IS NOT NULL
+        OR t.last_success_at IS NULL
+        OR t.last_success_at < p.last_success - '1 minute'::interval
+        ELSE t.failing_since IS NULL
+        OR p.disable
+      END
     ORDER BY
       "t"."id"
     FOR NO KEY UPDATE OF

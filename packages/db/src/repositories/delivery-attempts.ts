@@ -207,13 +207,16 @@ const deferralStatement = byShape((_shape: 'defer', c: { ids: string[]; counts: 
     .whereRef('d.id', '=', 'i.delivery_id'),
 );
 
+/** How stale a target's last_success_at may be while it keeps succeeding: it is rewritten at most this often. */
+const LAST_SUCCESS_PRECISION = '1 minute';
+
 /** What the health statement reads of one recorded attempt. */
 type TargetOutcomeInput = { delivery_id: string; succeeded: boolean; started_at: Date; disable: boolean };
 type TargetOutcomeColumns = { [K in keyof TargetOutcomeInput]: Array<TargetOutcomeInput[K]> };
 
 /**
- * The targets' side of a batch of attempts: a 200 sets last_success_at and ends the run of
- * failures; a failure starts one (failing_since) unless one is running; a failure the worker marked
+ * The targets' side of a batch of attempts: a 200 ends the run of failures and sets
+ * last_success_at (to within LAST_SUCCESS_PRECISION); a failure starts one (failing_since) unless one is running; a failure the worker marked
  * `disable` switches an enabled, still failing target off as `auto-disabled`. The rows are locked
  * in id order first, so that two workers recording overlapping batches cannot deadlock. Returns,
  * for each target this batch switched off, the one attempt that reports it.
@@ -253,6 +256,14 @@ const healthStatement = byShape((_shape: 'health', c: TargetOutcomeColumns) =>
           'p.first_failure',
           eb.and([eb.ref('p.disable'), eb.not(eb.ref('p.succeeded')), eb.ref('t.enabled'), eb('t.failing_since', 'is not', null)]).as('auto_disable'),
         ])
+        // Only targets whose stored health changes: in the steady state (a target that keeps
+        // answering, or keeps failing) a batch locks and writes no target row, so workers
+        // recording batches of the same busy target never wait on each other here.
+        .where(
+          sql<boolean>`CASE WHEN p.succeeded
+            THEN t.failing_since IS NOT NULL OR t.last_success_at IS NULL OR t.last_success_at < p.last_success - ${sql.lit(LAST_SUCCESS_PRECISION)}::interval
+            ELSE t.failing_since IS NULL OR p.disable END`,
+        )
         .orderBy('t.id')
         // NO KEY: the lock UPDATE takes anyway, which leaves ingest free to add deliveries (their
         // foreign key takes KEY SHARE on the target) while it is held.
