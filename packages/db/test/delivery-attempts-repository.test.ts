@@ -226,6 +226,18 @@ describe("the targets' health, recorded with each batch of attempts", () => {
     expect(await target(targetId)).toMatchObject({ failingSince: null, lastSuccessAt: new Date(t0.getTime() + 90_000) });
   });
 
+  it('runs no health statement for attempts the worker saw change nothing, but still records them', async () => {
+    const { targetId, deliveryIds } = await deliveriesToOneTarget(2);
+    const [a, b] = deliveryIds as [string, string];
+    const t0 = new Date('2026-11-22T10:00:00.000Z');
+    // A failure would start a run of failures; marked as changing nothing, the target is not touched.
+    const recorded = await attempts.recordAttempts([{ ...failed(a, t0), changesTargetHealth: false }]);
+    expect(recorded).toEqual([{ number: 1, targetAutoDisabled: false }]);
+    expect(await target(targetId)).toMatchObject({ failingSince: null, lastSuccessAt: null });
+    await attempts.recordAttempts([{ ...failed(b, t0), changesTargetHealth: true }]);
+    expect((await target(targetId)).failingSince).toEqual(t0);
+  });
+
   it('switches a still failing target off once, reported by one attempt of the batch', async () => {
     const { targetId, deliveryIds } = await deliveriesToOneTarget(2);
     const t0 = new Date('2026-11-20T10:00:00.000Z');

@@ -78,4 +78,4 @@ export {
   type WebhookMessage,
 } from './webhook-signature';
 export { MASKED_QUERY_VALUE, maskQueryValues } from './masked-url';
-export { AUTO_DISABLED_REASON, shouldAutoDisable } from './target-health';
+export { attemptChangesTargetHealth, AUTO_DISABLED_REASON, LAST_SUCCESS_PRECISION_MS, shouldAutoDisable, type TargetHealthSeen } from './target-health';

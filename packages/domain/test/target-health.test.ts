@@ -1,4 +1,4 @@
-import { shouldAutoDisable } from '../src';
+import { attemptChangesTargetHealth, shouldAutoDisable } from '../src';
 
 const DAY = 86_400_000;
 const now = new Date('2026-11-24T12:00:00Z');
@@ -20,5 +20,18 @@ describe('shouldAutoDisable', () => {
 
   it('never switches a target off when the threshold is 0', () => {
     expect(shouldAutoDisable(ago(365 * DAY), now, 0)).toBe(false);
+  });
+});
+
+describe('attemptChangesTargetHealth', () => {
+  const MINUTE = 60_000;
+  it('always writes an auto-disable', () => {
+    expect(attemptChangesTargetHealth({ failingSince: ago(DAY), lastSuccessAt: null }, { succeeded: false, startedAt: now, disableTarget: true })).toBe(true);
+  });
+
+  it('refreshes a last success exactly older than the precision, not one at it', () => {
+    const at = (ms: number) => attemptChangesTargetHealth({ failingSince: null, lastSuccessAt: ago(ms) }, { succeeded: true, startedAt: now, disableTarget: false });
+    expect(at(MINUTE)).toBe(false);
+    expect(at(MINUTE + 1)).toBe(true);
   });
 });

@@ -1,8 +1,8 @@
 import { performance } from 'node:perf_hooks';
 import type { CallbackAuthStrategy } from '@herald/callback-auth';
 import { callbackFailure, sendCallback, type CallbackResult, type SendCallback } from '@herald/callbacks';
-import { CredentialsCipherError, type AttemptOutcome, type DeliveryTarget, type DeliveryWork, type NewDeliveryAttempt, type RecordedAttempt } from '@herald/db';
-import { AUTO_DISABLED_REASON, maskQueryValues, shouldAutoDisable, signingSecretsInUse, type DeliveryRef } from '@herald/domain';
+import { CredentialsCipherError, type AttemptOutcome, type AttemptRecord, type DeliveryTarget, type DeliveryWork, type RecordedAttempt } from '@herald/db';
+import { attemptChangesTargetHealth, AUTO_DISABLED_REASON, maskQueryValues, shouldAutoDisable, signingSecretsInUse, type DeliveryRef } from '@herald/domain';
 import type { Logger } from '@herald/logging';
 import type { HeraldMetrics } from '@herald/metrics';
 import type { Admission, DeferralReason, GateVerdict } from '@herald/queue';
@@ -30,11 +30,11 @@ export interface DeliveryStore {
   /** The delivery with its target and event; null when there is no such delivery. */
   load(deliveryId: string): Promise<DeliveryWork | null>;
   /**
-   * Records one attempt, the delivery's new state and its target's health; `disableTarget` asks
-   * for the target to be auto-disabled. Returns the attempt's number and whether it switched the
-   * target off.
+   * Records one attempt, the delivery's new state and, when it may change, its target's health;
+   * `disableTarget` asks for the target to be auto-disabled. Returns the attempt's number and
+   * whether it switched the target off.
    */
-  record(deliveryId: string, attempt: NewDeliveryAttempt, outcome: AttemptOutcome, disableTarget: boolean): Promise<RecordedAttempt>;
+  record(record: AttemptRecord): Promise<RecordedAttempt>;
   /** Records that the delivery's job was sent back to wait without a POST (not an attempt). */
   recordDeferral(deliveryId: string, reason: DeferralReason): Promise<void>;
 }
@@ -171,9 +171,9 @@ export function createDeliveryProcessor(deps: DeliveryProcessorDependencies): (j
     const lastTry = job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
     const outcome: AttemptOutcome = result.delivered ? 'succeeded' : !result.retryable || lastTry ? 'failed' : 'pending';
 
-    const recorded = await deps.deliveries.record(
+    const recorded = await deps.deliveries.record({
       deliveryId,
-      {
+      attempt: {
         startedAt,
         durationMs,
         ...(result.statusCode === undefined ? {} : { statusCode: result.statusCode }),
@@ -183,7 +183,9 @@ export function createDeliveryProcessor(deps: DeliveryProcessorDependencies): (j
       },
       outcome,
       disableTarget,
-    );
+      // A target that keeps answering (or keeps failing) is not written at every batch.
+      changesTargetHealth: !(target instanceof CredentialsCipherError) && target !== null && attemptChangesTargetHealth(target, { succeeded: result.delivered, startedAt, disableTarget }),
+    });
     const number = recorded.number;
     deps.metrics.deliveryAttempt(result.delivered ? 'delivered' : outcome === 'failed' ? 'failed' : 'attempt_failed', durationSeconds);
     const context = { deliveryId, eventId: delivery.eventId, targetId: delivery.targetId, attempt: number, durationMs };

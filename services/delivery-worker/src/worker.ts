@@ -106,9 +106,9 @@ function batchedDeliveryStore(prisma: PrismaClient, config: WorkerConfig): Deliv
   return {
     load,
     recordDeferral: (deliveryId, reason) => recordDeferral({ deliveryId, reason, at: new Date() }),
-    async record(deliveryId, attempt, outcome, disableTarget) {
-      const recorded = await record({ deliveryId, attempt, outcome, disableTarget });
-      if (recorded === undefined) throw new Error(`Delivery ${deliveryId} does not exist.`);
+    async record(attempt) {
+      const recorded = await record(attempt);
+      if (recorded === undefined) throw new Error(`Delivery ${attempt.deliveryId} does not exist.`);
       return recorded;
     },
   };

@@ -26,6 +26,7 @@ const programTarget: DeliveryTarget = {
   enabled: true,
   disabledReason: null,
   failingSince: null,
+  lastSuccessAt: null,
   deletedAt: null,
   signing: { secrets: { current: newSigningSecret() }, graceEndsAt: null },
 };
@@ -61,6 +62,7 @@ function strategy(mode: CallbackAuthStrategy['mode'], headers: () => Promise<Rec
 async function attempt(scene: Scene) {
   const recorded: Array<{ deliveryId: string; attempt: NewDeliveryAttempt; outcome: AttemptOutcome }> = [];
   const disableRequests: boolean[] = [];
+  const healthWrites: Array<boolean | undefined> = [];
   const sent: CallbackRequest[] = [];
   const counted: string[] = [];
   const warnings: Array<{ message: string; meta: unknown }> = [];
@@ -83,9 +85,10 @@ async function attempt(scene: Scene) {
               target: scene.target === undefined ? programTarget : scene.target,
               event: scene.event === undefined ? event : scene.event,
             },
-      record: async (deliveryId, attempt, outcome, disableTarget) => {
+      record: async ({ deliveryId, attempt, outcome, disableTarget = false, changesTargetHealth }) => {
         recorded.push({ deliveryId, attempt, outcome });
         disableRequests.push(disableTarget);
+        healthWrites.push(changesTargetHealth);
         return { number: attemptsMade + 1, targetAutoDisabled: disableTarget && scene.switchesOff !== false };
       },
       recordDeferral: async (deliveryId, reason) => void deferrals.push({ deliveryId, reason }),
@@ -130,7 +133,7 @@ async function attempt(scene: Scene) {
     (value) => ({ value, error: undefined }),
     (error: unknown) => ({ value: undefined, error }),
   );
-  return { ...settled, recorded, disableRequests, sent, counted, warnings, deferrals, deferredCounted, released, moves, loads };
+  return { ...settled, recorded, disableRequests, healthWrites, sent, counted, warnings, deferrals, deferredCounted, released, moves, loads };
 }
 
 const ok = (body = 'ok'): CallbackResponse => ({ status: 200, body });
@@ -329,6 +332,24 @@ describe('the delivery processor', () => {
       const r = await attempt({ answers: [new TypeError('something broke')] });
       expect(r.error).toMatchObject({ kind: 'internal', message: 'TypeError: something broke' });
       expect(r.recorded[0]!.outcome).toBe('pending');
+    });
+  });
+
+  describe("the target's health write", () => {
+    const MINUTE = 60_000;
+    const seen = (failingSince: Date | null, lastSuccessAt: Date | null): DeliveryTarget => ({ ...programTarget, failingSince, lastSuccessAt });
+    const ago = (ms: number): Date => new Date(Date.now() - ms);
+
+    it.each([
+      ['a 200 to a target that answered 200 within the last minute', seen(null, ago(MINUTE / 2)), [ok()], false],
+      ['a 200 to a target whose last 200 is older than a minute', seen(null, ago(2 * MINUTE)), [ok()], true],
+      ['a 200 to a target that never answered 200', seen(null, null), [ok()], true],
+      ['a 200 that ends a run of failures', seen(ago(MINUTE), ago(MINUTE / 2)), [ok()], true],
+      ['a failure that starts a run of failures', seen(null, ago(MINUTE / 2)), [status(500)], true],
+      ['a failure within a run of failures', seen(ago(MINUTE), null), [status(500)], false],
+    ] as Array<[string, DeliveryTarget, Answer[], boolean]>)('is asked for after %s: %s', async (_case, target, answers, expected) => {
+      const r = await attempt({ target, answers });
+      expect(r.healthWrites).toEqual([expected]);
     });
   });
 

@@ -22,6 +22,7 @@ SELECT
   "t"."enabled" AS "target_enabled",
   "t"."disabled_reason" AS "target_disabled_reason",
   "t"."failing_since" AS "target_failing_since",
+  "t"."last_success_at" AS "target_last_success_at",
   "t"."deleted_at" AS "target_deleted_at",
   "t"."signing_secrets" AS "target_signing_secrets",
   "t"."signing_grace_ends_at" AS "target_signing_grace_ends_at",
@@ -196,7 +197,7 @@ WITH
       CASE
         WHEN p.succeeded THEN t.failing_since IS NOT NULL
         OR t.last_success_at IS NULL
-        OR t.last_success_at < p.last_success - '1 minute'::interval
+        OR t.last_success_at < p.last_success - '60000 milliseconds'::interval
         ELSE t.failing_since IS NULL
         OR p.disable
       END

@@ -1,4 +1,4 @@
-import { AUTO_DISABLED_REASON, compareStrings, isUuid, type Event } from '@herald/domain';
+import { AUTO_DISABLED_REASON, compareStrings, isUuid, LAST_SUCCESS_PRECISION_MS, type Event } from '@herald/domain';
 import { sqlPool, type PrismaClient } from '../client';
 import { CredentialsCipherError, type CredentialsCipher } from '../credentials-cipher';
 import type { DeliveryStatus } from '../generated/kysely/schema';
@@ -67,6 +67,11 @@ export interface AttemptRecord {
    * an admin changed it since it was loaded.
    */
   disableTarget?: boolean;
+  /**
+   * Whether the attempt may change its target's stored health (attemptChangesTargetHealth, from the
+   * health seen at load). Only such attempts go through the health statement; default true.
+   */
+  changesTargetHealth?: boolean;
 }
 
 /** What was recorded of one attempt. */
@@ -126,6 +131,7 @@ const loadStatement = byShape((_shape: 'load', v: { ids: readonly string[] }) =>
       't.enabled as target_enabled',
       't.disabled_reason as target_disabled_reason',
       't.failing_since as target_failing_since',
+      't.last_success_at as target_last_success_at',
       't.deleted_at as target_deleted_at',
       't.signing_secrets as target_signing_secrets',
       't.signing_grace_ends_at as target_signing_grace_ends_at',
@@ -207,8 +213,6 @@ const deferralStatement = byShape((_shape: 'defer', c: { ids: string[]; counts: 
     .whereRef('d.id', '=', 'i.delivery_id'),
 );
 
-/** How stale a target's last_success_at may be while it keeps succeeding: it is rewritten at most this often. */
-const LAST_SUCCESS_PRECISION = '1 minute';
 
 /** What the health statement reads of one recorded attempt. */
 type TargetOutcomeInput = { delivery_id: string; succeeded: boolean; started_at: Date; disable: boolean };
@@ -216,7 +220,7 @@ type TargetOutcomeColumns = { [K in keyof TargetOutcomeInput]: Array<TargetOutco
 
 /**
  * The targets' side of a batch of attempts: a 200 ends the run of failures and sets
- * last_success_at (to within LAST_SUCCESS_PRECISION); a failure starts one (failing_since) unless one is running; a failure the worker marked
+ * last_success_at (to within LAST_SUCCESS_PRECISION_MS); a failure starts one (failing_since) unless one is running; a failure the worker marked
  * `disable` switches an enabled, still failing target off as `auto-disabled`. The rows are locked
  * in id order first, so that two workers recording overlapping batches cannot deadlock. Returns,
  * for each target this batch switched off, the one attempt that reports it.
@@ -261,7 +265,7 @@ const healthStatement = byShape((_shape: 'health', c: TargetOutcomeColumns) =>
         // recording batches of the same busy target never wait on each other here.
         .where(
           sql<boolean>`CASE WHEN p.succeeded
-            THEN t.failing_since IS NOT NULL OR t.last_success_at IS NULL OR t.last_success_at < p.last_success - ${sql.lit(LAST_SUCCESS_PRECISION)}::interval
+            THEN t.failing_since IS NOT NULL OR t.last_success_at IS NULL OR t.last_success_at < p.last_success - ${sql.lit(`${LAST_SUCCESS_PRECISION_MS} milliseconds`)}::interval
             ELSE t.failing_since IS NULL OR p.disable END`,
         )
         .orderBy('t.id')
@@ -374,6 +378,7 @@ export function deliveryAttemptRepository(prisma: PrismaClient, cipher: Credenti
           enabled: row.target_enabled!,
           disabled_reason: row.target_disabled_reason,
           failing_since: row.target_failing_since,
+          last_success_at: row.target_last_success_at,
           deleted_at: row.target_deleted_at,
         },
         cipher,
@@ -471,7 +476,7 @@ export function deliveryAttemptRepository(prisma: PrismaClient, cipher: Credenti
       const numbers: Array<number | undefined> = records.map(() => undefined);
       // The targets first: whoever sees a delivery failed by an auto-disable finds its target
       // off, and the deliveries' new states are the last write before the worker goes on.
-      const disabledTargets = await recordTargetHealth(records.filter((record) => isUuid(record.deliveryId)));
+      const disabledTargets = await recordTargetHealth(records.filter((record) => isUuid(record.deliveryId) && record.changesTargetHealth !== false));
       let rest = records.map((record, index) => ({ record, index })).filter(({ record }) => isUuid(record.deliveryId));
       while (rest.length > 0) {
         const taken = new Set<string>();

@@ -104,6 +104,8 @@ export interface DeliveryTarget {
   disabledReason: string | null;
   /** Start of the current run of failed attempts; null when the last attempt succeeded. */
   failingSince: Date | null;
+  /** When an attempt last succeeded (to within LAST_SUCCESS_PRECISION_MS); null if none has. */
+  lastSuccessAt: Date | null;
   deletedAt: Date | null;
   /** The secrets that sign its callbacks (see signingSecretsInUse in @herald/domain). */
   signing: TargetSigning;
@@ -476,7 +478,7 @@ function decryptAuth(row: Pick<TargetRow, 'id' | 'auth_mode' | 'auth_url' | 'tok
 export function deliveryTargetOf(
   row: Pick<
     TargetRow,
-    'id' | 'program_id' | 'merchant_id' | 'url' | 'auth_mode' | 'auth_url' | 'token_request' | 'oauth_scope' | 'credentials' | 'object_types' | 'event_types' | 'enabled' | 'disabled_reason' | 'failing_since' | 'deleted_at'
+    'id' | 'program_id' | 'merchant_id' | 'url' | 'auth_mode' | 'auth_url' | 'token_request' | 'oauth_scope' | 'credentials' | 'object_types' | 'event_types' | 'enabled' | 'disabled_reason' | 'failing_since' | 'last_success_at' | 'deleted_at'
   >,
   cipher: CredentialsCipher,
   signing: TargetSigning,
@@ -491,6 +493,7 @@ export function deliveryTargetOf(
     enabled: row.enabled,
     disabledReason: row.disabled_reason,
     failingSince: row.failing_since,
+    lastSuccessAt: row.last_success_at,
     deletedAt: row.deleted_at,
     signing,
   };
