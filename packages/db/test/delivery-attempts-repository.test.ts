@@ -63,6 +63,22 @@ describe('the delivery attempt repository', () => {
     expect(work.event).toEqual({ id: work.delivery.eventId, ...EVENT_FIELDS });
   });
 
+  it("decrypts a target once per batch, however many of the batch's deliveries go to it", async () => {
+    const program = await tenantRepository(prisma).createProgram({ id: uniqueId('prg'), name: 'Program' });
+    await targetRepository(prisma, cipher).upsert({ kind: 'program', programId: program.id }, { url: 'https://merchant.example/hooks', auth: basicAuth, notifications: {}, enabled: true });
+    const { deliveries } = await storeEvents(
+      prisma,
+      Array.from({ length: 3 }, () => ({ event: { id: `Event-${randomUUID()}`, ...EVENT_FIELDS }, programId: program.id, contentHash: randomUUID() })),
+    );
+    const counting = { ...cipher, decryptions: 0 };
+    counting.decryptSigningSecrets = (...args) => (counting.decryptions++, cipher.decryptSigningSecrets(...args));
+    const found = await deliveryAttemptRepository(prisma, counting).loadForAttempts(deliveries.map((d) => d.deliveryId));
+    expect(found.size).toBe(3);
+    expect(counting.decryptions).toBe(1);
+    expect(new Set([...found.values()].map((w) => w.target)).size).toBe(1);
+    expect([...found.values()][0]!.target).toMatchObject({ auth: basicAuth });
+  });
+
   it('shows the worker an oauth target with its credentials, and a deleted target as switched off', async () => {
     const id = await newDelivery();
     const { programId } = (await attempts.loadForAttempts([id])).get(id)!.target as DeliveryTarget;

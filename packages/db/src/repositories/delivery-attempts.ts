@@ -450,7 +450,12 @@ export function deliveryAttemptRepository(prisma: PrismaClient, cipher: Credenti
       // A named statement: each pooled connection parses and plans it once.
       const { rows } = await run(pool, deliveryAttemptQueries.load(ids), { prepared: 'delivery-work' });
       const work = new Map<string, DeliveryWork>();
+      // A batch often holds many deliveries of one target: its row (the same in every joined row
+      // of one statement) is decrypted once, and its deliveries share the result (read only).
+      const targets = new Map<string | null, Promise<DeliveryWork['target']>>();
       for (const row of rows) {
+        let target = targets.get(row.target_id);
+        if (!target) targets.set(row.target_id, (target = targetOf(row)));
         work.set(row.delivery_id, {
           delivery: {
             id: row.delivery_id,
@@ -459,7 +464,7 @@ export function deliveryAttemptRepository(prisma: PrismaClient, cipher: Credenti
             status: row.delivery_status,
             attemptsMade: row.delivery_attempts_made,
           },
-          target: await targetOf(row),
+          target: await target,
           event: joinedEvent(row),
         });
       }
