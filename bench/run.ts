@@ -8,7 +8,9 @@
  * `--only isolation` runs the isolation section alone (bench/isolation.ts), writing
  * bench/results/latest-isolation.json; `--only api-isolation` the API isolation section
  * (bench/api-isolation.ts), writing bench/results/latest-api-isolation.json; `--only ceilings` the
- * durable delivery and bare Express + SQL ceilings beside Herald (bench/ceilings.ts).
+ * durable delivery and bare Express + SQL ceilings beside Herald (bench/ceilings.ts); `--only soak`
+ * the soak (bench/soak.ts), which the full run ends with: `--soak-minutes N` (or BENCH_SOAK_MINUTES,
+ * default 10) and BENCH_SOAK_RATE (events/s, default 150).
  */
 import { execSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -27,10 +29,11 @@ import { durableDeliveryCeiling, durableRows, listSqlRows, pageOneQuery, runCeil
 import { runIsolation } from './isolation';
 import { createRawPoster } from './raw-post';
 import { createPaymentTenant, serviceEnv } from './setup';
+import { runSoak } from './soak';
 import { filteredCount, seedEvents } from './seed-events';
 
 const QUICK = process.argv.includes('--quick');
-const SECTIONS = ['isolation', 'api-isolation', 'ceilings'] as const;
+const SECTIONS = ['isolation', 'api-isolation', 'ceilings', 'soak'] as const;
 /** `--only <section>`: run that section alone. */
 const ONLY = ((): (typeof SECTIONS)[number] | undefined => {
   const at = process.argv.indexOf('--only');
@@ -47,6 +50,16 @@ const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const ADMIN_TOKEN = 'dev-admin-token';
 const INGEST_TOKEN = 'dev-ingest-token';
 const WORKER_CONCURRENCY = 16;
+/** The soak: how long (`--soak-minutes N` or BENCH_SOAK_MINUTES) and how many events per second (BENCH_SOAK_RATE). */
+const SOAK_MINUTES_FLAG = process.argv.indexOf('--soak-minutes');
+const SOAK = {
+  seconds: Math.round(60 * Number(SOAK_MINUTES_FLAG === -1 ? (process.env.BENCH_SOAK_MINUTES ?? 10) : process.argv[SOAK_MINUTES_FLAG + 1])),
+  rate: Number(process.env.BENCH_SOAK_RATE ?? 150),
+};
+if (!(SOAK.seconds >= 30 && SOAK.rate > 0)) {
+  console.error('--soak-minutes (BENCH_SOAK_MINUTES) must be at least 0.5 and BENCH_SOAK_RATE a positive number');
+  process.exit(2);
+}
 
 /** Sizes of each scenario: every loop is bounded in count and in time. */
 const SIZE = QUICK
@@ -332,6 +345,32 @@ async function main(): Promise<void> {
     report(runStarted);
     return;
   }
+  // The soak: one delivery-worker with the default settings, like the isolation section's.
+  const soak = (): Promise<void> =>
+    runSoak({
+      apiUrl,
+      receiverUrl,
+      adminToken: ADMIN_TOKEN,
+      ingestToken: INGEST_TOKEN,
+      redisUrl: REDIS_URL,
+      queuePrefix,
+      databaseUrl,
+      seconds: SOAK.seconds,
+      rate: SOAK.rate,
+      failEvery: 20,
+      startWorker: () => {
+        const worker = startProcess('services/delivery-worker/src/main.ts', serviceEnv({ databaseUrl, redisUrl: REDIS_URL, queuePrefix }));
+        serviceLogs.push(['delivery-worker (soak)', worker]);
+        return worker;
+      },
+      addRow,
+      log,
+    });
+  if (ONLY === 'soak') {
+    await soak();
+    report(runStarted);
+    return;
+  }
   if (ONLY === 'ceilings') {
     await runCeilingsSection({
       apiUrl,
@@ -541,6 +580,8 @@ async function main(): Promise<void> {
   }
 
   await apiIsolation({ databaseUrl, queuePrefix, prisma });
+  // --- Soak (full run only): steady delivery with retries for SOAK.seconds ---
+  if (!QUICK) await soak();
   report(runStarted);
 }
 
@@ -654,7 +695,7 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
 const watchdog = setTimeout(() => {
   log('run exceeded its time limit');
   void cleanup().finally(() => process.exit(1));
-}, QUICK ? 9 * 60_000 : 20 * 60_000);
+}, (QUICK ? 9 * 60_000 : 20 * 60_000) + (ONLY === 'soak' || (!QUICK && ONLY === undefined) ? SOAK.seconds * 1000 + 3 * 60_000 : 0));
 
 main()
   .then(async () => {
