@@ -10,7 +10,7 @@ const poster = createRawPoster();
 const url = process.env.BENCH_TARGET_URL ?? '';
 const redisUrl = new URL(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');
 const worker = new Worker(process.env.BENCH_QUEUE ?? 'bare', () => poster.post(url), {
-  connection: { host: redisUrl.hostname, port: Number(redisUrl.port || 6379), maxRetriesPerRequest: null },
+  connection: { host: redisUrl.hostname, port: Number(redisUrl.port || 6379), db: Number(redisUrl.pathname.slice(1) || 0), maxRetriesPerRequest: null },
   prefix: process.env.BENCH_PREFIX ?? 'bench',
   concurrency: Number(process.env.BENCH_CONCURRENCY ?? 16),
 });

@@ -9,6 +9,10 @@
  * the request unanswered while the hanging endpoint is down (POST /hang-control/down, the
  * default) and answers 200 once it is up (POST /hang-control/up, which also answers the requests
  * still held). Held requests and pending slow answers end with the process.
+ * A flaky merchant, for the soak (bench/soak.ts), also apart from /hook: POST /flaky/<n>/… answers
+ * 500 to the first try of every n-th new webhook-id and 200 to its retry (and to every other
+ * callback); POST /flaky-take returns the successful arrivals since the last take (webhook-id,
+ * time, whether it was a retry) with the counts so far, and forgets those arrivals.
  * Prints `{"message":"listening","port":N}` on stdout once listening.
  */
 import { createServer, type ServerResponse } from 'node:http';
@@ -22,6 +26,10 @@ let slow = { received: 0, answered: 0 };
 let hang = { received: 0, held: 0, answered: 0 };
 let hanging = true;
 const held = new Set<ServerResponse>();
+let flaky = { firstTries: 0, failed: 0, delivered: 0, retried: 0 };
+/** Webhook-ids answered 500 whose retry has not come yet. */
+let flakyFailed = new Set<string>();
+let flakyArrivals: Array<[id: string, at: number, retried: boolean]> = [];
 const slowTimers = new Set<NodeJS.Timeout>();
 
 const ok = (res: ServerResponse): void => void res.writeHead(200, { 'content-type': 'text/plain', 'content-length': '2' }).end('ok');
@@ -55,6 +63,23 @@ const server = createServer((req, res) => {
         hang.answered += 1;
         ok(res);
       }
+    } else if (req.method === 'POST' && url.startsWith('/flaky/')) {
+      const id = String(req.headers['webhook-id'] ?? '');
+      const every = Math.max(1, Number(/^\/flaky\/(\d+)/.exec(url)?.[1] ?? 20));
+      const retried = flakyFailed.delete(id);
+      if (!retried && flaky.firstTries++ % every === 0) {
+        flaky.failed += 1;
+        flakyFailed.add(id);
+        res.writeHead(500, { 'content-type': 'text/plain' }).end('try again');
+      } else {
+        flaky.delivered += 1;
+        if (retried) flaky.retried += 1;
+        flakyArrivals.push([id, Date.now(), retried]);
+        ok(res);
+      }
+    } else if (req.method === 'POST' && url === '/flaky-take') {
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ ...flaky, waitingRetry: flakyFailed.size, arrivals: flakyArrivals }));
+      flakyArrivals = [];
     } else if (req.method === 'POST' && (url === '/hang-control/up' || url === '/hang-control/down')) {
       hanging = url.endsWith('/down');
       if (!hanging) {
@@ -79,6 +104,9 @@ const server = createServer((req, res) => {
       arrivals = new Map();
       slow = { received: 0, answered: 0 };
       hang = { received: 0, held: 0, answered: 0 };
+      flaky = { firstTries: 0, failed: 0, delivered: 0, retried: 0 };
+      flakyFailed = new Set();
+      flakyArrivals = [];
       res.writeHead(204).end();
     } else {
       res.writeHead(404).end();

@@ -7,7 +7,10 @@
  * Writes bench/results/latest.json and prints a table. Exits 1 on an error, never on slowness.
  * `--only isolation` runs the isolation section alone (bench/isolation.ts), writing
  * bench/results/latest-isolation.json; `--only api-isolation` the API isolation section
- * (bench/api-isolation.ts), writing bench/results/latest-api-isolation.json.
+ * (bench/api-isolation.ts), writing bench/results/latest-api-isolation.json; `--only ceilings` the
+ * durable delivery and bare Express + SQL ceilings beside Herald (bench/ceilings.ts); `--only soak`
+ * the soak (bench/soak.ts), which the full run ends with: `--soak-minutes N` (or BENCH_SOAK_MINUTES,
+ * default 10) and BENCH_SOAK_RATE (events/s, default 150).
  */
 import { execSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -22,13 +25,15 @@ import { databaseUrlFor, startService, uniqueId, type ServiceProcess } from '@he
 import { CpuAccounts, cpuPerUnit, machineBusy, type CpuSnapshot } from './cpu';
 import { bareIngest, ingestBatches } from './ingest-load';
 import { runApiIsolation } from './api-isolation';
+import { durableDeliveryCeiling, durableRows, listSqlRows, pageOneQuery, runCeilingsSection, startBareSqlPage } from './ceilings';
 import { runIsolation } from './isolation';
 import { createRawPoster } from './raw-post';
 import { createPaymentTenant, serviceEnv } from './setup';
+import { runSoak } from './soak';
 import { filteredCount, seedEvents } from './seed-events';
 
 const QUICK = process.argv.includes('--quick');
-const SECTIONS = ['isolation', 'api-isolation'] as const;
+const SECTIONS = ['isolation', 'api-isolation', 'ceilings', 'soak'] as const;
 /** `--only <section>`: run that section alone. */
 const ONLY = ((): (typeof SECTIONS)[number] | undefined => {
   const at = process.argv.indexOf('--only');
@@ -45,6 +50,16 @@ const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const ADMIN_TOKEN = 'dev-admin-token';
 const INGEST_TOKEN = 'dev-ingest-token';
 const WORKER_CONCURRENCY = 16;
+/** The soak: how long (`--soak-minutes N` or BENCH_SOAK_MINUTES) and how many events per second (BENCH_SOAK_RATE). */
+const SOAK_MINUTES_FLAG = process.argv.indexOf('--soak-minutes');
+const SOAK = {
+  seconds: Math.round(60 * Number(SOAK_MINUTES_FLAG === -1 ? (process.env.BENCH_SOAK_MINUTES ?? 10) : process.argv[SOAK_MINUTES_FLAG + 1])),
+  rate: Number(process.env.BENCH_SOAK_RATE ?? 150),
+};
+if (!(SOAK.seconds >= 30 && SOAK.rate > 0)) {
+  console.error('--soak-minutes (BENCH_SOAK_MINUTES) must be at least 0.5 and BENCH_SOAK_RATE a positive number');
+  process.exit(2);
+}
 
 /** Sizes of each scenario: every loop is bounded in count and in time. */
 const SIZE = QUICK
@@ -85,6 +100,13 @@ async function startListening(script: string, env: Record<string, string>): Prom
   cleanups.push(async () => void (await proc.stop('SIGTERM', 15_000)));
   const entry = await proc.waitForLog(/listening/, 30_000);
   return { proc, port: Number(entry.port) };
+}
+
+/** Starts a process that the run's cleanup stops too. */
+function startProcess(script: string, env: Record<string, string>): ServiceProcess {
+  const proc = startService(script, env);
+  cleanups.push(async () => void (await proc.stop('SIGTERM', 15_000)));
+  return proc;
 }
 
 async function http(method: string, url: string, token: string | undefined, body?: unknown, expect?: number[]): Promise<any> {
@@ -185,7 +207,7 @@ async function rawPostLoop(url: string, concurrency: number, total: number): Pro
  * whose processor does one raw POST to the receiver. Returns the rate the receiver saw them at.
  */
 async function bareBullmq(options: { url: string; concurrency: number; total: number; prefix: string; processes: number; drain: Drain }): Promise<DrainResult> {
-  const queue = new Queue('bare', { connection: { host: '127.0.0.1', port: Number(new URL(REDIS_URL).port || 6379), maxRetriesPerRequest: null }, prefix: options.prefix });
+  const queue = new Queue('bare', { connection: { host: '127.0.0.1', port: Number(new URL(REDIS_URL).port || 6379), db: Number(new URL(REDIS_URL).pathname.slice(1) || 0), maxRetriesPerRequest: null }, prefix: options.prefix });
   const workers: ServiceProcess[] = [];
   try {
     for (let i = 0; i < options.total; i += 1000) {
@@ -323,6 +345,60 @@ async function main(): Promise<void> {
     report(runStarted);
     return;
   }
+  // The soak: one delivery-worker with the default settings, like the isolation section's.
+  const soak = (): Promise<void> =>
+    runSoak({
+      apiUrl,
+      receiverUrl,
+      adminToken: ADMIN_TOKEN,
+      ingestToken: INGEST_TOKEN,
+      redisUrl: REDIS_URL,
+      queuePrefix,
+      databaseUrl,
+      seconds: SOAK.seconds,
+      rate: SOAK.rate,
+      failEvery: 20,
+      startWorker: () => {
+        const worker = startProcess('services/delivery-worker/src/main.ts', serviceEnv({ databaseUrl, redisUrl: REDIS_URL, queuePrefix }));
+        serviceLogs.push(['delivery-worker (soak)', worker]);
+        return worker;
+      },
+      addRow,
+      log,
+    });
+  if (ONLY === 'soak') {
+    await soak();
+    report(runStarted);
+    return;
+  }
+  if (ONLY === 'ceilings') {
+    await runCeilingsSection({
+      apiUrl,
+      receiverUrl,
+      databaseUrl,
+      redisUrl: REDIS_URL,
+      barePrefix,
+      adminToken: ADMIN_TOKEN,
+      ingestToken: INGEST_TOKEN,
+      prisma,
+      concurrency: WORKER_CONCURRENCY,
+      sizes: SIZE,
+      drain,
+      resetReceiver: reset,
+      bareBullmq: () => bareBullmq({ url: `${receiverUrl}/hook/bare`, concurrency: WORKER_CONCURRENCY, total: SIZE.bareJobs, prefix: barePrefix, processes: 1, drain }),
+      startHeraldWorker: () => {
+        const worker = startProcess('services/delivery-worker/src/main.ts', env);
+        serviceLogs.push(['delivery-worker (ceilings)', worker]);
+        return worker;
+      },
+      startProcess,
+      startListening,
+      addRow,
+      log,
+    });
+    report(runStarted);
+    return;
+  }
 
   // --- Ceilings of delivery, same receiver, same concurrency ---
   await reset();
@@ -338,6 +414,15 @@ async function main(): Promise<void> {
   await reset();
   const bareTwo = await bareBullmq({ url: `${receiverUrl}/hook/bare`, concurrency: WORKER_CONCURRENCY, total: SIZE.bareJobs, prefix: barePrefix, processes: 2, drain });
   addRow({ scenario: `ceiling: 2 bare BullMQ worker processes + 1 POST, concurrency ${WORKER_CONCURRENCY} each`, figure: round(bareTwo.rate, 0), unit: 'jobs/s', ceiling: bare.rate, ceilingName: '1 bare worker', note: busyNote(bareTwo), cpu: bareTwo.cpu });
+  // The durable delivery ceiling (bench/ceilings.ts): the same, plus each attempt recorded in PostgreSQL.
+  const durableCeiling = async (processes: number): Promise<DrainResult> => {
+    await reset();
+    return durableDeliveryCeiling({ databaseUrl, redisUrl: REDIS_URL, url: `${receiverUrl}/hook/durable`, prefix: barePrefix, concurrency: WORKER_CONCURRENCY, total: SIZE.bareJobs, processes, programId: 'bench-p', merchantId: 'bench-m', drain, startProcess });
+  };
+  const durable = await durableCeiling(1);
+  addRow(durableRows.ceiling(durable, WORKER_CONCURRENCY, 1, bare));
+  const durableTwo = await durableCeiling(2);
+  addRow(durableRows.ceiling(durableTwo, WORKER_CONCURRENCY, 2, bareTwo));
   await deleteRedisKeys(barePrefix);
 
   // --- Ingest (no worker running, so jobs wait in Redis for the delivery phase) ---
@@ -371,6 +456,7 @@ async function main(): Promise<void> {
   const rssOne = peakRssMb(workers[0]!.child.pid);
   for (const w of workers) await w.stop('SIGTERM', 15_000);
   addRow({ scenario: '1 delivery-worker, callbacks/s vs bare BullMQ + POST', figure: round(one.rate, 0), unit: 'callbacks/s', ceiling: bare.rate, ceilingName: 'bare BullMQ + POST', target: '>= 0.6', note: busyNote(one), cpu: one.cpu });
+  addRow(durableRows.herald(1, one, durable));
   addRow({ scenario: '1 delivery-worker, callbacks/s vs raw POST loop (16)', figure: round(one.rate, 0), unit: 'callbacks/s', ceiling: raw16, ceilingName: 'raw POST loop 16' });
 
   await ingest(SIZE.ingestEvents, 'bench-p', 'bench-m', 'payment');
@@ -381,6 +467,7 @@ async function main(): Promise<void> {
   addRow({ scenario: '2 delivery-workers, callbacks/s vs 1 worker', figure: round(two.rate, 0), unit: 'callbacks/s', ceiling: one.rate, ceilingName: '1 worker', target: '>= 1.6', note: busyNote(two), cpu: two.cpu });
   addRow({ scenario: '2 delivery-workers, callbacks/s vs raw POST loop (32)', figure: round(two.rate, 0), unit: 'callbacks/s', ceiling: raw32, ceilingName: 'raw POST loop 32' });
   addRow({ scenario: '2 delivery-workers, callbacks/s vs 2 bare BullMQ worker processes + POST', figure: round(two.rate, 0), unit: 'callbacks/s', ceiling: bareTwo.rate, ceilingName: '2 bare BullMQ processes' });
+  addRow(durableRows.herald(2, two, durableTwo));
   const attempts = Number((await prisma.$queryRaw<Array<{ n: bigint }>>`SELECT count(*) AS n FROM delivery_attempts`)[0]!.n);
   if (attempts < 2 * expected) throw new Error(`expected ${2 * expected} recorded attempts, found ${attempts}`);
 
@@ -472,6 +559,9 @@ async function main(): Promise<void> {
   };
   const bareList = await cannon(`http://127.0.0.1:${bareApp.port}/events`);
   addRow({ scenario: `ceiling: bare Express static page (${page1.length} bytes), 32 connections`, figure: round(bareList.rps, 0), unit: 'req/s', note: `p50 ${bareList.p50} ms, p99 ${bareList.p99} ms` });
+  const bareSqlUrl = await startBareSqlPage({ databaseUrl, query: pageOneQuery('bench-l', 'bench-l-m0'), expectCount: perMerchant, startListening });
+  const bareSql = await cannon(bareSqlUrl);
+  addRow(listSqlRows.ceiling(bareSql));
   const pages: Array<[string, string]> = [
     ['page 1', 'page=1&pageSize=20'],
     ['filtered page 1 (origin=api, objectType=payment)', 'origin=api&objectType=payment&page=1&pageSize=20'],
@@ -482,6 +572,7 @@ async function main(): Promise<void> {
     const r = await cannon(`${apiUrl}/events?${query}`);
     if (name === 'page 1') page1P99 = r.p99;
     addRow({ scenario: `GET /events ${name}, ${SIZE.listEvents} events, req/s`, figure: round(r.rps, 0), unit: 'req/s', ceiling: bareList.rps, ceilingName: 'bare Express', target: name === 'page 1' ? '>= 0.5' : undefined });
+    if (name === 'page 1') addRow(listSqlRows.herald(SIZE.listEvents, r, bareSql));
     addRow({ scenario: `GET /events ${name}, p50 / p99 latency`, figure: r.p99, unit: 'ms p99', note: `p50 ${r.p50} ms`, ceiling: bareList.p99 || undefined, ceilingName: 'bare Express p99' });
     if (name.startsWith('page ') && name !== 'page 1') {
       addRow({ scenario: `GET /events ${name} p99 / page 1 p99`, figure: r.p99, unit: 'ms p99', ceiling: page1P99, ceilingName: 'page 1 p99', target: '<= 3' });
@@ -489,6 +580,8 @@ async function main(): Promise<void> {
   }
 
   await apiIsolation({ databaseUrl, queuePrefix, prisma });
+  // --- Soak (full run only): steady delivery with retries for SOAK.seconds ---
+  if (!QUICK) await soak();
   report(runStarted);
 }
 
@@ -602,7 +695,7 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
 const watchdog = setTimeout(() => {
   log('run exceeded its time limit');
   void cleanup().finally(() => process.exit(1));
-}, QUICK ? 9 * 60_000 : 20 * 60_000);
+}, (QUICK ? 9 * 60_000 : 20 * 60_000) + (ONLY === 'soak' || (!QUICK && ONLY === undefined) ? SOAK.seconds * 1000 + 3 * 60_000 : 0));
 
 main()
   .then(async () => {

@@ -1,0 +1,86 @@
+/**
+ * The durable delivery ceiling of the bench, in its own process like a delivery-worker: a bare
+ * BullMQ worker whose processor does one raw POST to BENCH_TARGET_URL and then records it the
+ * minimal durable way, in the same tables as Herald: the delivery's attempt row inserted and its
+ * deliveries row updated (succeeded, attempts_made + 1), in one statement per batch. The jobs of a
+ * batch are gathered with Herald's own coalescer and options (as many as the worker's concurrency,
+ * two statements in flight), so Herald's ratio to this is its own overhead, not the cost of
+ * recording attempts. Queue BENCH_QUEUE under BENCH_PREFIX, BENCH_CONCURRENCY jobs at once, on
+ * DATABASE_URL. Logs `{"message":"ready"}`.
+ */
+import { Worker } from 'bullmq';
+import pg from 'pg';
+import { createCoalescer } from '../services/delivery-worker/src/coalescer';
+import { createRawPoster } from './raw-post';
+
+/** At most this many recording statements in flight: the delivery-worker's STATEMENTS_IN_FLIGHT. */
+const STATEMENTS_IN_FLIGHT = 2;
+
+/**
+ * One batch of attempts: the deliveries' new state, and an attempt row numbered from it (the
+ * shape of Herald's record statement without its rules: every attempt here succeeded).
+ */
+const RECORD_SQL = `
+WITH input AS (
+  SELECT * FROM unnest($1::uuid[], $2::timestamptz[], $3::int[], $4::int[], $5::text[]) AS i(delivery_id, started_at, duration_ms, status_code, url)
+), updated AS (
+  UPDATE deliveries AS d
+  SET attempts_made = d.attempts_made + 1, status = 'succeeded', last_status_code = i.status_code, completed_at = now(), updated_at = now()
+  FROM input AS i
+  WHERE d.id = i.delivery_id
+  RETURNING d.id, d.attempts_made
+)
+INSERT INTO delivery_attempts (delivery_id, number, started_at, duration_ms, status_code, url)
+SELECT u.id, u.attempts_made, i.started_at, i.duration_ms, i.status_code, i.url
+FROM updated AS u JOIN input AS i ON i.delivery_id = u.id`;
+
+interface Attempt {
+  deliveryId: string;
+  startedAt: Date;
+  durationMs: number;
+  statusCode: number;
+}
+
+const poster = createRawPoster();
+const url = process.env.BENCH_TARGET_URL ?? '';
+const concurrency = Number(process.env.BENCH_CONCURRENCY ?? 16);
+const redisUrl = new URL(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');
+const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: STATEMENTS_IN_FLIGHT });
+
+const record = createCoalescer(
+  async (attempts: Attempt[]) => {
+    // Sorted, as Herald does, so that concurrent batches lock rows in the same order.
+    const sorted = [...attempts].sort((a, b) => (a.deliveryId < b.deliveryId ? -1 : a.deliveryId > b.deliveryId ? 1 : 0));
+    const { rowCount } = await pool.query({
+      name: 'bench-durable-record',
+      text: RECORD_SQL,
+      values: [sorted.map((a) => a.deliveryId), sorted.map((a) => a.startedAt), sorted.map((a) => a.durationMs), sorted.map((a) => a.statusCode), sorted.map(() => url)],
+    });
+    if (rowCount !== attempts.length) throw new Error(`recorded ${rowCount} of ${attempts.length} attempts`);
+    return attempts.map(() => undefined);
+  },
+  { maxBatch: concurrency, maxInFlight: STATEMENTS_IN_FLIGHT },
+);
+
+const worker = new Worker<{ deliveryId: string }>(
+  process.env.BENCH_QUEUE ?? 'bare-durable',
+  async (job) => {
+    const startedAt = new Date();
+    const started = performance.now();
+    await poster.post(url);
+    await record({ deliveryId: job.data.deliveryId, startedAt, durationMs: Math.round(performance.now() - started), statusCode: 200 });
+  },
+  {
+    connection: { host: redisUrl.hostname, port: Number(redisUrl.port || 6379), db: Number(redisUrl.pathname.slice(1) || 0), maxRetriesPerRequest: null },
+    prefix: process.env.BENCH_PREFIX ?? 'bench',
+    concurrency,
+  },
+);
+void worker.waitUntilReady().then(() => process.stdout.write(`${JSON.stringify({ message: 'ready', pid: process.pid })}\n`));
+process.on('SIGTERM', () => {
+  void worker.close().then(async () => {
+    poster.close();
+    await pool.end();
+    process.exit(0);
+  });
+});
