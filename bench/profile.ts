@@ -141,6 +141,7 @@ async function profileDelivery(apiUrl: string, workerEnv: Record<string, string>
   const receiverUrl = `http://127.0.0.1:${Number((await receiver.waitForLog(/listening/, 30_000)).port)}`;
   cpu.add(receiver.child.pid, 'receiver');
   const workers: ServiceProcess[] = [];
+  let statsRedis: Redis | undefined;
   try {
     await createPaymentTenant(apiUrl, 'dev-admin-token', `${receiverUrl}/hook`);
     const events = Number(arg('events', '5000'));
@@ -154,17 +155,23 @@ async function profileDelivery(apiUrl: string, workerEnv: Record<string, string>
     }
     await Promise.all(workers.map((w) => w.waitForLog('delivery-worker ready', 30_000)));
     const stats = async (): Promise<number> => ((await (await fetch(`${receiverUrl}/stats`)).json()) as { callbacks: number }).callbacks;
-    let first: { at: number; callbacks: number; cpu: CpuSnapshot } | undefined;
+    let first: { at: number; callbacks: number; cpu: CpuSnapshot; xacts: number; redisCalls: number } | undefined;
+    const xacts = async (): Promise<number> => Number((await prisma.$queryRaw<Array<{ n: bigint }>>`SELECT xact_commit AS n FROM pg_stat_database WHERE datname = current_database()`)[0]!.n);
+    // Statements and commands per callback: how well the worker's batching works. Redis counts every client of the server.
+    statsRedis = new Redis(REDIS_URL);
+    const redisCalls = async (): Promise<number> => Number(/total_commands_processed:(\d+)/.exec(await statsRedis!.info('stats'))![1]);
     const deadline = Date.now() + 300_000;
     for (;;) {
       const callbacks = await stats();
-      if (!first && callbacks > 0) first = { at: performance.now(), callbacks, cpu: cpu.snapshot() };
+      if (!first && callbacks > 0) first = { at: performance.now(), callbacks, cpu: cpu.snapshot(), xacts: await xacts(), redisCalls: await redisCalls() };
       if (callbacks >= expected && first) {
         const seconds = (performance.now() - first.at) / 1000;
         const done = callbacks - first.callbacks;
         const rss = workers.map((w) => /VmHWM:\s+(\d+)/.exec(readFileSync(`/proc/${w.child.pid}/status`, 'utf8'))?.[1]).map((kb) => `${Math.round(Number(kb) / 1024)} MB`);
         console.log(`${count} worker(s): ${Math.round(done / seconds)} callbacks/s (${done} in ${seconds.toFixed(1)} s), peak RSS ${rss.join(', ')}`);
         console.log(`  CPU per callback: ${cpuPerUnit(first.cpu, cpu.snapshot(), done)}`);
+        const perCallback = (n: number): string => (n / done).toFixed(3);
+        console.log(`  per callback: ${perCallback((await xacts()) - first.xacts)} PostgreSQL transactions, ${perCallback((await redisCalls()) - first.redisCalls)} Redis commands (whole server)`);
         break;
       }
       if (Date.now() > deadline) throw new Error(`only ${callbacks} of ${expected} callbacks`);
@@ -175,6 +182,7 @@ async function profileDelivery(apiUrl: string, workerEnv: Record<string, string>
   } finally {
     for (const worker of workers) await worker.stop('SIGTERM', 30_000);
     await receiver.stop();
+    statsRedis?.disconnect();
   }
 }
 
