@@ -1,6 +1,5 @@
-import { startHttpRecorder, useMigratedDatabase, type HttpRecorder } from '@herald/testing';
 import { createRedisConnection, scanKeys } from '@herald/queue';
-import { startRedisCluster, type PrivateRedisCluster } from './support/redis-cluster';
+import { startHttpRecorder, startRedisCluster, useMigratedDatabase, type HttpRecorder, type PrivateRedisCluster } from '@herald/testing';
 import { report } from './support/report';
 import { newEvents, System } from './support/system';
 

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { closedPort } from '@herald/testing';
+import { closedPort } from './ports';
 import { Redis } from 'ioredis';
 
 /** One redis-server of a private cluster. */
@@ -56,7 +56,13 @@ export async function startRedisCluster(): Promise<PrivateRedisCluster> {
     rmSync(dir, { recursive: true, force: true });
   };
   try {
-    for (let i = 0; i < MASTERS * 2; i++) nodes.push(await startNode(dir, await closedPort(), await closedPort()));
+    const ports: number[] = [];
+    // Distinct ports (closedPort may answer the same free port twice in a row once it is closed again).
+    while (ports.length < MASTERS * 4) {
+      const port = await closedPort();
+      if (!ports.includes(port)) ports.push(port);
+    }
+    nodes.push(...(await Promise.all(Array.from({ length: MASTERS * 2 }, (_, i) => startNode(dir, ports[2 * i]!, ports[2 * i + 1]!)))));
     const addresses = nodes.map((node) => `127.0.0.1:${node.port}`);
     await promisify(execFile)('redis-cli', ['--cluster', 'create', ...addresses, '--cluster-replicas', '1', '--cluster-yes'], { timeout: 30_000 });
     await waitUntil(() => everyNodeSeesOk(nodes), 20_000, 'the new cluster to be ok on every node');
