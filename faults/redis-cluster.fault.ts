@@ -141,7 +141,7 @@ describe('Herald on a Redis Cluster', () => {
 
     report('Redis Cluster: worker restart', '30 events ingested, the delivery-worker stopped (SIGTERM), 30 more ingested while no worker ran, a new worker started', {
       'events accepted': accepted.length,
-      'ingest answers by status': { ...before.statuses, ...during.statuses },
+      'ingest answers by status': Object.fromEntries(Object.keys({ ...before.statuses, ...during.statuses }).map((status) => [status, (before.statuses[status] ?? 0) + (during.statuses[status] ?? 0)])),
       'old worker exit code': old.child.exitCode,
       'callbacks received while no worker ran': receivedWhileDown,
       'never delivered': result.missing.length,
@@ -226,5 +226,46 @@ describe('Herald on a Redis Cluster', () => {
     expect(result.missing).toEqual([]);
     expect(result.altered).toEqual([]);
     expect(system.services.every((service) => service.child.exitCode === null)).toBe(true);
+  });
+});
+
+// A managed cluster's usual access: TLS only (the cluster bus and replication too) and a password.
+// The services trust the cluster's self-signed certificate through NODE_EXTRA_CA_CERTS, as they
+// would a private CA's.
+describe('Herald on a Redis Cluster over TLS, with a password', () => {
+  let cluster: PrivateRedisCluster | undefined;
+  let system: System;
+  let receiver: HttpRecorder;
+
+  beforeAll(async () => {
+    cluster = await startRedisCluster({ tls: true, password: 'cluster-password-1' });
+    receiver = await startHttpRecorder(() => ({ status: 200 }));
+    system = new System('redis-cluster-tls', database.url, cluster.url, { NODE_EXTRA_CA_CERTS: cluster.caFile! });
+    await system.startApi();
+    await system.startWorker();
+  }, 90_000);
+
+  afterAll(async () => {
+    await system?.close();
+    await receiver?.close();
+    await cluster?.remove();
+    cluster = undefined;
+  }, 60_000);
+
+  it('is ready, and delivers ingested events through a rediss+cluster:// REDIS_URL', async () => {
+    expect(cluster!.url).toMatch(/^rediss\+cluster:\/\/:cluster-password-1@127\.0\.0\.1:\d+,/);
+    const tenant = await system.createTenant(`${receiver.origin}/hook`);
+    const ready = await system.request('GET', '/readyz', {});
+    const events = newEvents(tenant, 10, 'tls');
+    const answer = await system.ingest(events);
+    const deadline = Date.now() + 30_000;
+    const received = () => new Set(receiver.requests.map((request) => String(request.headers['webhook-id'])));
+    while (events.some((event) => !received().has(String(event.id))) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
+
+    expect(ready.status).toBe(200);
+    expect(answer.status).toBe(201);
+    expect(events.filter((event) => !received().has(String(event.id)))).toEqual([]);
+    // The password never reaches a log.
+    expect(system.services.map((service) => service.output()).join('\n')).not.toContain('cluster-password-1');
   });
 });

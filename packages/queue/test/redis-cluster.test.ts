@@ -53,6 +53,33 @@ describe('createRedisConnection', () => {
       single.disconnect();
     }
   });
+
+  it('gives every node of a rediss+cluster:// URL its credentials and TLS, with the names the cluster announces', () => {
+    const tls = createRedisConnection('rediss+cluster://herald:s%40cret@127.0.0.1:1', { role: 'client', name: 'herald:test' });
+    tls.on('error', () => undefined);
+    try {
+      expect(tls).toBeInstanceOf(Cluster);
+      const { options } = tls as Cluster;
+      expect(options.redisOptions).toMatchObject({ username: 'herald', password: 's@cret', tls: {}, connectionName: 'herald:test', maxRetriesPerRequest: 1 });
+      expect(options.enableOfflineQueue).toBe(false);
+      // No DNS resolution of the announced names, so a certificate issued for them matches.
+      const looked: string[] = [];
+      options.dnsLookup!('node-1.cache.example', (_error, address) => looked.push(address));
+      expect(looked).toEqual(['node-1.cache.example']);
+    } finally {
+      tls.disconnect();
+    }
+  });
+
+  it('lets a worker connection on a cluster wait for Redis instead of failing (BullMQ requires it)', () => {
+    const worker = createRedisConnection(cluster.url, { role: 'worker' }) as Cluster;
+    try {
+      expect(worker.options.enableOfflineQueue).toBe(true);
+      expect(worker.options.redisOptions?.maxRetriesPerRequest).toBeNull();
+    } finally {
+      worker.disconnect();
+    }
+  });
 });
 
 describe('Herald on a Redis Cluster', () => {

@@ -51,4 +51,4 @@ export { always, callbacksPerEvent, inTurn, startHttpRecorder, type HttpRecorder
 export { metricValue, parseExposition, type Sample } from './prometheus';
 export { startSelfSignedServer, type SelfSignedServer } from './tls';
 export { storeEvents } from './store-events';
-export { startRedisCluster, type ClusterNodeProcess, type PrivateRedisCluster, type Shard } from './redis-cluster';
+export { startRedisCluster, type ClusterNodeProcess, type PrivateRedisCluster, type RedisClusterOptions, type Shard } from './redis-cluster';
