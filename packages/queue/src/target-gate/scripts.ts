@@ -90,10 +90,10 @@ return out
  * KEYS: breakers, then (inflight, breaker, window) of the job's target, per job. ARGV: now,
  * consecutive failures that open (0: off), failure ratio x 1000 (0: off), window ms, min requests
  * in the window, open ms, longest open ms, stale breaker ms, then (target id, job id, verdict,
- * duration ms) per job. Verdicts: `success` (HTTP 200), `failure`
- * (timeout, refused or reset connection, TLS: the kinds that hold slots), `answer` (any other
- * HTTP answer), `neutral` (no POST was made, or Herald itself failed). Answers one number per
- * job: 0 no change, 1 the breaker opened, 2 it closed, 3 it re-opened.
+ * duration ms) per job. Verdicts: `success` (HTTP 200), `failure` (timeout, refused or reset
+ * connection, TLS: the kinds that hold slots), `answer` (any other HTTP answer), `neutral` (no
+ * POST was made, or Herald itself failed). Answers one number per job: 0 no change, 1 the
+ * breaker opened, 2 it closed, 3 it re-opened.
  *
  * Closed: a failure counts toward the consecutive failures and the window's ratio; a success or an
  * answer ends the run of failures. Open or half-open: only the probe's verdict counts: any HTTP
