@@ -146,7 +146,7 @@ it('leaves no credential of the whole run in any log, Redis key, API answer, das
   for (const delivery of deliveries.slice(0, 20)) await keepDashboard(`/queues/deliveries/${delivery.id}`);
   await keepDashboard('/queues/deliveries/workers');
   await keepDashboard('/redis/stats');
-  const ownRedis = await dumpRedisKeys(system.redisUrl, `${system.queuePrefix}:*`);
+  const ownRedis = await dumpRedisKeys(system.redisUrl, `${system.keyPrefix}:*`);
   const postgres = await dumpDatabase(database.url);
 
   // What the whole run left (this scenario's own logs and Redis keys are read live: the System

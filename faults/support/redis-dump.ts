@@ -1,28 +1,25 @@
-import { Redis } from 'ioredis';
+import { createRedisConnection, scanKeys } from '@herald/queue';
+import type { Redis } from 'ioredis';
 
 const MAX_KEYS = 50_000;
 
 /**
- * Every key matching `pattern` on that Redis with its whole value (hash fields, list and set
- * members, stream entries), one JSON line per key: job data, return values, failure reasons,
- * stack traces, events, cached OAuth tokens. At most MAX_KEYS keys; a Redis already gone gives
- * nothing.
+ * Every key matching `pattern` on that Redis (every master of a cluster) with its whole value
+ * (hash fields, list and set members, stream entries), one JSON line per key: job data, return
+ * values, failure reasons, stack traces, events, cached OAuth tokens. At most MAX_KEYS keys; a
+ * Redis already gone gives nothing.
  */
 export async function dumpRedisKeys(redisUrl: string, pattern: string): Promise<string[]> {
-  const redis = new Redis(redisUrl, { maxRetriesPerRequest: 1, connectTimeout: 2_000, lazyConnect: true });
+  const redis = createRedisConnection(redisUrl, { role: 'client', name: 'faults-dump' });
   redis.on('error', () => undefined);
   try {
-    await redis.connect();
     const lines: string[] = [];
-    let cursor = '0';
-    do {
-      const [next, keys] = await redis.scan(cursor, 'MATCH', pattern, 'COUNT', 1_000);
-      cursor = next;
+    for await (const { server, keys } of scanKeys(redis, pattern)) {
       for (const key of keys) {
         if (lines.length >= MAX_KEYS) return lines;
-        lines.push(JSON.stringify({ key, value: await valueOf(redis, key) }));
+        lines.push(JSON.stringify({ key, value: await valueOf(server, key) }));
       }
-    } while (cursor !== '0');
+    }
     return lines;
   } catch {
     return [];

@@ -1,10 +1,10 @@
-// The order of `pnpm test:faults`: the scenarios by their number in issue 8, and scenario 8
-// (secrets) last, so that its search of everything the run produced comes literally "after all
-// of the above". A file not listed runs before scenario 8. Jest asks a sequencer for `sort` and
+// The order of `pnpm test:faults`: the scenarios by their number in issue 8 (then Redis Cluster,
+// issue 19), and scenario 8 (secrets) last, so that its search of everything the run produced
+// comes literally "after all of the above". A file not listed runs before scenario 8. Jest asks a sequencer for `sort` and
 // `cacheResults` only (there is no result cache to keep: the order is fixed).
 const path = require('node:path');
 
-const ORDER = ['worker-killed', 'redis-restart', 'postgres-down', 'merchant-misbehaving', 'oauth-failing', 'bad-input', 'tenant-isolation', 'noisy-neighbour', 'secrets'];
+const ORDER = ['worker-killed', 'redis-restart', 'postgres-down', 'merchant-misbehaving', 'oauth-failing', 'bad-input', 'tenant-isolation', 'noisy-neighbour', 'redis-cluster', 'secrets'];
 
 function rank(file) {
   const index = ORDER.indexOf(path.basename(file).replace(/\.fault\.ts$/, ''));

@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { startService, uniqueId, type ServiceProcess } from '@herald/testing';
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
+import { parseRedisUrl, redisKeyPrefix } from '@herald/config';
+import { removeQueueKeys, startService, uniqueId, type ServiceProcess } from '@herald/testing';
 import { dumpRedisKeys } from './redis-dump';
 import { recordSecret, saveRedisDump, saveResponses, saveServiceLog } from './run-dir';
 
@@ -26,6 +25,8 @@ export class System {
   readonly services: ServiceProcess[] = [];
   api?: ServiceProcess;
   origin = '';
+  /** Where the services' keys are: QUEUE_PREFIX, hash-tagged on a cluster (as the services do). */
+  readonly keyPrefix: string;
   /** Bodies of the API's answers, kept for scenario 8's search at `close()`. */
   readonly #answers: string[] = [];
 
@@ -36,6 +37,7 @@ export class System {
     readonly redisUrl: string,
     readonly env: Record<string, string> = {},
   ) {
+    this.keyPrefix = redisKeyPrefix(this.queuePrefix, parseRedisUrl(redisUrl));
     recordSecret('admin token', ADMIN);
     recordSecret('ingest token', INGEST);
   }
@@ -110,8 +112,8 @@ export class System {
     await Promise.all(services.map((service) => service.stop('SIGKILL')));
     services.forEach((service) => saveServiceLog(`${this.scenario}-${service === this.api ? 'events-api' : 'delivery-worker'}`, service.output()));
     saveResponses(this.scenario, this.#answers.splice(0));
-    saveRedisDump(this.scenario, await dumpRedisKeys(this.redisUrl, `${this.queuePrefix}:*`));
-    await deleteKeys(this.redisUrl, `${this.queuePrefix}:*`);
+    saveRedisDump(this.scenario, await dumpRedisKeys(this.redisUrl, `${this.keyPrefix}:*`));
+    await removeQueueKeys(this.redisUrl, this.keyPrefix);
   }
 }
 
@@ -136,12 +138,4 @@ export function isProblem(answer: Timed, status: number): boolean {
   } catch {
     return false;
   }
-}
-
-const DELETE_KEYS = "local k = redis.call('keys', ARGV[1]) for i = 1, #k, 1000 do redis.call('del', unpack(k, i, math.min(i + 999, #k))) end return #k";
-
-/** Deletes the keys matching `pattern` with redis-cli (a private Redis already gone is fine). */
-export async function deleteKeys(redisUrl: string, pattern: string): Promise<void> {
-  const url = new URL(redisUrl);
-  await promisify(execFile)('redis-cli', ['-h', url.hostname, '-p', url.port || '6379', 'EVAL', DELETE_KEYS, '0', pattern], { timeout: 10_000 }).catch(() => undefined);
 }

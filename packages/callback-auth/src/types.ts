@@ -1,6 +1,6 @@
 import type { OAuthTokenRequest } from '@herald/domain';
 import type { OutboundClient } from '@herald/outbound';
-import type { Redis } from 'ioredis';
+import type { Cluster, Redis } from 'ioredis';
 
 /** How callbacks to one notification target authenticate (spec: "Callbacks sent by the service"). */
 export type AuthMode = 'none' | 'basic' | 'oauth';
@@ -43,6 +43,9 @@ export interface CallbackAuthStrategy {
   invalidate(): Promise<void>;
 }
 
+/** A connection to one Redis server or to a Redis Cluster: the token cache uses only single-key commands. */
+export type RedisClient = Redis | Cluster;
+
 /** What the strategies need from the outside world. Only the OAuth strategy uses it today. */
 export interface AuthDependencies {
   /**
@@ -50,7 +53,7 @@ export interface AuthDependencies {
    * reuse one token per target. Not closed by this module. Strategies built on the same client also
    * share one in-flight token request per target inside the process.
    */
-  redis: Redis;
+  redis: RedisClient;
   /** Prefix of every key written, e.g. `herald:`; tests pass a fresh one. */
   keyPrefix: string;
   /**

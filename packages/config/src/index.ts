@@ -18,6 +18,7 @@ export {
   type ServiceConfig,
   type TargetPolicyConfig,
 } from './shared';
+export { parseRedisUrl, redisKeyPrefix, type RedisEndpoint, type RedisNode } from './redis-url';
 export { DEVELOPMENT_SECRETS, loadApiConfig, type ApiConfig, type AuthFailuresConfig, type DashboardConfig, type HttpServerConfig } from './api';
 export {
   loadWorkerConfig,

@@ -4,6 +4,7 @@
  */
 import { ConfigError } from './config-error';
 import { boolean, hostList, integer, oneOf, optionalSecret, parseKey, raw, text, url, type Env } from './parsers';
+import { parseRedisUrl, redisKeyPrefix } from './redis-url';
 
 export type NodeEnv = 'development' | 'test' | 'production';
 export type LogLevel = 'error' | 'warn' | 'info' | 'http' | 'debug';
@@ -93,9 +94,16 @@ export interface ServiceConfig extends SecretsKeyring, TargetPolicyConfig {
   readonly nodeEnv: NodeEnv;
   /** DATABASE_URL. Default `postgresql://postgres@127.0.0.1:5432/herald`. */
   readonly databaseUrl: string;
-  /** REDIS_URL. Default `redis://127.0.0.1:6379`. */
+  /**
+   * REDIS_URL: one server (`redis://`, `rediss://`) or a Redis Cluster (`redis+cluster://` or
+   * `rediss+cluster://`, comma-separated seed nodes: see redis-url.ts). Default `redis://127.0.0.1:6379`.
+   */
   readonly redisUrl: string;
-  /** QUEUE_PREFIX: BullMQ key prefix, so several Herald installs (or test runs) share a Redis. Default `herald`. */
+  /**
+   * The prefix of every Herald key in Redis, from QUEUE_PREFIX (default `herald`), so several
+   * Herald installs (or test runs) share a Redis: QUEUE_PREFIX itself on one server, `{QUEUE_PREFIX}`
+   * (a hash tag: one hash slot) on a cluster.
+   */
   readonly queuePrefix: string;
   /** LOG_LEVEL. Default `info` (`warn` under NODE_ENV=test). */
   readonly logLevel: LogLevel;
@@ -119,11 +127,12 @@ export function readDatabaseUrl(env: Env): string {
 export function readServiceConfig(env: Env): ServiceConfig {
   const nodeEnv = readNodeEnv(env);
   const production = nodeEnv === 'production';
+  const redisUrl = raw(env, 'REDIS_URL') ?? DEFAULT_REDIS_URL;
   return {
     nodeEnv,
     databaseUrl: readDatabaseUrl(env),
-    redisUrl: url(env, 'REDIS_URL', ['redis:', 'rediss:'], DEFAULT_REDIS_URL),
-    queuePrefix: text(env, 'QUEUE_PREFIX', 'herald', /^[A-Za-z0-9_.-]{1,64}$/),
+    redisUrl,
+    queuePrefix: redisKeyPrefix(text(env, 'QUEUE_PREFIX', 'herald', /^[A-Za-z0-9_.-]{1,64}$/), parseRedisUrl(redisUrl)),
     logLevel: oneOf(env, 'LOG_LEVEL', ['error', 'warn', 'info', 'http', 'debug'] as const, nodeEnv === 'test' ? 'warn' : 'info'),
     shutdownTimeoutMs: integer(env, 'SHUTDOWN_TIMEOUT_MS', 10_000, 0, 600_000),
     readinessTimeoutMs: integer(env, 'READINESS_TIMEOUT_MS', 2_000, 50, 60_000),

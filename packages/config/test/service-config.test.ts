@@ -89,10 +89,19 @@ describe.each([
     expect(load({ QUEUE_PREFIX: '  ' }).queuePrefix).toBe('herald');
   });
 
+  it('puts QUEUE_PREFIX in braces (one hash slot) when REDIS_URL names a Redis Cluster, and only then', () => {
+    const cluster = load({ REDIS_URL: 'redis+cluster://node-1:7000,node-2:7001', QUEUE_PREFIX: 'herald-eu' });
+    expect(cluster).toMatchObject({ redisUrl: 'redis+cluster://node-1:7000,node-2:7001', queuePrefix: '{herald-eu}' });
+    expect(load({ REDIS_URL: 'rediss+cluster://node-1:7000' }).queuePrefix).toBe('{herald}');
+    expect(load({ REDIS_URL: 'redis://node-1:7000', QUEUE_PREFIX: 'herald-eu' }).queuePrefix).toBe('herald-eu');
+  });
+
   it.each([
     ['DATABASE_URL', 'not a url', /DATABASE_URL: is not a valid URL/],
     ['DATABASE_URL', 'mysql://db/x', /DATABASE_URL: must use postgres:\/\/ or postgresql:\/\//],
     ['REDIS_URL', 'http://cache', /REDIS_URL: must use redis:\/\/ or rediss:\/\//],
+    ['REDIS_URL', 'redis+cluster://node-1', /REDIS_URL: "node-1" is not a host:port cluster node/],
+    ['REDIS_URL', 'redis+cluster://node-1:7000/3', /REDIS_URL: a cluster URL must be/],
     ['NODE_ENV', 'staging', /NODE_ENV: must be one of development, test, production/],
     ['LOG_LEVEL', 'verbose', /LOG_LEVEL: must be one of/],
     ['SECRETS_KEY', 'too-short', /SECRETS_KEY: must be 32 bytes/],

@@ -1,7 +1,7 @@
 import type { DeliveryRef } from '@herald/domain';
 import { Queue, type JobsOptions } from 'bullmq';
 import { withTimeout } from '@herald/domain';
-import type { Redis } from 'ioredis';
+import type { RedisConnection } from './redis';
 import { DELIVERY_BACKOFF_TYPE } from './delivery-backoff';
 import { createFairShare } from './fair-share';
 import { firstConnect } from './redis';
@@ -23,7 +23,7 @@ export interface RetryPolicy {
 export type DeliveryQueue = Queue<DeliveryRef, unknown, string>;
 
 /** The deliveries queue on a connection (a `client`-role one for producers, so enqueue fails fast). */
-export function createDeliveryQueue(connection: Redis, prefix: string): DeliveryQueue {
+export function createDeliveryQueue(connection: RedisConnection, prefix: string): DeliveryQueue {
   return new Queue<DeliveryRef, unknown, string>(DELIVERIES_QUEUE, { connection, prefix });
 }
 
@@ -61,7 +61,7 @@ export interface DeliveryProducer {
  * for Redis: callers hold database work open (the sweeper a transaction, the API a response),
  * and a delivery that could not be enqueued stays in the outbox for the next sweep.
  */
-export function createDeliveryProducer(connection: Redis, options: { prefix: string; retry: RetryPolicy; timeoutMs: number }): DeliveryProducer {
+export function createDeliveryProducer(connection: RedisConnection, options: { prefix: string; retry: RetryPolicy; timeoutMs: number }): DeliveryProducer {
   const queue = createDeliveryQueue(connection, options.prefix);
   const opts = deliveryJobOptions(options.retry);
   // Every job is placed by its target's backlog (fair-share.ts), so that no target's burst makes

@@ -41,7 +41,7 @@
  * shifts a few tags; an add that BullMQ ignores (the job id exists already) leaves a record naming
  * a job that may not wait, which at worst starts that target's next batch at `head + 1`.
  */
-import type { Redis } from 'ioredis';
+import type { RedisConnection } from './redis';
 
 /** BullMQ's highest job priority (its PRIORITY_LIMIT, 2^21 - 1). */
 export const MAX_PRIORITY = 2 ** 21 - 1;
@@ -96,7 +96,7 @@ export interface FairShareOptions {
  * Returns a function that gives each job of a batch (in the order given) its BullMQ priority, by
  * the rule above. One Redis round trip per batch.
  */
-export function createFairShare(redis: Redis, options: FairShareOptions): (jobs: readonly FairShareJob[]) => Promise<number[]> {
+export function createFairShare(redis: RedisConnection, options: FairShareOptions): (jobs: readonly FairShareJob[]) => Promise<number[]> {
   const ttl = options.recordsTtlSeconds ?? FAIR_SHARE_RECORDS_TTL_SECONDS;
   if (!(Number.isInteger(ttl) && ttl >= 1)) throw new RangeError('recordsTtlSeconds must be a whole number of seconds, at least 1');
   // EVALSHA under the hood, the script loaded once per connection.

@@ -14,7 +14,7 @@ export {
   type JobSlot,
   type RetryPolicy,
 } from './delivery-queue';
-export { createRedisConnection, pingRedis, type RedisConnectionOptions } from './redis';
+export { createRedisConnection, pingRedis, scanKeys, type RedisConnection, type RedisConnectionOptions } from './redis';
 export {
   DELIVERY_BACKOFF_TYPE,
   deliveryBackoffStrategy,

@@ -1,15 +1,14 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { Worker } from 'bullmq';
-import type { Redis } from 'ioredis';
 import type { DeliveryRef } from '@herald/domain';
-import { createDeliveryProducer, createFairShare, createRedisConnection, DELIVERIES_QUEUE, fairShareKey, MAX_PRIORITY, pingRedis, type DeliveryProducer } from '../src';
+import { createDeliveryProducer, createFairShare, createRedisConnection, DELIVERIES_QUEUE, fairShareKey, MAX_PRIORITY, pingRedis, type DeliveryProducer, type RedisConnection } from '../src';
 
 // The Redis every test uses; REDIS_URL set in the shell is the running system's, not the tests'.
 const REDIS_URL = 'redis://127.0.0.1:6379';
 const RETRY = { attempts: 1, keepCompletedSeconds: 60, keepFailedSeconds: 60 };
 
-let client: Redis;
-let workerConnection: Redis;
+let client: RedisConnection;
+let workerConnection: RedisConnection;
 let producer: DeliveryProducer;
 let worker: Worker<DeliveryRef>;
 const token = randomUUID();

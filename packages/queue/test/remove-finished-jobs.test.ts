@@ -1,16 +1,15 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { Worker } from 'bullmq';
-import type { Redis } from 'ioredis';
 import type { DeliveryRef } from '@herald/domain';
-import { createDeliveryProducer, createRedisConnection, DELIVERIES_QUEUE, fairShareKey, pingRedis, type DeliveryProducer } from '../src';
+import { createDeliveryProducer, createRedisConnection, DELIVERIES_QUEUE, fairShareKey, pingRedis, type DeliveryProducer, type RedisConnection } from '../src';
 
 // The Redis every test uses; REDIS_URL set in the shell is the running system's, not the tests'.
 const REDIS_URL = 'redis://127.0.0.1:6379';
 // One attempt, so that a failure is final and the test needs no backoff strategy.
 const RETRY = { attempts: 1, backoffDelayMs: 1_000, backoffJitter: 0, keepCompletedSeconds: 3_600, keepFailedSeconds: 3_600 };
 
-let client: Redis;
-let workerConnection: Redis;
+let client: RedisConnection;
+let workerConnection: RedisConnection;
 let producer: DeliveryProducer;
 let worker: Worker<DeliveryRef>;
 

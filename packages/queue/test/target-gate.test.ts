@@ -1,8 +1,7 @@
 // The target gate's limiter and circuit breaker on the real Redis, with the clock in the test's
 // hands (the gate passes its own time to Redis), so that each transition is shown exactly.
 import { randomBytes, randomUUID } from 'node:crypto';
-import type { Redis } from 'ioredis';
-import { countBreakers, createRedisConnection, createTargetGate, pingRedis, readTargetHealth, type GateVerdict, type TargetGateSettings } from '../src';
+import { countBreakers, createRedisConnection, createTargetGate, pingRedis, readTargetHealth, type GateVerdict, type RedisConnection, type TargetGateSettings } from '../src';
 
 const REDIS_URL = 'redis://127.0.0.1:6379';
 const SETTINGS: TargetGateSettings = {
@@ -11,7 +10,7 @@ const SETTINGS: TargetGateSettings = {
   breaker: { failures: 3, ratio: 0, windowMs: 300_000, minRequests: 10, openMs: 30_000, openMaxMs: 100_000 },
 };
 
-let redis: Redis;
+let redis: RedisConnection;
 let prefix: string;
 let clock: number;
 beforeEach(async () => {

@@ -1,5 +1,4 @@
 import { randomBytes } from 'node:crypto';
-import { createServer } from 'node:net';
 import { testDatabaseUrl } from '@herald/config';
 import { applyMigrations, dropDatabase, ensureDatabase } from '@herald/db';
 
@@ -43,17 +42,7 @@ export function useMigratedDatabase(prefix: string): { readonly url: string } {
   };
 }
 
-/** A TCP port on 127.0.0.1 that nothing listens on (at the moment of the call). */
-export async function closedPort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
-    });
-  });
-}
+export { closedPort } from './ports';
 
 export { startService, testProcessEnv, type ServiceProcess, type StartServiceOptions } from './process';
 export { removeQueueKeys } from './queue-keys';
@@ -62,3 +51,4 @@ export { always, callbacksPerEvent, inTurn, startHttpRecorder, type HttpRecorder
 export { metricValue, parseExposition, type Sample } from './prometheus';
 export { startSelfSignedServer, type SelfSignedServer } from './tls';
 export { storeEvents } from './store-events';
+export { startRedisCluster, type ClusterNodeProcess, type PrivateRedisCluster, type RedisClusterOptions, type Shard } from './redis-cluster';

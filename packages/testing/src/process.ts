@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
-import { DEFAULT_REDIS_URL } from '@herald/config';
+import { DEFAULT_REDIS_URL, parseRedisUrl, redisKeyPrefix } from '@herald/config';
 import { removeQueueKeys } from './queue-keys';
 
 const ROOT = path.resolve(__dirname, '../../..');
@@ -128,7 +128,8 @@ export async function cleanUpServices(): Promise<void> {
   await Promise.all(services.map((service) => service.stop('SIGTERM')));
   const queues = new Map(services.map((service) => {
     const redisUrl = service.env.REDIS_URL ?? DEFAULT_REDIS_URL;
-    const prefix = service.env.QUEUE_PREFIX!;
+    // The services' own key prefix: QUEUE_PREFIX, hash-tagged on a cluster.
+    const prefix = redisKeyPrefix(service.env.QUEUE_PREFIX!, parseRedisUrl(redisUrl));
     return [`${redisUrl} ${prefix}`, { redisUrl, prefix }] as const;
   }));
   for (const { redisUrl, prefix } of queues.values()) await removeQueueKeys(redisUrl, prefix);

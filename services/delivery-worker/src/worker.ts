@@ -7,9 +7,8 @@ import type { DeliveryRef } from '@herald/domain';
 import type { Logger } from '@herald/logging';
 import type { HeraldMetrics } from '@herald/metrics';
 import { createConnectGuard, createOutboundClient, type OutboundClient } from '@herald/outbound';
-import { createTargetGate, DELIVERIES_QUEUE, deliveryBackoffStrategy, type Admission, type GateEntry, type GateRelease } from '@herald/queue';
+import { createTargetGate, DELIVERIES_QUEUE, deliveryBackoffStrategy, type Admission, type GateEntry, type GateRelease, type RedisConnection } from '@herald/queue';
 import { Worker } from 'bullmq';
-import type { Redis } from 'ioredis';
 import { createCoalescer } from './coalescer';
 import { createDeliveryProcessor, type DeliveryGate, type DeliveryOutcome, type DeliveryStore } from './processor';
 
@@ -41,7 +40,7 @@ export interface DeliveryWorkerDependencies {
    * A `worker`-role connection: commands wait for Redis to come back instead of failing. BullMQ
    * uses it (and a blocking copy it makes), and so does the OAuth token cache. Not closed here.
    */
-  connection: Redis;
+  connection: RedisConnection;
   logger: Logger;
   /** Where attempts, deferrals, auto-disabled targets and OAuth token requests are counted. */
   metrics: Pick<HeraldMetrics, 'deliveryAttempt' | 'deliveryDeferred' | 'oauthTokenRequested' | 'targetAutoDisabled'>;

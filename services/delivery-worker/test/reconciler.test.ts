@@ -4,10 +4,9 @@ import { deliveryRepository } from '@herald/db';
 import type { DeliveryRef } from '@herald/domain';
 import { createLogger } from '@herald/logging';
 import { createMetrics } from '@herald/metrics';
-import { createDeliveryProducer, createRedisConnection, DELIVERIES_QUEUE, pingRedis, type DeliveryProducer } from '@herald/queue';
+import { createDeliveryProducer, createRedisConnection, DELIVERIES_QUEUE, pingRedis, type DeliveryProducer, type RedisConnection } from '@herald/queue';
 import { always, metricValue, useMigratedDatabase } from '@herald/testing';
 import { Worker } from 'bullmq';
-import type { Redis } from 'ioredis';
 import { startReconciler, type Reconciler } from '@herald/outbox';
 import { useHttpRecorders, useWorlds, waitFor, type World } from './support/world';
 
@@ -18,7 +17,7 @@ const database = useMigratedDatabase('herald_reconciler');
 const world = useWorlds();
 const startReceiver = useHttpRecorders();
 const open: Array<{ close(): Promise<unknown> }> = [];
-const connections: Redis[] = [];
+const connections: RedisConnection[] = [];
 afterEach(async () => {
   await Promise.all(open.splice(0).map((thing) => thing.close()));
   connections.splice(0).forEach((redis) => redis.disconnect());

@@ -13,8 +13,7 @@ import {
 } from '@herald/db';
 import { createLogger } from '@herald/logging';
 import { createMetrics } from '@herald/metrics';
-import { createDeliveryProducer, createRedisConnection, fairShareKey, type DeliveryProducer } from '@herald/queue';
-import type { Redis } from 'ioredis';
+import { createDeliveryProducer, createRedisConnection, fairShareKey, type DeliveryProducer, type RedisConnection } from '@herald/queue';
 import { createScratchDatabase, metricValue, storeEvents, uniqueId } from '@herald/testing';
 import { startSweeper } from '@herald/outbox';
 
@@ -25,7 +24,7 @@ let database: { url: string; drop: () => Promise<void> };
 let config: WorkerConfig;
 let prisma: PrismaClient;
 let deliveries: DeliveryRepository;
-let redis: Redis;
+let redis: RedisConnection;
 const logger = createLogger({ level: 'error', service: 'test', stream: new PassThrough() });
 const metrics = createMetrics({ service: 'test' });
 let producer: DeliveryProducer;

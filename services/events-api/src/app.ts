@@ -18,8 +18,7 @@ import { createMetrics, type HeraldMetrics } from '@herald/metrics';
 import { createCallbackSender } from '@herald/callbacks';
 import { createConnectGuard, createOutboundClient, type AddressPolicy } from '@herald/outbound';
 import { createOutboxPublisher } from '@herald/outbox';
-import { pingRedis, readTargetHealth, type DeliveryProducer } from '@herald/queue';
-import type { Redis } from 'ioredis';
+import { pingRedis, readTargetHealth, type DeliveryProducer, type RedisConnection } from '@herald/queue';
 import { adminRouter } from './admin/router';
 import { createApiKeyCache } from './auth/api-key-cache';
 import { requireBearerToken } from './auth/bearer-token';
@@ -51,7 +50,7 @@ export interface AppDependencies {
   /** One pool per class of work (see createApiDatabases). */
   databases: ApiDatabases;
   /** A `client`-role connection: fails fast while Redis is down. */
-  redis: Redis;
+  redis: RedisConnection;
   /** Adds delivery jobs over that connection. */
   producer: DeliveryProducer;
   /** The process's metrics, served at /metrics. Default: a registry of its own (`service="events-api"`). */
@@ -161,7 +160,7 @@ export function createApp(deps: AppDependencies): Express {
  * address policy at connect time, limits, token cache (Redis keys under QUEUE_PREFIX, keyed by
  * SECRETS_KEY) and token-request metric, so that a token checked here serves the worker.
  */
-function targetOutbound(config: ApiConfig, urlPolicy: AddressPolicy, redis: Redis, metrics: HeraldMetrics): TargetOutbound {
+function targetOutbound(config: ApiConfig, urlPolicy: AddressPolicy, redis: RedisConnection, metrics: HeraldMetrics): TargetOutbound {
   const guard = createConnectGuard(urlPolicy);
   return {
     auth: {

@@ -1,9 +1,8 @@
 import request from 'supertest';
 import { loadApiConfig } from '@herald/config';
 import { createLogger } from '@herald/logging';
-import { createDeliveryProducer, createRedisConnection } from '@herald/queue';
+import { createDeliveryProducer, createRedisConnection, type RedisConnection } from '@herald/queue';
 import { closedPort, testDatabaseUrl } from '@herald/testing';
-import type { Redis } from 'ioredis';
 import { PassThrough } from 'node:stream';
 import { createApp } from '../src/app';
 import { closeApiDatabases, createApiDatabases, type ApiDatabases } from '../src/databases';
@@ -13,7 +12,7 @@ const logger = createLogger({ level: 'error', service: 'test', stream: new PassT
 
 describe('health endpoints', () => {
   const opened: Array<{ close: () => Promise<unknown> }> = [];
-  function appWith(databases: ApiDatabases, redis: Redis) {
+  function appWith(databases: ApiDatabases, redis: RedisConnection) {
     const producer = createDeliveryProducer(redis, { prefix: config.queuePrefix, retry: config.retry, timeoutMs: config.enqueueTimeoutMs });
     // As in server.ts: a queue whose Redis does not answer reports it, and is closed after the tests.
     producer.queue.on('error', () => undefined);
@@ -25,7 +24,7 @@ describe('health endpoints', () => {
     opened.push({ close: () => closeApiDatabases(databases) });
     return databases;
   }
-  function redisAt(url: string): Redis {
+  function redisAt(url: string): RedisConnection {
     const redis = createRedisConnection(url, { role: 'client' });
     redis.on('error', () => undefined);
     opened.push({ close: async () => redis.disconnect() });

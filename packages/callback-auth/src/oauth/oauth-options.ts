@@ -1,11 +1,10 @@
 import { createConnectGuard, createOutboundClient, type OutboundClient } from '@herald/outbound';
-import type { Redis } from 'ioredis';
 import { AuthConfigurationError } from '../errors/auth-configuration-error';
-import type { AuthDependencies } from '../types';
+import type { AuthDependencies, RedisClient } from '../types';
 
 /** `AuthDependencies` with defaults applied and values checked. */
 export interface OAuthOptions {
-  readonly redis: Redis;
+  readonly redis: RedisClient;
   readonly keyPrefix: string;
   readonly tokenCacheSecret: Uint8Array;
   readonly tokenRequestTimeoutMs: number;

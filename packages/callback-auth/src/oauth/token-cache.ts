@@ -1,5 +1,5 @@
 import { createCipheriv, createDecipheriv, createHmac, randomUUID } from 'node:crypto';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../types';
 import type { TokenRequest } from './token-request';
 
 // Deletes KEYS[1] only while it still holds ARGV[1], in one step: a plain GET then DEL could delete
@@ -11,7 +11,7 @@ const TAG_BYTES = 16;
 
 /** Where a token cache lives and the secret that keys it (see `AuthDependencies`). */
 export interface TokenCacheOptions {
-  readonly redis: Redis;
+  readonly redis: RedisClient;
   readonly keyPrefix: string;
   readonly tokenCacheSecret: Uint8Array;
 }
@@ -37,7 +37,7 @@ export interface TokenCacheOptions {
  * can compare in Redis; only equal tokens share an IV.
  */
 export class TokenCache {
-  readonly #redis: Redis;
+  readonly #redis: RedisClient;
   readonly #tokenKey: string;
   readonly #lockKey: string;
   readonly #encryptionKey: Buffer;

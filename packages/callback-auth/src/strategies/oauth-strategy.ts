@@ -1,15 +1,14 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Redis } from 'ioredis';
 import { TokenWaitTimeoutError } from '../errors/token-wait-timeout-error';
 import { cacheTtlMs, lockTtlMs, resolveOAuthOptions, type OAuthOptions } from '../oauth/oauth-options';
 import { TokenCache } from '../oauth/token-cache';
 import { buildTokenRequest, requestToken, type TokenRequest } from '../oauth/token-request';
-import type { AuthDependencies, CallbackAuthStrategy, TargetAuthSettings } from '../types';
+import type { AuthDependencies, CallbackAuthStrategy, RedisClient, TargetAuthSettings } from '../types';
 
 // Token lookups under way, per Redis client and token key: the concurrent callbacks of one process
 // share one lookup. Keyed by client so that strategies on separate clients behave like separate
 // processes; across processes the Redis lock does the same job.
-const lookupsInFlight = new WeakMap<Redis, Map<string, Promise<string>>>();
+const lookupsInFlight = new WeakMap<RedisClient, Map<string, Promise<string>>>();
 
 /**
  * OAuth 2.0 client credentials (spec): callbacks carry `Authorization: Bearer {access_token}`, the token

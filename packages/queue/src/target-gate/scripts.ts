@@ -3,11 +3,17 @@
  * see one consistent in-flight count and breaker per target. Both take a batch of operations (the
  * worker gathers the jobs it starts or finishes at once), so the gate costs one round trip per
  * batch, not one per callback. Key names: see keys.ts. Randomness (jitter) is left to the caller.
+ *
+ * Every key a script touches is passed in KEYS, never built inside it: a Redis Cluster routes a
+ * script by its keys and refuses one whose keys are in several hash slots. All of them start with
+ * the hash-tagged key prefix on a cluster (`{herald}:gate:…`), so one batch, whatever its targets,
+ * is one slot.
  */
 
 /**
- * ARGV: key prefix, now, lease ms, max in flight (0: no limit), min delay ms, max delay ms,
- * deferred grace ms, then (target id, job id) per job. Answers three numbers per job:
+ * KEYS: (inflight, deferred, breaker) of the job's target, per job. ARGV: now, lease ms, max in
+ * flight (0: no limit), min delay ms, max delay ms, deferred grace ms, then the job id per job.
+ * Answers three numbers per job:
  * - 1, probe (0/1), 0: let in; it holds a slot until released or until its lease runs out;
  * - 2, nominal delay, 0: `target_busy`, come back after about the nominal delay;
  * - 3, earliest, spread: `breaker_open`, come back between earliest and earliest + spread ms.
@@ -18,13 +24,12 @@
  * fast as slots free up, whatever the backlog, instead of every waiting job polling.
  */
 export const ADMIT_SCRIPT = `
-local prefix = ARGV[1]
-local now = tonumber(ARGV[2])
-local lease = tonumber(ARGV[3])
-local limit = tonumber(ARGV[4])
-local minDelay = tonumber(ARGV[5])
-local maxDelay = tonumber(ARGV[6])
-local grace = tonumber(ARGV[7])
+local now = tonumber(ARGV[1])
+local lease = tonumber(ARGV[2])
+local limit = tonumber(ARGV[3])
+local minDelay = tonumber(ARGV[4])
+local maxDelay = tonumber(ARGV[5])
+local grace = tonumber(ARGV[6])
 local out = {}
 
 local function clamp(value)
@@ -33,12 +38,9 @@ local function clamp(value)
   return math.floor(value)
 end
 
-for i = 8, #ARGV, 2 do
-  local target = ARGV[i]
-  local job = ARGV[i + 1]
-  local inflight = prefix .. target .. ':inflight'
-  local deferred = prefix .. target .. ':deferred'
-  local breaker = prefix .. target .. ':breaker'
+for j = 1, #KEYS / 3 do
+  local job = ARGV[6 + j]
+  local inflight, deferred, breaker = KEYS[3 * j - 2], KEYS[3 * j - 1], KEYS[3 * j]
   redis.call('ZREMRANGEBYSCORE', inflight, '-inf', now)
   redis.call('ZREMRANGEBYSCORE', deferred, '-inf', now - grace)
   local b = redis.call('HMGET', breaker, 'reopenAt', 'openMs', 'probe', 'probeUntil', 'avgMs')
@@ -85,12 +87,13 @@ return out
 `;
 
 /**
- * ARGV: key prefix, now, consecutive failures that open (0: off), failure ratio x 1000 (0: off),
- * window ms, min requests in the window, open ms, longest open ms, stale breaker ms, then
- * (target id, job id, verdict, duration ms) per job. Verdicts: `success` (HTTP 200), `failure`
- * (timeout, refused or reset connection, TLS: the kinds that hold slots), `answer` (any other
- * HTTP answer), `neutral` (no POST was made, or Herald itself failed). Answers one number per
- * job: 0 no change, 1 the breaker opened, 2 it closed, 3 it re-opened.
+ * KEYS: breakers, then (inflight, breaker, window) of the job's target, per job. ARGV: now,
+ * consecutive failures that open (0: off), failure ratio x 1000 (0: off), window ms, min requests
+ * in the window, open ms, longest open ms, stale breaker ms, then (target id, job id, verdict,
+ * duration ms) per job. Verdicts: `success` (HTTP 200), `failure` (timeout, refused or reset
+ * connection, TLS: the kinds that hold slots), `answer` (any other HTTP answer), `neutral` (no
+ * POST was made, or Herald itself failed). Answers one number per job: 0 no change, 1 the
+ * breaker opened, 2 it closed, 3 it re-opened.
  *
  * Closed: a failure counts toward the consecutive failures and the window's ratio; a success or an
  * answer ends the run of failures. Open or half-open: only the probe's verdict counts: any HTTP
@@ -99,25 +102,24 @@ return out
  * as long (up to the longest open time), a neutral end frees the probe for the next job.
  */
 export const RELEASE_SCRIPT = `
-local prefix = ARGV[1]
-local now = tonumber(ARGV[2])
-local failuresToOpen = tonumber(ARGV[3])
-local ratio = tonumber(ARGV[4]) / 1000
-local windowMs = tonumber(ARGV[5])
-local minRequests = tonumber(ARGV[6])
-local openBase = tonumber(ARGV[7])
-local openMax = tonumber(ARGV[8])
-local stale = tonumber(ARGV[9])
-local breakers = prefix .. 'breakers'
+local now = tonumber(ARGV[1])
+local failuresToOpen = tonumber(ARGV[2])
+local ratio = tonumber(ARGV[3]) / 1000
+local windowMs = tonumber(ARGV[4])
+local minRequests = tonumber(ARGV[5])
+local openBase = tonumber(ARGV[6])
+local openMax = tonumber(ARGV[7])
+local stale = tonumber(ARGV[8])
+local breakers = KEYS[1]
 local bucketMs = math.max(1, math.floor(windowMs / 10))
 local out = {}
 
-local function open(target, breaker, openCount)
+local function open(target, breaker, window, openCount)
   local openMs = math.min(openBase * 2 ^ openCount, math.max(openBase, openMax))
   redis.call('HSET', breaker, 'openedAt', now, 'reopenAt', now + openMs, 'openMs', openMs, 'openCount', openCount, 'consecutive', 0)
   redis.call('HDEL', breaker, 'probe', 'probeUntil')
   redis.call('PEXPIRE', breaker, openMs + stale)
-  redis.call('DEL', prefix .. target .. ':window')
+  redis.call('DEL', window)
   redis.call('ZREMRANGEBYSCORE', breakers, '-inf', now - stale)
   redis.call('ZADD', breakers, now + openMs, target)
 end
@@ -144,11 +146,12 @@ local function count(window, failed)
   return n, f
 end
 
-for i = 10, #ARGV, 4 do
+for j = 1, (#KEYS - 1) / 3 do
+  local i = 5 + 4 * j
   local target, job, verdict, duration = ARGV[i], ARGV[i + 1], ARGV[i + 2], tonumber(ARGV[i + 3])
-  local breaker = prefix .. target .. ':breaker'
+  local inflight, breaker, window = KEYS[3 * j - 1], KEYS[3 * j], KEYS[3 * j + 1]
   local change = 0
-  redis.call('ZREM', prefix .. target .. ':inflight', job)
+  redis.call('ZREM', inflight, job)
   local b = redis.call('HMGET', breaker, 'reopenAt', 'probe', 'openCount', 'consecutive', 'avgMs')
   if verdict ~= 'neutral' then
     local avg = tonumber(b[5])
@@ -165,22 +168,22 @@ for i = 10, #ARGV, 4 do
       elseif verdict == 'neutral' then
         redis.call('HDEL', breaker, 'probe', 'probeUntil')
       else
-        open(target, breaker, (tonumber(b[3]) or 0) + 1)
+        open(target, breaker, window, (tonumber(b[3]) or 0) + 1)
         change = 3
       end
     end
   elseif verdict == 'failure' then
     local consecutive = redis.call('HINCRBY', breaker, 'consecutive', 1)
-    local n, f = count(prefix .. target .. ':window', true)
+    local n, f = count(window, true)
     if (failuresToOpen > 0 and consecutive >= failuresToOpen) or (ratio > 0 and n >= minRequests and f >= ratio * n) then
-      open(target, breaker, 0)
+      open(target, breaker, window, 0)
       change = 1
     else
       redis.call('PEXPIRE', breaker, windowMs + stale)
     end
   elseif verdict ~= 'neutral' then
     if (tonumber(b[4]) or 0) ~= 0 then redis.call('HSET', breaker, 'consecutive', 0) end
-    count(prefix .. target .. ':window', false)
+    count(window, false)
     redis.call('PEXPIRE', breaker, windowMs + stale)
   end
   out[#out + 1] = change

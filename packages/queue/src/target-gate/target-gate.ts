@@ -1,5 +1,5 @@
-import type { Redis } from 'ioredis';
-import { gateKeyPrefix, DEFERRED_GRACE_MS, STALE_BREAKER_MS } from './keys';
+import type { RedisConnection } from '../redis';
+import { breakersKey, DEFERRED_GRACE_MS, STALE_BREAKER_MS, targetKeys } from './keys';
 import { ADMIT_SCRIPT, RELEASE_SCRIPT } from './scripts';
 
 /** When a target's circuit breaker opens and how long it stays open. */
@@ -79,14 +79,15 @@ const CHANGES: BreakerChange[] = [undefined, 'opened', 'closed', 'reopened'];
 
 type GateCommands = Record<typeof ADMIT_COMMAND | typeof RELEASE_COMMAND, (...args: Array<string | number>) => Promise<number[]>>;
 
-export function createTargetGate(redis: Redis, options: { queuePrefix: string; settings: TargetGateSettings; random?: () => number; now?: () => number }): TargetGate {
+export function createTargetGate(redis: RedisConnection, options: { queuePrefix: string; settings: TargetGateSettings; random?: () => number; now?: () => number }): TargetGate {
   const { settings } = options;
   const random = options.random ?? Math.random;
   const now = options.now ?? Date.now;
-  const prefix = gateKeyPrefix(options.queuePrefix);
-  // ioredis runs them with EVALSHA, loading the script once per connection.
-  if (!(ADMIT_COMMAND in redis)) redis.defineCommand(ADMIT_COMMAND, { numberOfKeys: 0, lua: ADMIT_SCRIPT });
-  if (!(RELEASE_COMMAND in redis)) redis.defineCommand(RELEASE_COMMAND, { numberOfKeys: 0, lua: RELEASE_SCRIPT });
+  const keysOf = (targetId: string) => targetKeys(options.queuePrefix, targetId);
+  // ioredis runs them with EVALSHA, loading the script once per connection. The number of keys
+  // varies with the batch, so each call passes it first.
+  if (!(ADMIT_COMMAND in redis)) redis.defineCommand(ADMIT_COMMAND, { lua: ADMIT_SCRIPT });
+  if (!(RELEASE_COMMAND in redis)) redis.defineCommand(RELEASE_COMMAND, { lua: RELEASE_SCRIPT });
   const commands = redis as unknown as GateCommands;
   const { breaker } = settings;
 
@@ -94,15 +95,20 @@ export function createTargetGate(redis: Redis, options: { queuePrefix: string; s
     async admit(entries) {
       if (entries.length === 0) return [];
       const at = now();
+      const keys = entries.flatMap((entry) => {
+        const target = keysOf(entry.targetId);
+        return [target.inflight, target.deferred, target.breaker];
+      });
       const answer = await commands[ADMIT_COMMAND](
-        prefix,
+        keys.length,
+        ...keys,
         at,
         settings.leaseMs,
         settings.maxInFlight,
         BUSY_DELAY_MIN_MS,
         BUSY_DELAY_MAX_MS,
         DEFERRED_GRACE_MS,
-        ...entries.flatMap((entry) => [entry.targetId, entry.jobId]),
+        ...entries.map((entry) => entry.jobId),
       );
       return entries.map((_, i): Admission => {
         const [code, x, y] = [answer[3 * i], answer[3 * i + 1], answer[3 * i + 2]] as [number, number, number];
@@ -114,8 +120,16 @@ export function createTargetGate(redis: Redis, options: { queuePrefix: string; s
 
     async release(releases) {
       if (releases.length === 0) return [];
+      const keys = [
+        breakersKey(options.queuePrefix),
+        ...releases.flatMap((r) => {
+          const target = keysOf(r.targetId);
+          return [target.inflight, target.breaker, target.window];
+        }),
+      ];
       const answer = await commands[RELEASE_COMMAND](
-        prefix,
+        keys.length,
+        ...keys,
         now(),
         breaker.failures,
         Math.round(breaker.ratio * 1000),

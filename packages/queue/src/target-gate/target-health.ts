@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisConnection } from '../redis';
 import { firstConnect } from '../redis';
 import { breakersKey, DEFERRED_GRACE_MS, STALE_BREAKER_MS, targetKeys } from './keys';
 
@@ -30,7 +30,7 @@ export interface TargetHealth {
 }
 
 /** Reads one target's health in one round trip. */
-export async function readTargetHealth(redis: Redis, queuePrefix: string, targetId: string, now = Date.now()): Promise<TargetHealth> {
+export async function readTargetHealth(redis: RedisConnection, queuePrefix: string, targetId: string, now = Date.now()): Promise<TargetHealth> {
   const keys = targetKeys(queuePrefix, targetId);
   await firstConnect(redis);
   const results = await redis
@@ -58,7 +58,7 @@ export async function readTargetHealth(redis: Redis, queuePrefix: string, target
 }
 
 /** How many targets' breakers are open and half-open now (closed ones are not counted: there is no list of targets in Redis). */
-export async function countBreakers(redis: Redis, queuePrefix: string, now = Date.now()): Promise<{ open: number; half_open: number }> {
+export async function countBreakers(redis: RedisConnection, queuePrefix: string, now = Date.now()): Promise<{ open: number; half_open: number }> {
   const key = breakersKey(queuePrefix);
   await firstConnect(redis);
   const results = await redis

@@ -13,9 +13,8 @@ import {
 import type { Event } from '@herald/domain';
 import { createLogger } from '@herald/logging';
 import { createMetrics, type HeraldMetrics } from '@herald/metrics';
-import { createDeliveryProducer, createRedisConnection, type DeliveryProducer, type DeliveryQueue } from '@herald/queue';
+import { createDeliveryProducer, createRedisConnection, type DeliveryProducer, type DeliveryQueue, type RedisConnection } from '@herald/queue';
 import { startHttpRecorder, storeEvents, testDatabaseUrl, uniqueId, type HttpRecorder, type Responder } from '@herald/testing';
-import type { Redis } from 'ioredis';
 import { startDeliveryWorker, type DeliveryWorker } from '../../src/worker';
 
 /** Settings that keep the suite fast: tiny backoff, short timeouts; each test overrides what it checks. */
@@ -46,7 +45,7 @@ export class World {
   readonly queue: DeliveryQueue;
   /** The metrics every worker of this world counts into, as the workers of one process would. */
   readonly metrics: HeraldMetrics = createMetrics({ service: 'delivery-worker' });
-  readonly #redis: Redis[] = [];
+  readonly #redis: RedisConnection[] = [];
   readonly #workers: DeliveryWorker[] = [];
   readonly #producer: DeliveryProducer;
   #logs = '';
@@ -147,7 +146,7 @@ export class World {
     await this.prisma.$disconnect();
   }
 
-  #connect(role: 'worker' | 'client'): Redis {
+  #connect(role: 'worker' | 'client'): RedisConnection {
     const redis = createRedisConnection(this.config.redisUrl, { role });
     redis.on('error', () => undefined);
     this.#redis.push(redis);

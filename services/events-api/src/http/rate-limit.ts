@@ -1,13 +1,13 @@
 import type { Response } from 'express';
-import type { Redis } from 'ioredis';
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
+import type { RedisConnection } from '@herald/queue';
 import { HttpError } from './http-error';
 
 /** Counts one request of `key`; throws a 429 HttpError (with Retry-After) past the limit. */
 export type RateLimit = (key: string, res: Response) => Promise<void>;
 
 export interface RateLimitOptions {
-  redis: Redis;
+  redis: RedisConnection;
   keyPrefix: string;
   requests: number;
   windowSeconds: number;
