@@ -25,6 +25,7 @@ export {
   type QueueWorkerConfig,
   type ReconcilerConfig,
   type RetryConfig,
+  type PartitionsConfig,
   type SweeperConfig,
   type WorkerConfig,
   type WorkerMetricsConfig,

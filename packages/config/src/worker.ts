@@ -24,6 +24,19 @@ export interface WorkerConfig extends ServiceConfig {
   readonly targetAutoDisableAfterMs: number;
   /** The per-target in-flight limit and circuit breaker, shared by every worker process through Redis. */
   readonly targetGate: TargetGateConfig;
+  /** Weekly partitions of deliveries and attempts: created ahead, dropped past retention. */
+  readonly partitions: PartitionsConfig;
+}
+
+export interface PartitionsConfig {
+  /** PARTITION_MAINTENANCE_INTERVAL_MS: pause between partition maintenance passes (the first runs at start). Default 3600000 (1 hour). */
+  readonly intervalMs: number;
+  /**
+   * DELIVERY_RETENTION_DAYS: deliveries and their attempts are kept at least this many days after
+   * their creation, then dropped a whole week at a time (so at most 7 days longer), except weeks
+   * that still hold a pending delivery; 0 keeps them for ever. Default 30.
+   */
+  readonly deliveryRetentionDays: number;
 }
 
 /**
@@ -157,6 +170,10 @@ export function loadWorkerConfig(env: Env = process.env): WorkerConfig {
     }),
     targetAutoDisableAfterMs: duration(env, 'TARGET_AUTO_DISABLE_AFTER', 5 * 86_400_000, 0, 365 * 86_400_000),
     targetGate: readTargetGate(env),
+    partitions: Object.freeze({
+      intervalMs: integer(env, 'PARTITION_MAINTENANCE_INTERVAL_MS', 3_600_000, 1_000, 86_400_000),
+      deliveryRetentionDays: integer(env, 'DELIVERY_RETENTION_DAYS', 30, 0, 36_500),
+    }),
   });
 }
 

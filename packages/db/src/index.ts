@@ -55,3 +55,5 @@ export type {
 } from './repositories/delivery-history';
 export { deliveryAttemptRepository } from './repositories/delivery-attempts';
 export type { AttemptOutcome, AttemptRecord, DeferralReason, DeferralRecord, DeliveryAttemptRepository, DeliveryToAttempt, DeliveryWork, NewDeliveryAttempt, RecordedAttempt } from './repositories/delivery-attempts';
+export { DEFAULT_WEEKS_AHEAD, DELIVERY_PARTITIONED_TABLES, partitionMaintenance, partitionName, weekStart } from './partitions';
+export type { DroppedWeek, HeldWeek, PartitionMaintenance, PartitionMaintenanceOptions, PartitionMaintenanceReport } from './partitions';

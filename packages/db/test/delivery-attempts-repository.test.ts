@@ -104,13 +104,13 @@ describe('the delivery attempt repository', () => {
     expect(await record(id, { ...at, statusCode: 500, errorKind: 'http_status', errorMessage: 'HTTP 500', responseBody: 'down' }, 'pending')).toBe(1);
     expect((await attempts.loadForAttempts([id])).get(id)!.delivery).toMatchObject({ status: 'pending', attemptsMade: 1 });
     expect(await record(id, { ...at, errorKind: 'timeout', errorMessage: 'no answer' }, 'failed')).toBe(2);
-    const failed = await prisma.delivery.findUniqueOrThrow({ where: { id } });
+    const failed = await prisma.delivery.findFirstOrThrow({ where: { id } });
     expect(failed).toMatchObject({ status: 'failed', attemptsMade: 2, lastStatusCode: null, lastError: 'no answer' });
     expect(failed.completedAt).toBeInstanceOf(Date);
 
     // Retried from the failed set: the next attempt delivers.
     expect(await record(id, { ...at, statusCode: 200, responseBody: 'ok' }, 'succeeded')).toBe(3);
-    expect(await prisma.delivery.findUniqueOrThrow({ where: { id } })).toMatchObject({ status: 'succeeded', lastStatusCode: 200, lastError: null });
+    expect(await prisma.delivery.findFirstOrThrow({ where: { id } })).toMatchObject({ status: 'succeeded', lastStatusCode: 200, lastError: null });
     const rows = await prisma.deliveryAttempt.findMany({ where: { deliveryId: id }, orderBy: { number: 'asc' } });
     expect(rows.map((r) => [r.number, r.statusCode, r.errorKind, r.durationMs])).toEqual([
       [1, 500, 'http_status', 13],
@@ -124,7 +124,7 @@ describe('the delivery attempt repository', () => {
     const id = await newDelivery();
     await record(id, { ...at, statusCode: 200 }, 'succeeded');
     expect(await record(id, { ...at, errorKind: 'timeout', errorMessage: 'no answer' }, 'pending')).toBe(2);
-    expect(await prisma.delivery.findUniqueOrThrow({ where: { id } })).toMatchObject({ status: 'succeeded', attemptsMade: 2, lastStatusCode: 200, lastError: null });
+    expect(await prisma.delivery.findFirstOrThrow({ where: { id } })).toMatchObject({ status: 'succeeded', attemptsMade: 2, lastStatusCode: 200, lastError: null });
   });
 
   it('gives two attempts recorded at once different numbers', async () => {

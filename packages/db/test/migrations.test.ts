@@ -45,8 +45,14 @@ async function query<Row extends object>(databaseUrl: string, sql: string): Prom
 const history = (databaseUrl: string) =>
   query<HistoryRow>(databaseUrl, 'SELECT * FROM "_prisma_migrations" ORDER BY migration_name');
 
+/** The tables of the public schema, partitions left out (a partitioned table counts once). */
 const tableNames = async (databaseUrl: string) =>
-  (await query<{ tablename: string }>(databaseUrl, "SELECT tablename FROM pg_tables WHERE schemaname = 'public'"))
+  (
+    await query<{ tablename: string }>(
+      databaseUrl,
+      "SELECT c.relname AS tablename FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'public' AND c.relkind IN ('r', 'p') AND NOT c.relispartition",
+    )
+  )
     .map((row) => row.tablename)
     .filter((name) => name !== '_prisma_migrations')
     .sort();

@@ -76,6 +76,13 @@ export interface HeraldMetrics {
    * whose job the reconciler looked up, and those it gave a new job because theirs was lost.
    */
   reconciled(checked: number, requeued: number): void;
+  /**
+   * `herald_retention_dropped_partitions_total` and `herald_retention_dropped_rows_total{table}`:
+   * one week of deliveries dropped past DELIVERY_RETENTION_DAYS, with the rows it held.
+   */
+  retentionDropped(rows: { deliveries: number; attempts: number }): void;
+  /** `herald_retention_held_partitions`: weeks past retention kept, at the last pass, because they hold pending deliveries. */
+  retentionHeld(weeks: number): void;
   /** `herald_http_request_duration_seconds{method,route,status}`. */
   httpRequest(sample: HttpRequestSample): void;
   /** `herald_dashboard_queue_actions_total{action}`: the deliveries queue paused or resumed from the Bull dashboard. */
@@ -147,6 +154,24 @@ export function createMetrics(options: MetricsOptions): HeraldMetrics {
   for (const outcome of ['delivered', 'attempt_failed', 'failed'] satisfies DeliveryOutcomeLabel[]) deliveries.inc({ outcome }, 0);
   for (const reason of ['breaker_open', 'target_busy'] satisfies DeferralReasonLabel[]) deferrals.inc({ reason }, 0);
 
+  const retentionPartitions = new Counter({
+    name: 'herald_retention_dropped_partitions_total',
+    help: 'Weekly partitions of deliveries (with their attempts) dropped past DELIVERY_RETENTION_DAYS.',
+    registers,
+  });
+  const retentionRows = new Counter({
+    name: 'herald_retention_dropped_rows_total',
+    help: 'Rows dropped with partitions past their retention, by table.',
+    labelNames: ['table'] as const,
+    registers,
+  });
+  for (const table of ['deliveries', 'delivery_attempts']) retentionRows.inc({ table }, 0);
+  const retentionHeld = new Gauge({
+    name: 'herald_retention_held_partitions',
+    help: 'Weekly partitions past DELIVERY_RETENTION_DAYS kept at the last maintenance pass because they hold pending deliveries.',
+    registers,
+  });
+
   let breakers: (() => Promise<BreakerCounts>) | undefined;
   new Gauge({
     name: 'herald_target_breakers',
@@ -202,6 +227,12 @@ export function createMetrics(options: MetricsOptions): HeraldMetrics {
       reconcilerChecked.inc(checked);
       reconcilerRequeued.inc(requeued);
     },
+    retentionDropped({ deliveries: deliveryRows, attempts }) {
+      retentionPartitions.inc();
+      retentionRows.inc({ table: 'deliveries' }, deliveryRows);
+      retentionRows.inc({ table: 'delivery_attempts' }, attempts);
+    },
+    retentionHeld: (weeks) => retentionHeld.set(weeks),
     httpRequest: ({ method, route, status, durationSeconds }) => httpDuration.observe({ method, route, status: String(status) }, durationSeconds),
     dashboardQueueAction: (action) => dashboardActions.inc({ action }),
     watchQueue(source) {

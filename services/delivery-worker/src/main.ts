@@ -3,13 +3,14 @@
 // Redis (the BullMQ queue, the OAuth token cache) and PostgreSQL row locks only.
 import v8 from 'node:v8';
 import { loadWorkerConfig } from '@herald/config';
-import { createPrismaClient, deliveryRepository, pingDatabase } from '@herald/db';
+import { createPrismaClient, deliveryRepository, partitionMaintenance, pingDatabase } from '@herald/db';
 import { exitOnSignal, exitOnStartupFailure } from '@herald/lifecycle';
 import { createLogger } from '@herald/logging';
 import { createMetrics } from '@herald/metrics';
 import { startReconciler, startSweeper } from '@herald/outbox';
 import { countBreakers, createDeliveryProducer, createRedisConnection, pingRedis } from '@herald/queue';
 import { startMonitoringServer } from './monitoring-server';
+import { startPartitionMaintenance } from './partition-maintenance';
 import { startDeliveryWorker } from './worker';
 
 // After each collection V8 lets the heap grow to as much as 4 times the data that survived when
@@ -54,6 +55,7 @@ async function main(): Promise<void> {
     const deliveries = deliveryRepository(prisma);
     const sweeper = startSweeper({ deliveries, producer: sweeperProducer, config: config.sweeper, logger, metrics });
     const reconciler = startReconciler({ deliveries, producer: sweeperProducer, config: config.reconciler, logger, metrics });
+    const maintenance = startPartitionMaintenance({ partitions: partitionMaintenance(prisma), config: config.partitions, logger, metrics });
 
     const worker = startDeliveryWorker({ config, prisma, connection: redis, logger, metrics });
 
@@ -65,7 +67,7 @@ async function main(): Promise<void> {
         // The worker takes no new job and waits for the callbacks in flight; a job still running
         // when SHUTDOWN_TIMEOUT_MS runs out is cut off, and BullMQ's stalled-job check hands it to
         // another worker once its lock expires (WORKER_LOCK_DURATION_MS).
-        await Promise.all([worker.close(), sweeper.stop(), reconciler.stop(), monitoring.close()]);
+        await Promise.all([worker.close(), sweeper.stop(), reconciler.stop(), maintenance.stop(), monitoring.close()]);
         await sweeperProducer.close();
         await Promise.allSettled([prisma.$disconnect(), redis.quit(), sweeperRedis.quit()]);
       },

@@ -203,7 +203,7 @@ describe('delivery outcomes', () => {
     const merchant = await receiver();
     const { programId } = await w.createTarget(`${merchant.origin}/hook`);
     const [sent] = await w.sendEvents(programId);
-    await w.prisma.delivery.update({ where: { id: sent!.deliveryId }, data: { status: 'succeeded', completedAt: new Date() } });
+    await w.prisma.delivery.updateMany({ where: { id: sent!.deliveryId }, data: { status: 'succeeded', completedAt: new Date() } });
     w.startWorker();
 
     const job = await w.finishedJob(sent!.deliveryId);

@@ -138,7 +138,7 @@ describe('the reconciler', () => {
     const failed = await waitFor(() => w.queue.getJob(sent!.deliveryId), (job) => job?.finishedOn !== undefined, 10_000, 'the stalled job to fail');
     expect(await failed!.getState()).toBe('failed');
     expect(failed!.failedReason).toMatch(/stalled more than allowable limit/);
-    const stuck = await w.prisma.delivery.findUniqueOrThrow({ where: { id: sent!.deliveryId } });
+    const stuck = await w.prisma.delivery.findFirstOrThrow({ where: { id: sent!.deliveryId } });
     expect(stuck.status).toBe('pending');
     expect(await w.attempts(sent!.deliveryId)).toHaveLength(0);
     expect(receiver.requests).toHaveLength(0);

@@ -311,7 +311,7 @@ describe('POST /admin/deliveries/:id/replay', () => {
       ],
       more: false,
     });
-    const stored = await api.prisma.delivery.findUniqueOrThrow({ where: { id: delivery.id } });
+    const stored = await api.prisma.delivery.findFirstOrThrow({ where: { id: delivery.id } });
     expect(stored).toMatchObject({ status: 'pending', completedAt: null, attemptsMade: 1 });
     expect(stored.enqueuedAt).not.toBeNull();
     const job = (await api.deliveryQueue.getJob(delivery.id))!;
@@ -357,7 +357,7 @@ describe('POST /admin/deliveries/:id/replay', () => {
     } finally {
       await down.close();
     }
-    expect(await api.prisma.delivery.findUniqueOrThrow({ where: { id: delivery.id } })).toMatchObject({ status: 'failed' });
+    expect(await api.prisma.delivery.findFirstOrThrow({ where: { id: delivery.id } })).toMatchObject({ status: 'failed' });
     expect(await api.deliveryQueue.getJobState(delivery.id)).toBe('failed');
   });
 });
@@ -382,7 +382,7 @@ describe('replay when Redis refuses the new job after the reset', () => {
     try {
       const answer = await replay({ deliveryId: delivery.id });
       expect(answer.deliveries).toEqual([expect.objectContaining({ id: delivery.id, status: 'pending', job: 'left-to-sweeper', enqueuedAt: null })]);
-      expect(await api.prisma.delivery.findUniqueOrThrow({ where: { id: delivery.id } })).toMatchObject({ status: 'pending', enqueuedAt: null });
+      expect(await api.prisma.delivery.findFirstOrThrow({ where: { id: delivery.id } })).toMatchObject({ status: 'pending', enqueuedAt: null });
       // The finished job is gone, so the sweeper's plain enqueue makes a new one.
       expect(await api.deliveryQueue.getJobState(delivery.id)).toBe('unknown');
     } finally {

@@ -99,11 +99,13 @@ WITH
       "d"."id" = "i"."delivery_id"
     RETURNING
       "d"."id",
+      "d"."created_at",
       "d"."attempts_made"
   )
 INSERT INTO
   "delivery_attempts" (
     "delivery_id",
+    "delivery_created_at",
     "number",
     "started_at",
     "duration_ms",
@@ -115,6 +117,7 @@ INSERT INTO
   )
 SELECT
   "u"."id",
+  "u"."created_at",
   "u"."attempts_made",
   "i"."started_at",
   "i"."duration_ms",

@@ -174,15 +174,16 @@ const recordStatement = byShape((_shape: 'record', c: AttemptColumns) =>
           };
         })
         .whereRef('d.id', '=', 'i.delivery_id')
-        .returning(['d.id', 'd.attempts_made']),
+        .returning(['d.id', 'd.created_at', 'd.attempts_made']),
     )
     .insertInto('delivery_attempts')
-    .columns(['delivery_id', 'number', 'started_at', 'duration_ms', 'status_code', 'error_kind', 'error_message', 'response_body', 'url'])
+    // delivery_created_at: the attempt goes to its delivery's partition (see schema.prisma).
+    .columns(['delivery_id', 'delivery_created_at', 'number', 'started_at', 'duration_ms', 'status_code', 'error_kind', 'error_message', 'response_body', 'url'])
     .expression((eb) =>
       eb
         .selectFrom('updated as u')
         .innerJoin('input as i', 'i.delivery_id', 'u.id')
-        .select(['u.id', 'u.attempts_made', 'i.started_at', 'i.duration_ms', 'i.status_code', 'i.error_kind', 'i.error_message', 'i.response_body', 'i.url']),
+        .select(['u.id', 'u.created_at', 'u.attempts_made', 'i.started_at', 'i.duration_ms', 'i.status_code', 'i.error_kind', 'i.error_message', 'i.response_body', 'i.url']),
     )
     .returning(['delivery_id', 'number']),
 );

@@ -30,9 +30,11 @@ export function structureDifferences(left: { name: string; facts: string[] }, ri
 }
 
 // Tables of the public schema we compare (regular and partitioned), without the history table.
+// Partitions are left out: Prisma cannot describe partitioning, so schema.prisma describes each
+// partitioned table as one table, and the partitions come and go with the partition maintenance.
 const TABLES = `
   SELECT c.oid, c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-  WHERE n.nspname = 'public' AND c.relkind IN ('r', 'p') AND c.relname <> '_prisma_migrations'`;
+  WHERE n.nspname = 'public' AND c.relkind IN ('r', 'p') AND NOT c.relispartition AND c.relname <> '_prisma_migrations'`;
 
 const FACT_QUERIES = {
   tables: `SELECT 'table ' || relname AS fact FROM (${TABLES}) t`,
@@ -44,11 +46,15 @@ const FACT_QUERIES = {
     JOIN pg_attribute a ON a.attrelid = t.oid AND a.attnum > 0 AND NOT a.attisdropped
     LEFT JOIN pg_attrdef d ON d.adrelid = t.oid AND d.adnum = a.attnum`,
   indexes: `
-    SELECT format('index %s.%s: %s', t.relname, i.relname, pg_get_indexdef(i.oid)) AS fact
+    -- An index of a partitioned table reads "ON ONLY <table>" (it is built partition by partition):
+    -- the same index as schema.prisma's on a plain table.
+    SELECT format('index %s.%s: %s', t.relname, i.relname, replace(pg_get_indexdef(i.oid), ' ON ONLY ', ' ON ')) AS fact
     FROM (${TABLES}) t JOIN pg_index x ON x.indrelid = t.oid JOIN pg_class i ON i.oid = x.indexrelid`,
   constraints: `
     SELECT format('constraint %s.%s: %s', t.relname, c.conname, pg_get_constraintdef(c.oid)) AS fact
-    FROM (${TABLES}) t JOIN pg_constraint c ON c.conrelid = t.oid`,
+    -- A foreign key to a partitioned table also records one derived constraint per partition it
+    -- references (conparentid set): the one declared is the fact, the derived ones follow from it.
+    FROM (${TABLES}) t JOIN pg_constraint c ON c.conrelid = t.oid AND c.conparentid = 0`,
   enums: `
     SELECT format('enum %s: %s', ty.typname, string_agg(e.enumlabel, ', ' ORDER BY e.enumsortorder)) AS fact
     FROM pg_type ty JOIN pg_namespace n ON n.oid = ty.typnamespace JOIN pg_enum e ON e.enumtypid = ty.oid
