@@ -21,14 +21,14 @@ import autocannon from 'autocannon';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { applyMigrations, createPrismaClient, dropDatabase, ensureDatabase, type PrismaClient } from '@herald/db';
-import { databaseUrlFor, startService, uniqueId, type ServiceProcess } from '@herald/testing';
+import { databaseUrlFor, uniqueId, type ServiceProcess } from '@herald/testing';
 import { CpuAccounts, cpuPerUnit, machineBusy, type CpuSnapshot } from './cpu';
 import { bareIngest, ingestBatches } from './ingest-load';
 import { runApiIsolation } from './api-isolation';
 import { durableDeliveryCeiling, durableRows, listSqlRows, pageOneQuery, runCeilingsSection, startBareSqlPage } from './ceilings';
 import { runIsolation } from './isolation';
 import { createRawPoster } from './raw-post';
-import { createPaymentTenant, serviceEnv } from './setup';
+import { buildServices, createPaymentTenant, serviceEnv, startService } from './setup';
 import { runSoak } from './soak';
 import { filteredCount, seedEvents } from './seed-events';
 
@@ -260,6 +260,8 @@ async function main(): Promise<void> {
   const queuePrefix = `herald_${id}`;
   const barePrefix = `${queuePrefix}_bare`;
   log(`${QUICK ? 'quick' : 'full'} run: database herald_${id}, queue prefix ${queuePrefix}`);
+  // The services run from the production build (see startService in ./setup).
+  await buildServices();
 
   await ensureDatabase(databaseUrl);
   cleanups.push(() => dropDatabase(databaseUrl));

@@ -1,4 +1,21 @@
 /** What the bench and bench/profile.ts set up the same way. */
+import { startService as startServiceProcess, type ServiceProcess, type StartServiceOptions } from '@herald/testing';
+import { buildAll, bundleOf } from '../scripts/build';
+
+/** Builds the bundles of the events-api and the delivery-worker (as `pnpm build` does), for startService. */
+export async function buildServices(): Promise<void> {
+  await buildAll(['api', 'worker']);
+}
+
+/**
+ * The bench measures what production runs: a Herald entry point named by its TypeScript source
+ * (`services/delivery-worker/src/main.ts`) starts from its bundle of the build (call buildServices
+ * first), with the options production gives node. Any other script (the bench's receiver) starts
+ * from source, as @herald/testing's startService does.
+ */
+export function startService(script: string, env: Record<string, string>, options?: StartServiceOptions): ServiceProcess {
+  return startServiceProcess(bundleOf(script) ?? script, env, options);
+}
 
 /** The environment of the events-api and delivery-worker processes of a bench run. */
 export function serviceEnv(options: { databaseUrl: string; redisUrl: string; queuePrefix: string }): Record<string, string> {

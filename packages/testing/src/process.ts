@@ -23,7 +23,7 @@ export function testProcessEnv(env: Record<string, string>): Record<string, stri
   return { ...base, ...env };
 }
 
-/** A service started as a real process (node with tsx's loader), with its output collected. */
+/** A service started as a real process (node with tsx's loader, or a bundle of the build), with its output collected. */
 export interface ServiceProcess {
   child: ChildProcess;
   /** The whole environment the process was started with. */
@@ -48,22 +48,31 @@ export interface StartServiceOptions {
   inheritEnv?: boolean;
 }
 
+/**
+ * The options of `node` for a bundle of the production build, as the Dockerfile and
+ * `pnpm start:prod` give them: stack traces name the TypeScript source files and lines.
+ */
+const PRODUCTION_NODE_OPTIONS: readonly string[] = ['--enable-source-maps'];
+
 /** The processes started in this test file and not yet cleaned up after (see cleanUpServices). */
 const started: ServiceProcess[] = [];
 
 /**
- * Starts `script` (a path from the repository root) on the settings in `env`, and on a queue of its
- * own when `env` names no QUEUE_PREFIX (never the `herald` queue a system running on this machine
- * uses). After the test file's last test, cleanUpServices stops it if it still runs and removes
- * the Redis keys of its queue.
+ * Starts `script` (a path from the repository root: a TypeScript entry point, or a bundle of the
+ * build) on the settings in `env`, and on a queue of its own when `env` names no QUEUE_PREFIX
+ * (never the `herald` queue a system running on this machine uses). After the test file's last
+ * test, cleanUpServices stops it if it still runs and removes the Redis keys of its queue.
  */
 export function startService(script: string, env: Record<string, string>, options: StartServiceOptions = {}): ServiceProcess {
   const settings = { QUEUE_PREFIX: `service_${randomBytes(6).toString('hex')}`, ...env };
   const fullEnv = options.inheritEnv === false ? settings : testProcessEnv(settings);
-  // `node --import tsx`, not the tsx CLI: the CLI relays a signal to a child process and kills it
-  // outright when it has not acknowledged within 30 ms, so a busy service could be killed instead
-  // of shutting down gracefully. With the loader, signals reach the service itself.
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, script)], {
+  // TypeScript with `node --import tsx`, not the tsx CLI: the CLI relays a signal to a child process
+  // and kills it outright when it has not acknowledged within 30 ms, so a busy service could be
+  // killed instead of shutting down gracefully. With the loader, signals reach the service itself.
+  // A bundle of the production build (`pnpm build`) runs as production runs it.
+  const file = path.join(ROOT, script);
+  const args = /\.(m|c)?ts$/.test(script) ? ['--import', 'tsx', file] : [...PRODUCTION_NODE_OPTIONS, file];
+  const child = spawn(process.execPath, args, {
     cwd: ROOT,
     env: fullEnv,
     stdio: ['ignore', 'pipe', 'pipe'],

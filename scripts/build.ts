@@ -1,0 +1,148 @@
+/**
+ * `pnpm build`: the production build. Each process's entry point becomes one plain CommonJS file
+ * (with a source map) in the `dist/` folder of its package, so that `node --enable-source-maps
+ * <file>` starts it with no TypeScript compiled in the process.
+ *
+ * esbuild bundles Herald's own code (the entry and every @herald/* package it imports) and leaves
+ * every third-party package outside the bundle, loaded from where pnpm installed it, exactly as a
+ * run from source loads it: its files found next to its own code (bull-board's views and assets,
+ * swagger-ui-dist, Prisma's query compiler), its native addon (msgpackr-extract under bullmq), its
+ * lazy loading (axios at the first token request) all stay as they are.
+ *
+ * A package outside the bundle is required by a path relative to the bundle, into the
+ * node_modules of the workspace package that depends on it (`../../../packages/db/node_modules/
+ * kysely/dist/cjs/index.js`): Node cannot find it by name from the bundle, since pnpm installs
+ * each dependency only in the node_modules of the package that lists it. So is a `require.resolve`
+ * of a package's file (the events-api's swagger-ui-dist).
+ *
+ * Why `<package>/dist/`: it sits one level below the package root like `src/`, so code that finds
+ * a file from its own `__dirname` (packages/db's migrations folder, `../../../prisma/migrations`)
+ * finds it from the bundle as from source. Every workspace package is two levels below the root,
+ * so this holds for code bundled from one package into another's dist as well.
+ */
+import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { realpathSync } from 'node:fs';
+import path from 'node:path';
+import { build as esbuild, type Plugin } from 'esbuild';
+
+const ROOT = path.resolve(__dirname, '..');
+
+/** What the build makes: each entry point's source file and its bundle, from the repository root. */
+export const BUILD_ENTRIES = {
+  api: { source: 'services/events-api/src/server.ts', bundle: 'services/events-api/dist/server.js' },
+  worker: { source: 'services/delivery-worker/src/main.ts', bundle: 'services/delivery-worker/dist/main.js' },
+  cli: { source: 'services/events-api/src/cli/herald.ts', bundle: 'services/events-api/dist/herald.js' },
+  migrate: { source: 'packages/db/src/cli/migrate.ts', bundle: 'packages/db/dist/migrate.js' },
+  reencryptCredentials: { source: 'packages/db/src/cli/reencrypt-credentials.ts', bundle: 'packages/db/dist/reencrypt-credentials.js' },
+} as const;
+
+export type BuildEntry = keyof typeof BUILD_ENTRIES;
+
+/** The bundle built from `source` (a path from the repository root), or undefined when none is. */
+export function bundleOf(source: string): string | undefined {
+  return Object.values(BUILD_ENTRIES).find((entry) => entry.source === source)?.bundle;
+}
+
+/**
+ * Marks every import of a third-party package external, rewritten to a path relative to the bundle
+ * (see the file's comment). Resolved by esbuild, so a package's `exports` map picks the file, then
+ * expressed through the symlink in the importer's node_modules rather than pnpm's store folder,
+ * whose name carries peer dependency versions.
+ */
+function thirdPartyExternal(bundleDir: string): Plugin {
+  return {
+    name: 'third-party-external',
+    setup(build) {
+      build.onResolve({ filter: /^[^./]/ }, async (args) => {
+        if (args.pluginData === 'resolving' || args.path.startsWith('@herald/') || args.path.startsWith('node:')) return undefined;
+        // An import statement becomes a require() in the CommonJS bundle: resolve it as Node resolves
+        // that require (the package's "require" condition, not its ES module build).
+        const kind = args.kind === 'import-statement' ? 'require-call' : args.kind;
+        const resolved = await build.resolve(args.path, { kind, resolveDir: args.resolveDir, pluginData: 'resolving' });
+        if (resolved.errors.length > 0) return { errors: resolved.errors };
+        if (resolved.external || !path.isAbsolute(resolved.path)) return { path: args.path, external: true }; // a Node built-in
+        const name = packageName(args.path);
+        const link = findPackageLink(args.resolveDir, name);
+        const file = path.join(link, path.relative(realpathSync(link), resolved.path));
+        return { path: toRequirePath(path.relative(bundleDir, file)), external: true };
+      });
+    },
+  };
+}
+
+/** `@scope/name` or `name` of an import like `@scope/name/sub/path`. */
+function packageName(specifier: string): string {
+  const parts = specifier.split('/');
+  return specifier.startsWith('@') ? `${parts[0]}/${parts[1]}` : parts[0]!;
+}
+
+/** node_modules/<name> as Node would find it from `dir`: the nearest one up the tree. */
+function findPackageLink(dir: string, name: string): string {
+  for (let current = dir; ; current = path.dirname(current)) {
+    const candidate = path.join(current, 'node_modules', name);
+    try {
+      realpathSync(candidate);
+      return candidate;
+    } catch {
+      if (path.dirname(current) === current) throw new Error(`build: ${name} is not installed where ${dir} can find it`);
+    }
+  }
+}
+
+function toRequirePath(relative: string): string {
+  const posix = relative.split(path.sep).join('/');
+  return posix.startsWith('.') ? posix : `./${posix}`;
+}
+
+/**
+ * Builds every entry point (or those named) into its bundle. Each file is written to a temporary
+ * name and renamed, so a process starting while a build runs (a test, the bench) reads either
+ * the old bundle or the new one, never half a file.
+ */
+export async function buildAll(only: readonly BuildEntry[] = Object.keys(BUILD_ENTRIES) as BuildEntry[]): Promise<void> {
+  await Promise.all(only.map(async (name) => {
+    const { source, bundle } = BUILD_ENTRIES[name];
+    const result = await esbuild({
+      absWorkingDir: ROOT,
+      entryPoints: [source],
+      outfile: bundle,
+      bundle: true,
+      platform: 'node',
+      format: 'cjs',
+      target: 'node20',
+      // Stack traces name the TypeScript files and lines (with --enable-source-maps). The sources
+      // themselves stay out of the map: they are in the repository, and the map stays small.
+      sourcemap: 'linked',
+      sourcesContent: false,
+      // Error classes and log fields keep their names.
+      keepNames: true,
+      // The CLI runs as a command; the other bundles are started with node and ignore the line.
+      banner: name === 'cli' ? { js: '#!/usr/bin/env node' } : undefined,
+      plugins: [thirdPartyExternal(path.dirname(path.join(ROOT, bundle)))],
+      write: false,
+      logLevel: 'warning',
+    });
+    for (const file of result.outputFiles) {
+      await mkdir(path.dirname(file.path), { recursive: true });
+      const previous = await readFile(file.path).catch(() => undefined);
+      if (previous?.equals(file.contents)) continue;
+      const temporary = `${file.path}.${process.pid}.tmp`;
+      await writeFile(temporary, file.contents, { mode: name === 'cli' && file.path.endsWith('.js') ? 0o755 : 0o644 });
+      await rename(temporary, file.path);
+    }
+  }));
+}
+
+if (require.main === module) {
+  const started = Date.now();
+  buildAll().then(
+    () => {
+      const bundles = Object.values(BUILD_ENTRIES).map((entry) => entry.bundle);
+      console.log(`built ${bundles.join(', ')} in ${Date.now() - started} ms`);
+    },
+    (error: unknown) => {
+      console.error(`build failed: ${error instanceof Error ? error.message : String(error)}`);
+      process.exit(1);
+    },
+  );
+}

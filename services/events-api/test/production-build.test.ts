@@ -1,0 +1,143 @@
+// The production build (`pnpm build`) as production runs it: the migrate bundle migrates a new
+// database, the events-api and delivery-worker bundles start with plain node (no TypeScript
+// compiled in the process) and get a callback delivered, and the CLI bundle runs.
+import { spawn } from 'node:child_process';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { dropDatabase } from '@herald/db';
+import { databaseUrlFor, startHttpRecorder, startService, testProcessEnv, uniqueId, type HttpRecorder, type ServiceProcess } from '@herald/testing';
+import { buildAll, BUILD_ENTRIES } from '../../../scripts/build';
+
+const ROOT = path.resolve(__dirname, '../../..');
+const ADMIN_TOKEN = randomBytes(24).toString('base64url');
+const INGEST_TOKEN = randomBytes(24).toString('base64url');
+const DASHBOARD_PASSWORD = randomBytes(12).toString('hex');
+const databaseUrl = databaseUrlFor(uniqueId('herald_build').toLowerCase());
+
+interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs `command` (a bundle, or node with options and a bundle) from the repository root with only `env` and the system's variables. */
+function run(command: string, args: string[], env: Record<string, string>): Promise<Run> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, { cwd: ROOT, env: testProcessEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+    child.once('error', reject);
+    child.once('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+let api: ServiceProcess;
+let worker: ServiceProcess;
+let merchant: HttpRecorder;
+let apiUrl: string;
+
+beforeAll(async () => {
+  // The same build as `pnpm build` (about a second; a file whose content is unchanged is left alone).
+  await buildAll();
+  // The migrations folder is found from the bundle: this database did not exist.
+  const migrated = await run(process.execPath, [BUILD_ENTRIES.migrate.bundle], { DATABASE_URL: databaseUrl });
+  expect(migrated).toMatchObject({ code: 0, stderr: '' });
+  expect(migrated.stdout).toMatch(/^created database herald_build_/);
+  expect(migrated.stdout).toMatch(/applied \d{14}_init\n/);
+
+  const shared = { NODE_ENV: 'test', LOG_LEVEL: 'info', DATABASE_URL: databaseUrl, QUEUE_PREFIX: uniqueId('build'), ALLOW_PRIVATE_TARGETS: 'true' };
+  api = startService(BUILD_ENTRIES.api.bundle, { ...shared, PORT: '0', ADMIN_TOKEN, INGEST_TOKEN, DASHBOARD_PASSWORD });
+  worker = startService(BUILD_ENTRIES.worker.bundle, { ...shared, METRICS_PORT: '0' });
+  merchant = await startHttpRecorder();
+  apiUrl = `http://127.0.0.1:${String((await api.waitForLog('events-api listening', 30_000)).port)}`;
+  await worker.waitForLog('delivery-worker ready', 30_000);
+}, 60_000);
+
+afterAll(async () => {
+  await Promise.all([api?.stop('SIGTERM'), worker?.stop('SIGTERM'), merchant?.close()]);
+  await dropDatabase(databaseUrl);
+});
+
+describe('the production build', () => {
+  it('runs each service with plain node (no TypeScript loader), with source maps that name the TypeScript sources', () => {
+    for (const service of [api, worker]) {
+      expect(service.child.spawnargs.slice(1)).toEqual(['--enable-source-maps', expect.stringMatching(/\/dist\/(server|main)\.js$/)]);
+    }
+    for (const { bundle, source } of Object.values(BUILD_ENTRIES)) {
+      const code = readFileSync(path.join(ROOT, bundle), 'utf8');
+      expect(code).not.toMatch(/require\("tsx|\.ts"\)/);
+      const map = JSON.parse(readFileSync(path.join(ROOT, `${bundle}.map`), 'utf8')) as { sources: string[] };
+      expect(map.sources.map((file) => path.relative(ROOT, path.resolve(path.dirname(path.join(ROOT, bundle)), file)))).toContain(source);
+    }
+  });
+
+  it('requires each package outside the bundles through a workspace package that lists it as a production dependency', () => {
+    // The Docker image installs production dependencies only: a bundle requiring a development
+    // dependency would start here and fail there.
+    let checked = 0;
+    for (const { bundle } of Object.values(BUILD_ENTRIES)) {
+      const bundleDir = path.dirname(path.join(ROOT, bundle));
+      const code = readFileSync(path.join(ROOT, bundle), 'utf8');
+      const required = [...code.matchAll(/(?:require|require\.resolve|import)\("(\.[^"]*\/node_modules\/[^"]+)"\)/g)].map((match) => path.resolve(bundleDir, match[1]!));
+      for (const file of required) {
+        checked += 1;
+        const [owner, rest] = file.split('/node_modules/') as [string, string];
+        const name = rest.startsWith('@') ? rest.split('/').slice(0, 2).join('/') : rest.split('/')[0]!;
+        const manifest = JSON.parse(readFileSync(path.join(owner, 'package.json'), 'utf8')) as { dependencies?: Record<string, string> };
+        expect({ bundle, owner: path.relative(ROOT, owner), name, listed: name in (manifest.dependencies ?? {}) }).toEqual({ bundle, owner: path.relative(ROOT, owner), name, listed: true });
+      }
+    }
+    // The services' bundles require dozens (express, bullmq, pg, ...); the CLI needs none.
+    expect(checked).toBeGreaterThan(20);
+  });
+
+  it('answers /healthz and /readyz, and serves the API reference and the dashboard with their assets', async () => {
+    expect(await (await fetch(`${apiUrl}/healthz`)).json()).toEqual({ status: 'ok' });
+    expect((await fetch(`${apiUrl}/readyz`)).status).toBe(200);
+    // Swagger UI's files come from swagger-ui-dist, found from the bundle.
+    const swagger = await fetch(`${apiUrl}/docs/swagger-ui-bundle.js`);
+    expect(swagger.status).toBe(200);
+    expect((await swagger.arrayBuffer()).byteLength).toBeGreaterThan(100_000);
+    // bull-board renders its page from its own views and serves its own static files.
+    const authorization = `Basic ${Buffer.from(`admin:${DASHBOARD_PASSWORD}`).toString('base64')}`;
+    const page = await fetch(`${apiUrl}/admin/queues/`, { headers: { authorization } });
+    expect(page.status).toBe(200);
+    const stylesheet = /href="([^"]*static\/css\/[^"]+\.css)"/.exec(await page.text())?.[1];
+    expect(stylesheet).toBeDefined();
+    const css = await fetch(new URL(stylesheet!, `${apiUrl}/admin/queues/`), { headers: { authorization } });
+    expect(css.status).toBe(200);
+    expect(css.headers.get('content-type')).toMatch(/^text\/css/);
+  });
+
+  it('delivers a callback to a merchant: program and target set up with the CLI bundle, event ingested', async () => {
+    const cli = (args: string[]): Promise<Run> => run(path.join(ROOT, BUILD_ENTRIES.cli.bundle), [...args, '--json'], { HERALD_API_URL: apiUrl, ADMIN_TOKEN });
+    const program = await cli(['programs', 'create', '--name', 'Build program']);
+    expect(program).toMatchObject({ code: 0, stderr: '' });
+    const programId = (JSON.parse(program.stdout) as { id: string }).id;
+    expect(await cli(['targets', 'set', '--program', programId, '--url', `${merchant.origin}/hooks`, '--auth', 'none'])).toMatchObject({ code: 0, stderr: '' });
+
+    const eventId = `Event-${randomUUID()}`;
+    const ingested = await fetch(`${apiUrl}/internal/events`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${INGEST_TOKEN}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ id: eventId, programId, origin: 'api', eventType: 'created', objectId: 'pay-1', objectType: 'payment' }),
+    });
+    expect(ingested.status).toBe(201);
+
+    const deadline = Date.now() + 20_000;
+    while (merchant.requests.length === 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(merchant.requests).toHaveLength(1);
+    expect(merchant.requests[0]).toMatchObject({ method: 'POST', url: '/hooks' });
+    expect(JSON.parse(merchant.requests[0]!.body)).toMatchObject({ id: eventId, eventType: 'created', objectId: 'pay-1' });
+  }, 40_000);
+
+  it('runs the CLI bundle as a command: --help prints the usage and exits 0', async () => {
+    const help = await run(path.join(ROOT, BUILD_ENTRIES.cli.bundle), ['--help'], {});
+    expect(help).toMatchObject({ code: 0, stderr: '' });
+    expect(help.stdout).toMatch(/^Usage:\n {2}herald programs create/);
+    expect(help.stdout).toContain('herald deliveries');
+  });
+});
