@@ -38,8 +38,26 @@ SELECT
   "e"."context"
 FROM
   "deliveries" AS "d"
-  LEFT JOIN "notification_targets" AS "t" ON "t"."id" = "d"."target_id"
-  LEFT JOIN "events" AS "e" ON "e"."id" = "d"."event_id"
+  LEFT JOIN LATERAL (
+    SELECT
+      *
+    FROM
+      "notification_targets"
+    WHERE
+      "notification_targets"."id" = "d"."target_id"
+    LIMIT
+      1
+  ) AS "t" ON TRUE
+  LEFT JOIN LATERAL (
+    SELECT
+      *
+    FROM
+      "events"
+    WHERE
+      "events"."id" = "d"."event_id"
+    LIMIT
+      1
+  ) AS "e" ON TRUE
 WHERE
   "d"."id" = ANY ($1::UUID[]);
 
@@ -97,6 +115,7 @@ WITH
       "input" AS "i"
     WHERE
       "d"."id" = "i"."delivery_id"
+      AND "d"."id" = ANY ($10::UUID[])
     RETURNING
       "d"."id",
       "d"."created_at",
@@ -147,7 +166,8 @@ FROM
     $4::TEXT[]
   ) AS i (delivery_id, n, at, reason)
 WHERE
-  "d"."id" = "i"."delivery_id";
+  "d"."id" = "i"."delivery_id"
+  AND "d"."id" = ANY ($5::UUID[]);
 
 -- delivery-attempts: health
 WITH

@@ -109,8 +109,18 @@ type AttemptColumns = { [K in keyof AttemptInput]: Array<AttemptInput[K]> };
 const loadStatement = byShape((_shape: 'load', v: { ids: readonly string[] }) =>
   db
     .selectFrom('deliveries as d')
-    .leftJoin('notification_targets as t', 't.id', 'd.target_id')
-    .leftJoin('events as e', 'e.id', 'd.event_id')
+    // Looked up per delivery (LATERAL, with a LIMIT that keeps the planner from flattening it: a
+    // nested loop over each primary key), never hash-joined: the planner cannot tell that a batch's
+    // ids match one row each across the deliveries partitions, and while a new week's partition has
+    // no statistics it would otherwise scan every event and every target for each batch.
+    .leftJoinLateral(
+      (eb) => eb.selectFrom('notification_targets').selectAll().whereRef('notification_targets.id', '=', 'd.target_id').limit(sql.lit(1)).as('t'),
+      (join) => join.onTrue(),
+    )
+    .leftJoinLateral(
+      (eb) => eb.selectFrom('events').selectAll().whereRef('events.id', '=', 'd.event_id').limit(sql.lit(1)).as('e'),
+      (join) => join.onTrue(),
+    )
     .select([
       'd.id as delivery_id',
       'd.event_id as delivery_event_id',
@@ -174,6 +184,9 @@ const recordStatement = byShape((_shape: 'record', c: AttemptColumns) =>
           };
         })
         .whereRef('d.id', '=', 'i.delivery_id')
+        // The ids again, as an index condition each partition can use: joined to the unnest only,
+        // a partition without statistics yet (a new week filling up) gets a sequential scan.
+        .where('d.id', '=', (eb) => eb.fn.any(sql<string[]>`${c.delivery_id}::uuid[]`))
         .returning(['d.id', 'd.created_at', 'd.attempts_made']),
     )
     .insertInto('delivery_attempts')
@@ -211,7 +224,9 @@ const deferralStatement = byShape((_shape: 'defer', c: { ids: string[]; counts: 
       last_deferred_at: eb.ref('i.at'),
       last_deferral_reason: eb.ref('i.reason'),
     }))
-    .whereRef('d.id', '=', 'i.delivery_id'),
+    .whereRef('d.id', '=', 'i.delivery_id')
+    // As in the record statement: an index condition on every partition, statistics or not.
+    .where('d.id', '=', (eb) => eb.fn.any(sql<string[]>`${c.ids}::uuid[]`)),
 );
 
 
