@@ -61,6 +61,19 @@ describe('the target gate', () => {
       expect(await g.health(target)).toMatchObject({ inFlight: 2, deferred: 0 });
     });
 
+    it('settles releases before admissions in one call: a slot freed in the batch goes to a job of the same batch', async () => {
+      const g = createTargetGate(redis, { queuePrefix: prefix, settings: SETTINGS, now: () => clock, random: () => 0.5 });
+      const [full, other] = [randomUUID(), randomUUID()];
+      await g.admit([{ targetId: full, jobId: 'j1' }, { targetId: full, jobId: 'j2' }]);
+      const { changes, admissions } = await g.settle(
+        [{ targetId: full, jobId: 'j1', verdict: 'success', durationMs: 10 }],
+        [{ targetId: full, jobId: 'j3' }, { targetId: other, jobId: 'j4' }, { targetId: full, jobId: 'j5' }],
+      );
+      expect(changes).toEqual([undefined]);
+      expect(admissions).toEqual([{ admitted: true, probe: false }, { admitted: true, probe: false }, expect.objectContaining({ admitted: false, reason: 'target_busy' })]);
+      expect(await readTargetHealth(redis, prefix, full, clock)).toMatchObject({ inFlight: 2, deferred: 1 });
+    });
+
     it('counts a job let in again (its worker died, another took it over) once', async () => {
       const g = gate();
       const target = randomUUID();

@@ -7,7 +7,7 @@ import type { DeliveryRef } from '@herald/domain';
 import type { Logger } from '@herald/logging';
 import type { HeraldMetrics } from '@herald/metrics';
 import { createConnectGuard, createOutboundClient, type OutboundClient } from '@herald/outbound';
-import { createTargetGate, DELIVERIES_QUEUE, deliveryBackoffStrategy, type Admission, type GateEntry, type GateRelease, type RedisConnection } from '@herald/queue';
+import { createTargetGate, DELIVERIES_QUEUE, deliveryBackoffStrategy, type Admission, type BreakerChange, type GateEntry, type GateRelease, type RedisConnection } from '@herald/queue';
 import { Worker } from 'bullmq';
 import { createCoalescer } from './coalescer';
 import { createDeliveryProcessor, type DeliveryGate, type DeliveryOutcome, type DeliveryStore } from './processor';
@@ -115,7 +115,7 @@ function batchedDeliveryStore(prisma: PrismaClient, config: WorkerConfig): Deliv
 
 /**
  * The target gate (packages/queue) over the worker's Redis connection, its admissions and releases
- * gathered across the jobs this worker starts and ends at once: one script run per batch. If
+ * gathered across the jobs this worker starts and ends at once: one script run per batch of both. If
  * Redis answers an admission with an error (not an outage: the worker's connection waits those
  * out), the job goes in ungated rather than fail; a release that fails leaves the slot to its lease.
  */
@@ -128,22 +128,30 @@ function batchedTargetGate(deps: DeliveryWorkerDependencies): DeliveryGate {
       leaseMs: 2 * config.callback.timeoutMs + config.callback.tokenTimeoutMs + GATE_LEASE_MARGIN_MS,
     },
   });
-  const options = { maxBatch: config.worker.concurrency, maxInFlight: STATEMENTS_IN_FLIGHT };
-  const admit = createCoalescer((entries: GateEntry[]) => gate.admit(entries), options);
-  const release = createCoalescer(async (releases: GateRelease[]) => {
-    const changes = await gate.release(releases);
-    changes.forEach((change, i) => {
-      const { targetId } = releases[i]!;
-      if (change === 'opened') logger.warn('target circuit breaker opened; its callbacks wait without attempts', { targetId });
-      else if (change === 'reopened') logger.warn('target circuit breaker re-opened: the probe callback failed', { targetId });
-      else if (change === 'closed') logger.info('target circuit breaker closed: the probe callback was delivered', { targetId });
-    });
-    return changes;
-  }, options);
+  // One script run carries the admissions and the releases gathered meanwhile (scripts.ts): a
+  // worker whose jobs end and start continuously pays one round trip per batch, not two.
+  type GateCall = { admit: GateEntry } | { release: GateRelease };
+  const settle = createCoalescer(
+    async (calls: GateCall[]): Promise<Array<Admission | BreakerChange>> => {
+      const releases = calls.flatMap((call) => ('release' in call ? [call.release] : []));
+      const entries = calls.flatMap((call) => ('admit' in call ? [call.admit] : []));
+      const { changes, admissions } = await gate.settle(releases, entries);
+      changes.forEach((change, i) => {
+        const { targetId } = releases[i]!;
+        if (change === 'opened') logger.warn('target circuit breaker opened; its callbacks wait without attempts', { targetId });
+        else if (change === 'reopened') logger.warn('target circuit breaker re-opened: the probe callback failed', { targetId });
+        else if (change === 'closed') logger.info('target circuit breaker closed: the probe callback was delivered', { targetId });
+      });
+      let released = 0;
+      let admitted = 0;
+      return calls.map((call) => ('release' in call ? changes[released++] : admissions[admitted++]!));
+    },
+    { maxBatch: 2 * config.worker.concurrency, maxInFlight: STATEMENTS_IN_FLIGHT },
+  );
   return {
     async admit(targetId, jobId): Promise<Admission> {
       try {
-        return await admit({ targetId, jobId });
+        return (await settle({ admit: { targetId, jobId } })) as Admission;
       } catch (error) {
         logger.warn('target gate unavailable; callback sent ungated', { targetId, error: error instanceof Error ? error.message : String(error) });
         return { admitted: true, probe: false };
@@ -151,7 +159,7 @@ function batchedTargetGate(deps: DeliveryWorkerDependencies): DeliveryGate {
     },
     async release(targetId, jobId, verdict, durationMs) {
       try {
-        await release({ targetId, jobId, verdict, durationMs });
+        await settle({ release: { targetId, jobId, verdict, durationMs } });
       } catch (error) {
         logger.warn('target gate release failed; the slot frees when its lease ends', { targetId, error: error instanceof Error ? error.message : String(error) });
       }

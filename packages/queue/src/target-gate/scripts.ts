@@ -1,8 +1,11 @@
 /**
- * The gate's two Lua scripts. Each runs atomically in Redis, so workers in any number of processes
- * see one consistent in-flight count and breaker per target. Both take a batch of operations (the
- * worker gathers the jobs it starts or finishes at once), so the gate costs one round trip per
- * batch, not one per callback. Key names: see keys.ts. Randomness (jitter) is left to the caller.
+ * The gate's Lua script. It runs atomically in Redis, so workers in any number of processes see
+ * one consistent in-flight count and breaker per target. It takes a batch of releases (jobs that
+ * finished) and admissions (jobs about to start): the worker gathers the jobs it finishes and
+ * starts at once, and in the steady state each job that ends is followed at once by the next one,
+ * so the gate costs one round trip per batch of both, not two per callback. Releases run first,
+ * so a slot freed in a batch is free for the admissions of the same batch. Key names: see
+ * keys.ts. Randomness (jitter) is left to the caller.
  *
  * Every key a script touches is passed in KEYS, never built inside it: a Redis Cluster routes a
  * script by its keys and refuses one whose keys are in several hash slots. All of them start with
@@ -11,25 +14,48 @@
  */
 
 /**
- * KEYS: (inflight, deferred, breaker) of the job's target, per job. ARGV: now, lease ms, max in
- * flight (0: no limit), min delay ms, max delay ms, deferred grace ms, then the job id per job.
- * Answers three numbers per job:
+ * KEYS: breakers, then (inflight, breaker, window) of the target of each release, then (inflight,
+ * deferred, breaker) of the target of each admission. ARGV: now, number of releases, lease ms, max
+ * in flight (0: no limit), min delay ms, max delay ms, deferred grace ms, consecutive failures that
+ * open (0: off), failure ratio x 1000 (0: off), window ms, min requests in the window, open ms,
+ * longest open ms, stale breaker ms; then (target id, job id, verdict, duration ms) per release;
+ * then the job id per admission. Answers one number per release, then three per admission.
+ *
+ * A release answers 0 no change, 1 the breaker opened, 2 it closed, 3 it re-opened. Verdicts:
+ * `success` (HTTP 200), `failure` (timeout, refused or reset connection, TLS: the kinds that hold
+ * slots), `answer` (any other HTTP answer), `neutral` (no POST was made, or Herald itself failed).
+ * Closed: a failure counts toward the consecutive failures and the window's ratio; a success or an
+ * answer ends the run of failures. Open or half-open: only the probe's verdict counts: any HTTP
+ * answer closes the breaker (a 200, or another status: an endpoint that answers holds no worker
+ * slot, and its non-200 answers are the retry policy's business), a failure re-opens it for twice
+ * as long (up to the longest open time), a neutral end frees the probe for the next job.
+ *
+ * An admission answers:
  * - 1, probe (0/1), 0: let in; it holds a slot until released or until its lease runs out;
  * - 2, nominal delay, 0: `target_busy`, come back after about the nominal delay;
  * - 3, earliest, spread: `breaker_open`, come back between earliest and earliest + spread ms.
- *
  * A busy target's delay is how long the jobs deferred before it should take to get through its
  * slots (deferred / limit x how long a job holds a slot, that being the longer of the average
  * and the age of the oldest job in flight), within [min, max] delay: re-checks then come about as
  * fast as slots free up, whatever the backlog, instead of every waiting job polling.
  */
-export const ADMIT_SCRIPT = `
+export const GATE_SCRIPT = `
 local now = tonumber(ARGV[1])
-local lease = tonumber(ARGV[2])
-local limit = tonumber(ARGV[3])
-local minDelay = tonumber(ARGV[4])
-local maxDelay = tonumber(ARGV[5])
-local grace = tonumber(ARGV[6])
+local releases = tonumber(ARGV[2])
+local lease = tonumber(ARGV[3])
+local limit = tonumber(ARGV[4])
+local minDelay = tonumber(ARGV[5])
+local maxDelay = tonumber(ARGV[6])
+local grace = tonumber(ARGV[7])
+local failuresToOpen = tonumber(ARGV[8])
+local ratio = tonumber(ARGV[9]) / 1000
+local windowMs = tonumber(ARGV[10])
+local minRequests = tonumber(ARGV[11])
+local openBase = tonumber(ARGV[12])
+local openMax = tonumber(ARGV[13])
+local stale = tonumber(ARGV[14])
+local breakers = KEYS[1]
+local bucketMs = math.max(1, math.floor(windowMs / 10))
 local out = {}
 
 local function clamp(value)
@@ -37,82 +63,6 @@ local function clamp(value)
   if value > maxDelay then return maxDelay end
   return math.floor(value)
 end
-
-for j = 1, #KEYS / 3 do
-  local job = ARGV[6 + j]
-  local inflight, deferred, breaker = KEYS[3 * j - 2], KEYS[3 * j - 1], KEYS[3 * j]
-  redis.call('ZREMRANGEBYSCORE', inflight, '-inf', now)
-  redis.call('ZREMRANGEBYSCORE', deferred, '-inf', now - grace)
-  local b = redis.call('HMGET', breaker, 'reopenAt', 'openMs', 'probe', 'probeUntil', 'avgMs')
-  local reopenAt = tonumber(b[1])
-  local avg = tonumber(b[5]) or 0
-  local code, x, y = 1, 0, 0
-
-  if reopenAt and now < reopenAt then
-    -- Open: nobody goes in before it half-opens; come back spread over the next open period.
-    code, x, y = 3, reopenAt - now, tonumber(b[2]) or minDelay
-  elseif reopenAt and b[3] and b[3] ~= job and (tonumber(b[4]) or 0) > now then
-    -- Half-open with a probe in flight: one at a time.
-    code, x, y = 3, 0, 2 * clamp(math.max(avg, minDelay))
-  else
-    local mine = redis.call('ZSCORE', inflight, job)
-    if not mine and limit > 0 and redis.call('ZCARD', inflight) >= limit then
-      local oldest = redis.call('ZRANGE', inflight, 0, 0, 'WITHSCORES')
-      local held = avg
-      if oldest[2] then held = math.max(held, now - (tonumber(oldest[2]) - lease)) end
-      local waiting = redis.call('ZCARD', deferred) + 1
-      code, x = 2, clamp(waiting / limit * held)
-    else
-      if reopenAt then
-        x = 1
-        redis.call('HSET', breaker, 'probe', job, 'probeUntil', now + lease)
-      end
-      redis.call('ZADD', inflight, now + lease, job)
-      redis.call('PEXPIRE', inflight, lease)
-      redis.call('ZREM', deferred, job)
-    end
-  end
-
-  if code ~= 1 then
-    local back = now + x + y
-    if code == 2 then back = now + math.floor(x * 1.5) end
-    redis.call('ZADD', deferred, back, job)
-    redis.call('PEXPIRE', deferred, back - now + grace)
-  end
-  out[#out + 1] = code
-  out[#out + 1] = x
-  out[#out + 1] = y
-end
-return out
-`;
-
-/**
- * KEYS: breakers, then (inflight, breaker, window) of the job's target, per job. ARGV: now,
- * consecutive failures that open (0: off), failure ratio x 1000 (0: off), window ms, min requests
- * in the window, open ms, longest open ms, stale breaker ms, then (target id, job id, verdict,
- * duration ms) per job. Verdicts: `success` (HTTP 200), `failure` (timeout, refused or reset
- * connection, TLS: the kinds that hold slots), `answer` (any other HTTP answer), `neutral` (no
- * POST was made, or Herald itself failed). Answers one number per job: 0 no change, 1 the
- * breaker opened, 2 it closed, 3 it re-opened.
- *
- * Closed: a failure counts toward the consecutive failures and the window's ratio; a success or an
- * answer ends the run of failures. Open or half-open: only the probe's verdict counts: any HTTP
- * answer closes the breaker (a 200, or another status: an endpoint that answers holds no worker
- * slot, and its non-200 answers are the retry policy's business), a failure re-opens it for twice
- * as long (up to the longest open time), a neutral end frees the probe for the next job.
- */
-export const RELEASE_SCRIPT = `
-local now = tonumber(ARGV[1])
-local failuresToOpen = tonumber(ARGV[2])
-local ratio = tonumber(ARGV[3]) / 1000
-local windowMs = tonumber(ARGV[4])
-local minRequests = tonumber(ARGV[5])
-local openBase = tonumber(ARGV[6])
-local openMax = tonumber(ARGV[7])
-local stale = tonumber(ARGV[8])
-local breakers = KEYS[1]
-local bucketMs = math.max(1, math.floor(windowMs / 10))
-local out = {}
 
 local function open(target, breaker, window, openCount)
   local openMs = math.min(openBase * 2 ^ openCount, math.max(openBase, openMax))
@@ -146,10 +96,7 @@ local function count(window, failed)
   return n, f
 end
 
-for j = 1, (#KEYS - 1) / 3 do
-  local i = 5 + 4 * j
-  local target, job, verdict, duration = ARGV[i], ARGV[i + 1], ARGV[i + 2], tonumber(ARGV[i + 3])
-  local inflight, breaker, window = KEYS[3 * j - 1], KEYS[3 * j], KEYS[3 * j + 1]
+local function release(target, job, verdict, duration, inflight, breaker, window)
   local change = 0
   redis.call('ZREM', inflight, job)
   local b = redis.call('HMGET', breaker, 'reopenAt', 'probe', 'openCount', 'consecutive', 'avgMs')
@@ -186,7 +133,70 @@ for j = 1, (#KEYS - 1) / 3 do
     count(window, false)
     redis.call('PEXPIRE', breaker, windowMs + stale)
   end
-  out[#out + 1] = change
+  return change
+end
+
+-- Expired leases and forgotten deferrals are cleared once per target and batch, not per job.
+local swept = {}
+local function sweep(inflight, deferred)
+  if swept[inflight] then return end
+  swept[inflight] = true
+  redis.call('ZREMRANGEBYSCORE', inflight, '-inf', now)
+  redis.call('ZREMRANGEBYSCORE', deferred, '-inf', now - grace)
+end
+
+local function admit(job, inflight, deferred, breaker)
+  sweep(inflight, deferred)
+  local b = redis.call('HMGET', breaker, 'reopenAt', 'openMs', 'probe', 'probeUntil', 'avgMs')
+  local reopenAt = tonumber(b[1])
+  local avg = tonumber(b[5]) or 0
+  local code, x, y = 1, 0, 0
+
+  if reopenAt and now < reopenAt then
+    -- Open: nobody goes in before it half-opens; come back spread over the next open period.
+    code, x, y = 3, reopenAt - now, tonumber(b[2]) or minDelay
+  elseif reopenAt and b[3] and b[3] ~= job and (tonumber(b[4]) or 0) > now then
+    -- Half-open with a probe in flight: one at a time.
+    code, x, y = 3, 0, 2 * clamp(math.max(avg, minDelay))
+  else
+    local mine = redis.call('ZSCORE', inflight, job)
+    if not mine and limit > 0 and redis.call('ZCARD', inflight) >= limit then
+      local oldest = redis.call('ZRANGE', inflight, 0, 0, 'WITHSCORES')
+      local held = avg
+      if oldest[2] then held = math.max(held, now - (tonumber(oldest[2]) - lease)) end
+      local waiting = redis.call('ZCARD', deferred) + 1
+      code, x = 2, clamp(waiting / limit * held)
+    else
+      if reopenAt then
+        x = 1
+        redis.call('HSET', breaker, 'probe', job, 'probeUntil', now + lease)
+      end
+      redis.call('ZADD', inflight, now + lease, job)
+      redis.call('PEXPIRE', inflight, lease)
+      redis.call('ZREM', deferred, job)
+    end
+  end
+
+  if code ~= 1 then
+    local back = now + x + y
+    if code == 2 then back = now + math.floor(x * 1.5) end
+    redis.call('ZADD', deferred, back, job)
+    redis.call('PEXPIRE', deferred, back - now + grace)
+  end
+  return code, x, y
+end
+
+for j = 1, releases do
+  local i = 11 + 4 * j
+  local k = 3 * j - 1
+  out[#out + 1] = release(ARGV[i], ARGV[i + 1], ARGV[i + 2], tonumber(ARGV[i + 3]), KEYS[k], KEYS[k + 1], KEYS[k + 2])
+end
+for j = 1, (#KEYS - 1) / 3 - releases do
+  local k = 3 * (releases + j) - 1
+  local code, x, y = admit(ARGV[14 + 4 * releases + j], KEYS[k], KEYS[k + 1], KEYS[k + 2])
+  out[#out + 1] = code
+  out[#out + 1] = x
+  out[#out + 1] = y
 end
 return out
 `;

@@ -1,6 +1,6 @@
 import type { RedisConnection } from '../redis';
 import { breakersKey, DEFERRED_GRACE_MS, STALE_BREAKER_MS, targetKeys } from './keys';
-import { ADMIT_SCRIPT, RELEASE_SCRIPT } from './scripts';
+import { GATE_SCRIPT } from './scripts';
 
 /** When a target's circuit breaker opens and how long it stays open. */
 export interface BreakerSettings {
@@ -64,83 +64,78 @@ export const BUSY_DELAY_MAX_MS = 30_000;
  * The target gate: a per-target limit on jobs in flight and a per-target circuit breaker, both in
  * Redis (keys.ts) and shared by every worker process. Each call takes a batch and costs one round
  * trip. Deferral delays carry jitter so that jobs sent away together do not all come back together:
- * a busy target's jobs come back after 0.5 to 1.5 times the nominal delay (see ADMIT_SCRIPT), an
+ * a busy target's jobs come back after 0.5 to 1.5 times the nominal delay (see GATE_SCRIPT), an
  * open breaker's jobs spread over the open period that follows its half-open time, jobs arriving
  * while a probe runs after 0 to 2 times the average slot time (at most BUSY_DELAY_MAX_MS).
  */
 export interface TargetGate {
+  /** Releases the jobs that ended, then admits (or defers) the jobs about to start: one round trip. */
+  settle(releases: readonly GateRelease[], entries: readonly GateEntry[]): Promise<{ changes: BreakerChange[]; admissions: Admission[] }>;
   admit(entries: readonly GateEntry[]): Promise<Admission[]>;
   release(releases: readonly GateRelease[]): Promise<BreakerChange[]>;
 }
 
-const ADMIT_COMMAND = 'heraldGateAdmit';
-const RELEASE_COMMAND = 'heraldGateRelease';
+const GATE_COMMAND = 'heraldGate';
 const CHANGES: BreakerChange[] = [undefined, 'opened', 'closed', 'reopened'];
 
-type GateCommands = Record<typeof ADMIT_COMMAND | typeof RELEASE_COMMAND, (...args: Array<string | number>) => Promise<number[]>>;
+type GateCommands = Record<typeof GATE_COMMAND, (...args: Array<string | number>) => Promise<number[]>>;
 
 export function createTargetGate(redis: RedisConnection, options: { queuePrefix: string; settings: TargetGateSettings; random?: () => number; now?: () => number }): TargetGate {
   const { settings } = options;
   const random = options.random ?? Math.random;
   const now = options.now ?? Date.now;
   const keysOf = (targetId: string) => targetKeys(options.queuePrefix, targetId);
-  // ioredis runs them with EVALSHA, loading the script once per connection. The number of keys
+  // ioredis runs it with EVALSHA, loading the script once per connection. The number of keys
   // varies with the batch, so each call passes it first.
-  if (!(ADMIT_COMMAND in redis)) redis.defineCommand(ADMIT_COMMAND, { lua: ADMIT_SCRIPT });
-  if (!(RELEASE_COMMAND in redis)) redis.defineCommand(RELEASE_COMMAND, { lua: RELEASE_SCRIPT });
+  if (!(GATE_COMMAND in redis)) redis.defineCommand(GATE_COMMAND, { lua: GATE_SCRIPT });
   const commands = redis as unknown as GateCommands;
   const { breaker } = settings;
 
-  return {
-    async admit(entries) {
-      if (entries.length === 0) return [];
-      const at = now();
-      const keys = entries.flatMap((entry) => {
-        const target = keysOf(entry.targetId);
-        return [target.inflight, target.deferred, target.breaker];
-      });
-      const answer = await commands[ADMIT_COMMAND](
-        keys.length,
-        ...keys,
-        at,
-        settings.leaseMs,
-        settings.maxInFlight,
-        BUSY_DELAY_MIN_MS,
-        BUSY_DELAY_MAX_MS,
-        DEFERRED_GRACE_MS,
-        ...entries.map((entry) => entry.jobId),
-      );
-      return entries.map((_, i): Admission => {
-        const [code, x, y] = [answer[3 * i], answer[3 * i + 1], answer[3 * i + 2]] as [number, number, number];
-        if (code === 1) return { admitted: true, probe: x === 1 };
-        if (code === 2) return { admitted: false, reason: 'target_busy', delayMs: Math.round(x * (0.5 + random())) };
-        return { admitted: false, reason: 'breaker_open', delayMs: Math.round(x + y * random()) };
-      });
-    },
+  const settle: TargetGate['settle'] = async (releases, entries) => {
+    if (releases.length === 0 && entries.length === 0) return { changes: [], admissions: [] };
+    const keys = [breakersKey(options.queuePrefix)];
+    for (const { targetId } of releases) {
+      const target = keysOf(targetId);
+      keys.push(target.inflight, target.breaker, target.window);
+    }
+    for (const { targetId } of entries) {
+      const target = keysOf(targetId);
+      keys.push(target.inflight, target.deferred, target.breaker);
+    }
+    const answer = await commands[GATE_COMMAND](
+      keys.length,
+      ...keys,
+      now(),
+      releases.length,
+      settings.leaseMs,
+      settings.maxInFlight,
+      BUSY_DELAY_MIN_MS,
+      BUSY_DELAY_MAX_MS,
+      DEFERRED_GRACE_MS,
+      breaker.failures,
+      Math.round(breaker.ratio * 1000),
+      breaker.windowMs,
+      breaker.minRequests,
+      breaker.openMs,
+      breaker.openMaxMs,
+      STALE_BREAKER_MS,
+      ...releases.flatMap((r) => [r.targetId, r.jobId, r.verdict, Math.max(0, Math.round(r.durationMs))]),
+      ...entries.map((entry) => entry.jobId),
+    );
+    const changes = answer.slice(0, releases.length).map((code) => CHANGES[code]);
+    const admissions = entries.map((_, i): Admission => {
+      const at = releases.length + 3 * i;
+      const [code, x, y] = [answer[at], answer[at + 1], answer[at + 2]] as [number, number, number];
+      if (code === 1) return { admitted: true, probe: x === 1 };
+      if (code === 2) return { admitted: false, reason: 'target_busy', delayMs: Math.round(x * (0.5 + random())) };
+      return { admitted: false, reason: 'breaker_open', delayMs: Math.round(x + y * random()) };
+    });
+    return { changes, admissions };
+  };
 
-    async release(releases) {
-      if (releases.length === 0) return [];
-      const keys = [
-        breakersKey(options.queuePrefix),
-        ...releases.flatMap((r) => {
-          const target = keysOf(r.targetId);
-          return [target.inflight, target.breaker, target.window];
-        }),
-      ];
-      const answer = await commands[RELEASE_COMMAND](
-        keys.length,
-        ...keys,
-        now(),
-        breaker.failures,
-        Math.round(breaker.ratio * 1000),
-        breaker.windowMs,
-        breaker.minRequests,
-        breaker.openMs,
-        breaker.openMaxMs,
-        STALE_BREAKER_MS,
-        ...releases.flatMap((r) => [r.targetId, r.jobId, r.verdict, Math.max(0, Math.round(r.durationMs))]),
-      );
-      return answer.map((code) => CHANGES[code]);
-    },
+  return {
+    settle,
+    admit: async (entries) => (await settle([], entries)).admissions,
+    release: async (releases) => (await settle(releases, [])).changes,
   };
 }
