@@ -2,7 +2,9 @@
  * The durable delivery ceiling of the bench, in its own process like a delivery-worker: a bare
  * BullMQ worker whose processor does one raw POST to BENCH_TARGET_URL and then records it the
  * minimal durable way, in the same tables as Herald: the delivery's attempt row inserted and its
- * deliveries row updated (succeeded, attempts_made + 1), in one statement per batch. The jobs of a
+ * deliveries row updated (succeeded, attempts_made + 1), in one statement per batch (the attempt
+ * in its delivery's week partition; the ids also an index condition on every partition, as in
+ * Herald's statement). The jobs of a
  * batch are gathered with Herald's own coalescer and options (as many as the worker's concurrency,
  * two statements in flight), so Herald's ratio to this is its own overhead, not the cost of
  * recording attempts. Queue BENCH_QUEUE under BENCH_PREFIX, BENCH_CONCURRENCY jobs at once, on
@@ -27,11 +29,11 @@ WITH input AS (
   UPDATE deliveries AS d
   SET attempts_made = d.attempts_made + 1, status = 'succeeded', last_status_code = i.status_code, completed_at = now(), updated_at = now()
   FROM input AS i
-  WHERE d.id = i.delivery_id
-  RETURNING d.id, d.attempts_made
+  WHERE d.id = i.delivery_id AND d.id = ANY($1::uuid[])
+  RETURNING d.id, d.created_at, d.attempts_made
 )
-INSERT INTO delivery_attempts (delivery_id, number, started_at, duration_ms, status_code, url)
-SELECT u.id, u.attempts_made, i.started_at, i.duration_ms, i.status_code, i.url
+INSERT INTO delivery_attempts (delivery_id, delivery_created_at, number, started_at, duration_ms, status_code, url)
+SELECT u.id, u.created_at, u.attempts_made, i.started_at, i.duration_ms, i.status_code, i.url
 FROM updated AS u JOIN input AS i ON i.delivery_id = u.id`;
 
 interface Attempt {
