@@ -22,6 +22,17 @@ describe('createPrismaClient', () => {
 });
 
 describe('createPrismaClient with a statement time limit', () => {
+  it('plans prepared statements once per connection when asked (generic plans), and as PostgreSQL chooses otherwise', async () => {
+    const generic = createPrismaClient(testDatabaseUrl(), { genericPlans: true });
+    const chosen = createPrismaClient(testDatabaseUrl());
+    try {
+      expect((await sqlPool(generic).query('SHOW plan_cache_mode')).rows[0]).toEqual({ plan_cache_mode: 'force_generic_plan' });
+      expect((await sqlPool(chosen).query('SHOW plan_cache_mode')).rows[0]).toEqual({ plan_cache_mode: 'auto' });
+    } finally {
+      await Promise.all([generic.$disconnect(), chosen.$disconnect()]);
+    }
+  });
+
   it('has PostgreSQL cancel a statement of its pool that runs longer, and names its connections', async () => {
     const prisma = createPrismaClient(testDatabaseUrl(), { statementTimeoutMs: 200, applicationName: 'herald-test:limited' });
     try {

@@ -23,7 +23,8 @@ async function main(): Promise<void> {
   const config = loadWorkerConfig();
   const logger = createLogger({ level: config.logLevel, service: 'delivery-worker' });
   try {
-    const prisma = createPrismaClient(config.databaseUrl);
+    // The worker's statements look deliveries, targets and events up by key: planned once each.
+    const prisma = createPrismaClient(config.databaseUrl, { genericPlans: true });
     const redis = createRedisConnection(config.redisUrl, { role: 'worker', name: 'herald:delivery-worker' });
     redis.on('error', (error) => logger.warn('redis connection error', { error: error.message }));
     // Refuse to start half-connected: both stores must answer once before work begins.
