@@ -91,6 +91,15 @@ describe('the production build', () => {
     }
   });
 
+  it('leaves ajv and the JSON Schema validators out of the delivery-worker, which validates no input with them', async () => {
+    worker.child.kill('SIGUSR2');
+    const { modules } = (await worker.waitForLog('loaded modules')) as unknown as { modules: string[] };
+    expect(modules.some((file) => file.includes('/node_modules/bullmq/'))).toBe(true);
+    expect(modules.filter((file) => /\/node_modules\/ajv\//.test(file))).toEqual([]);
+    // The events-api's bundle keeps them: it validates every request body with them.
+    expect(readFileSync(path.join(ROOT, BUILD_ENTRIES.api.bundle), 'utf8')).toContain('node_modules/ajv/dist/2020.js');
+  });
+
   it('requires each package outside the bundles through a workspace package that lists it as a production dependency', () => {
     // The Docker image installs production dependencies only: a bundle requiring a development
     // dependency would start here and fail there.
