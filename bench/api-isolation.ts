@@ -6,7 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
-import type { PrismaClient } from '@herald/db';
+import type { PrismaClient } from '@herald/db/prisma';
 import { seedEvents } from './seed-events';
 
 export interface ApiIsolationOptions {

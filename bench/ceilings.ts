@@ -14,7 +14,7 @@ import autocannon from 'autocannon';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import pg from 'pg';
-import type { PrismaClient } from '@herald/db';
+import type { PrismaClient } from '@herald/db/prisma';
 import type { ServiceProcess } from '@herald/testing';
 import { eventQueries, type EventListQuery } from '../packages/db/src/repositories/events';
 import { ingestBatches } from './ingest-load';

@@ -15,7 +15,7 @@
  * /slow paths; every wait is bounded, and a figure that did not arrive in time is reported as such.
  */
 import { randomUUID } from 'node:crypto';
-import type { PrismaClient } from '@herald/db';
+import type { PrismaClient } from '@herald/db/prisma';
 import type { ServiceProcess } from '@herald/testing';
 import { ingestBatches } from './ingest-load';
 

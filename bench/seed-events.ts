@@ -1,5 +1,5 @@
 /** The GET /events benchmark's data: many events seeded with SQL, with counters that match them. */
-import type { PrismaClient } from '@herald/db';
+import type { PrismaClient } from '@herald/db/prisma';
 
 /** Events created in the seed for merchant m0 with origin api and objectType payment. */
 export function filteredCount(total: number): number {

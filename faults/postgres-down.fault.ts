@@ -1,4 +1,5 @@
-import { applyMigrations, createPrismaClient, ensureDatabase } from '@herald/db';
+import { applyMigrations, ensureDatabase } from '@herald/db';
+import { createPrismaClient } from '@herald/db/prisma';
 import { startHttpRecorder, type HttpRecorder } from '@herald/testing';
 import { startPrivateCluster, type PrivateCluster } from './support/postgres-cluster';
 import { report } from './support/report';

@@ -1,4 +1,4 @@
-import { sqlPool, type PrismaClient } from './client';
+import type { DatabasePool } from './pool';
 import { CredentialsCipherError, type CredentialsCipher, type CredentialsCipherFailure, type EncryptedSecret } from './credentials-cipher';
 import { db, run, sql } from './sql';
 
@@ -52,13 +52,12 @@ export const credentialsRotationQueries = {
  * done are skipped.
  */
 export async function reencryptCredentials(
-  prisma: PrismaClient,
+  pool: DatabasePool,
   cipher: CredentialsCipher,
   options: { batchSize?: number; onProgress?: (progress: ReencryptionResult) => void } = {},
 ): Promise<ReencryptionResult> {
   const batchSize = options.batchSize ?? 100;
   const result: ReencryptionResult = { reencrypted: 0, unreadable: [], changedMeanwhile: 0 };
-  const pool = sqlPool(prisma);
   const reencrypt: Record<EncryptedSecret, (ciphertext: string, targetId: string) => { ciphertext: string; keyId: string }> = {
     credentials: (ciphertext, targetId) => cipher.encrypt(cipher.decrypt(ciphertext, targetId), targetId),
     'signing secrets': (ciphertext, targetId) => cipher.encryptSigningSecrets(cipher.decryptSigningSecrets(ciphertext, targetId), targetId),

@@ -1,5 +1,7 @@
-export { createPrismaClient, pingDatabase, Prisma, PrismaClient } from './client';
-export type { PrismaClientOptions } from './client';
+// The Prisma client is not exported here but from `@herald/db/prisma` (prisma-client.ts), so that a
+// service importing this module never loads @prisma/client.
+export { closeDatabasePool, createDatabasePool, pingDatabase } from './pool';
+export type { DatabasePool, DatabasePoolOptions } from './pool';
 export { ensureDatabase, dropDatabase, quoteIdentifier } from './database';
 export { applyMigrations, readMigrations, MIGRATIONS_DIR, MigrationError } from './migrations';
 export type { Migration, MigrationResult } from './migrations';

@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import { sqlPool, type PrismaClient } from './client';
+import type { DatabasePool } from './pool';
 import { quoteIdentifier } from './database';
 
 /**
@@ -99,8 +99,7 @@ export interface PartitionMaintenanceReport {
   held: HeldWeek[];
 }
 
-export function partitionMaintenance(prisma: PrismaClient) {
-  const pool = sqlPool(prisma);
+export function partitionMaintenance(pool: DatabasePool) {
   return {
     /** One maintenance pass (see above). */
     async maintain(options: PartitionMaintenanceOptions): Promise<PartitionMaintenanceReport> {

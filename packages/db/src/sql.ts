@@ -20,10 +20,10 @@ import type { DB } from './generated/kysely/schema';
  * The data layer's one way to reach PostgreSQL. Every statement is built with `db`, a Kysely query
  * builder typed by the tables that prisma-kysely generates from prisma/schema.prisma (so a column
  * the schema lacks, or a row type that disagrees with it, fails the typecheck), and run with `run`
- * on the node-postgres pool that the Prisma client owns (see `sqlPool`), or on a transaction's
- * connection (`inTransaction`). Prisma's query engine is never involved: its query compiler costs
- * the delivery worker about 75 MB, and its pipeline about as much CPU as PostgreSQL's work on the
- * small hot-path statements.
+ * on a node-postgres pool (pool.ts: `createDatabasePool`), or on a transaction's connection
+ * (`inTransaction`). Prisma is never involved: no service loads its client (about 17 MB at start),
+ * its query compiler (about 75 MB at the first model query), or its query pipeline (about as much
+ * CPU as PostgreSQL's work on the small hot-path statements).
  */
 
 /** Something that runs one SQL statement: the pool, or a client inside a transaction. */

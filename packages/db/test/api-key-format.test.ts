@@ -1,4 +1,4 @@
-import { createPrismaClient, apiKeyRepository, isWellFormedApiKey } from '../src';
+import { apiKeyRepository, closeDatabasePool, createDatabasePool, isWellFormedApiKey } from '../src';
 import { closedPort } from '@herald/testing';
 
 describe('API key format', () => {
@@ -18,13 +18,13 @@ describe('API key format', () => {
 
   it('authenticate answers null for a malformed key without asking the database', async () => {
     // Any query would fail: nothing listens on this port.
-    const prisma = createPrismaClient(`postgresql://postgres@127.0.0.1:${await closedPort()}/herald`, { connectionTimeoutMs: 500 });
+    const pool = createDatabasePool(`postgresql://postgres@127.0.0.1:${await closedPort()}/herald`, { connectionTimeoutMs: 500 });
     try {
-      const keys = apiKeyRepository(prisma);
+      const keys = apiKeyRepository(pool);
       await expect(keys.authenticate(`hk_${'x'.repeat(15_500)}`)).resolves.toBeNull();
       await expect(keys.authenticate(`hk_${'x'.repeat(43)}`)).rejects.toThrow();
     } finally {
-      await prisma.$disconnect();
+      await closeDatabasePool(pool);
     }
   });
 });

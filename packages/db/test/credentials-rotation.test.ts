@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { createPrismaClient, type PrismaClient } from '../src/client';
+import { createPrismaClient, sqlPool, type PrismaClient } from '../src/prisma-client';
 import { createCredentialsCipher, credentialsCipherFromConfig } from '../src/credentials-cipher';
 import { reencryptCredentials, type ReencryptionResult } from '../src/credentials-rotation';
 import { applyMigrations } from '../src/migrations';
@@ -36,8 +36,8 @@ const target = (n: number): TargetInput => ({
 });
 
 async function newProgramTarget(cipher: typeof before, n: number): Promise<string> {
-  const program = await tenantRepository(prisma).createProgram({ id: uniqueId('prg'), name: 'Program' });
-  return (await targetRepository(prisma, cipher).upsert({ kind: 'program', programId: program.id }, target(n))).id;
+  const program = await tenantRepository(sqlPool(prisma)).createProgram({ id: uniqueId('prg'), name: 'Program' });
+  return (await targetRepository(sqlPool(prisma), cipher).upsert({ kind: 'program', programId: program.id }, target(n))).id;
 }
 
 describe('reencryptCredentials (SECRETS_KEY rotation)', () => {
@@ -45,14 +45,14 @@ describe('reencryptCredentials (SECRETS_KEY rotation)', () => {
     const ids = [await newProgramTarget(before, 1), await newProgramTarget(before, 2), await newProgramTarget(before, 3)];
     const lost = createCredentialsCipher({ currentKeyId: 'k0', keyring: { k0: randomBytes(32) } });
     const unreadableId = await newProgramTarget(lost, 4);
-    const noCredentials = await tenantRepository(prisma).createProgram({ id: uniqueId('prg'), name: 'Program' });
-    await targetRepository(prisma, before).upsert({ kind: 'program', programId: noCredentials.id }, { ...target(5), auth: { mode: 'none' } });
+    const noCredentials = await tenantRepository(sqlPool(prisma)).createProgram({ id: uniqueId('prg'), name: 'Program' });
+    await targetRepository(sqlPool(prisma), before).upsert({ kind: 'program', programId: noCredentials.id }, { ...target(5), auth: { mode: 'none' } });
 
     const signingBefore = new Map<string, string>();
     for (const id of ids) signingBefore.set(id, before.decryptSigningSecrets((await prisma.notificationTarget.findUniqueOrThrow({ where: { id } })).signingSecrets!, id).current);
 
     const progress: ReencryptionResult[] = [];
-    const result = await reencryptCredentials(prisma, during, { batchSize: 2, onProgress: (p) => progress.push(structuredClone(p)) });
+    const result = await reencryptCredentials(sqlPool(prisma), during, { batchSize: 2, onProgress: (p) => progress.push(structuredClone(p)) });
 
     // Credentials of 3 targets (the fifth has none), signing secrets of 4 (every target has them).
     expect(result).toEqual({
@@ -73,7 +73,7 @@ describe('reencryptCredentials (SECRETS_KEY rotation)', () => {
       expect(after.decryptSigningSecrets(row.signingSecrets!, id)).toEqual({ current: signingBefore.get(id) });
     }
 
-    await expect(reencryptCredentials(prisma, during)).resolves.toEqual({
+    await expect(reencryptCredentials(sqlPool(prisma), during)).resolves.toEqual({
       reencrypted: 0,
       changedMeanwhile: 0,
       unreadable: [expect.objectContaining({ targetId: unreadableId }), expect.objectContaining({ targetId: unreadableId })],

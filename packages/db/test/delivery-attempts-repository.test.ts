@@ -1,6 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { testDatabaseUrl } from '@herald/config';
-import { createPrismaClient } from '../src/client';
+import { createPrismaClient, sqlPool } from '../src/prisma-client';
 import { createCredentialsCipher, CredentialsCipherError } from '../src/credentials-cipher';
 import { deliveryAttemptRepository, type AttemptOutcome, type NewDeliveryAttempt } from '../src/repositories/delivery-attempts';
 import type { DeliveryTarget } from '../src/repositories/targets';
@@ -11,7 +11,7 @@ import { storeEvents, uniqueId } from '../../testing/src';
 
 const prisma = createPrismaClient(testDatabaseUrl());
 const cipher = createCredentialsCipher({ currentKeyId: 'k1', keyring: { k1: randomBytes(32) } });
-const attempts = deliveryAttemptRepository(prisma, cipher);
+const attempts = deliveryAttemptRepository(sqlPool(prisma), cipher);
 afterAll(() => prisma.$disconnect());
 
 const basicAuth = { mode: 'basic', username: 'shop', password: 'pa55-word' } as const;
@@ -28,12 +28,12 @@ const EVENT_FIELDS = {
 
 /** A new delivery: an event of a fresh program whose target (basic auth) takes everything. */
 async function newDelivery(targetCipher = cipher): Promise<string> {
-  const program = await tenantRepository(prisma).createProgram({ id: uniqueId('prg'), name: 'Program' });
-  await targetRepository(prisma, targetCipher).upsert(
+  const program = await tenantRepository(sqlPool(prisma)).createProgram({ id: uniqueId('prg'), name: 'Program' });
+  await targetRepository(sqlPool(prisma), targetCipher).upsert(
     { kind: 'program', programId: program.id },
     { url: 'https://merchant.example/hooks', auth: basicAuth, notifications: {}, enabled: true },
   );
-  const { deliveries } = await storeEvents(prisma, [
+  const { deliveries } = await storeEvents(sqlPool(prisma), [
     {
       event: { id: `Event-${randomUUID()}`, ...EVENT_FIELDS },
       programId: program.id,
@@ -64,15 +64,15 @@ describe('the delivery attempt repository', () => {
   });
 
   it("decrypts a target once per batch, however many of the batch's deliveries go to it", async () => {
-    const program = await tenantRepository(prisma).createProgram({ id: uniqueId('prg'), name: 'Program' });
-    await targetRepository(prisma, cipher).upsert({ kind: 'program', programId: program.id }, { url: 'https://merchant.example/hooks', auth: basicAuth, notifications: {}, enabled: true });
+    const program = await tenantRepository(sqlPool(prisma)).createProgram({ id: uniqueId('prg'), name: 'Program' });
+    await targetRepository(sqlPool(prisma), cipher).upsert({ kind: 'program', programId: program.id }, { url: 'https://merchant.example/hooks', auth: basicAuth, notifications: {}, enabled: true });
     const { deliveries } = await storeEvents(
-      prisma,
+      sqlPool(prisma),
       Array.from({ length: 3 }, () => ({ event: { id: `Event-${randomUUID()}`, ...EVENT_FIELDS }, programId: program.id, contentHash: randomUUID() })),
     );
     const counting = { ...cipher, decryptions: 0 };
     counting.decryptSigningSecrets = (...args) => (counting.decryptions++, cipher.decryptSigningSecrets(...args));
-    const found = await deliveryAttemptRepository(prisma, counting).loadForAttempts(deliveries.map((d) => d.deliveryId));
+    const found = await deliveryAttemptRepository(sqlPool(prisma), counting).loadForAttempts(deliveries.map((d) => d.deliveryId));
     expect(found.size).toBe(3);
     expect(counting.decryptions).toBe(1);
     expect(new Set([...found.values()].map((w) => w.target)).size).toBe(1);
@@ -84,10 +84,10 @@ describe('the delivery attempt repository', () => {
     const { programId } = (await attempts.loadForAttempts([id])).get(id)!.target as DeliveryTarget;
     const owner = { kind: 'program', programId } as const;
     const oauth = { mode: 'oauth', authUrl: 'https://merchant.example/token', username: 'client', password: 'pa55-word' } as const;
-    await targetRepository(prisma, cipher).upsert(owner, { url: 'https://merchant.example/hooks', auth: oauth, notifications: {}, enabled: true });
+    await targetRepository(sqlPool(prisma), cipher).upsert(owner, { url: 'https://merchant.example/hooks', auth: oauth, notifications: {}, enabled: true });
     expect((await attempts.loadForAttempts([id])).get(id)!.target).toMatchObject({ auth: oauth, enabled: true, deletedAt: null });
 
-    await targetRepository(prisma, cipher).remove(owner);
+    await targetRepository(sqlPool(prisma), cipher).remove(owner);
     expect((await attempts.loadForAttempts([id])).get(id)!.target).toMatchObject({ enabled: false, deletedAt: expect.any(Date) });
   });
 
@@ -185,13 +185,13 @@ describe('the delivery attempt repository', () => {
 describe("the targets' health, recorded with each batch of attempts", () => {
   /** A program whose target has `n` deliveries; returns the target id and the delivery ids. */
   async function deliveriesToOneTarget(n: number): Promise<{ targetId: string; deliveryIds: string[] }> {
-    const program = await tenantRepository(prisma).createProgram({ id: uniqueId('prg'), name: 'Program' });
-    const target = await targetRepository(prisma, cipher).upsert(
+    const program = await tenantRepository(sqlPool(prisma)).createProgram({ id: uniqueId('prg'), name: 'Program' });
+    const target = await targetRepository(sqlPool(prisma), cipher).upsert(
       { kind: 'program', programId: program.id },
       { url: 'https://merchant.example/hooks', auth: { mode: 'none' }, notifications: {}, enabled: true },
     );
     const { deliveries } = await storeEvents(
-      prisma,
+      sqlPool(prisma),
       Array.from({ length: n }, () => ({ event: { id: `Event-${randomUUID()}`, ...EVENT_FIELDS }, programId: program.id, contentHash: randomUUID() })),
     );
     return { targetId: target.id, deliveryIds: deliveries.map((d) => d.deliveryId) };

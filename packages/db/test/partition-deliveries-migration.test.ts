@@ -1,7 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import path from 'node:path';
-import { createPrismaClient, sqlPool, type PrismaClient } from '../src/client';
+import { createPrismaClient, sqlPool, type PrismaClient } from '../src/prisma-client';
 import { createCredentialsCipher } from '../src/credentials-cipher';
 import { applyMigrations } from '../src/migrations';
 import { partitionName, weekStart } from '../src/partitions';
@@ -34,18 +34,18 @@ async function oldDatabaseWithData(scratch: ReturnType<typeof useScratch>): Prom
   rmSync(path.join(before, MIGRATION), { recursive: true });
   await applyMigrations(url, before);
   const prisma = createPrismaClient(url);
-  const tenants = tenantRepository(prisma);
+  const tenants = tenantRepository(sqlPool(prisma));
   const programId = 'prg-old';
   const merchantId = 'mer-old';
   await tenants.createProgram({ id: programId, name: 'Program' });
   await tenants.createMerchant({ id: merchantId, programId, name: 'Merchant' });
-  const targets = targetRepository(prisma, cipher);
+  const targets = targetRepository(sqlPool(prisma), cipher);
   for (const owner of [{ kind: 'program', programId } as const, { kind: 'merchant', programId, merchantId } as const]) {
     await targets.upsert(owner, { url: 'https://merchant.example/hooks', auth: { mode: 'none' }, notifications: {}, enabled: true });
   }
   const start = Date.parse('2026-10-01T00:00:00.000Z');
   await storeEvents(
-    prisma,
+    sqlPool(prisma),
     Array.from({ length: 90 }, (_, n) => ({
       event: {
         id: `Event-${randomUUID()}`,
@@ -83,7 +83,7 @@ describe(`migration ${MIGRATION}`, () => {
     const { url, prisma, merchantId, programId } = await oldDatabaseWithData(scratch);
     try {
       // A small walk threshold, so that page 3 goes through the bucket counters as deep pages do.
-      const events = eventRepository(prisma, { bucketWalkMinOffset: 10 });
+      const events = eventRepository(sqlPool(prisma), { bucketWalkMinOffset: 10 });
       const queries: EventListQuery[] = [
         { scope: { kind: 'merchant', programId, merchantId }, page: 1, pageSize: 20 },
         { scope: { kind: 'merchant', programId, merchantId }, page: 3, pageSize: 20 },
@@ -122,7 +122,7 @@ describe(`migration ${MIGRATION}`, () => {
 
       // The worker keeps recording attempts of migrated deliveries, numbered on, with new ids.
       const pending = deliveriesBefore.find((row) => row.status === 'pending' && row.attempts_made === 0)!;
-      const [recorded] = await deliveryAttemptRepository(prisma, cipher).recordAttempts([
+      const [recorded] = await deliveryAttemptRepository(sqlPool(prisma), cipher).recordAttempts([
         { deliveryId: pending.id, attempt: { startedAt: new Date(), durationMs: 5, statusCode: 200 }, outcome: 'succeeded' },
       ]);
       expect(recorded).toMatchObject({ number: 1 });

@@ -1,5 +1,5 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import { createPrismaClient, type PrismaClient } from '../src/client';
+import { createPrismaClient, sqlPool, type PrismaClient } from '../src/prisma-client';
 import { createCredentialsCipher } from '../src/credentials-cipher';
 import { readMigrations } from '../src/migrations';
 import { deliveryAttemptRepository } from '../src/repositories/delivery-attempts';
@@ -22,15 +22,15 @@ const migration = readMigrations().find((m) => m.name.endsWith('_redact_stored_a
 
 /** A delivery with one failed attempt whose stored answer is `body`, as the worker stored answers before it redacted them. */
 async function attemptAnswering(body: string): Promise<string> {
-  const program = await tenantRepository(prisma).createProgram({ id: uniqueId('prg'), name: 'Program' });
-  await targetRepository(prisma, cipher).upsert(
+  const program = await tenantRepository(sqlPool(prisma)).createProgram({ id: uniqueId('prg'), name: 'Program' });
+  await targetRepository(sqlPool(prisma), cipher).upsert(
     { kind: 'program', programId: program.id },
     { url: 'https://merchant.example/hooks', auth: { mode: 'none' }, notifications: {}, enabled: true },
   );
   const event = { id: `Event-${randomUUID()}`, createdAt: '2026-11-22T10:00:00.000Z', origin: 'api', eventType: 'created', objectId: 'o', objectType: 'payment' } as const;
-  const { deliveries } = await storeEvents(prisma, [{ event, programId: program.id, contentHash: randomUUID() }]);
+  const { deliveries } = await storeEvents(sqlPool(prisma), [{ event, programId: program.id, contentHash: randomUUID() }]);
   const deliveryId = deliveries[0]!.deliveryId;
-  await deliveryAttemptRepository(prisma, cipher).recordAttempts([
+  await deliveryAttemptRepository(sqlPool(prisma), cipher).recordAttempts([
     { deliveryId, attempt: { startedAt: new Date(), durationMs: 5, statusCode: 500, errorKind: 'http_status', errorMessage: 'HTTP 500', responseBody: body }, outcome: 'failed' },
   ]);
   return deliveryId;

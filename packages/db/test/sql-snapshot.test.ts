@@ -3,7 +3,7 @@ import path from 'node:path';
 import { testDatabaseUrl } from '@herald/config';
 import type { Compilable } from 'kysely';
 import { format } from 'sql-formatter';
-import { createPrismaClient, sqlPool } from '../src/client';
+import { closeDatabasePool, createDatabasePool } from '../src/pool';
 import { credentialsRotationQueries } from '../src/credentials-rotation';
 import { apiKeyQueries } from '../src/repositories/api-keys';
 import { deliveryQueries } from '../src/repositories/deliveries';
@@ -254,14 +254,14 @@ describe('the SQL snapshot of every repository statement (packages/db/src/querie
 });
 
 describe('every repository statement against the migrated database', () => {
-  const prisma = createPrismaClient(testDatabaseUrl());
-  afterAll(() => prisma.$disconnect());
+  const pool = createDatabasePool(testDatabaseUrl());
+  afterAll(() => closeDatabasePool(pool));
 
   const all = Object.entries(SNAPSHOTS).flatMap(([file, { statements }]) => Object.entries(statements).map(([name, statement]) => [`${file}: ${name}`, statement] as const));
 
   it.each(all)('PostgreSQL parses and plans %s', async (_name, statement) => {
     const { sql, parameters } = statement.compile();
-    await expect(sqlPool(prisma).query(`EXPLAIN ${sql}`, parameters as unknown[])).resolves.toMatchObject({ rows: expect.any(Array) });
+    await expect(pool.query(`EXPLAIN ${sql}`, parameters as unknown[])).resolves.toMatchObject({ rows: expect.any(Array) });
   });
 });
 

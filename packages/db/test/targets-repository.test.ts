@@ -1,6 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { testDatabaseUrl } from '@herald/config';
-import { createPrismaClient } from '../src/client';
+import { createPrismaClient, sqlPool } from '../src/prisma-client';
 import { createCredentialsCipher } from '../src/credentials-cipher';
 import { MASKED_PASSWORD, targetRepository, TargetOwnerNotFoundError, type TargetInput } from '../src/repositories/targets';
 import { tenantRepository } from '../src/repositories/tenants';
@@ -9,8 +9,8 @@ import { uniqueId } from '../../testing/src';
 
 const prisma = createPrismaClient(testDatabaseUrl());
 const cipher = createCredentialsCipher({ currentKeyId: 'k1', keyring: { k1: randomBytes(32) } });
-const targets = targetRepository(prisma, cipher);
-const tenants = tenantRepository(prisma);
+const targets = targetRepository(sqlPool(prisma), cipher);
+const tenants = tenantRepository(sqlPool(prisma));
 afterAll(() => prisma.$disconnect());
 
 async function newMerchant(): Promise<{ programId: string; merchantId: string }> {

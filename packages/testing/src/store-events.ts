@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { ingestStore, type NewEvent, type PrismaClient } from '@herald/db';
+import { ingestStore, type DatabasePool, type NewEvent } from '@herald/db';
 import { targetsToNotify, type DeliveryRef, type Event } from '@herald/domain';
 
 /**
@@ -7,8 +7,8 @@ import { targetsToNotify, type DeliveryRef, type Event } from '@herald/domain';
  * the events-api's ingest does, without its checks and without adding any job: for the tests of
  * what comes after the ingest (the worker, the outbox), which cannot import the events-api.
  */
-export async function storeEvents(prisma: PrismaClient, batch: readonly NewEvent[]): Promise<{ events: Event[]; deliveries: DeliveryRef[] }> {
-  return ingestStore(prisma).transaction(async (tx) => {
+export async function storeEvents(pool: DatabasePool, batch: readonly NewEvent[]): Promise<{ events: Event[]; deliveries: DeliveryRef[] }> {
+  return ingestStore(pool).transaction(async (tx) => {
     await tx.insertNewEvents(batch);
     const targets = await tx.loadRoutingTargets(
       batch.map((b) => b.programId),

@@ -3,7 +3,7 @@
 // Redis (the BullMQ queue, the OAuth token cache) and PostgreSQL row locks only.
 import v8 from 'node:v8';
 import { loadWorkerConfig } from '@herald/config';
-import { createPrismaClient, deliveryRepository, partitionMaintenance, pingDatabase } from '@herald/db';
+import { closeDatabasePool, createDatabasePool, deliveryRepository, partitionMaintenance, pingDatabase } from '@herald/db';
 import { exitOnSignal, exitOnStartupFailure } from '@herald/lifecycle';
 import { createLogger } from '@herald/logging';
 import { createMetrics } from '@herald/metrics';
@@ -24,11 +24,11 @@ async function main(): Promise<void> {
   const logger = createLogger({ level: config.logLevel, service: 'delivery-worker' });
   try {
     // The worker's statements look deliveries, targets and events up by key: planned once each.
-    const prisma = createPrismaClient(config.databaseUrl, { genericPlans: true });
+    const pool = createDatabasePool(config.databaseUrl, { genericPlans: true });
     const redis = createRedisConnection(config.redisUrl, { role: 'worker', name: 'herald:delivery-worker' });
     redis.on('error', (error) => logger.warn('redis connection error', { error: error.message }));
     // Refuse to start half-connected: both stores must answer once before work begins.
-    await pingDatabase(prisma);
+    await pingDatabase(pool);
     await redis.ping();
 
     // The sweeper and the reconciler enqueue over a fail-fast connection: while Redis is down a
@@ -46,19 +46,19 @@ async function main(): Promise<void> {
       metrics,
       // The fail-fast connection: /readyz must answer within its timeout while Redis is down.
       checks: [
-        { name: 'postgres', check: () => pingDatabase(prisma) },
+        { name: 'postgres', check: () => pingDatabase(pool) },
         { name: 'redis', check: () => pingRedis(sweeperRedis) },
       ],
       readinessTimeoutMs: config.readinessTimeoutMs,
       token: config.metrics.token,
     });
     logger.info('metrics listening', { port: monitoring.port });
-    const deliveries = deliveryRepository(prisma);
+    const deliveries = deliveryRepository(pool);
     const sweeper = startSweeper({ deliveries, producer: sweeperProducer, config: config.sweeper, logger, metrics });
     const reconciler = startReconciler({ deliveries, producer: sweeperProducer, config: config.reconciler, logger, metrics });
-    const maintenance = startPartitionMaintenance({ partitions: partitionMaintenance(prisma), config: config.partitions, logger, metrics });
+    const maintenance = startPartitionMaintenance({ partitions: partitionMaintenance(pool), config: config.partitions, logger, metrics });
 
-    const worker = startDeliveryWorker({ config, prisma, connection: redis, logger, metrics });
+    const worker = startDeliveryWorker({ config, pool, connection: redis, logger, metrics });
 
     // Registered before "ready" is logged, so that a signal sent on seeing it is always handled.
     exitOnSignal({
@@ -70,7 +70,7 @@ async function main(): Promise<void> {
         // another worker once its lock expires (WORKER_LOCK_DURATION_MS).
         await Promise.all([worker.close(), sweeper.stop(), reconciler.stop(), maintenance.stop(), monitoring.close()]);
         await sweeperProducer.close();
-        await Promise.allSettled([prisma.$disconnect(), redis.quit(), sweeperRedis.quit()]);
+        await Promise.allSettled([closeDatabasePool(pool), redis.quit(), sweeperRedis.quit()]);
       },
     });
     logger.info('delivery-worker ready', { pid: process.pid, concurrency: config.worker.concurrency });

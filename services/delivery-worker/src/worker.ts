@@ -2,7 +2,7 @@ import { hostname } from 'node:os';
 import { createAuthStrategy, type CallbackAuthStrategy } from '@herald/callback-auth';
 import { createCallbackSender } from '@herald/callbacks';
 import type { WorkerConfig } from '@herald/config';
-import { credentialsCipherFromConfig, deliveryAttemptRepository, type AttemptRecord, type DeferralRecord, type DeliveryTarget, type PrismaClient } from '@herald/db';
+import { credentialsCipherFromConfig, deliveryAttemptRepository, type AttemptRecord, type DeferralRecord, type DatabasePool, type DeliveryTarget } from '@herald/db';
 import type { DeliveryRef } from '@herald/domain';
 import type { Logger } from '@herald/logging';
 import type { HeraldMetrics } from '@herald/metrics';
@@ -35,7 +35,8 @@ const GATE_LEASE_MARGIN_MS = 30_000;
 
 export interface DeliveryWorkerDependencies {
   config: WorkerConfig;
-  prisma: PrismaClient;
+  /** The pool every statement of the worker runs on. Not closed here. */
+  pool: DatabasePool;
   /**
    * A `worker`-role connection: commands wait for Redis to come back instead of failing. BullMQ
    * uses it (and a blocking copy it makes), and so does the OAuth token cache. Not closed here.
@@ -55,13 +56,13 @@ export type DeliveryWorker = Worker<DeliveryRef, DeliveryOutcome, string>;
  * in Redis. `close()` takes no new job and waits for the jobs in flight.
  */
 export function startDeliveryWorker(deps: DeliveryWorkerDependencies): DeliveryWorker {
-  const { config, prisma, logger } = deps;
+  const { config, pool, logger } = deps;
   const guard = createConnectGuard({ allowPrivate: config.allowPrivateTargets, hostAllowlist: config.targetHostAllowlist });
   // Callbacks (the hot path) over Node's http client, token requests (a cold path) over axios.
   const outbound = createOutboundClient({ guard });
   const tokenOutbound = createOutboundClient({ guard, transport: 'axios' });
   const processor = createDeliveryProcessor({
-    deliveries: batchedDeliveryStore(prisma, config),
+    deliveries: batchedDeliveryStore(pool, config),
     authFor: (target) => authStrategyFor(target, deps, tokenOutbound),
     send: createCallbackSender({ timeoutMs: config.callback.timeoutMs, responseMaxBytes: config.callback.responseMaxBytes, outbound }),
     gate: batchedTargetGate(deps),
@@ -89,8 +90,8 @@ export function startDeliveryWorker(deps: DeliveryWorkerDependencies): DeliveryW
  * The processor's reads and writes, gathered across the jobs this worker runs at once: one
  * statement loads the deliveries, targets and events of many jobs, one records their attempts.
  */
-function batchedDeliveryStore(prisma: PrismaClient, config: WorkerConfig): DeliveryStore {
-  const repository = deliveryAttemptRepository(prisma, credentialsCipherFromConfig(config));
+function batchedDeliveryStore(pool: DatabasePool, config: WorkerConfig): DeliveryStore {
+  const repository = deliveryAttemptRepository(pool, credentialsCipherFromConfig(config));
   const options = { maxBatch: config.worker.concurrency, maxInFlight: STATEMENTS_IN_FLIGHT };
   const load = createCoalescer(async (ids: string[]) => {
     const found = await repository.loadForAttempts(ids);

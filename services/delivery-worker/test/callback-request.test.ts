@@ -39,7 +39,7 @@ describe('a callback as the merchant receives it', () => {
 
     const [request] = receiver.requests;
     expect(request!.url).toBe('/hooks/herald?shop=42&sig=a%2Fb');
-    const listed = await eventRepository(w.prisma).list({ scope: { kind: 'program', programId }, page: 1, pageSize: 10 });
+    const listed = await eventRepository(w.pool).list({ scope: { kind: 'program', programId }, page: 1, pageSize: 10 });
     expect(request!.body).toBe(JSON.stringify(listed.events[0]));
     expect(JSON.parse(request!.body)).toEqual(sent.event);
   });

@@ -1,19 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { PartitionsConfig } from '@herald/config';
-import {
-  applyMigrations,
-  createCredentialsCipher,
-  createPrismaClient,
-  deliveryAttemptRepository,
-  eventRepository,
-  partitionMaintenance,
-  partitionName,
-  targetRepository,
-  tenantRepository,
-  weekStart,
-  type AttemptOutcome,
-  type PrismaClient,
-} from '@herald/db';
+import { applyMigrations, createCredentialsCipher, deliveryAttemptRepository, eventRepository, partitionMaintenance, partitionName, targetRepository, tenantRepository, weekStart, type AttemptOutcome } from '@herald/db';
+import { createPrismaClient, sqlPool, type PrismaClient } from '@herald/db/prisma';
 import { createMetrics } from '@herald/metrics';
 import { createScratchDatabase, metricValue, storeEvents } from '@herald/testing';
 import { startPartitionMaintenance } from '../src/partition-maintenance';
@@ -45,7 +33,7 @@ function maintenanceAt(now: () => Date, options: Partial<PartitionsConfig> = {})
   };
   const metrics = createMetrics({ service: 'test' });
   // The loop itself never runs a pass here: the test drives them with runOnce.
-  const loop = startPartitionMaintenance({ partitions: partitionMaintenance(prisma), config: { ...config, ...options }, logger, metrics, now, firstPassAfterMs: 3_600_000 });
+  const loop = startPartitionMaintenance({ partitions: partitionMaintenance(sqlPool(prisma)), config: { ...config, ...options }, logger, metrics, now, firstPassAfterMs: 3_600_000 });
   return { loop, lines, metrics };
 }
 
@@ -57,7 +45,7 @@ async function attachedWeeks(table: 'deliveries' | 'delivery_attempts'): Promise
 }
 
 async function record(deliveryId: string, outcome: AttemptOutcome): Promise<void> {
-  await deliveryAttemptRepository(prisma, cipher).recordAttempts([
+  await deliveryAttemptRepository(sqlPool(prisma), cipher).recordAttempts([
     { deliveryId, attempt: { startedAt: new Date(), durationMs: 5, statusCode: outcome === 'succeeded' ? 200 : 500 }, outcome },
   ]);
 }
@@ -65,13 +53,13 @@ async function record(deliveryId: string, outcome: AttemptOutcome): Promise<void
 describe('partition maintenance', () => {
   it('with the clock moved past retention, drops the old week (held while a delivery is pending), keeps the newer one, and event counts stay exact', async () => {
     const programId = `prg-${randomUUID()}`;
-    await tenantRepository(prisma).createProgram({ id: programId, name: 'Program' });
-    await targetRepository(prisma, cipher).upsert(
+    await tenantRepository(sqlPool(prisma)).createProgram({ id: programId, name: 'Program' });
+    await targetRepository(sqlPool(prisma), cipher).upsert(
       { kind: 'program', programId },
       { url: 'https://merchant.example/hooks', auth: { mode: 'none' }, notifications: {}, enabled: true },
     );
     const { deliveries } = await storeEvents(
-      prisma,
+      sqlPool(prisma),
       ['a', 'b', 'c', 'd'].map((name, n) => ({
         event: { id: `Event-${randomUUID()}`, createdAt: new Date(Date.UTC(2026, 10, 20, 10, 0, n)).toISOString(), origin: 'api', eventType: 'created', objectId: name, objectType: 'payment' },
         programId,
@@ -86,7 +74,7 @@ describe('partition maintenance', () => {
     await record(a, 'succeeded');
     await record(b, 'failed');
     await record(c, 'pending');
-    const events = eventRepository(prisma);
+    const events = eventRepository(sqlPool(prisma));
     const page = await events.list({ scope: { kind: 'program', programId }, page: 1, pageSize: 20 });
     expect(page.count).toBe(4);
 

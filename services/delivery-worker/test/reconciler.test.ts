@@ -38,7 +38,7 @@ async function producerOf(w: World, redisUrl = w.config.redisUrl): Promise<Deliv
 /** A reconciler of the world's queue; by default it checks every pending delivery at once (stale after 0 ms). */
 async function reconcilerOf(w: World, producer?: DeliveryProducer, metrics = createMetrics({ service: 'test' }), staleAfterMs = 0): Promise<Reconciler> {
   const reconciler = startReconciler({
-    deliveries: deliveryRepository(w.prisma),
+    deliveries: deliveryRepository(w.pool),
     producer: producer ?? (await producerOf(w)),
     config: { intervalMs: 3_600_000, staleAfterMs, batchSize: 1_000 },
     logger: createLogger({ level: 'error', service: 'test', stream: new PassThrough() }),

@@ -1,16 +1,8 @@
 import { PassThrough } from 'node:stream';
 import { randomUUID } from 'node:crypto';
 import { loadWorkerConfig, type WorkerConfig } from '@herald/config';
-import {
-  applyMigrations,
-  createPrismaClient,
-  credentialsCipherFromConfig,
-  deliveryRepository,
-  targetRepository,
-  tenantRepository,
-  type DeliveryRepository,
-  type PrismaClient,
-} from '@herald/db';
+import { applyMigrations, credentialsCipherFromConfig, deliveryRepository, targetRepository, tenantRepository, type DeliveryRepository } from '@herald/db';
+import { createPrismaClient, sqlPool, type PrismaClient } from '@herald/db/prisma';
 import { createLogger } from '@herald/logging';
 import { createMetrics } from '@herald/metrics';
 import { createDeliveryProducer, createRedisConnection, fairShareKey, type DeliveryProducer, type RedisConnection } from '@herald/queue';
@@ -34,7 +26,7 @@ beforeAll(async () => {
   await applyMigrations(database.url);
   config = loadWorkerConfig({ NODE_ENV: 'test', DATABASE_URL: database.url, QUEUE_PREFIX: uniqueId('test') });
   prisma = createPrismaClient(config.databaseUrl);
-  deliveries = deliveryRepository(prisma);
+  deliveries = deliveryRepository(sqlPool(prisma));
   redis = createRedisConnection(config.redisUrl, { role: 'client' });
   producer = createDeliveryProducer(redis, { prefix: config.queuePrefix, retry: config.retry, timeoutMs: config.enqueueTimeoutMs });
 });
@@ -53,14 +45,14 @@ afterAll(async () => {
  * their deliveries as the events-api does when adding their jobs failed: not enqueued, unmarked.
  */
 async function storeUnenqueued(n: number): Promise<string[]> {
-  const tenants = tenantRepository(prisma);
+  const tenants = tenantRepository(sqlPool(prisma));
   const program = await tenants.createProgram({ id: uniqueId('p'), name: 'p' });
   const merchant = await tenants.createMerchant({ id: uniqueId('m'), programId: program.id, name: 'm' });
-  const targets = targetRepository(prisma, credentialsCipherFromConfig(config));
+  const targets = targetRepository(sqlPool(prisma), credentialsCipherFromConfig(config));
   const target = { url: 'https://merchant.example/hooks', auth: { mode: 'none' as const }, notifications: {}, enabled: true };
   await targets.upsert({ kind: 'program', programId: program.id }, target);
   await targets.upsert({ kind: 'merchant', merchantId: merchant.id }, target);
-  const result = await storeEvents(prisma, 
+  const result = await storeEvents(sqlPool(prisma), 
     Array.from({ length: n }, () => ({
       event: { id: `Event-${randomUUID()}`, createdAt: new Date().toISOString(), origin: 'automated', eventType: 'created', objectId: 'o', objectType: 'payment' },
       programId: program.id,

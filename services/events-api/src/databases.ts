@@ -1,5 +1,5 @@
 import type { ApiConfig } from '@herald/config';
-import { createPrismaClient, type PrismaClient } from '@herald/db';
+import { closeDatabasePool, createDatabasePool, type DatabasePool } from '@herald/db';
 
 /**
  * The events-api's connections to PostgreSQL: one pool per class of work, each with its own size
@@ -9,13 +9,13 @@ import { createPrismaClient, type PrismaClient } from '@herald/db';
  */
 export interface ApiDatabases {
   /** GET /events. */
-  merchantReads: PrismaClient;
+  merchantReads: DatabasePool;
   /** The ingest, its outbox and the API-key lookups of GET /events. */
-  ingest: PrismaClient;
+  ingest: DatabasePool;
   /** The admin API. */
-  admin: PrismaClient;
+  admin: DatabasePool;
   /** /readyz: a single connection, limited to READINESS_TIMEOUT_MS. */
-  readiness: PrismaClient;
+  readiness: DatabasePool;
 }
 
 export interface ApiDatabasesOptions {
@@ -26,8 +26,8 @@ export interface ApiDatabasesOptions {
 /** Opens (lazily: no connection until the first query) every pool of the events-api. */
 export function createApiDatabases(config: Pick<ApiConfig, 'databaseUrl' | 'queryClasses' | 'readinessTimeoutMs'>, options: ApiDatabasesOptions = {}): ApiDatabases {
   const { merchantReads, ingest, admin } = config.queryClasses;
-  const pool = (name: string, maxConnections: number, statementTimeoutMs: number): PrismaClient =>
-    createPrismaClient(config.databaseUrl, {
+  const pool = (name: string, maxConnections: number, statementTimeoutMs: number): DatabasePool =>
+    createDatabasePool(config.databaseUrl, {
       maxConnections,
       statementTimeoutMs,
       applicationName: `herald-api:${name}`,
@@ -43,5 +43,5 @@ export function createApiDatabases(config: Pick<ApiConfig, 'databaseUrl' | 'quer
 
 /** Ends every pool. */
 export async function closeApiDatabases(databases: ApiDatabases): Promise<void> {
-  await Promise.allSettled(Object.values(databases).map((client: PrismaClient) => client.$disconnect()));
+  await Promise.allSettled(Object.values(databases).map((pool: DatabasePool) => closeDatabasePool(pool)));
 }

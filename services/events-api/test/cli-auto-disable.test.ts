@@ -3,7 +3,7 @@
 import { spawn } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import path from 'node:path';
-import { createPrismaClient } from '@herald/db';
+import { createPrismaClient } from '@herald/db/prisma';
 import { startHttpRecorder, startService, testDatabaseUrl, testProcessEnv, uniqueId, type HttpRecorder, type ServiceProcess } from '@herald/testing';
 
 const ROOT = path.resolve(__dirname, '../../..');

@@ -46,7 +46,7 @@ describe('GET /events deep pages', () => {
 
   it('finds filtered pages (origin and objectType) through the counters of that filter', async () => {
     // Walk the counters from the first page on, so that every filtered page goes through them.
-    const walking = eventRepository(api.prisma, { bucketWalkMinOffset: 0 });
+    const walking = eventRepository(api.databases.ingest, { bucketWalkMinOffset: 0 });
     const order = expectedOrder((e) => e.origin === 'api' && e.objectType === 'payment');
     expect(order.length).toBe(450);
     const scope = { kind: 'program' as const, programId: tenant.programId };
@@ -128,7 +128,7 @@ describe('GET /events under createdFrom and createdTo', () => {
   });
 
   it('finds deep pages under createdFrom and createdTo through the counters, in order', async () => {
-    const walking = eventRepository(api.prisma, { bucketWalkMinOffset: 0 });
+    const walking = eventRepository(api.databases.ingest, { bucketWalkMinOffset: 0 });
     const [createdFrom, createdTo] = [new Date(at(1_234)), new Date(at(2 * 86_400_000 + 600_123))];
     const order = expectedOrder(within(createdFrom.toISOString(), createdTo.toISOString()));
     const scope = { kind: 'merchant' as const, programId: tenant.programId, merchantId: tenant.merchantId };

@@ -171,7 +171,7 @@ describe('GET /admin/deliveries/:id', () => {
     const s = await scene();
     const eventId = await ingestPayment(s);
     const delivery = await deliveryTo(eventId, s.programTarget);
-    const attempts = deliveryAttemptRepository(api.prisma, credentialsCipherFromConfig(api.config));
+    const attempts = deliveryAttemptRepository(api.databases.ingest, credentialsCipherFromConfig(api.config));
     const startedAt = new Date('2026-03-01T10:00:00.000Z');
     await attempts.recordAttempts([
       {
@@ -229,7 +229,7 @@ describe('GET /admin/deliveries/:id', () => {
   it("shows the breaker's and the limit's deferrals apart from the attempts, which they are not", async () => {
     const s = await scene();
     const delivery = await deliveryTo(await ingestPayment(s), s.programTarget);
-    const attempts = deliveryAttemptRepository(api.prisma, credentialsCipherFromConfig(api.config));
+    const attempts = deliveryAttemptRepository(api.databases.ingest, credentialsCipherFromConfig(api.config));
     await attempts.recordAttempts([
       { deliveryId: delivery.id, attempt: { startedAt: new Date('2026-03-01T10:00:00.000Z'), durationMs: 10_000, errorKind: 'timeout', errorMessage: 'no answer within 10000 ms' }, outcome: 'pending' },
     ]);
@@ -251,7 +251,7 @@ describe('GET /admin/deliveries/:id', () => {
     const s = await scene();
     const delivery = await deliveryTo(await ingestPayment(s), s.programTarget);
     const basic = Buffer.from(`program-user:${s.password}`).toString('base64');
-    await deliveryAttemptRepository(api.prisma, credentialsCipherFromConfig(api.config)).recordAttempts([
+    await deliveryAttemptRepository(api.databases.ingest, credentialsCipherFromConfig(api.config)).recordAttempts([
       {
         deliveryId: delivery.id,
         attempt: { startedAt: new Date(), durationMs: 5, statusCode: 400, errorKind: 'http_status', errorMessage: 'HTTP 400', responseBody: `{"headers":{"authorization":"Basic ${basic}"}}` },
@@ -370,10 +370,10 @@ describe('replay when Redis refuses the new job after the reset', () => {
     const producer = createDeliveryProducer(redis, { prefix: api.config.queuePrefix, retry: api.config.retry, timeoutMs: 2_000 });
     const logger = createLogger({ level: 'error', service: 'test', stream: new PassThrough() });
     const replay = createReplay({
-      history: deliveryHistoryRepository(api.prisma),
+      history: deliveryHistoryRepository(api.databases.ingest),
       outbox: createOutboxPublisher({
         producer: { enqueue: () => Promise.reject(new Error('Redis went away')) },
-        deliveries: deliveryRepository(api.prisma),
+        deliveries: deliveryRepository(api.databases.ingest),
         logger,
       }),
       producer,

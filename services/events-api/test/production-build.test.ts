@@ -48,7 +48,15 @@ beforeAll(async () => {
   expect(migrated.stdout).toMatch(/^created database herald_build_/);
   expect(migrated.stdout).toMatch(/applied \d{14}_init\n/);
 
-  const shared = { NODE_ENV: 'test', LOG_LEVEL: 'info', DATABASE_URL: databaseUrl, QUEUE_PREFIX: uniqueId('build'), ALLOW_PRIVATE_TARGETS: 'true' };
+  const shared = {
+    NODE_ENV: 'test',
+    LOG_LEVEL: 'info',
+    DATABASE_URL: databaseUrl,
+    QUEUE_PREFIX: uniqueId('build'),
+    ALLOW_PRIVATE_TARGETS: 'true',
+    // On SIGUSR2 each process prints the files it has loaded.
+    NODE_OPTIONS: `--require ${path.join(ROOT, 'packages/testing/src/loaded-modules-hook.cjs')}`,
+  };
   api = startService(BUILD_ENTRIES.api.bundle, { ...shared, PORT: '0', ADMIN_TOKEN, INGEST_TOKEN, DASHBOARD_PASSWORD });
   worker = startService(BUILD_ENTRIES.worker.bundle, { ...shared, METRICS_PORT: '0' });
   merchant = await startHttpRecorder();
@@ -72,6 +80,24 @@ describe('the production build', () => {
       const map = JSON.parse(readFileSync(path.join(ROOT, `${bundle}.map`), 'utf8')) as { sources: string[] };
       expect(map.sources.map((file) => path.relative(ROOT, path.resolve(path.dirname(path.join(ROOT, bundle)), file)))).toContain(source);
     }
+  });
+
+  it('loads neither the Prisma client nor its driver adapter in the services: their statements run on plain pg pools', async () => {
+    for (const service of [api, worker]) {
+      service.child.kill('SIGUSR2');
+      const { modules } = (await service.waitForLog('loaded modules')) as unknown as { modules: string[] };
+      expect(modules.some((file) => file.includes('/node_modules/pg/'))).toBe(true);
+      expect(modules.filter((file) => /@prisma|generated\/prisma/.test(file))).toEqual([]);
+    }
+  });
+
+  it('leaves ajv and the JSON Schema validators out of the delivery-worker, which validates no input with them', async () => {
+    worker.child.kill('SIGUSR2');
+    const { modules } = (await worker.waitForLog('loaded modules')) as unknown as { modules: string[] };
+    expect(modules.some((file) => file.includes('/node_modules/bullmq/'))).toBe(true);
+    expect(modules.filter((file) => /\/node_modules\/ajv\//.test(file))).toEqual([]);
+    // The events-api's bundle keeps them: it validates every request body with them.
+    expect(readFileSync(path.join(ROOT, BUILD_ENTRIES.api.bundle), 'utf8')).toContain('node_modules/ajv/dist/2020.js');
   });
 
   it('requires each package outside the bundles through a workspace package that lists it as a production dependency', () => {

@@ -286,8 +286,7 @@ describe('/readyz, the ingest and the admin API while merchant reads hold every 
     // ingest waited for a connection, then failed with 503).
     const holder = await connect();
     await holder.query('SELECT pg_advisory_lock(4242)');
-    // A Prisma query runs once awaited: .then() sends it now.
-    const held = Array.from({ length: 3 }, () => api.databases.merchantReads.$queryRaw`SELECT pg_advisory_xact_lock(4242)::text AS locked`.then(() => undefined));
+    const held = Array.from({ length: 3 }, () => api.databases.merchantReads.query('SELECT pg_advisory_xact_lock(4242)::text AS locked').then(() => undefined));
     try {
       await waitForBlocked('herald-api:merchant-reads', 3);
 

@@ -10,7 +10,7 @@ const path = (merchantId: string) => `/merchants/${merchantId}/notification-targ
 
 /** What the worker would send: the stored settings with the credentials decrypted. */
 function stored(owner: TargetOwner) {
-  return targetRepository(api.prisma, credentialsCipherFromConfig(api.config)).findInput(owner);
+  return targetRepository(api.databases.ingest, credentialsCipherFromConfig(api.config)).findInput(owner);
 }
 
 /** A merchant with a basic-auth target, and its password. */

@@ -2,15 +2,15 @@
 // Rewrites every notification target's credentials and signing secrets under the current key;
 // prints progress and, at the end, the targets it could not read (never any secret).
 import { loadKeyRotationConfig } from '@herald/config';
-import { createPrismaClient } from '../client';
+import { closeDatabasePool, createDatabasePool } from '../pool';
 import { credentialsCipherFromConfig } from '../credentials-cipher';
 import { reencryptCredentials } from '../credentials-rotation';
 
 async function main(): Promise<number> {
   const config = loadKeyRotationConfig();
-  const prisma = createPrismaClient(config.databaseUrl);
+  const pool = createDatabasePool(config.databaseUrl);
   try {
-    const result = await reencryptCredentials(prisma, credentialsCipherFromConfig(config), {
+    const result = await reencryptCredentials(pool, credentialsCipherFromConfig(config), {
       onProgress: (progress) => console.log(`re-encrypted ${progress.reencrypted} secret(s) so far, ${progress.unreadable.length} unreadable`),
     });
     console.log(
@@ -22,7 +22,7 @@ async function main(): Promise<number> {
     }
     return result.unreadable.length === 0 ? 0 : 1;
   } finally {
-    await prisma.$disconnect();
+    await closeDatabasePool(pool);
   }
 }
 

@@ -1,5 +1,5 @@
 import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
-import { sqlPool, type PrismaClient } from '../client';
+import type { DatabasePool } from '../pool';
 import { db, run, sql, type RowOf } from '../sql';
 
 /** Whose events a key may list: one merchant's, or every event of one program. */
@@ -80,8 +80,7 @@ function keysOf(filter: ApiKeyFilter) {
  */
 export type ApiKeyRecord = RowOf<ReturnType<typeof apiKeyQueries.revoke>>;
 
-export function apiKeyRepository(prisma: PrismaClient) {
-  const pool = sqlPool(prisma);
+export function apiKeyRepository(pool: DatabasePool) {
   return {
     /** Creates a key and returns it in clear this once; only its hash is stored. */
     async create(owner: { programId: string } | { merchantId: string }): Promise<{ key: string; record: ApiKeyRecord }> {

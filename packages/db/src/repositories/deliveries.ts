@@ -1,5 +1,5 @@
 import type { DeliveryRef, RoutingTarget } from '@herald/domain';
-import { sqlPool, type PrismaClient } from '../client';
+import type { DatabasePool } from '../pool';
 import { db, inTransaction, run, sql, type Sql } from '../sql';
 
 /**
@@ -160,8 +160,7 @@ export interface ReconcileResult {
   requeued: number;
 }
 
-export function deliveryRepository(prisma: PrismaClient) {
-  const pool = sqlPool(prisma);
+export function deliveryRepository(pool: DatabasePool) {
   return {
     /** Records that BullMQ holds these deliveries' jobs (replayed deliveries, which start unmarked). */
     async markEnqueued(deliveryIds: readonly string[]): Promise<void> {

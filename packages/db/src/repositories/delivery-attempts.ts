@@ -1,5 +1,5 @@
 import { AUTO_DISABLED_REASON, compareStrings, isUuid, LAST_SUCCESS_PRECISION_MS, type Event } from '@herald/domain';
-import { sqlPool, type PrismaClient } from '../client';
+import type { DatabasePool } from '../pool';
 import { CredentialsCipherError, type CredentialsCipher } from '../credentials-cipher';
 import type { DeliveryStatus } from '../generated/kysely/schema';
 import { byShape, db, run, sql, type RowOf } from '../sql';
@@ -7,8 +7,8 @@ import { EVENT_COLUMNS, joinedEvent } from './events';
 import { deliveryTargetOf, storedSigning, type DeliveryTarget } from './targets';
 
 /**
- * The delivery worker's reads and writes, on the Prisma client's pg pool (never a Prisma model
- * query, whose query compiler would cost the worker about 75 MB): one
+ * The delivery worker's reads and writes, on its pg pool (never a Prisma model query, whose
+ * query compiler would cost the worker about 75 MB): one
  * statement reads what a batch of attempts needs (delivery, target, event), one statement records
  * a batch of attempts (delivery_attempts rows and the deliveries' new state). The worker gathers
  * the jobs it runs at once into these batches (measured: four Prisma statements per callback cost
@@ -366,8 +366,7 @@ export const deliveryAttemptQueries = {
 
 type WorkRow = RowOf<ReturnType<typeof deliveryAttemptQueries.load>>;
 
-export function deliveryAttemptRepository(prisma: PrismaClient, cipher: CredentialsCipher) {
-  const pool = sqlPool(prisma);
+export function deliveryAttemptRepository(pool: DatabasePool, cipher: CredentialsCipher) {
 
   const targetOf = async (row: WorkRow): Promise<DeliveryWork['target']> => {
     // Left-joined: the target's columns are null together, when the row is gone.

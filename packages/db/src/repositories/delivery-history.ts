@@ -1,6 +1,6 @@
 import { isUuid } from '@herald/domain';
 import type { ExpressionBuilder } from 'kysely';
-import { sqlPool, type PrismaClient } from '../client';
+import type { DatabasePool } from '../pool';
 import { DeliveryStatus as STATUS, type DB } from '../generated/kysely/schema';
 import { allOf, db, inTransaction, run, sql, type RowOf } from '../sql';
 
@@ -192,8 +192,7 @@ export type DeliveryRecord = RowOf<ReturnType<typeof deliveryHistoryQueries.find
  */
 export type DeliveryAttemptRecord = Omit<RowOf<ReturnType<typeof deliveryHistoryQueries.attempts>>, 'delivery_id'>;
 
-export function deliveryHistoryRepository(prisma: PrismaClient) {
-  const pool = sqlPool(prisma);
+export function deliveryHistoryRepository(pool: DatabasePool) {
 
   /** The deliveries matching, with their targets and attempts, in the order given. */
   const details = async (records: DeliveryRecord[]): Promise<DeliveryDetail[]> => {

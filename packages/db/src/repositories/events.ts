@@ -1,6 +1,6 @@
 import type { Event } from '@herald/domain';
 import type { ExpressionBuilder, Selectable } from 'kysely';
-import { sqlPool, type PrismaClient } from '../client';
+import type { DatabasePool } from '../pool';
 import type { DB, Event as EventTable } from '../generated/kysely/schema';
 import { allOf, byShape, db, run, sql, type Sql } from '../sql';
 import type { ApiKeyScope } from './api-keys';
@@ -89,7 +89,7 @@ export function toEvent(row: EventRow): Event {
   return event as Event;
 }
 
-export function eventRepository(prisma: PrismaClient, options: EventRepositoryOptions = {}) {
+export function eventRepository(pool: DatabasePool, options: EventRepositoryOptions = {}) {
   const bucketWalkMinOffset = options.bucketWalkMinOffset ?? 2_000;
   return {
     /**
@@ -98,7 +98,6 @@ export function eventRepository(prisma: PrismaClient, options: EventRepositoryOp
      * the counters (event_counts, event_bucket_counts); eventType and objectId count over their index.
      */
     async list(query: EventListQuery): Promise<{ count: number; events: Event[] }> {
-      const pool = sqlPool(prisma);
       const offset = (query.page - 1) * query.pageSize;
       // A deep page starts from the second the bucket counters point at, so only the events of that
       // second are skipped; a shallow one skips index entries directly. (Past the last event the

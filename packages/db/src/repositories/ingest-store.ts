@@ -1,5 +1,5 @@
 import type { DeliveryRef, RoutingTarget } from '@herald/domain';
-import { sqlPool, type PrismaClient } from '../client';
+import type { DatabasePool } from '../pool';
 import { inTransaction } from '../sql';
 import { insertDeliveries, loadRoutingTargets } from './deliveries';
 import { addToCounts } from './event-counts';
@@ -22,10 +22,10 @@ export interface IngestTransaction {
 }
 
 /** Runs the ingest of one batch in one transaction: committed when `work` resolves, rolled back when it throws. */
-export function ingestStore(prisma: PrismaClient) {
+export function ingestStore(pool: DatabasePool) {
   return {
     transaction<T>(work: (tx: IngestTransaction) => Promise<T>): Promise<T> {
-      return inTransaction(sqlPool(prisma), (sql) =>
+      return inTransaction(pool, (sql) =>
         work({
           findTenants: (programIds, merchantIds) => findTenants(sql, programIds, merchantIds),
           insertNewEvents: (batch) => insertNewEvents(sql, batch),

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { HeraldError, newSigningSecret, type CallbackAuthMode, type EventType, type OAuthTokenRequest, type ObjectType, type SigningSecrets } from '@herald/domain';
 import type { Selectable } from 'kysely';
-import { sqlPool, type PrismaClient } from '../client';
+import type { DatabasePool } from '../pool';
 import { CredentialsCipherError, type CredentialsCipher } from '../credentials-cipher';
 import { isUniqueViolation } from '../database-errors';
 import type { NotificationTarget } from '../generated/kysely/schema';
@@ -270,8 +270,7 @@ export function targetOwnerKey(owner: TargetOwner): string {
  * Notification targets, one per program or merchant. Credentials are encrypted with `cipher`
  * before they reach the database, bound to the target's id; deleting only switches a target off.
  */
-export function targetRepository(prisma: PrismaClient, cipher: CredentialsCipher) {
-  const pool = sqlPool(prisma);
+export function targetRepository(pool: DatabasePool, cipher: CredentialsCipher) {
 
   const ownerIds = async (owner: TargetOwner): Promise<{ programId: string; merchantId: string | null }> => {
     if (owner.kind === 'program') {

@@ -1,5 +1,5 @@
 import { HeraldError } from '@herald/domain';
-import { sqlPool, type PrismaClient } from '../client';
+import type { DatabasePool } from '../pool';
 import { isUniqueViolation } from '../database-errors';
 import { db, run, type RowOf } from '../sql';
 
@@ -52,8 +52,7 @@ export type ProgramRecord = RowOf<ReturnType<typeof tenantQueries.findProgram>>;
 /** A merchant of a program: id, programId, name, createdAt. */
 export type MerchantRecord = RowOf<ReturnType<typeof tenantQueries.findMerchant>>;
 
-export function tenantRepository(prisma: PrismaClient) {
-  const pool = sqlPool(prisma);
+export function tenantRepository(pool: DatabasePool) {
   return {
     async createProgram(input: { id: string; name: string }): Promise<ProgramRecord> {
       try {

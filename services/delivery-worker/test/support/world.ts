@@ -1,15 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { PassThrough } from 'node:stream';
 import { loadWorkerConfig, type WorkerConfig } from '@herald/config';
-import {
-  createPrismaClient,
-  credentialsCipherFromConfig,
-  deliveryRepository,
-  targetRepository,
-  tenantRepository,
-  type PrismaClient,
-  type TargetAuth,
-} from '@herald/db';
+import { credentialsCipherFromConfig, deliveryRepository, type DatabasePool, targetRepository, tenantRepository, type TargetAuth } from '@herald/db';
+import { createPrismaClient, sqlPool, type PrismaClient } from '@herald/db/prisma';
 import type { Event } from '@herald/domain';
 import { createLogger } from '@herald/logging';
 import { createMetrics, type HeraldMetrics } from '@herald/metrics';
@@ -41,7 +34,10 @@ export interface SentEvent {
  */
 export class World {
   readonly config: WorkerConfig;
+  /** For the tests' own queries and assertions. */
   readonly prisma: PrismaClient;
+  /** The pool under `prisma`, which the workers and the repositories run on. */
+  readonly pool: DatabasePool;
   readonly queue: DeliveryQueue;
   /** The metrics every worker of this world counts into, as the workers of one process would. */
   readonly metrics: HeraldMetrics = createMetrics({ service: 'delivery-worker' });
@@ -53,6 +49,7 @@ export class World {
   constructor(env: Record<string, string>, databaseUrl = testDatabaseUrl()) {
     this.config = loadWorkerConfig({ ...FAST, DATABASE_URL: databaseUrl, QUEUE_PREFIX: uniqueId('test'), ...env });
     this.prisma = createPrismaClient(this.config.databaseUrl);
+    this.pool = sqlPool(this.prisma);
     this.#producer = createDeliveryProducer(this.#connect('client'), { prefix: this.config.queuePrefix, retry: this.config.retry, timeoutMs: 5_000 });
     this.queue = this.#producer.queue;
   }
@@ -68,7 +65,7 @@ export class World {
     stream.on('data', (chunk: Buffer) => (this.#logs += chunk.toString('utf8')));
     const worker = startDeliveryWorker({
       config: this.config,
-      prisma: this.prisma,
+      pool: this.pool,
       connection: this.#connect('worker'),
       logger: createLogger({ level: 'debug', service: 'test-worker', stream }),
       metrics: this.metrics,
@@ -79,19 +76,19 @@ export class World {
 
   /** A new program whose program-level target is `url` with `auth` (none by default). */
   async createTarget(url: string, auth: TargetAuth = { mode: 'none' }): Promise<{ programId: string; targetId: string }> {
-    const program = await tenantRepository(this.prisma).createProgram({ id: uniqueId('p'), name: 'Program' });
+    const program = await tenantRepository(this.pool).createProgram({ id: uniqueId('p'), name: 'Program' });
     const target = await this.targets().upsert({ kind: 'program', programId: program.id }, { url, auth, notifications: {}, enabled: true });
     return { programId: program.id, targetId: target.id };
   }
 
   /** The program's target repository (to change or delete targets). */
   targets() {
-    return targetRepository(this.prisma, credentialsCipherFromConfig(this.config));
+    return targetRepository(this.pool, credentialsCipherFromConfig(this.config));
   }
 
   /** Stores `n` events of the program (one delivery each, to its target), then enqueues them as the events-api does. */
   async sendEvents(programId: string, n = 1): Promise<SentEvent[]> {
-    const { events, deliveries } = await storeEvents(this.prisma, 
+    const { events, deliveries } = await storeEvents(this.pool, 
       Array.from({ length: n }, (_, i) => ({
         event: {
           id: `Event-${randomUUID()}`,
@@ -109,7 +106,7 @@ export class World {
       })),
     );
     await this.#producer.enqueue(deliveries);
-    await deliveryRepository(this.prisma).markEnqueued(deliveries.map((d) => d.deliveryId));
+    await deliveryRepository(this.pool).markEnqueued(deliveries.map((d) => d.deliveryId));
     return events.map((event) => ({ event, deliveryId: deliveries.find((d) => d.eventId === event.id)!.deliveryId }));
   }
 

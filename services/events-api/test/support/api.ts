@@ -3,6 +3,7 @@ import request from 'supertest';
 import { loadApiConfig, type ApiConfig } from '@herald/config';
 import { createLogger } from '@herald/logging';
 import { createDeliveryProducer, createRedisConnection, fairShareKey } from '@herald/queue';
+import { createPrismaClient } from '@herald/db/prisma';
 import { removeQueueKeys, testDatabaseUrl, uniqueId } from '@herald/testing';
 import { createApp } from '../../src/app';
 import { closeApiDatabases, createApiDatabases } from '../../src/databases';
@@ -20,8 +21,8 @@ export function createTestApi(env: Record<string, string> = {}) {
     ...env,
   });
   const databases = createApiDatabases(config);
-  // The ingest's pool: tests seed and inspect through it.
-  const prisma = databases.ingest;
+  // Tests seed and inspect through Prisma's model API, on a small pool of their own: the API never loads Prisma.
+  const prisma = createPrismaClient(config.databaseUrl, { maxConnections: 2 });
   const redis = createRedisConnection(config.redisUrl, { role: 'client' });
   // Everything down to debug is captured, so tests can search the logs for secrets.
   const logOutput = new PassThrough();
@@ -81,7 +82,7 @@ export function createTestApi(env: Record<string, string> = {}) {
       await deliveryQueue.close().catch(() => undefined);
       // The target gate's keys (health tests write them) live beside the queue's.
       await removeQueueKeys(config.redisUrl, config.queuePrefix);
-      await closeApiDatabases(databases);
+      await Promise.all([closeApiDatabases(databases), prisma.$disconnect()]);
       redis.disconnect();
     },
   };

@@ -24,7 +24,7 @@ export function createFakeWorker(api: TestApi) {
     autorun: false,
     settings: { backoffStrategy: () => RETRY_DELAY_MS },
   });
-  const attempts = deliveryAttemptRepository(api.prisma, credentialsCipherFromConfig(api.config));
+  const attempts = deliveryAttemptRepository(api.databases.ingest, credentialsCipherFromConfig(api.config));
 
   return {
     /** Works every waiting job; `attemptOf` says how each delivery's attempt ends. Returns the delivery ids worked. */

@@ -1,0 +1,87 @@
+/**
+ * The delivery-worker's memory as production runs it (the bundle of `pnpm build`, with
+ * --enable-source-maps), quicker to repeat than `pnpm bench`:
+ *
+ *   node --import tsx bench/worker-rss.ts [--events 10000] [--no-source-maps] [--node-flags '--max-semi-space-size=4'] [--skip-build]
+ *
+ * Starts one worker (default settings) on a scratch database and queue, reads its RSS once it has
+ * been ready and idle for 3 s, then ingests payment events (fan-out 2) through the events-api while
+ * it delivers them to bench/receiver.ts, and prints its RSS after the last callback and its peak
+ * (VmHWM). Leaves no database and no Redis key behind.
+ */
+import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { Redis } from 'ioredis';
+import { applyMigrations, dropDatabase, ensureDatabase } from '@herald/db';
+import { databaseUrlFor, uniqueId } from '@herald/testing';
+import { ingestBatches } from './ingest-load';
+import { buildServices, createPaymentTenant, serviceEnv, startService } from './setup';
+import { BUILD_ENTRIES } from '../scripts/build';
+
+const ROOT = path.resolve(__dirname, '..');
+const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+const arg = (name: string, fallback: string): string => {
+  const i = process.argv.indexOf(`--${name}`);
+  return i > 0 ? process.argv[i + 1]! : fallback;
+};
+/** A field of /proc/<pid>/status (VmRSS, VmHWM), in MB. */
+const status = (pid: number, field: string): number => Math.round(Number(new RegExp(`${field}:\\s+(\\d+)`).exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) / 1024);
+
+async function main(): Promise<void> {
+  if (!process.argv.includes('--skip-build')) await buildServices();
+  const id = uniqueId('rss').toLowerCase();
+  const databaseUrl = databaseUrlFor(`herald_leanworker_${id}`);
+  const queuePrefix = `herald_${id}`;
+  await ensureDatabase(databaseUrl);
+  await applyMigrations(databaseUrl);
+  const env = serviceEnv({ databaseUrl, redisUrl: REDIS_URL, queuePrefix });
+  const api = startService('services/events-api/src/server.ts', { ...env, PORT: '0' });
+  const receiver = startService('bench/receiver.ts', {});
+  const flags = [...(process.argv.includes('--no-source-maps') ? [] : ['--enable-source-maps']), ...arg('node-flags', '').split(' ').filter(Boolean)];
+  const worker = spawn(process.execPath, [...flags, path.join(ROOT, BUILD_ENTRIES.worker.bundle)], { cwd: ROOT, env: { PATH: process.env.PATH, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  worker.stdout.on('data', (c: Buffer) => (out += c.toString()));
+  worker.stderr.on('data', (c: Buffer) => (out += c.toString()));
+  try {
+    const apiUrl = `http://127.0.0.1:${Number((await api.waitForLog(/listening/, 30_000)).port)}`;
+    const receiverUrl = `http://127.0.0.1:${Number((await receiver.waitForLog(/listening/, 30_000)).port)}`;
+    await createPaymentTenant(apiUrl, 'dev-admin-token', `${receiverUrl}/hook`);
+    for (let i = 0; !out.includes('delivery-worker ready'); i += 1) {
+      if (i > 300) throw new Error(`worker not ready: ${out}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    await new Promise((r) => setTimeout(r, 3000));
+    const idle = status(worker.pid!, 'VmRSS');
+    const events = Number(arg('events', '10000'));
+    await ingestBatches({ apiUrl, token: 'dev-ingest-token', count: events, batchSize: 500, inFlight: 2, programId: 'bench-p', merchantId: 'bench-m', objectType: 'payment' });
+    const started = Date.now();
+    for (;;) {
+      const { callbacks } = (await (await fetch(`${receiverUrl}/stats`)).json()) as { callbacks: number };
+      if (callbacks >= 2 * events) break;
+      if (Date.now() - started > 300_000) throw new Error(`only ${callbacks}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    await new Promise((r) => setTimeout(r, 3000));
+    console.log(`worker ${flags.join(' ') || '(no flags)'}: idle RSS ${idle} MB, after load RSS ${status(worker.pid!, 'VmRSS')} MB, peak RSS (VmHWM) ${status(worker.pid!, 'VmHWM')} MB, ${2 * events} callbacks`);
+  } finally {
+    worker.kill('SIGTERM');
+    await new Promise((r) => worker.once('exit', r));
+    await api.stop('SIGTERM', 15_000);
+    await receiver.stop('SIGTERM', 5_000);
+    const redis = new Redis(REDIS_URL);
+    let cursor = '0';
+    do {
+      const [next, keys] = await redis.scan(cursor, 'MATCH', `${queuePrefix}*`, 'COUNT', 1000);
+      cursor = next;
+      if (keys.length) await redis.del(...keys);
+    } while (cursor !== '0');
+    redis.disconnect();
+    await dropDatabase(databaseUrl);
+  }
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exit(1);
+});

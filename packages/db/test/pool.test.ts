@@ -1,0 +1,73 @@
+import { testDatabaseUrl } from '@herald/config';
+import { isDatabaseUnavailable, isStatementCancelled } from '../src/database-errors';
+import { closeDatabasePool, createDatabasePool, pingDatabase } from '../src/pool';
+import { createPrismaClient, sqlPool } from '../src/prisma-client';
+
+describe('createDatabasePool', () => {
+  it('plans prepared statements once per connection when asked (generic plans), and as PostgreSQL chooses otherwise', async () => {
+    const generic = createDatabasePool(testDatabaseUrl(), { genericPlans: true });
+    const chosen = createDatabasePool(testDatabaseUrl());
+    try {
+      expect((await generic.query('SHOW plan_cache_mode')).rows[0]).toEqual({ plan_cache_mode: 'force_generic_plan' });
+      expect((await chosen.query('SHOW plan_cache_mode')).rows[0]).toEqual({ plan_cache_mode: 'auto' });
+    } finally {
+      await Promise.all([closeDatabasePool(generic), closeDatabasePool(chosen)]);
+    }
+  });
+
+  it('has PostgreSQL cancel a statement of its pool that runs longer, and names its connections', async () => {
+    const pool = createDatabasePool(testDatabaseUrl(), { statementTimeoutMs: 200, applicationName: 'herald-test:limited' });
+    try {
+      const settings = await pool.query<{ timeout: string; name: string }>("SELECT current_setting('statement_timeout') AS timeout, current_setting('application_name') AS name");
+      expect(settings.rows[0]).toEqual({ timeout: '200ms', name: 'herald-test:limited' });
+      const error = await pool.query('SELECT pg_sleep(5)').then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(isStatementCancelled(error)).toBe(true);
+      expect(isDatabaseUnavailable(error)).toBe(false);
+      // The connection stays usable after the cancellation.
+      await expect(pool.query('SELECT 1 AS one')).resolves.toMatchObject({ rows: [{ one: 1 }] });
+    } finally {
+      await closeDatabasePool(pool);
+    }
+  });
+
+  it('opens at most maxConnections connections', async () => {
+    const pool = createDatabasePool(testDatabaseUrl(), { maxConnections: 2, applicationName: 'herald-test:two' });
+    try {
+      await Promise.all(Array.from({ length: 6 }, () => pool.query('SELECT pg_sleep(0.05)')));
+      expect(pool.totalCount).toBe(2);
+    } finally {
+      await closeDatabasePool(pool);
+    }
+  });
+
+  it('is closed once by closeDatabasePool, however often it is called', async () => {
+    const pool = createDatabasePool(testDatabaseUrl());
+    await pingDatabase(pool);
+    await closeDatabasePool(pool);
+    await expect(closeDatabasePool(pool)).resolves.toBeUndefined();
+    expect(pool.ended).toBe(true);
+    await expect(pingDatabase(pool)).rejects.toThrow();
+  });
+});
+
+describe('createPrismaClient (tests and tools only)', () => {
+  it('ends its pool on $disconnect even when no Prisma query ever ran', async () => {
+    const prisma = createPrismaClient(testDatabaseUrl());
+    const pool = sqlPool(prisma);
+    await pool.query('SELECT 1');
+    await prisma.$disconnect();
+    expect(pool.ended).toBe(true);
+  });
+
+  it('ends its pool once when Prisma queries ran too', async () => {
+    const prisma = createPrismaClient(testDatabaseUrl());
+    const pool = sqlPool(prisma);
+    await prisma.$queryRaw`SELECT 1`;
+    await pool.query('SELECT 1');
+    await expect(prisma.$disconnect()).resolves.toBeUndefined();
+    expect(pool.ended).toBe(true);
+  });
+});
