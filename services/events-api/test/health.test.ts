@@ -2,12 +2,13 @@ import request from 'supertest';
 import { loadApiConfig } from '@herald/config';
 import { createLogger } from '@herald/logging';
 import { createDeliveryProducer, createRedisConnection, type RedisConnection } from '@herald/queue';
-import { closedPort, testDatabaseUrl } from '@herald/testing';
+import { closedPort, removeQueueKeys, testDatabaseUrl, uniqueId } from '@herald/testing';
 import { PassThrough } from 'node:stream';
 import { createApp } from '../src/app';
 import { closeApiDatabases, createApiDatabases, type ApiDatabases } from '../src/databases';
 
-const config = loadApiConfig({ NODE_ENV: 'test', READINESS_TIMEOUT_MS: '1500' });
+// Its own queue prefix: the producer's queue writes its meta key to whichever Redis answers.
+const config = loadApiConfig({ NODE_ENV: 'test', READINESS_TIMEOUT_MS: '1500', QUEUE_PREFIX: uniqueId('health') });
 const logger = createLogger({ level: 'error', service: 'test', stream: new PassThrough() });
 
 describe('health endpoints', () => {
@@ -32,6 +33,7 @@ describe('health endpoints', () => {
   }
   afterAll(async () => {
     await Promise.all(opened.map((o) => o.close()));
+    await removeQueueKeys(config.redisUrl, config.queuePrefix);
   });
 
   it('GET /healthz answers 200 whatever the dependencies do', async () => {
