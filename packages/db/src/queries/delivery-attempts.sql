@@ -198,6 +198,8 @@ WITH
     FROM
       "input" AS "i"
       INNER JOIN "deliveries" AS "d" ON "d"."id" = "i"."delivery_id"
+    WHERE
+      "d"."id" = ANY ($5::UUID[])
     GROUP BY
       "d"."target_id"
   ),
@@ -267,6 +269,7 @@ WHERE
   (
     "i"."disable"
     AND "u"."auto_disable"
+    AND "d"."id" = ANY ($6::UUID[])
   )
 ORDER BY
   "d"."target_id",

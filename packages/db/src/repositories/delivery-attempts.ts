@@ -256,6 +256,8 @@ const healthStatement = byShape((_shape: 'health', c: TargetOutcomeColumns) =>
       cte
         .selectFrom('input as i')
         .innerJoin('deliveries as d', 'd.id', 'i.delivery_id')
+        // As in the record statement: the ids as an index condition on every partition.
+        .where('d.id', '=', (eb) => eb.fn.any(sql<string[]>`${c.delivery_id}::uuid[]`))
         .select((eb) => [
           'd.target_id',
           eb.fn<boolean>('bool_or', ['i.succeeded']).as('succeeded'),
@@ -315,7 +317,7 @@ const healthStatement = byShape((_shape: 'health', c: TargetOutcomeColumns) =>
     .innerJoin('updated as u', 'u.id', 'd.target_id')
     .distinctOn('d.target_id')
     .select('i.delivery_id')
-    .where((eb) => eb.and([eb.ref('i.disable'), eb.ref('u.auto_disable')]))
+    .where((eb) => eb.and([eb.ref('i.disable'), eb.ref('u.auto_disable'), eb('d.id', '=', eb.fn.any(sql<string[]>`${c.delivery_id}::uuid[]`))]))
     .orderBy('d.target_id')
     .orderBy('i.delivery_id'),
 );
