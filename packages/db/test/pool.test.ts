@@ -15,6 +15,25 @@ describe('createDatabasePool', () => {
     }
   });
 
+  it('never JIT-compiles a statement, even one PostgreSQL estimates as expensive', async () => {
+    // A generic plan of `id = ANY($1)` over a large table is estimated at thousands of rows, over
+    // jit_above_cost: JIT then cost the worker's 16-row batch load 120 ms of compilation each time.
+    const pool = createDatabasePool(testDatabaseUrl(), { genericPlans: true });
+    const client = await pool.connect();
+    try {
+      await client.query('BEGIN');
+      await client.query('SET LOCAL jit_above_cost = 0');
+      const explained = await client.query<{ 'QUERY PLAN': Array<Record<string, unknown>> }>(
+        'EXPLAIN (ANALYZE, FORMAT JSON) SELECT sum(x) FROM generate_series(1, 1000) AS x',
+      );
+      expect(explained.rows[0]!['QUERY PLAN'][0]).not.toHaveProperty('JIT');
+      await client.query('ROLLBACK');
+    } finally {
+      client.release();
+      await closeDatabasePool(pool);
+    }
+  });
+
   it('has PostgreSQL cancel a statement of its pool that runs longer, and names its connections', async () => {
     const pool = createDatabasePool(testDatabaseUrl(), { statementTimeoutMs: 200, applicationName: 'herald-test:limited' });
     try {
