@@ -119,6 +119,7 @@ const SNAPSHOTS: Record<string, { queries: Record<string, unknown>; statements: 
       'insert (switched on)': targetQueries.insert({ id: ID, ownerKey: 'program:program-1', programId: 'program-1', merchantId: null }, settings, { ciphertext: 'v1.k1.iv.tag.signing', keyId: 'k1' }),
       'insert (switched off)': targetQueries.insert({ id: ID, ownerKey: 'program:program-1', programId: 'program-1', merchantId: null }, { ...settings, enabled: false }, { ciphertext: 'v1.k1.iv.tag.signing', keyId: 'k1' }),
       find: targetQueries.find('program:program-1'),
+      findForChange: targetQueries.findForChange('program:program-1'),
       findSigning: targetQueries.findSigning('program:program-1'),
       fillSigning: targetQueries.fillSigning(ID, { ciphertext: 'v1.k1.iv.tag.signing', keyId: 'k1' }),
       readSigning: targetQueries.readSigning(ID),

@@ -13,6 +13,14 @@ function stored(owner: TargetOwner) {
   return targetRepository(api.databases.ingest, credentialsCipherFromConfig(api.config)).findInput(owner);
 }
 
+async function waitFor(condition: () => Promise<boolean>, timeoutMs = 5_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
 /** A merchant with a basic-auth target, and its password. */
 async function merchantWithTarget(): Promise<{ merchantId: string; password: string }> {
   const { merchantId } = await api.createTenant();
@@ -92,6 +100,26 @@ describe('PATCH /admin/{programs|merchants}/:id/notification-target (JSON merge 
     expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
     expect(res.body.errors).toEqual(expect.arrayContaining([expect.objectContaining({ pointer })]));
     expect(JSON.stringify(res.body)).not.toContain(password);
+  });
+
+  it('keeps both of two concurrent patches to different fields (no lost update)', async () => {
+    const { merchantId } = await merchantWithTarget();
+    const owner = { kind: 'merchant', merchantId } as const;
+    // Hold the target's row so that both PATCHes reach the database before either can write.
+    const blocker = await api.databases.ingest.connect();
+    try {
+      await blocker.query('BEGIN');
+      await blocker.query("SELECT 1 FROM notification_targets WHERE owner_key = $1 FOR UPDATE", [`merchant:${merchantId}`]);
+      const moved = api.admin('patch', path(merchantId)).send({ url: 'https://shop.example/v3/hooks' }).then((r) => r);
+      const switchedOff = api.admin('patch', path(merchantId)).send({ enabled: false }).then((r) => r);
+      await waitFor(async () => (await api.prisma.$queryRaw<Array<{ n: bigint }>>`SELECT count(*) AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database() AND query ILIKE '%notification_targets%'`)[0]!.n === 2n);
+      await blocker.query('COMMIT');
+      expect((await moved).status).toBe(200);
+      expect((await switchedOff).status).toBe(200);
+    } finally {
+      blocker.release();
+    }
+    expect(await stored(owner)).toMatchObject({ url: 'https://shop.example/v3/hooks', enabled: false });
   });
 
   it('answers 404 for an owner without a target', async () => {

@@ -262,6 +262,33 @@ WHERE
   "owner_key" = $1
   AND "deleted_at" IS NULL;
 
+-- targets: findForChange
+SELECT
+  "id",
+  "program_id",
+  "merchant_id",
+  "url",
+  "auth_mode",
+  "auth_url",
+  "token_request",
+  "oauth_scope",
+  "credentials",
+  "object_types",
+  "event_types",
+  "enabled",
+  "disabled_reason",
+  "disabled_at",
+  "last_success_at",
+  "failing_since",
+  "created_at",
+  "updated_at"
+FROM
+  "notification_targets"
+WHERE
+  "owner_key" = $1
+  AND "deleted_at" IS NULL
+FOR UPDATE;
+
 -- targets: findSigning
 SELECT
   "id",

@@ -5,7 +5,7 @@ import type { DatabasePool } from '../pool';
 import { CredentialsCipherError, type CredentialsCipher } from '../credentials-cipher';
 import { isUniqueViolation } from '../database-errors';
 import type { NotificationTarget } from '../generated/kysely/schema';
-import { db, run, sql, type RowOf, type Sql } from '../sql';
+import { db, inTransaction, run, sql, type RowOf, type Sql } from '../sql';
 
 /** Who a notification target belongs to: a whole program, or one merchant. */
 export type TargetOwner = { kind: 'program'; programId: string } | { kind: 'merchant'; merchantId: string };
@@ -213,6 +213,9 @@ export const targetQueries = {
       .returning(RECORD_COLUMNS),
   find: (ownerKey: string) =>
     db.selectFrom('notification_targets').select(RECORD_COLUMNS).where('owner_key', '=', ownerKey).where('deleted_at', 'is', null),
+  /** A live target's row, locked until the transaction ends: a PATCH merges into it and writes it back. */
+  findForChange: (ownerKey: string) =>
+    db.selectFrom('notification_targets').select(RECORD_COLUMNS).where('owner_key', '=', ownerKey).where('deleted_at', 'is', null).forUpdate(),
   /** A live target's signing secrets, as stored. */
   findSigning: (ownerKey: string) =>
     db
@@ -301,6 +304,13 @@ export function targetRepository(pool: DatabasePool, cipher: CredentialsCipher) 
     };
   };
 
+  const inputOf = (row: RowOf<ReturnType<typeof targetQueries.find>>): TargetInput => ({
+    url: row.url,
+    auth: decryptAuth(row, cipher),
+    notifications: notifications(row),
+    enabled: row.enabled,
+  });
+
   const record = (row: RowOf<ReturnType<typeof targetQueries.find>>): NotificationTargetRecord => ({
     id: row.id,
     programId: row.program_id,
@@ -368,8 +378,22 @@ export function targetRepository(pool: DatabasePool, cipher: CredentialsCipher) 
      */
     async findInput(owner: TargetOwner): Promise<TargetInput | null> {
       const [row] = (await run(pool, targetQueries.find(targetOwnerKey(owner)))).rows;
-      if (!row) return null;
-      return { url: row.url, auth: decryptAuth(row, cipher), notifications: notifications(row), enabled: row.enabled };
+      return row ? inputOf(row) : null;
+    },
+
+    /**
+     * Changes the owner's live target: `change` gets the stored settings (credentials decrypted)
+     * and returns the new ones, while the row is locked, so that two concurrent changes of
+     * different fields both stay. Null when there is no target.
+     */
+    async change(owner: TargetOwner, change: (current: TargetInput) => TargetInput): Promise<NotificationTargetRecord | null> {
+      return inTransaction(pool, async (tx) => {
+        const [row] = (await run(tx, targetQueries.findForChange(targetOwnerKey(owner)))).rows;
+        if (!row) return null;
+        const input = change(inputOf(row));
+        const [updated] = (await run(tx, targetQueries.update(row.id, settingsOf(input, row.id)))).rows;
+        return record(updated!);
+      });
     },
 
     /** One page of live targets, program targets before their merchants' ones. */

@@ -98,11 +98,15 @@ export function targetsRouter(deps: TargetsRouterDependencies): Router {
       const patch = parseBody(validatePatch, req.body);
       const current = await deps.targets.findInput(owner);
       if (!current) throw noTarget(owner);
-      const merged = parseBody(validators[kind], mergeTargetPatch(current, patch));
+      const merge = (stored: TargetInput) => parseBody(validators[kind], mergeTargetPatch(stored, patch));
       // Only the URLs the patch sets are checked again: switching off a target whose host no
-      // longer resolves must still work.
-      const input = await checkedInput(merged, deps.urlPolicy, resolve, { url: patch.url !== undefined, authUrl: typeof patch.auth?.authUrl === 'string' });
-      res.json(await deps.targets.upsert(owner, input));
+      // longer resolves must still work. They are the patch's own, so checking them once, before
+      // the row is locked, holds whatever a concurrent change does meanwhile.
+      await checkedInput(merge(current), deps.urlPolicy, resolve, { url: patch.url !== undefined, authUrl: typeof patch.auth?.authUrl === 'string' });
+      // Merged again into the locked row: a concurrent PATCH of another field is kept, not overwritten.
+      const changed = await deps.targets.change(owner, (stored) => inputOf(merge(stored)));
+      if (!changed) throw noTarget(owner);
+      res.json(changed);
     });
 
     router.get(path, async (req, res) => {
@@ -137,13 +141,18 @@ async function parseTargetInput(validate: Validator<TargetBody>, raw: unknown, p
 
 /** The URL rules on the URLs of `check` (which resolve host names), each violation naming its field. */
 async function checkedInput(body: TargetBody, policy: AddressPolicy, resolve: ResolveHost, check: { url: boolean; authUrl: boolean }): Promise<TargetInput> {
-  const auth = toAuth(body.auth);
+  const input = inputOf(body);
+  const { auth } = input;
   const checks: Array<Promise<Violation | undefined>> = [];
   if (check.url) checks.push(checkTargetUrl(body.url, '/url', policy, resolve));
   if (check.authUrl && auth.mode === 'oauth') checks.push(checkTargetUrl(auth.authUrl, '/auth/authUrl', policy, resolve));
   const violations = (await Promise.all(checks)).filter((v): v is Violation => v !== undefined);
   if (violations.length > 0) throw new ValidationError(violations);
-  return { url: body.url, auth, notifications: body.notifications ?? {}, enabled: body.enabled ?? true };
+  return input;
+}
+
+function inputOf(body: TargetBody): TargetInput {
+  return { url: body.url, auth: toAuth(body.auth), notifications: body.notifications ?? {}, enabled: body.enabled ?? true };
 }
 
 // The schema's per-mode rules guarantee the fields each mode needs.
