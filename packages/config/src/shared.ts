@@ -63,6 +63,10 @@ export interface DeliveryJobsConfig {
   readonly keepCompletedSeconds: number;
   /** JOBS_KEEP_FAILED_SECONDS: how long jobs that used every attempt stay for ops to retry. Default 14 days. */
   readonly keepFailedSeconds: number;
+  /** JOBS_KEEP_COMPLETED_MAX: most delivered jobs kept, whatever their age. Default 100,000. */
+  readonly keepCompletedMax: number;
+  /** JOBS_KEEP_FAILED_MAX: most failed jobs kept, whatever their age. Default 100,000. */
+  readonly keepFailedMax: number;
 }
 
 /**
@@ -148,6 +152,10 @@ export function readDeliveryJobs(env: Env): DeliveryJobsConfig {
     attempts: integer(env, 'DELIVERY_ATTEMPTS', 12, 1, 100),
     keepCompletedSeconds: integer(env, 'JOBS_KEEP_COMPLETED_SECONDS', 86_400, 0, 31_536_000),
     keepFailedSeconds: integer(env, 'JOBS_KEEP_FAILED_SECONDS', 14 * 86_400, 0, 31_536_000),
+    // Redis memory must not grow with traffic: a finished job is about 1.6 KB, so a day of
+    // completed jobs at 200 callbacks/s alone would be 27 GB. The delivery history is PostgreSQL's.
+    keepCompletedMax: integer(env, 'JOBS_KEEP_COMPLETED_MAX', 100_000, 0, 10_000_000),
+    keepFailedMax: integer(env, 'JOBS_KEEP_FAILED_MAX', 100_000, 0, 10_000_000),
   };
 }
 

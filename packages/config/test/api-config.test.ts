@@ -73,7 +73,7 @@ describe('loadApiConfig', () => {
   it('holds no worker-only setting', () => {
     const config = loadApiConfig({ WORKER_CONCURRENCY: '64', METRICS_PORT: '1234', DELIVERY_BACKOFF_MS: '5' }) as unknown as Record<string, unknown>;
     for (const key of ['worker', 'sweeper', 'reconciler', 'partitions']) expect(config).not.toHaveProperty(key);
-    expect(config.retry).toEqual({ attempts: 12, keepCompletedSeconds: 86_400, keepFailedSeconds: 14 * 86_400 });
+    expect(config.retry).toEqual({ attempts: 12, keepCompletedSeconds: 86_400, keepFailedSeconds: 14 * 86_400, keepCompletedMax: 100_000, keepFailedMax: 100_000 });
     expect(config.metrics).toEqual({ token: undefined });
   });
 

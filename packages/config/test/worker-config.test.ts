@@ -20,6 +20,8 @@ describe('loadWorkerConfig', () => {
       backoffJitter: 0.2,
       keepCompletedSeconds: 86_400,
       keepFailedSeconds: 14 * 86_400,
+      keepCompletedMax: 100_000,
+      keepFailedMax: 100_000,
       retryAfterMaxMs: 3_600_000,
     });
     expect(config.sweeper).toEqual({ intervalMs: 5_000, graceMs: 10_000, batchSize: 500 });

@@ -18,6 +18,9 @@ export interface RetryPolicy {
   keepCompletedSeconds: number;
   /** How long failed jobs (every attempt used) stay for ops to inspect and retry, in seconds. */
   keepFailedSeconds: number;
+  /** Most finished jobs kept, whatever their age: Redis memory stays bounded at any traffic. */
+  keepCompletedMax: number;
+  keepFailedMax: number;
 }
 
 export type DeliveryQueue = Queue<DeliveryRef, unknown, string>;
@@ -36,8 +39,9 @@ export function deliveryJobOptions(policy: RetryPolicy): JobsOptions {
   return {
     attempts: policy.attempts,
     backoff: { type: DELIVERY_BACKOFF_TYPE },
-    removeOnComplete: { age: policy.keepCompletedSeconds },
-    removeOnFail: { age: policy.keepFailedSeconds },
+    // BullMQ keeps the jobs that satisfy both bounds.
+    removeOnComplete: { age: policy.keepCompletedSeconds, count: policy.keepCompletedMax },
+    removeOnFail: { age: policy.keepFailedSeconds, count: policy.keepFailedMax },
   };
 }
 

@@ -1,10 +1,11 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { DeliveryRef } from '@herald/domain';
+import { Worker } from 'bullmq';
 import { createDeliveryProducer, createRedisConnection, fairShareKey } from '../src';
 
 // The Redis every test uses; REDIS_URL set in the shell is the running system's, not the tests'.
 const REDIS_URL = 'redis://127.0.0.1:6379';
-const RETRY = { attempts: 1, keepCompletedSeconds: 60, keepFailedSeconds: 60 };
+const RETRY = { attempts: 1, keepCompletedSeconds: 60, keepFailedSeconds: 60, keepCompletedMax: 1_000, keepFailedMax: 1_000 };
 
 const ref = (): DeliveryRef => ({ deliveryId: randomUUID(), eventId: `Event-${randomUUID()}`, targetId: randomUUID(), programId: 'p1', merchantId: null, targetOwner: 'program' });
 
@@ -22,6 +23,39 @@ describe('the delivery producer', () => {
       await connection.del(fairShareKey(producer.queue)).catch(() => undefined);
       await producer.close();
       connection.disconnect();
+    }
+  });
+
+  it('keeps at most keepCompletedMax delivered jobs and keepFailedMax failed ones, however young', async () => {
+    const connection = createRedisConnection(REDIS_URL, { role: 'client' });
+    const workerConnection = createRedisConnection(REDIS_URL, { role: 'worker' });
+    const producer = createDeliveryProducer(connection, { prefix: `test_${randomBytes(6).toString('hex')}`, retry: { ...RETRY, keepCompletedMax: 2, keepFailedMax: 1 }, timeoutMs: 5_000 });
+    const refs = Array.from({ length: 8 }, ref);
+    const failing = new Set(refs.slice(0, 3).map((r) => r.deliveryId));
+    let finished = 0;
+    const worker = new Worker(
+      producer.queue.name,
+      async (job) => {
+        if (failing.has(job.data.deliveryId)) throw new Error('refused');
+      },
+      { connection: workerConnection, prefix: producer.queue.opts.prefix },
+    );
+    const allFinished = new Promise<void>((resolve) => {
+      const count = () => (++finished === refs.length ? resolve() : undefined);
+      worker.on('completed', count);
+      worker.on('failed', count);
+    });
+    try {
+      await producer.enqueue(refs);
+      await allFinished;
+      expect(await producer.queue.getJobCounts('completed', 'failed')).toEqual({ completed: 2, failed: 1 });
+    } finally {
+      await worker.close();
+      await producer.queue.obliterate({ force: true }).catch(() => undefined);
+      await connection.del(fairShareKey(producer.queue)).catch(() => undefined);
+      await producer.close();
+      connection.disconnect();
+      workerConnection.disconnect();
     }
   });
 

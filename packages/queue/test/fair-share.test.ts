@@ -5,7 +5,7 @@ import { createDeliveryProducer, createFairShare, createRedisConnection, DELIVER
 
 // The Redis every test uses; REDIS_URL set in the shell is the running system's, not the tests'.
 const REDIS_URL = 'redis://127.0.0.1:6379';
-const RETRY = { attempts: 1, keepCompletedSeconds: 60, keepFailedSeconds: 60 };
+const RETRY = { attempts: 1, keepCompletedSeconds: 60, keepFailedSeconds: 60, keepCompletedMax: 1_000, keepFailedMax: 1_000 };
 
 let client: RedisConnection;
 let workerConnection: RedisConnection;

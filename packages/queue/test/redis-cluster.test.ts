@@ -16,7 +16,7 @@ const SETTINGS: TargetGateSettings = {
   leaseMs: 60_000,
   breaker: { failures: 2, ratio: 0, windowMs: 300_000, minRequests: 10, openMs: 30_000, openMaxMs: 100_000 },
 };
-const RETRY = { attempts: 1, keepCompletedSeconds: 60, keepFailedSeconds: 60 };
+const RETRY = { attempts: 1, keepCompletedSeconds: 60, keepFailedSeconds: 60, keepCompletedMax: 1_000, keepFailedMax: 1_000 };
 
 let cluster: PrivateRedisCluster;
 let client: RedisConnection;
