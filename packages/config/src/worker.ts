@@ -24,7 +24,7 @@ export interface WorkerConfig extends ServiceConfig {
   readonly targetAutoDisableAfterMs: number;
   /** The per-target in-flight limit and circuit breaker, shared by every worker process through Redis. */
   readonly targetGate: TargetGateConfig;
-  /** Weekly partitions of deliveries and attempts: created ahead, dropped past retention. */
+  /** Weekly partitions of deliveries and attempts, monthly ones of events: created ahead, dropped past retention. */
   readonly partitions: PartitionsConfig;
 }
 
@@ -37,6 +37,13 @@ export interface PartitionsConfig {
    * that still hold a pending delivery; 0 keeps them for ever. Default 30.
    */
   readonly deliveryRetentionDays: number;
+  /**
+   * EVENT_RETENTION_DAYS: events are kept at least this many days after Herald stored them (not
+   * after their createdAt, which producers set), then dropped a whole month at a time (so up to a
+   * month longer) and taken out of GET /events' counts, except months holding an event with a
+   * pending delivery; 0 keeps them for ever. Default 0.
+   */
+  readonly eventRetentionDays: number;
 }
 
 /**
@@ -173,6 +180,7 @@ export function loadWorkerConfig(env: Env = process.env): WorkerConfig {
     partitions: Object.freeze({
       intervalMs: integer(env, 'PARTITION_MAINTENANCE_INTERVAL_MS', 3_600_000, 1_000, 86_400_000),
       deliveryRetentionDays: integer(env, 'DELIVERY_RETENTION_DAYS', 30, 0, 36_500),
+      eventRetentionDays: integer(env, 'EVENT_RETENTION_DAYS', 0, 0, 36_500),
     }),
   });
 }

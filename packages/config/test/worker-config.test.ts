@@ -26,7 +26,7 @@ describe('loadWorkerConfig', () => {
     });
     expect(config.sweeper).toEqual({ intervalMs: 5_000, graceMs: 10_000, batchSize: 500 });
     expect(config.reconciler).toEqual({ intervalMs: 60_000, staleAfterMs: 300_000, batchSize: 500 });
-    expect(config.partitions).toEqual({ intervalMs: 3_600_000, deliveryRetentionDays: 30 });
+    expect(config.partitions).toEqual({ intervalMs: 3_600_000, deliveryRetentionDays: 30, eventRetentionDays: 0 });
   });
 
   it('reads every delivery-worker variable that is set', () => {
@@ -48,13 +48,14 @@ describe('loadWorkerConfig', () => {
       RECONCILER_BATCH_SIZE: '50',
       PARTITION_MAINTENANCE_INTERVAL_MS: '60000',
       DELIVERY_RETENTION_DAYS: '0',
+      EVENT_RETENTION_DAYS: '400',
     });
     expect(config.worker).toEqual({ concurrency: 64, lockDurationMs: 60_000, stalledIntervalMs: 15_000 });
     expect(config.callback).toEqual({ timeoutMs: 5_000, responseMaxBytes: 0, tokenTimeoutMs: 3_000 });
     expect(config.retry).toMatchObject({ backoffDelayMs: 100, backoffJitter: 0, retryAfterMaxMs: 600_000 });
     expect(config.sweeper).toEqual({ intervalMs: 200, graceMs: 0, batchSize: 10 });
     expect(config.reconciler).toEqual({ intervalMs: 1_000, staleAfterMs: 2_000, batchSize: 50 });
-    expect(config.partitions).toEqual({ intervalMs: 60_000, deliveryRetentionDays: 0 });
+    expect(config.partitions).toEqual({ intervalMs: 60_000, deliveryRetentionDays: 0, eventRetentionDays: 400 });
   });
 
   it('limits each target to 16 callbacks in flight and opens its breaker after 5 failures in a row or 70 % of 10+ over 5 minutes, for 30 s', () => {
@@ -111,6 +112,7 @@ describe('loadWorkerConfig', () => {
     ['RECONCILER_BATCH_SIZE', '0', 'must be between 1 and 10000, got 0'],
     ['DELIVERY_RETENTION_DAYS', '-1', 'must be a whole number, got "-1"'],
     ['DELIVERY_RETENTION_DAYS', '40000', 'must be between 0 and 36500, got 40000'],
+    ['EVENT_RETENTION_DAYS', '-1', 'must be a whole number, got "-1"'],
     ['PARTITION_MAINTENANCE_INTERVAL_MS', '10', 'must be between 1000 and 86400000, got 10'],
     ['TARGET_MAX_IN_FLIGHT', '-1', 'must be a whole number, got "-1"'],
     ['TARGET_BREAKER_FAILURES', 'five', 'must be a whole number, got "five"'],

@@ -1,6 +1,7 @@
 import type pg from 'pg';
 import type { DatabasePool } from './pool';
 import { quoteIdentifier } from './database';
+import { createEventMonthsAhead, DEFAULT_MONTHS_AHEAD, dropEventMonthsPastRetention, type DroppedMonth, type HeldMonth } from './event-partitions';
 
 /**
  * Time partitions of deliveries and delivery_attempts, and their retention.
@@ -26,9 +27,13 @@ import { quoteIdentifier } from './database';
  *    holds a pending delivery (waiting out its retries, or replayed) is kept, whole, until a later
  *    pass finds it done: a pending delivery is never dropped, and rows are never deleted one by one.
  *
+ * 4. the same for the monthly partitions of events (see event-partitions.ts): creates the months
+ *    ahead, and drops those past EVENT_RETENTION_DAYS, with their events taken out of the counters.
+ *
  * Passes of several worker processes exclude each other with an advisory lock; one that finds it
- * taken does nothing. Where pg_partman is installed and manages these tables (a part_config row for
- * either), the pass does nothing either: pg_partman then creates and drops the partitions.
+ * taken does nothing. Where pg_partman is installed and manages any of these tables (a part_config
+ * row for it), the pass does nothing either: pg_partman then creates and drops the partitions (and
+ * the event counters of GET /events no longer follow the events it drops).
  */
 
 /** The partitioned tables of deliveries and their partition key, in the order partitions are created. */
@@ -70,6 +75,10 @@ export interface PartitionMaintenanceOptions {
   deliveryRetentionDays: number;
   /** Weeks created ahead of the current one. Default 4. */
   weeksAhead?: number;
+  /** EVENT_RETENTION_DAYS: events are kept at least this many days after their ingestion; 0 (the default) keeps them for ever. */
+  eventRetentionDays?: number;
+  /** Months of events created ahead of the current one. Default 3. */
+  monthsAhead?: number;
   /** Longest wait for the tables' locks before a week's detach gives up until the next pass, in ms. Default 2000. */
   lockTimeoutMs?: number;
 }
@@ -97,13 +106,18 @@ export interface PartitionMaintenanceReport {
   created: string[];
   dropped: DroppedWeek[];
   held: HeldWeek[];
+  /** Months of events dropped past EVENT_RETENTION_DAYS. */
+  eventsDropped: DroppedMonth[];
+  /** Months of events past EVENT_RETENTION_DAYS kept for their pending deliveries. */
+  eventsHeld: HeldMonth[];
 }
 
 export function partitionMaintenance(pool: DatabasePool) {
   return {
     /** One maintenance pass (see above). */
     async maintain(options: PartitionMaintenanceOptions): Promise<PartitionMaintenanceReport> {
-      const report: PartitionMaintenanceReport = { skipped: false, managedByPgPartman: false, created: [], dropped: [], held: [] };
+      const report: PartitionMaintenanceReport = { skipped: false, managedByPgPartman: false, created: [], dropped: [], held: [], eventsDropped: [], eventsHeld: [] };
+      const lockTimeoutMs = options.lockTimeoutMs ?? DEFAULT_LOCK_TIMEOUT_MS;
       const client = await pool.connect();
       let locked = false;
       try {
@@ -116,10 +130,16 @@ export function partitionMaintenance(pool: DatabasePool) {
           const cutoff = options.now.getTime() - options.deliveryRetentionDays * DAY_MS;
           for (const week of await attachedWeeks(client)) {
             if (week.getTime() + WEEK_MS > cutoff) continue;
-            const pending = await detachWeek(client, week, options.lockTimeoutMs ?? DEFAULT_LOCK_TIMEOUT_MS);
+            const pending = await detachWeek(client, week, lockTimeoutMs);
             if (pending > 0) report.held.push({ week: day(week), pending });
           }
           report.dropped.push(...(await dropDetached(client)));
+        }
+        report.created.push(...(await createEventMonthsAhead(client, { now: options.now, monthsAhead: options.monthsAhead ?? DEFAULT_MONTHS_AHEAD, lockTimeoutMs })));
+        if ((options.eventRetentionDays ?? 0) > 0) {
+          const events = await dropEventMonthsPastRetention(client, { now: options.now, retentionDays: options.eventRetentionDays!, lockTimeoutMs });
+          report.eventsDropped.push(...events.dropped);
+          report.eventsHeld.push(...events.held);
         }
         return report;
       } finally {
@@ -149,7 +169,7 @@ async function managedByPgPartman(client: pg.PoolClient): Promise<boolean> {
   );
   if (rows.length === 0) return false;
   const managed = await client.query(`SELECT 1 FROM ${quoteIdentifier(rows[0]!.schema)}.part_config WHERE parent_table = ANY($1::text[])`, [
-    DELIVERY_PARTITIONED_TABLES.map((table) => `public.${table}`),
+    [...DELIVERY_PARTITIONED_TABLES, 'events'].map((table) => `public.${table}`),
   ]);
   return (managed.rowCount ?? 0) > 0;
 }

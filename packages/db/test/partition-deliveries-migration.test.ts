@@ -1,6 +1,4 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import { rmSync } from 'node:fs';
-import path from 'node:path';
 import { createPrismaClient, sqlPool, type PrismaClient } from '../src/prisma-client';
 import { createCredentialsCipher } from '../src/credentials-cipher';
 import { applyMigrations } from '../src/migrations';
@@ -30,9 +28,7 @@ const ATTEMPT_ROWS = `SELECT id, delivery_id, number, started_at, duration_ms, s
  */
 async function oldDatabaseWithData(scratch: ReturnType<typeof useScratch>): Promise<{ url: string; prisma: PrismaClient; merchantId: string; programId: string }> {
   const url = await scratch.database();
-  const before = scratch.migrationsDir({}, { withRepositoryMigrations: true });
-  rmSync(path.join(before, MIGRATION), { recursive: true });
-  await applyMigrations(url, before);
+  await applyMigrations(url, scratch.repositoryMigrationsUpTo(MIGRATION, { including: false }));
   const prisma = createPrismaClient(url);
   const tenants = tenantRepository(sqlPool(prisma));
   const programId = 'prg-old';
@@ -98,7 +94,7 @@ describe(`migration ${MIGRATION}`, () => {
       expect(attemptsBefore).toHaveLength(180);
       expect(eventsBefore[0]!.count).toBe(90);
 
-      expect(await applyMigrations(url)).toEqual({ applied: [MIGRATION], alreadyApplied: expect.any(Array) });
+      expect(await applyMigrations(url, scratch.repositoryMigrationsUpTo(MIGRATION, { including: true }))).toEqual({ applied: [MIGRATION], alreadyApplied: expect.any(Array) });
 
       expect(await rowsOf(DELIVERY_ROWS)).toEqual(deliveriesBefore);
       expect(await rowsOf(ATTEMPT_ROWS)).toEqual(attemptsBefore);

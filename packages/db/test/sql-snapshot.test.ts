@@ -144,6 +144,7 @@ const SNAPSHOTS: Record<string, { queries: Record<string, unknown>; statements: 
     queries: eventQueries,
     statements: {
       findTenants: eventQueries.findTenants(['program-1'], ['merchant-1']),
+      lockIds: eventQueries.lockIds([event.event.id]),
       insertNew: eventQueries.insertNew([event]),
       loadStored: eventQueries.loadStored([event.event.id]),
       'page (program, counted filters, shallow)': eventQueries.page(programList, { skip: 0 }),

@@ -83,6 +83,13 @@ export interface HeraldMetrics {
   retentionDropped(rows: { deliveries: number; attempts: number }): void;
   /** `herald_retention_held_partitions`: weeks past retention kept, at the last pass, because they hold pending deliveries. */
   retentionHeld(weeks: number): void;
+  /**
+   * `herald_event_retention_dropped_partitions_total` and `herald_retention_dropped_rows_total{table="events"}`:
+   * one month of events dropped past EVENT_RETENTION_DAYS, with the events it held.
+   */
+  eventRetentionDropped(rows: { events: number }): void;
+  /** `herald_event_retention_held_partitions`: months of events past retention kept, at the last pass, because some of their events have pending deliveries. */
+  eventRetentionHeld(months: number): void;
   /** `herald_http_request_duration_seconds{method,route,status}`. */
   httpRequest(sample: HttpRequestSample): void;
   /** `herald_dashboard_queue_actions_total{action}`: the deliveries queue paused or resumed from the Bull dashboard. */
@@ -165,10 +172,20 @@ export function createMetrics(options: MetricsOptions): HeraldMetrics {
     labelNames: ['table'] as const,
     registers,
   });
-  for (const table of ['deliveries', 'delivery_attempts']) retentionRows.inc({ table }, 0);
+  for (const table of ['deliveries', 'delivery_attempts', 'events']) retentionRows.inc({ table }, 0);
   const retentionHeld = new Gauge({
     name: 'herald_retention_held_partitions',
     help: 'Weekly partitions past DELIVERY_RETENTION_DAYS kept at the last maintenance pass because they hold pending deliveries.',
+    registers,
+  });
+  const eventRetentionPartitions = new Counter({
+    name: 'herald_event_retention_dropped_partitions_total',
+    help: 'Monthly partitions of events dropped past EVENT_RETENTION_DAYS.',
+    registers,
+  });
+  const eventRetentionHeld = new Gauge({
+    name: 'herald_event_retention_held_partitions',
+    help: 'Monthly partitions of events past EVENT_RETENTION_DAYS kept at the last maintenance pass because some of their events have pending deliveries.',
     registers,
   });
 
@@ -233,6 +250,11 @@ export function createMetrics(options: MetricsOptions): HeraldMetrics {
       retentionRows.inc({ table: 'delivery_attempts' }, attempts);
     },
     retentionHeld: (weeks) => retentionHeld.set(weeks),
+    eventRetentionDropped({ events }) {
+      eventRetentionPartitions.inc();
+      retentionRows.inc({ table: 'events' }, events);
+    },
+    eventRetentionHeld: (months) => eventRetentionHeld.set(months),
     httpRequest: ({ method, route, status, durationSeconds }) => httpDuration.observe({ method, route, status: String(status) }, durationSeconds),
     dashboardQueueAction: (action) => dashboardActions.inc({ action }),
     watchQueue(source) {

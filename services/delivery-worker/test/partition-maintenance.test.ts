@@ -1,10 +1,8 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import type { PartitionsConfig } from '@herald/config';
-import { applyMigrations, createCredentialsCipher, deliveryAttemptRepository, eventRepository, partitionMaintenance, partitionName, targetRepository, tenantRepository, weekStart, type AttemptOutcome } from '@herald/db';
+import { applyMigrations, createCredentialsCipher, deliveryAttemptRepository, eventRepository, partitionName, targetRepository, tenantRepository, weekStart, type AttemptOutcome } from '@herald/db';
 import { createPrismaClient, sqlPool, type PrismaClient } from '@herald/db/prisma';
-import { createMetrics } from '@herald/metrics';
 import { createScratchDatabase, metricValue, storeEvents } from '@herald/testing';
-import { startPartitionMaintenance } from '../src/partition-maintenance';
+import { attachedPartitions, maintenanceAt } from './support/partition-maintenance';
 
 // Partition maintenance works on whole tables: a database of this file's own.
 let database: { url: string; drop: () => Promise<void> };
@@ -22,27 +20,6 @@ afterAll(async () => {
 const DAY_MS = 86_400_000;
 const WEEK_MS = 7 * DAY_MS;
 const cipher = createCredentialsCipher({ currentKeyId: 'k1', keyring: { k1: randomBytes(32) } });
-const config: PartitionsConfig = { intervalMs: 3_600_000, deliveryRetentionDays: 30 };
-
-/** A loop whose clock reads `now()`, with its log lines and metrics kept for the test to read. */
-function maintenanceAt(now: () => Date, options: Partial<PartitionsConfig> = {}) {
-  const lines: Array<{ level: 'info' | 'warn'; message: string; fields?: object }> = [];
-  const logger = {
-    info: (message: string, fields?: object) => void lines.push({ level: 'info', message, ...(fields && { fields }) }),
-    warn: (message: string, fields?: object) => void lines.push({ level: 'warn', message, ...(fields && { fields }) }),
-  };
-  const metrics = createMetrics({ service: 'test' });
-  // The loop itself never runs a pass here: the test drives them with runOnce.
-  const loop = startPartitionMaintenance({ partitions: partitionMaintenance(sqlPool(prisma)), config: { ...config, ...options }, logger, metrics, now, firstPassAfterMs: 3_600_000 });
-  return { loop, lines, metrics };
-}
-
-async function attachedWeeks(table: 'deliveries' | 'delivery_attempts'): Promise<string[]> {
-  const rows = await prisma.$queryRawUnsafe<Array<{ name: string }>>(
-    `SELECT c.relname AS name FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid WHERE i.inhparent = '${table}'::regclass ORDER BY 1`,
-  );
-  return rows.map((row) => row.name);
-}
 
 async function record(deliveryId: string, outcome: AttemptOutcome): Promise<void> {
   await deliveryAttemptRepository(sqlPool(prisma), cipher).recordAttempts([
@@ -80,7 +57,7 @@ describe('partition maintenance', () => {
 
     // 30 days after next week began: this week is past retention, next week is not.
     const now = new Date(nextWeek.getTime() + 30 * DAY_MS + 3_600_000);
-    const { loop, lines, metrics } = maintenanceAt(() => now);
+    const { loop, lines, metrics } = maintenanceAt(prisma, () => now);
     try {
       const held = await loop.runOnce();
       expect(held.dropped).toEqual([]);
@@ -94,7 +71,7 @@ describe('partition maintenance', () => {
       expect(await prisma.delivery.count({ where: { id: { in: [a, b, c, d] } } })).toBe(4);
       // Weeks were created ahead of the moved clock too.
       const ahead = Array.from({ length: 5 }, (_, n) => partitionName('deliveries', new Date(weekStart(now).getTime() + n * WEEK_MS)));
-      expect(await attachedWeeks('deliveries')).toEqual(expect.arrayContaining(ahead));
+      expect(await attachedPartitions(prisma, 'deliveries')).toEqual(expect.arrayContaining(ahead));
 
       // c's retry succeeds: nothing holds this week any more.
       await record(c, 'succeeded');
@@ -114,8 +91,8 @@ describe('partition maintenance', () => {
 
       // The week is gone from both tables; next week, with the pending d, is still there.
       for (const table of ['deliveries', 'delivery_attempts'] as const) {
-        expect(await attachedWeeks(table)).not.toContain(partitionName(table, thisWeek));
-        expect(await attachedWeeks(table)).toContain(partitionName(table, nextWeek));
+        expect(await attachedPartitions(prisma, table)).not.toContain(partitionName(table, thisWeek));
+        expect(await attachedPartitions(prisma, table)).toContain(partitionName(table, nextWeek));
       }
       expect((await prisma.delivery.findMany({ where: { id: { in: [a, b, c, d] } } })).map((row) => [row.id, row.status])).toEqual([[d, 'pending']]);
       expect(await prisma.deliveryAttempt.count({ where: { deliveryId: { in: [a, b, c] } } })).toBe(0);
@@ -135,7 +112,7 @@ describe('partition maintenance', () => {
     for (const table of ['delivery_attempts', 'deliveries'] as const) {
       await prisma.$executeRawUnsafe(`ALTER TABLE ${table} DETACH PARTITION ${partitionName(table, week)}`);
     }
-    const { loop } = maintenanceAt(() => new Date());
+    const { loop } = maintenanceAt(prisma, () => new Date());
     try {
       const report = await loop.runOnce();
       expect(report.dropped).toEqual([{ week: week.toISOString().slice(0, 10), deliveries: 0, attempts: 0 }]);
@@ -152,12 +129,12 @@ describe('partition maintenance', () => {
   });
 
   it('drops nothing when DELIVERY_RETENTION_DAYS is 0, however far the clock moves', async () => {
-    const before = await attachedWeeks('deliveries');
-    const { loop } = maintenanceAt(() => new Date(Date.now() + 3_650 * DAY_MS), { deliveryRetentionDays: 0 });
+    const before = await attachedPartitions(prisma, 'deliveries');
+    const { loop } = maintenanceAt(prisma, () => new Date(Date.now() + 3_650 * DAY_MS), { deliveryRetentionDays: 0 });
     try {
       const report = await loop.runOnce();
       expect(report.dropped).toEqual([]);
-      expect(await attachedWeeks('deliveries')).toEqual(expect.arrayContaining(before));
+      expect(await attachedPartitions(prisma, 'deliveries')).toEqual(expect.arrayContaining(before));
     } finally {
       await loop.stop();
     }

@@ -18,6 +18,19 @@ FROM
 WHERE
   "id" = ANY ($2::TEXT[]);
 
+-- events: lockIds
+SELECT
+  pg_advisory_xact_lock(1214607969, keys.key) AS "locked"
+FROM
+  (
+    SELECT DISTINCT
+      hashtext (id) AS key
+    FROM
+      unnest($1::TEXT[]) AS ids (id)
+    ORDER BY
+      key
+  ) AS "keys";
+
 -- events: insertNew
 INSERT INTO
   "events" (
@@ -52,8 +65,17 @@ FROM
     $11::JSONB[],
     $12::TEXT[],
     $13::TEXT[]
+  ) AS new (id)
+WHERE
+  NOT EXISTS (
+    SELECT
+      1
+    FROM
+      events
+    WHERE
+      events.id = new.id
   )
-ON CONFLICT ("id") DO NOTHING
+ON CONFLICT DO NOTHING
 RETURNING
   "id";
 
@@ -125,7 +147,8 @@ FROM
       (
         SELECT
           "id",
-          "created_at"
+          "created_at",
+          "ingested_at"
         FROM
           "events"
         WHERE
@@ -137,15 +160,16 @@ FROM
           "created_at",
           "id"
         LIMIT
-          $6
-        OFFSET
-          $7
+          20
       ) AS "page"
       INNER JOIN "events" AS "e" ON "e"."id" = "page"."id"
+      AND "e"."ingested_at" = "page"."ingested_at"
   ) AS "p" ON TRUE
 ORDER BY
   "p"."created_at",
-  "p"."id";
+  "p"."id"
+LIMIT
+  $6;
 
 -- events: page (program, counted filters, deep: from the bucket walk)
 WITH
@@ -197,7 +221,8 @@ FROM
       (
         SELECT
           "id",
-          "created_at"
+          "created_at",
+          "ingested_at"
         FROM
           "events"
         WHERE
@@ -213,15 +238,18 @@ FROM
           "created_at",
           "id"
         LIMIT
-          $8
+          20
         OFFSET
-          $9
+          $8
       ) AS "page"
       INNER JOIN "events" AS "e" ON "e"."id" = "page"."id"
+      AND "e"."ingested_at" = "page"."ingested_at"
   ) AS "p" ON TRUE
 ORDER BY
   "p"."created_at",
-  "p"."id";
+  "p"."id"
+LIMIT
+  $9;
 
 -- events: page (merchant, every filter)
 WITH
@@ -276,7 +304,8 @@ FROM
       (
         SELECT
           "id",
-          "created_at"
+          "created_at",
+          "ingested_at"
         FROM
           "events"
         WHERE
@@ -296,15 +325,18 @@ FROM
           "created_at",
           "id"
         LIMIT
-          $16
+          50
         OFFSET
-          $17
+          $16
       ) AS "page"
       INNER JOIN "events" AS "e" ON "e"."id" = "page"."id"
+      AND "e"."ingested_at" = "page"."ingested_at"
   ) AS "p" ON TRUE
 ORDER BY
   "p"."created_at",
-  "p"."id";
+  "p"."id"
+LIMIT
+  $17;
 
 -- events: page (merchant, counted filters and a time range: counted from the buckets)
 WITH
@@ -461,7 +493,8 @@ FROM
       (
         SELECT
           "id",
-          "created_at"
+          "created_at",
+          "ingested_at"
         FROM
           "events"
         WHERE
@@ -479,15 +512,16 @@ FROM
           "created_at",
           "id"
         LIMIT
-          $45
-        OFFSET
-          $46
+          50
       ) AS "page"
       INNER JOIN "events" AS "e" ON "e"."id" = "page"."id"
+      AND "e"."ingested_at" = "page"."ingested_at"
   ) AS "p" ON TRUE
 ORDER BY
   "p"."created_at",
-  "p"."id";
+  "p"."id"
+LIMIT
+  $45;
 
 -- events: page (program, deep under createdFrom: from the bucket walk)
 WITH
@@ -598,7 +632,8 @@ FROM
       (
         SELECT
           "id",
-          "created_at"
+          "created_at",
+          "ingested_at"
         FROM
           "events"
         WHERE
@@ -611,15 +646,18 @@ FROM
           "created_at",
           "id"
         LIMIT
-          $24
+          20
         OFFSET
-          $25
+          $24
       ) AS "page"
       INNER JOIN "events" AS "e" ON "e"."id" = "page"."id"
+      AND "e"."ingested_at" = "page"."ingested_at"
   ) AS "p" ON TRUE
 ORDER BY
   "p"."created_at",
-  "p"."id";
+  "p"."id"
+LIMIT
+  $25;
 
 -- events: countBefore
 SELECT

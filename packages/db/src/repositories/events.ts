@@ -72,20 +72,20 @@ export function joinedEvent(row: JoinedEventRow): Event | null {
   return row.id === null ? null : toEvent(row as EventRow);
 }
 
-/** The event as a merchant sees it: optional fields that were not set are absent, not null. */
+/**
+ * The event as a merchant sees it: optional fields that were not set are absent, not null. Built
+ * field by field in the Event's order (no spread objects: it runs for every row of every page).
+ */
 export function toEvent(row: EventRow): Event {
-  const event: Record<string, unknown> = {
-    id: row.id,
-    createdAt: row.created_at.toISOString(),
-    ...(row.source_system === null ? {} : { sourceSystem: row.source_system }),
-    origin: row.origin,
-    eventType: row.event_type,
-    objectId: row.object_id,
-    objectType: row.object_type,
-    ...(row.metadata === null ? {} : { metadata: row.metadata }),
-    ...(row.data === null ? {} : { data: row.data }),
-    ...(row.context === null ? {} : { context: row.context }),
-  };
+  const event: Record<string, unknown> = { id: row.id, createdAt: row.created_at.toISOString() };
+  if (row.source_system !== null) event.sourceSystem = row.source_system;
+  event.origin = row.origin;
+  event.eventType = row.event_type;
+  event.objectId = row.object_id;
+  event.objectType = row.object_type;
+  if (row.metadata !== null) event.metadata = row.metadata;
+  if (row.data !== null) event.data = row.data;
+  if (row.context !== null) event.context = row.context;
   return event as Event;
 }
 
@@ -140,8 +140,19 @@ export async function findTenants(executor: Sql, programIds: readonly string[], 
   };
 }
 
-/** Inserts the events whose id is not stored yet and leaves the others alone; returns the ids it inserted. */
+/**
+ * Inserts the events whose id is not stored yet, in any month, and leaves the others alone; returns
+ * the ids it inserted. Call inside a READ COMMITTED transaction (the ingest's).
+ *
+ * Events are partitioned by month of ingestion, and PostgreSQL only keeps an id unique within a
+ * month (each partition's unique index on id). Across months, two statements keep it unique: the
+ * first locks each id of the batch until the transaction ends, the second inserts the ids no month
+ * holds. Its snapshot is taken once the locks are granted, so an ingest of an id another ingest is
+ * storing waits for that one to commit, then finds its event, whichever month it went to (the two
+ * can straddle the turn of a month). A batch holds one advisory lock per event until it commits.
+ */
 export async function insertNewEvents(executor: Sql, batch: readonly NewEvent[]): Promise<Set<string>> {
+  await run(executor, eventQueries.lockIds(batch.map((b) => b.event.id)));
   const { rows } = await run(executor, eventQueries.insertNew(batch));
   return new Set(rows.map((r) => r.id));
 }
@@ -158,6 +169,9 @@ async function countBefore(pool: Sql, query: EventListQuery, at: Date): Promise<
   const { rows } = await run(pool, eventQueries.countBefore(query, at), { prepared: 'events-before' });
   return Number(rows[0]?.before ?? 0);
 }
+
+/** The first key of the ingest's advisory locks on event ids (the second is the id's hash): "Hera". */
+const EVENT_ID_LOCK_CLASS = 0x4865_7261;
 
 /** Where a page starts: after skipping `skip` events, from `fromSecond` (epoch seconds) when the bucket walk found it. */
 type PageStart = { skip: number; fromSecond?: number };
@@ -176,14 +190,24 @@ export const eventQueries = {
           .where('id', '=', (eb) => eb.fn.any(sql<string[]>`${merchantIds}::text[]`)),
       ),
 
+  /** Locks each id (its hash) until the transaction ends, in one order for every batch (no deadlock). */
+  lockIds: (eventIds: readonly string[]) =>
+    db
+      .selectFrom(
+        sql<{ key: number }>`(SELECT DISTINCT hashtext(id) AS key FROM unnest(${eventIds}::text[]) AS ids(id) ORDER BY key)`.as('keys'),
+      )
+      .select(sql<void>`pg_advisory_xact_lock(${sql.lit(EVENT_ID_LOCK_CLASS)}, keys.key)`.as('locked')),
+
   insertNew: (batch: readonly NewEvent[]) =>
     db
       .insertInto('events')
       .columns(['id', 'program_id', 'merchant_id', 'created_at', 'source_system', 'origin', 'event_type', 'object_id', 'object_type', 'metadata', 'data', 'context', 'content_hash'])
       .expression(
-        sql`SELECT * FROM unnest(${batch.map((b) => b.event.id)}::text[], ${batch.map((b) => b.programId)}::text[], ${batch.map((b) => b.merchantId ?? null)}::text[], ${batch.map((b) => new Date(b.event.createdAt).toISOString())}::timestamptz[], ${batch.map((b) => b.event.sourceSystem ?? null)}::text[], ${batch.map((b) => b.event.origin)}::text[], ${batch.map((b) => b.event.eventType)}::text[], ${batch.map((b) => b.event.objectId)}::text[], ${batch.map((b) => b.event.objectType)}::text[], ${batch.map((b) => jsonOrNull(b.event.metadata))}::jsonb[], ${batch.map((b) => jsonOrNull(b.event.data))}::jsonb[], ${batch.map((b) => b.event.context ?? null)}::text[], ${batch.map((b) => b.contentHash)}::text[])`,
+        sql`SELECT * FROM unnest(${batch.map((b) => b.event.id)}::text[], ${batch.map((b) => b.programId)}::text[], ${batch.map((b) => b.merchantId ?? null)}::text[], ${batch.map((b) => new Date(b.event.createdAt).toISOString())}::timestamptz[], ${batch.map((b) => b.event.sourceSystem ?? null)}::text[], ${batch.map((b) => b.event.origin)}::text[], ${batch.map((b) => b.event.eventType)}::text[], ${batch.map((b) => b.event.objectId)}::text[], ${batch.map((b) => b.event.objectType)}::text[], ${batch.map((b) => jsonOrNull(b.event.metadata))}::jsonb[], ${batch.map((b) => jsonOrNull(b.event.data))}::jsonb[], ${batch.map((b) => b.event.context ?? null)}::text[], ${batch.map((b) => b.contentHash)}::text[]) AS new (id) WHERE NOT EXISTS (SELECT 1 FROM events WHERE events.id = new.id)`,
       )
-      .onConflict((oc) => oc.column('id').doNothing())
+      // No conflict target: the arbiter is the month's own unique index on id, which also skips an
+      // id given twice in one batch.
+      .onConflict((oc) => oc.doNothing())
       .returning('id'),
 
   loadStored: (eventIds: readonly string[]) =>
@@ -208,7 +232,25 @@ type PageShape = {
   filters: Array<'origin' | 'objectType' | 'eventType' | 'objectId' | 'createdFrom' | 'createdTo'>;
   /** The page starts from the second the bucket walk found. */
   from: boolean;
+  /** Index entries skipped before the page: without any, the statement has no OFFSET. */
+  skips: boolean;
+  /** The page's ids are read with this constant LIMIT (pageLimitStep), the page itself then cut to pageSize. */
+  limitStep: number;
 };
+
+/**
+ * The constant LIMITs a page's ids are read with: the smallest step at least the pageSize. With a
+ * LIMIT (or OFFSET) parameter PostgreSQL estimates a tenth of the index, finds its generic plan
+ * worse than one planned for the values, and so plans every execution afresh; with a constant it
+ * reuses the generic plan of the prepared statement. Measured on page 1 over 1,000,000 events: the
+ * statement's round trip took half the time. Steps rather than every pageSize keep the statements
+ * each connection prepares few (4 per set of filters).
+ */
+const PAGE_LIMIT_STEPS = [10, 20, 50, 100] as const;
+
+function pageLimitStep(pageSize: number): number {
+  return PAGE_LIMIT_STEPS.find((step) => step >= pageSize) ?? pageSize;
+}
 
 /** The parameters of a page statement, each used as it is. */
 type PageValues = {
@@ -247,22 +289,25 @@ function pageShape(query: EventListQuery, start: PageStart): PageShape {
     counted: usesOnlyCountedFilters(query),
     filters: FILTERS.filter((name) => query[name] !== undefined),
     from: start.fromSecond !== undefined,
+    skips: start.skip > 0,
+    limitStep: pageLimitStep(query.pageSize),
   };
 }
 
-function boundsOf<K extends 'createdFrom' | 'createdTo'>(name: K, at: Date | undefined) {
-  const b: Partial<SecondBounds> = at === undefined ? {} : secondBounds(at);
-  return { [`${name}Second`]: b.second, [`${name}Minute`]: b.minute, [`${name}Day`]: b.day, [`${name}SecondStart`]: b.secondStart } as Pick<
-    PageValues,
-    `${K}Second` | `${K}Minute` | `${K}Day` | `${K}SecondStart`
-  >;
-}
-
+// Plain fields, no spread objects: built on every GET /events (measured among its costliest lines).
 function pageValues(query: EventListQuery, start: PageStart): PageValues {
   const key = countKey(query);
+  const from: SecondBounds | undefined = query.createdFrom === undefined ? undefined : secondBounds(query.createdFrom);
+  const to: SecondBounds | undefined = query.createdTo === undefined ? undefined : secondBounds(query.createdTo);
   return {
-    ...boundsOf('createdFrom', query.createdFrom),
-    ...boundsOf('createdTo', query.createdTo),
+    createdFromSecond: from?.second,
+    createdFromMinute: from?.minute,
+    createdFromDay: from?.day,
+    createdFromSecondStart: from?.secondStart,
+    createdToSecond: to?.second,
+    createdToMinute: to?.minute,
+    createdToDay: to?.day,
+    createdToSecondStart: to?.secondStart,
     tenantId: query.scope.kind === 'merchant' ? query.scope.merchantId : query.scope.programId,
     countScope: key.scope,
     countOrigin: key.origin ?? '',
@@ -283,7 +328,8 @@ function pageValues(query: EventListQuery, start: PageStart): PageValues {
 /**
  * One round trip for the count and the page. The count is computed once (MATERIALIZED); the page
  * is read only when the count says it exists (a one-time filter), and through a deferred join: the
- * page's ids are found on the narrow index first, then only those rows are read. Built once per
+ * page's keys (id, ingestedAt) are found on the narrow index first, then only those rows are read,
+ * each from its own month's partition. Built once per
  * shape: GET /events runs it on every request.
  */
 const pageStatement = byShape((shape: PageShape, v: PageValues) =>
@@ -299,24 +345,26 @@ const pageStatement = byShape((shape: PageShape, v: PageValues) =>
           .selectFrom((sub) =>
             sub
               .selectFrom('events')
-              .select(['id', 'created_at'])
+              .select(['id', 'created_at', 'ingested_at'])
               // From the walk's second, the createdFrom bound is already in its position.
               .where((w) => w.and([w('c.total', '>', v.offset), matching(w, shape, v, { createdFrom: !shape.from })]))
               .$if(shape.from, (q) => q.where('created_at', '>=', sql<Date>`to_timestamp(${v.fromSecond})`))
               .orderBy('created_at')
               .orderBy('id')
-              .offset(v.skip)
-              .limit(v.limit)
+              .$if(shape.skips, (q) => q.offset(v.skip))
+              .limit(sql.lit(shape.limitStep))
               .as('page'),
           )
-          .innerJoin('events as e', 'e.id', 'page.id')
+          // On the whole primary key: each row is read from its own month's partition only.
+          .innerJoin('events as e', (join) => join.onRef('e.id', '=', 'page.id').onRef('e.ingested_at', '=', 'page.ingested_at'))
           .select(EVENT_COLUMNS)
           .as('p'),
       (join) => join.onTrue(),
     )
     .select(['c.total', 'p.id', 'p.created_at', 'p.source_system', 'p.origin', 'p.event_type', 'p.object_id', 'p.object_type', 'p.metadata', 'p.data', 'p.context'])
     .orderBy('p.created_at')
-    .orderBy('p.id'),
+    .orderBy('p.id')
+    .limit(v.limit),
 );
 
 /**

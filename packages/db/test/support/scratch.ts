@@ -1,4 +1,4 @@
-import { copyFileSync, cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, cpSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { MIGRATIONS_DIR } from '../../src/migrations';
@@ -13,6 +13,11 @@ export interface Scratch {
    * `withRepositoryMigrations` is set, and `migrations` (folder name -> migration.sql).
    */
   migrationsDir(migrations?: Record<string, string>, options?: { withRepositoryMigrations?: boolean }): string;
+  /**
+   * A temporary migrations folder with the repository's migrations up to `name`, it included or not:
+   * the database a migration meets, or the database right after it.
+   */
+  repositoryMigrationsUpTo(name: string, options: { including: boolean }): string;
 }
 
 /** Scratch databases and folders for the tests of one file, all removed after each test. */
@@ -35,6 +40,13 @@ export function useScratch(): Scratch {
       for (const [name, sql] of Object.entries(migrations)) {
         mkdirSync(path.join(dir, name));
         writeFileSync(path.join(dir, name, 'migration.sql'), sql);
+      }
+      return dir;
+    },
+    repositoryMigrationsUpTo(name, { including }) {
+      const dir = this.migrationsDir({}, { withRepositoryMigrations: true });
+      for (const entry of readdirSync(dir, { withFileTypes: true })) {
+        if (entry.isDirectory() && (including ? entry.name > name : entry.name >= name)) rmSync(path.join(dir, entry.name), { recursive: true });
       }
       return dir;
     },

@@ -1,0 +1,93 @@
+import { randomUUID } from 'node:crypto';
+import { createDatabasePool, closeDatabasePool, type DatabasePool } from '../src/pool';
+import { eventPartitionName, monthStart } from '../src/event-partitions';
+import { applyMigrations } from '../src/migrations';
+import { partitionMaintenance } from '../src/partitions';
+import { insertNewEvents, loadStoredEvents, type NewEvent } from '../src/repositories/events';
+import { ingestStore } from '../src/repositories/ingest-store';
+import { tenantRepository } from '../src/repositories/tenants';
+import { useScratch } from './support/scratch';
+
+/**
+ * Events are partitioned by month of ingestion and PostgreSQL keeps an id unique only within a
+ * month; these tests hold the ingest to its promise across months: one event per id, a re-post
+ * recognised whichever month holds the first.
+ */
+describe('event ids across months', () => {
+  const scratch = useScratch();
+  const thisMonth = monthStart(new Date());
+  const lastMonth = new Date(Date.UTC(thisMonth.getUTCFullYear(), thisMonth.getUTCMonth() - 1, 1));
+  let pool: DatabasePool;
+  const programId = 'prg-months';
+
+  beforeEach(async () => {
+    const url = await scratch.database();
+    await applyMigrations(url);
+    pool = createDatabasePool(url);
+    await tenantRepository(pool).createProgram({ id: programId, name: 'Program' });
+    // Last month's partition, as a database migrated a month ago has it.
+    await partitionMaintenance(pool).maintain({ now: new Date(lastMonth.getTime() + 3_600_000), deliveryRetentionDays: 0 });
+  });
+  afterEach(async () => {
+    await closeDatabasePool(pool);
+  });
+
+  const newEvent = (id = `Event-${randomUUID()}`, contentHash = 'hash-1'): NewEvent => ({
+    event: { id, createdAt: '2026-11-01T00:00:00.000Z', origin: 'api', eventType: 'created', objectId: 'o-1', objectType: 'payment' },
+    programId,
+    contentHash,
+  });
+  const rowsOf = async (id: string) =>
+    (await pool.query<{ partition: string }>('SELECT tableoid::regclass::text AS partition FROM events WHERE id = $1', [id])).rows.map((row) => row.partition);
+
+  it('recognises an id stored last month: not stored again, and its stored content comes back for the comparison', async () => {
+    const event = newEvent();
+    await ingestStore(pool).transaction((tx) => tx.insertNewEvents([event]));
+    await pool.query('UPDATE events SET ingested_at = $1 WHERE id = $2', [new Date(lastMonth.getTime() + 86_400_000), event.event.id]);
+    expect(await rowsOf(event.event.id)).toEqual([eventPartitionName(lastMonth)]);
+
+    const other = newEvent();
+    const repost = { ...event, contentHash: 'hash-2' };
+    const { inserted, stored } = await ingestStore(pool).transaction(async (tx) => ({
+      inserted: await tx.insertNewEvents([repost, other, other]),
+      stored: await tx.loadStoredEvents([event.event.id]),
+    }));
+    expect(inserted).toEqual(new Set([other.event.id]));
+    // The ingest answers the stored event for the same hash and a conflict for another one.
+    expect(stored.get(event.event.id)?.contentHash).toBe('hash-1');
+    expect(await rowsOf(event.event.id)).toEqual([eventPartitionName(lastMonth)]);
+    expect(await rowsOf(other.event.id)).toEqual([eventPartitionName(thisMonth)]);
+  });
+
+  it('stores one event when two ingests of the same id straddle the turn of a month', async () => {
+    const event = newEvent();
+    // The first ingest stores the id and, before it commits, its row goes to last month's
+    // partition, as it would had its transaction started just before the month turned.
+    const first = await pool.connect();
+    try {
+      await first.query('BEGIN');
+      expect(await insertNewEvents(first, [event])).toEqual(new Set([event.event.id]));
+      await first.query('UPDATE events SET ingested_at = $1 WHERE id = $2', [new Date(thisMonth.getTime() - 1), event.event.id]);
+
+      // The second ingest, in this month, waits for the first...
+      let settled = false;
+      const second = ingestStore(pool)
+        .transaction(async (tx) => ({ inserted: await tx.insertNewEvents([event]), stored: await tx.loadStoredEvents([event.event.id]) }))
+        .finally(() => {
+          settled = true;
+        });
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(settled).toBe(false);
+
+      // ...then finds its event in last month's partition and stores nothing.
+      await first.query('COMMIT');
+      const { inserted, stored } = await second;
+      expect(inserted).toEqual(new Set());
+      expect(stored.get(event.event.id)?.contentHash).toBe('hash-1');
+    } finally {
+      first.release();
+    }
+    expect(await rowsOf(event.event.id)).toEqual([eventPartitionName(lastMonth)]);
+    expect(await loadStoredEvents(pool, [event.event.id])).toHaveProperty('size', 1);
+  });
+});
