@@ -63,20 +63,37 @@ describe('the delivery attempt repository', () => {
     expect(work.event).toEqual({ id: work.delivery.eventId, ...EVENT_FIELDS });
   });
 
-  it("decrypts a target once per batch, however many of the batch's deliveries go to it", async () => {
+  it("decrypts a target's secrets once, however many deliveries and batches go to it, and again once they change", async () => {
     const program = await tenantRepository(sqlPool(prisma)).createProgram({ id: uniqueId('prg'), name: 'Program' });
-    await targetRepository(sqlPool(prisma), cipher).upsert({ kind: 'program', programId: program.id }, { url: 'https://merchant.example/hooks', auth: basicAuth, notifications: {}, enabled: true });
+    const owner = { kind: 'program', programId: program.id } as const;
+    await targetRepository(sqlPool(prisma), cipher).upsert(owner, { url: 'https://merchant.example/hooks', auth: basicAuth, notifications: {}, enabled: true });
     const { deliveries } = await storeEvents(
       sqlPool(prisma),
       Array.from({ length: 3 }, () => ({ event: { id: `Event-${randomUUID()}`, ...EVENT_FIELDS }, programId: program.id, contentHash: randomUUID() })),
     );
+    const ids = deliveries.map((d) => d.deliveryId);
     const counting = { ...cipher, decryptions: 0 };
     counting.decryptSigningSecrets = (...args) => (counting.decryptions++, cipher.decryptSigningSecrets(...args));
-    const found = await deliveryAttemptRepository(sqlPool(prisma), counting).loadForAttempts(deliveries.map((d) => d.deliveryId));
+    counting.decrypt = (...args) => (counting.decryptions++, cipher.decrypt(...args));
+    const repository = deliveryAttemptRepository(sqlPool(prisma), counting);
+    const found = await repository.loadForAttempts(ids);
     expect(found.size).toBe(3);
-    expect(counting.decryptions).toBe(1);
+    // The signing secrets and the credentials: one decryption each.
+    expect(counting.decryptions).toBe(2);
     expect(new Set([...found.values()].map((w) => w.target)).size).toBe(1);
     expect([...found.values()][0]!.target).toMatchObject({ auth: basicAuth });
+
+    await repository.loadForAttempts(ids.slice(0, 1));
+    await repository.loadForAttempts(ids.slice(1));
+    expect(counting.decryptions).toBe(2);
+
+    const changed = { ...basicAuth, password: 'n3w-pa55-word' };
+    await targetRepository(sqlPool(prisma), cipher).upsert(owner, { url: 'https://merchant.example/hooks', auth: changed, notifications: {}, enabled: true });
+    const rotated = await targetRepository(sqlPool(prisma), cipher).rotateSigningSecret(owner, 0);
+    const reloaded = (await repository.loadForAttempts(ids.slice(0, 1))).get(ids[0]!)!.target as DeliveryTarget;
+    expect(reloaded.auth).toEqual(changed);
+    expect(reloaded.signing.secrets.current).toBe(rotated!.secret);
+    expect(counting.decryptions).toBe(4);
   });
 
   it('shows the worker an oauth target with its credentials, and a deleted target as switched off', async () => {

@@ -14,12 +14,13 @@
  */
 
 /**
- * KEYS: breakers, then (inflight, breaker, window) of the target of each release, then (inflight,
- * deferred, breaker) of the target of each admission. ARGV: now, number of releases, lease ms, max
+ * KEYS: breakers, then (inflight, deferred, breaker, window) of each distinct target of the batch,
+ * once however many of its jobs the batch holds. ARGV: now, number of releases, lease ms, max
  * in flight (0: no limit), min delay ms, max delay ms, deferred grace ms, consecutive failures that
  * open (0: off), failure ratio x 1000 (0: off), window ms, min requests in the window, open ms,
- * longest open ms, stale breaker ms; then (target id, job id, verdict, duration ms) per release;
- * then the job id per admission. Answers one number per release, then three per admission.
+ * longest open ms, stale breaker ms; then (target's position among the targets from 1, target id,
+ * job id, verdict, duration ms) per release; then (target's position, job id) per admission.
+ * Answers one number per release, then three per admission.
  *
  * A release answers 0 no change, 1 the breaker opened, 2 it closed, 3 it re-opened. Verdicts:
  * `success` (HTTP 200), `failure` (timeout, refused or reset connection, TLS: the kinds that hold
@@ -186,14 +187,19 @@ local function admit(job, inflight, deferred, breaker)
   return code, x, y
 end
 
-for j = 1, releases do
-  local i = 11 + 4 * j
-  local k = 3 * j - 1
-  out[#out + 1] = release(ARGV[i], ARGV[i + 1], ARGV[i + 2], tonumber(ARGV[i + 3]), KEYS[k], KEYS[k + 1], KEYS[k + 2])
+-- The keys of the target at position t: inflight, deferred, breaker, window.
+local function targetKeys(t)
+  local k = 4 * tonumber(t) - 2
+  return KEYS[k], KEYS[k + 1], KEYS[k + 2], KEYS[k + 3]
 end
-for j = 1, (#KEYS - 1) / 3 - releases do
-  local k = 3 * (releases + j) - 1
-  local code, x, y = admit(ARGV[14 + 4 * releases + j], KEYS[k], KEYS[k + 1], KEYS[k + 2])
+
+for i = 15, 14 + 5 * releases, 5 do
+  local inflight, _, breaker, window = targetKeys(ARGV[i])
+  out[#out + 1] = release(ARGV[i + 1], ARGV[i + 2], ARGV[i + 3], tonumber(ARGV[i + 4]), inflight, breaker, window)
+end
+for i = 15 + 5 * releases, #ARGV, 2 do
+  local inflight, deferred, breaker = targetKeys(ARGV[i])
+  local code, x, y = admit(ARGV[i + 1], inflight, deferred, breaker)
   out[#out + 1] = code
   out[#out + 1] = x
   out[#out + 1] = y

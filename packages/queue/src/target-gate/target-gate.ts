@@ -93,15 +93,21 @@ export function createTargetGate(redis: RedisConnection, options: { queuePrefix:
 
   const settle: TargetGate['settle'] = async (releases, entries) => {
     if (releases.length === 0 && entries.length === 0) return { changes: [], admissions: [] };
+    // Each target's keys once, however many of the batch's jobs go to it (a busy worker's batch
+    // is mostly a few targets): the script finds them by the target's position.
     const keys = [breakersKey(options.queuePrefix)];
-    for (const { targetId } of releases) {
-      const target = keysOf(targetId);
-      keys.push(target.inflight, target.breaker, target.window);
-    }
-    for (const { targetId } of entries) {
-      const target = keysOf(targetId);
-      keys.push(target.inflight, target.deferred, target.breaker);
-    }
+    const positions = new Map<string, number>();
+    const positionOf = (targetId: string): number => {
+      let position = positions.get(targetId);
+      if (position === undefined) {
+        const target = keysOf(targetId);
+        keys.push(target.inflight, target.deferred, target.breaker, target.window);
+        positions.set(targetId, (position = positions.size + 1));
+      }
+      return position;
+    };
+    const releaseArgs = releases.flatMap((r) => [positionOf(r.targetId), r.targetId, r.jobId, r.verdict, Math.max(0, Math.round(r.durationMs))]);
+    const entryArgs = entries.flatMap((entry) => [positionOf(entry.targetId), entry.jobId]);
     const answer = await commands[GATE_COMMAND](
       keys.length,
       ...keys,
@@ -119,8 +125,8 @@ export function createTargetGate(redis: RedisConnection, options: { queuePrefix:
       breaker.openMs,
       breaker.openMaxMs,
       STALE_BREAKER_MS,
-      ...releases.flatMap((r) => [r.targetId, r.jobId, r.verdict, Math.max(0, Math.round(r.durationMs))]),
-      ...entries.map((entry) => entry.jobId),
+      ...releaseArgs,
+      ...entryArgs,
     );
     const changes = answer.slice(0, releases.length).map((code) => CHANGES[code]);
     const admissions = entries.map((_, i): Admission => {
