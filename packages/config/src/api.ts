@@ -26,6 +26,13 @@ export interface ApiConfig extends ServiceConfig {
   /** RATE_LIMIT_WINDOW_SECONDS: length of the rate limit window. Default 1. */
   readonly rateLimitWindowSeconds: number;
   /**
+   * RATE_LIMIT_SYNC_MS: each events-api process counts the limit in memory and adds its counts to
+   * Redis (reading back every process's totals) this often, so no request waits on Redis. Between
+   * two syncs a key may get up to what the other processes admitted in that time beyond the limit
+   * (never more than the number of processes x the limit). 10 to 10000, at most the window. Default 100.
+   */
+  readonly rateLimitSyncMs: number;
+  /**
    * API_KEY_CACHE_MS: how long each events-api process remembers what an x-api-key authenticates as
    * (or that it is unknown), so GET /events skips that query. A key revoked through another process,
    * or in the database directly, is refused at the latest this long after; the process that
@@ -74,7 +81,6 @@ export interface ApiConfig extends ServiceConfig {
   readonly metrics: MetricsConfig;
   /** How long the HTTP server waits for slow clients, and how many it holds at once. */
   readonly http: HttpServerConfig;
-  // --- Query bounds (tenant isolation) ---
   /** The connection pool and statement time limit of each class of queries. */
   readonly queryClasses: QueryClassesConfig;
   /** The work one GET /events may cause, and how many of one key's run at once. */
@@ -162,13 +168,15 @@ export function loadApiConfig(env: Env = process.env): ApiConfig {
     ['INGEST_TOKEN', ingestToken],
     ['DASHBOARD_PASSWORD', dashboardPassword],
   ]);
+  const rateLimitWindowSeconds = integer(env, 'RATE_LIMIT_WINDOW_SECONDS', 1, 1, 3_600);
   return Object.freeze({
     ...service,
     port: readPort(env),
     adminToken,
     ingestToken,
     rateLimitRequests: integer(env, 'RATE_LIMIT_REQUESTS', 100, 1, 1_000_000),
-    rateLimitWindowSeconds: integer(env, 'RATE_LIMIT_WINDOW_SECONDS', 1, 1, 3_600),
+    rateLimitWindowSeconds,
+    rateLimitSyncMs: readRateLimitSyncMs(env, rateLimitWindowSeconds),
     apiKeyCacheMs: integer(env, 'API_KEY_CACHE_MS', 5_000, 0, 60_000),
     apiKeyCacheMaxEntries: integer(env, 'API_KEY_CACHE_MAX_ENTRIES', 10_000, 1, 1_000_000),
     apiKeyCacheMaxBytes: integer(env, 'API_KEY_CACHE_MAX_BYTES', 8 * 1024 * 1024, 65_536, 1024 * 1024 * 1024),
@@ -193,6 +201,15 @@ export function loadApiConfig(env: Env = process.env): ApiConfig {
     ...readQueryBounds(env),
     callback: Object.freeze(readCallback(env)),
   });
+}
+
+function readRateLimitSyncMs(env: Env, windowSeconds: number): number {
+  const syncMs = integer(env, 'RATE_LIMIT_SYNC_MS', Math.min(100, windowSeconds * 1000), 10, 10_000);
+  // A sync slower than the window would never share a count within the window it belongs to.
+  if (syncMs > windowSeconds * 1000) {
+    throw new ConfigError('RATE_LIMIT_SYNC_MS', `must be at most the rate limit window (RATE_LIMIT_WINDOW_SECONDS = ${windowSeconds}, ${windowSeconds * 1000} ms), got ${syncMs}`);
+  }
+  return syncMs;
 }
 
 // --- Query bounds (tenant isolation) ---

@@ -7,7 +7,7 @@ describe('loadApiConfig', () => {
     expect(config.port).toBe(3000);
     expect(config.adminToken).toBe('dev-admin-token');
     expect(config.ingestToken).toBe('dev-ingest-token');
-    expect(config).toMatchObject({ rateLimitRequests: 100, rateLimitWindowSeconds: 1, ingestBodyLimitBytes: 5 * 1024 * 1024 });
+    expect(config).toMatchObject({ rateLimitRequests: 100, rateLimitWindowSeconds: 1, rateLimitSyncMs: 100, ingestBodyLimitBytes: 5 * 1024 * 1024 });
   });
 
   it('caches API key lookups for 5 s by default, and refuses a bound over a minute', () => {
@@ -58,6 +58,7 @@ describe('loadApiConfig', () => {
       INGEST_TOKEN: 'ingest',
       RATE_LIMIT_REQUESTS: '50',
       RATE_LIMIT_WINDOW_SECONDS: '10',
+      RATE_LIMIT_SYNC_MS: '250',
       INGEST_BODY_LIMIT_BYTES: '2048',
     });
     expect(config).toMatchObject({
@@ -66,6 +67,7 @@ describe('loadApiConfig', () => {
       ingestToken: 'ingest',
       rateLimitRequests: 50,
       rateLimitWindowSeconds: 10,
+      rateLimitSyncMs: 250,
       ingestBodyLimitBytes: 2048,
     });
   });
@@ -96,6 +98,8 @@ describe('loadApiConfig', () => {
     ['PORT', '70000', /PORT: must be between 0 and 65535/],
     ['PORT', '-1', /PORT: must be a whole number/],
     ['RATE_LIMIT_REQUESTS', '0', /RATE_LIMIT_REQUESTS: must be between 1 and 1000000/],
+    ['RATE_LIMIT_SYNC_MS', '5', /RATE_LIMIT_SYNC_MS: must be between 10 and 10000/],
+    ['RATE_LIMIT_SYNC_MS', '1001', /RATE_LIMIT_SYNC_MS: must be at most the rate limit window \(RATE_LIMIT_WINDOW_SECONDS = 1, 1000 ms\)/],
     ['INGEST_BODY_LIMIT_BYTES', '10', /INGEST_BODY_LIMIT_BYTES: must be between 1024 and 104857600/],
     ['EVENT_MAX_BYTES', '1023', /EVENT_MAX_BYTES: must be between 1024 and 104857600/],
     ['EVENT_MAX_BYTES', '256k', /EVENT_MAX_BYTES: must be a whole number/],

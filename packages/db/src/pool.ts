@@ -29,6 +29,12 @@ export interface DatabasePoolOptions {
    * went from 493 µs to 239 µs with generic plans.
    */
   genericPlans?: boolean;
+  /**
+   * Run every statement on one core (max_parallel_workers_per_gather=0), for a pool whose
+   * statements must not take the CPU of others: with parallel workers one tenant's broad count
+   * keeps every core of a small database server busy (GET /events, bench/api-isolation.ts).
+   */
+  noParallelWorkers?: boolean;
 }
 
 /**
@@ -48,7 +54,7 @@ export function createDatabasePool(databaseUrl: string, options: DatabasePoolOpt
     connectionTimeoutMillis: options.connectionTimeoutMs ?? 5_000,
     ...(options.statementTimeoutMs === undefined ? {} : { statement_timeout: options.statementTimeoutMs }),
     ...(options.applicationName === undefined ? {} : { application_name: options.applicationName }),
-    options: options.genericPlans ? `${NO_JIT} -c plan_cache_mode=force_generic_plan` : NO_JIT,
+    options: [NO_JIT, options.genericPlans && '-c plan_cache_mode=force_generic_plan', options.noParallelWorkers && '-c max_parallel_workers_per_gather=0'].filter(Boolean).join(' '),
   });
   // An idle connection that PostgreSQL closes emits 'error' on the pool; the next query reconnects.
   pool.on('error', () => undefined);

@@ -81,13 +81,16 @@ export async function run<Q extends Compilable<unknown>>(
   return { rows: result.rows as Array<RowOf<Q>>, rowCount: result.rowCount ?? 0 };
 }
 
-const statementNames = new Map<string, string>();
+// By prefix, then by text: a hot statement's text is the same string every time (byShape), whose
+// hash V8 keeps, where a key joining prefix and text would be a new string to hash at every call.
+const statementNames = new Map<string, Map<string, string>>();
 function statementName(prefix: string, text: string): string {
-  const key = `${prefix}\u0000${text}`;
-  let name = statementNames.get(key);
+  let names = statementNames.get(prefix);
+  if (!names) statementNames.set(prefix, (names = new Map()));
+  let name = names.get(text);
   if (!name) {
     name = `${prefix}-${createHash('sha1').update(text).digest('hex').slice(0, 16)}`;
-    statementNames.set(key, name);
+    names.set(text, name);
   }
   return name;
 }

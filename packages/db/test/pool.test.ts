@@ -15,6 +15,18 @@ describe('createDatabasePool', () => {
     }
   });
 
+  it('runs every statement on one core when asked (no parallel workers), with both kinds of plan setting', async () => {
+    const single = createDatabasePool(testDatabaseUrl(), { noParallelWorkers: true, genericPlans: true });
+    const chosen = createDatabasePool(testDatabaseUrl());
+    try {
+      const read = "SELECT current_setting('max_parallel_workers_per_gather') AS workers, current_setting('plan_cache_mode') AS plans, current_setting('jit') AS jit";
+      expect((await single.query(read)).rows[0]).toEqual({ workers: '0', plans: 'force_generic_plan', jit: 'off' });
+      expect((await chosen.query(read)).rows[0]).toEqual({ workers: expect.not.stringMatching(/^0$/), plans: 'auto', jit: 'off' });
+    } finally {
+      await Promise.all([closeDatabasePool(single), closeDatabasePool(chosen)]);
+    }
+  });
+
   it('never JIT-compiles a statement, even one PostgreSQL estimates as expensive', async () => {
     // A generic plan of `id = ANY($1)` over a large table is estimated at thousands of rows, over
     // jit_above_cost: JIT then cost the worker's 16-row batch load 120 ms of compilation each time.

@@ -28,9 +28,10 @@ import { DASHBOARD_PATH, dashboardRouter } from './dashboard/router';
 import type { ApiDatabases } from './databases';
 import { createReplay } from './deliveries/replay';
 import { deliveriesRouter } from './deliveries/router';
-import { eventsRouter } from './events/router';
+import { listEvents } from './events/router';
 import { errorHandler, notFound } from './http/error-handler';
 import { createKeyConcurrency } from './http/key-concurrency';
+import { createKeyTimeBudget } from './http/key-time-budget';
 import { pathGuard } from './http/path-guard';
 import { plainRouter } from './http/plain-adapter';
 import { createRateLimit } from './http/rate-limit';
@@ -82,6 +83,7 @@ export function createApp(deps: AppDependencies): Express {
     keyPrefix: config.queuePrefix,
     requests: config.rateLimitRequests,
     windowSeconds: config.rateLimitWindowSeconds,
+    syncMs: config.rateLimitSyncMs,
   });
 
   const urlPolicy: AddressPolicy = { allowPrivate: config.allowPrivateTargets, hostAllowlist: config.targetHostAllowlist };
@@ -91,6 +93,20 @@ export function createApp(deps: AppDependencies): Express {
   app.set('trust proxy', false);
   app.use(requestLog(logger, metrics));
   app.use(pathGuard);
+  // The merchant API first: GET /events is the hot path, and every router before it is one more
+  // match per request.
+  app.get(
+    '/events',
+    listEvents({
+      apiKeys: apiKeyCache,
+      events,
+      rateLimit,
+      failedAuth,
+      concurrency: createKeyConcurrency({ perKey: config.eventsList.concurrencyPerKey, total: config.eventsList.concurrencyTotal, queueWaitMs: config.eventsList.queueWaitMs }),
+      timeBudget: createKeyTimeBudget({ msPerSecond: config.eventsList.msPerSecondPerKey, burstMs: config.queryClasses.merchantReads.statementTimeoutMs, waitMs: config.eventsList.queueWaitMs }),
+      maxSkip: config.eventsList.maxSkip,
+    }),
+  );
   app.use(
     plainRouter(
       opsEndpoints({
@@ -105,16 +121,6 @@ export function createApp(deps: AppDependencies): Express {
     ),
   );
   app.use(openApiRouter());
-  app.use(
-    eventsRouter({
-      apiKeys: apiKeyCache,
-      events,
-      rateLimit,
-      failedAuth,
-      concurrency: createKeyConcurrency({ perKey: config.eventsList.concurrencyPerKey, queueWaitMs: config.eventsList.queueWaitMs }),
-      maxSkip: config.eventsList.maxSkip,
-    }),
-  );
   app.use(
     '/internal',
     requireBearerToken(

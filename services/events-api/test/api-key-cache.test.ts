@@ -85,7 +85,7 @@ describe('createApiKeyCache', () => {
   it('shares one lookup between overlapping requests, and asks again after the bound', async () => {
     let calls = 0;
     let clock = 0;
-    const cache = createApiKeyCache({ authenticate: async () => (calls += 1, answer) }, { ttlMs: 1_000, now: () => clock });
+    const cache = createApiKeyCache({ authenticate: async () => (calls += 1, null) }, { ttlMs: 1_000, now: () => clock });
     await Promise.all([cache.authenticate('hk_a'), cache.authenticate('hk_a')]);
     expect(calls).toBe(1);
     clock = 999;
@@ -94,6 +94,35 @@ describe('createApiKeyCache', () => {
     clock = 1_000;
     await cache.authenticate('hk_a');
     expect(calls).toBe(2);
+  });
+
+  it('looks a known key in use up again in the last fifth of its answer’s life, serving the old answer meanwhile', async () => {
+    const answers: Array<typeof answer | null> = [answer, answer, null];
+    let calls = 0;
+    let clock = 0;
+    const cache = createApiKeyCache({ authenticate: async () => answers[calls++] ?? null }, { ttlMs: 1_000, now: () => clock });
+    await cache.authenticate('hk_a');
+    clock = 799;
+    await cache.authenticate('hk_a');
+    expect(calls).toBe(1);
+    clock = 800;
+    await expect(cache.authenticate('hk_a')).resolves.toEqual(answer);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(calls).toBe(2);
+    // Past the first answer's bound the refreshed one serves: no request waits on a lookup.
+    clock = 1_500;
+    await expect(cache.authenticate('hk_a')).resolves.toEqual(answer);
+    expect(calls).toBe(2);
+    // The next refresh finds the key revoked: the cache answers so as soon as it arrives.
+    clock = 1_650;
+    await cache.authenticate('hk_a');
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(calls).toBe(3);
+    await expect(cache.authenticate('hk_a')).resolves.toBeNull();
+    // An unknown or revoked key is not looked up in the background: its answer serves until its bound.
+    clock = 2_600;
+    await expect(cache.authenticate('hk_a')).resolves.toBeNull();
+    expect(calls).toBe(3);
   });
 
   it('holds at most maxEntries keys, dropping the oldest', async () => {

@@ -235,6 +235,89 @@ describe('the concurrency of one key’s expensive GET /events', () => {
     });
   });
 
+  describe('the turns of every key together (EVENTS_EXPENSIVE_CONCURRENCY)', () => {
+    let api: TestApi;
+    let tenant: Tenant;
+    let other: Tenant;
+    beforeAll(async () => {
+      api = createTestApi({ DATABASE_URL: database.url, MERCHANT_READS_POOL_SIZE: '4', EVENTS_EXPENSIVE_CONCURRENCY: '1', EVENTS_QUEUE_WAIT_MS: '0' });
+      tenant = await api.createTenant();
+      other = await api.createTenant();
+      await seedEvents(api, tenant, 3);
+      await seedEvents(api, other, 2);
+    });
+    afterAll(() => api.close());
+
+    it('refuses another key’s expensive read with 429 while the process’s turns are taken, and serves its cheap reads and bad values as before', async () => {
+      const lock = await lockEvents();
+      let running: Promise<request.Response> | undefined;
+      let cheapRunning: Promise<request.Response> | undefined;
+      try {
+        running = api.listEvents(tenant.merchantKey.key, EXPENSIVE).then((r) => r);
+        await waitForBlocked('herald-api:merchant-reads', 1);
+
+        const refused = await api.listEvents(other.merchantKey.key, EXPENSIVE);
+        expect(refused.status).toBe(429);
+        expect(refused.headers['content-type']).toMatch(/^application\/problem\+json/);
+        expect(refused.headers['retry-after']).toBe('1');
+        expect(refused.body).toMatchObject({ type: '/problems/too_many_concurrent_requests', status: 429 });
+        expect(refused.body.detail).toMatch(/run at once on this server/);
+
+        const bad = await api.listEvents(other.merchantKey.key, { ...EXPENSIVE, pageSize: 500 });
+        expect(bad.status).toBe(400);
+        expect(bad.body.errors[0].parameter).toBe('pageSize');
+
+        // A cheap read takes no turn: it runs beside the expensive one.
+        cheapRunning = api.listEvents(other.merchantKey.key).then((r) => r);
+        await waitForBlocked('herald-api:merchant-reads', 2);
+      } finally {
+        await lock.release();
+      }
+      expect((await running).status).toBe(200);
+      expect((await cheapRunning)?.body.count).toBe(2);
+      const served = await api.listEvents(other.merchantKey.key, EXPENSIVE);
+      expect(served.status).toBe(200);
+      expect(served.body.count).toBe(1);
+    });
+  });
+
+  describe('the database time of one key (EVENTS_EXPENSIVE_MS_PER_SECOND)', () => {
+    let api: TestApi;
+    let tenant: Tenant;
+    let other: Tenant;
+    beforeAll(async () => {
+      // A key may save up 300 ms (the statement limit) and earns 1 ms a second back.
+      api = createTestApi({ DATABASE_URL: database.url, MERCHANT_READS_STATEMENT_TIMEOUT_MS: '300', EVENTS_EXPENSIVE_MS_PER_SECOND: '1' });
+      tenant = await api.createTenant();
+      other = await api.createTenant();
+      await seedEvents(api, tenant, 3);
+      await seedEvents(api, other, 2);
+    });
+    afterAll(() => api.close());
+
+    it('refuses a key whose expensive reads used up its time with 429 and Retry-After, and serves its cheap reads and other keys', async () => {
+      const lock = await lockEvents();
+      let slow: request.Response;
+      try {
+        // Waits on the lock until PostgreSQL cancels it: 300 ms of this key's time, failed or not.
+        slow = await api.listEvents(tenant.merchantKey.key, EXPENSIVE);
+      } finally {
+        await lock.release();
+      }
+      expect(slow.status).toBe(503);
+      const refused = await api.listEvents(tenant.merchantKey.key, EXPENSIVE);
+      expect(refused.status).toBe(429);
+      expect(refused.headers['content-type']).toMatch(/^application\/problem\+json/);
+      expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0);
+      expect(refused.body).toMatchObject({ type: '/problems/query_time_exceeded', status: 429 });
+      const bad = await api.listEvents(tenant.merchantKey.key, { ...EXPENSIVE, page: 0 });
+      expect(bad.status).toBe(400);
+      expect(bad.body.errors[0].parameter).toBe('page');
+      expect((await api.listEvents(tenant.merchantKey.key)).body.count).toBe(3);
+      expect((await api.listEvents(other.merchantKey.key, EXPENSIVE)).body.count).toBe(1);
+    });
+  });
+
   describe('waiting for a turn', () => {
     let api: TestApi;
     let tenant: Tenant;

@@ -31,7 +31,10 @@ const ENTRY_BYTES = 512;
  * Remembers each key's answer (unknown keys included, so a flood of bad keys does not reach the
  * database) for `ttlMs`. Revocation through another process therefore takes effect within
  * `ttlMs` here. Answers live only in this process's memory and are never logged.
- * Lookups of one key that overlap share one query.
+ * Lookups of one key that overlap share one query. A known key in use is looked up again in the
+ * background during the last fifth of its answer's life, and the fresh answer replaces the old,
+ * so a busy key's requests never all wait on one lookup when its answer expires (the revocation
+ * bound stays `ttlMs`: an answer is never served longer than that after its lookup started).
  *
  * Memory is bounded by both `maxEntries` and `maxBytes` (a key counts two bytes a character), and
  * expired answers are dropped whenever the cache is used: answers are kept in the order they
@@ -41,7 +44,9 @@ export function createApiKeyCache(apiKeys: Pick<ApiKeyRepository, 'authenticate'
   const maxEntries = options.maxEntries ?? 10_000;
   const maxBytes = options.maxBytes ?? 8 * 1024 * 1024;
   const now = options.now ?? Date.now;
-  const entries = new Map<string, { answer: Promise<Authentication>; expiresAt: number }>();
+  /** `known`: the lookup found a key (set once it settles); `refreshing`: a background lookup is under way. */
+  type Entry = { answer: Promise<Authentication>; expiresAt: number; known?: boolean; refreshing?: boolean };
+  const entries = new Map<string, Entry>();
   let bytes = 0;
 
   const sizeOf = (key: string): number => key.length * 2 + ENTRY_BYTES;
@@ -55,25 +60,53 @@ export function createApiKeyCache(apiKeys: Pick<ApiKeyRepository, 'authenticate'
     }
   };
 
+  /** Looks `key` up and remembers the answer from `at` on (the newest entry goes last: entries stay in expiry order). */
+  const remember = (key: string, at: number): Promise<Authentication> => {
+    const answer = apiKeys.authenticate(key);
+    // A key too large to remember at all is still answered, just not kept.
+    if (sizeOf(key) > maxBytes) return answer;
+    while (entries.size >= maxEntries || bytes + sizeOf(key) > maxBytes) remove(entries.keys().next().value!);
+    const entry: Entry = { answer, expiresAt: at + options.ttlMs };
+    entries.set(key, entry);
+    bytes += sizeOf(key);
+    answer.then(
+      (auth) => {
+        entry.known = auth !== null;
+      },
+      // A failed lookup (database down, lookups limited) is not remembered: the next request asks again.
+      () => {
+        if (entries.get(key) === entry) remove(key);
+      },
+    );
+    return answer;
+  };
+
+  /** Looks a known key up again while its answer still serves; the fresh answer replaces it once it arrives. */
+  const refresh = (key: string, entry: Entry, at: number): void => {
+    entry.refreshing = true;
+    apiKeys.authenticate(key).then(
+      (auth) => {
+        if (entries.get(key) !== entry) return;
+        remove(key);
+        entries.set(key, { answer: Promise.resolve(auth), expiresAt: at + options.ttlMs, known: auth !== null });
+        bytes += sizeOf(key);
+      },
+      () => {
+        // The old answer keeps serving until it expires; the next request tries again.
+        entry.refreshing = false;
+      },
+    );
+  };
+
   return {
     authenticate(key) {
       if (options.ttlMs <= 0) return apiKeys.authenticate(key);
       const at = now();
       dropExpired(at);
       const cached = entries.get(key);
-      if (cached) return cached.answer;
-      const answer = apiKeys.authenticate(key);
-      // A key too large to remember at all is still answered, just not kept.
-      if (sizeOf(key) > maxBytes) return answer;
-      while (entries.size >= maxEntries || bytes + sizeOf(key) > maxBytes) remove(entries.keys().next().value!);
-      const entry = { answer, expiresAt: at + options.ttlMs };
-      entries.set(key, entry);
-      bytes += sizeOf(key);
-      // A failed lookup (database down, lookups limited) is not remembered: the next request asks again.
-      answer.catch(() => {
-        if (entries.get(key) === entry) remove(key);
-      });
-      return answer;
+      if (!cached) return remember(key, at);
+      if (cached.known && !cached.refreshing && at >= cached.expiresAt - options.ttlMs / 5) refresh(key, cached, at);
+      return cached.answer;
     },
     forgetAll() {
       entries.clear();

@@ -44,6 +44,8 @@ export function createFailedAuthThrottle(options: FailedAuthThrottleOptions): Fa
 
   return {
     check(req) {
+      // Nothing failed lately (the usual case): no address to work out on the hot path.
+      if (windows.size === 0) return;
       const at = now();
       const window = windows.get(clientKey(req));
       if (!window || window.endsAt <= at || window.failures < options.perAddress) return;

@@ -1,10 +1,11 @@
-import { Router } from 'express';
+import type { RequestHandler, Response } from 'express';
 import { isWellFormedApiKey, type EventRepository } from '@herald/db';
 import type { EventPage } from '@herald/domain';
 import type { ApiKeyAuthenticator } from '../auth/api-key-cache';
 import type { FailedAuthThrottle } from '../auth/failed-auth-throttle';
 import { HttpError } from '../http/http-error';
 import type { KeyConcurrency } from '../http/key-concurrency';
+import type { KeyTimeBudget } from '../http/key-time-budget';
 import type { RateLimit } from '../http/rate-limit';
 import { checkRequiredHeaders } from './headers';
 import { checkPageDepth, isExpensive, parseEventsQuery } from './query';
@@ -15,16 +16,21 @@ export interface EventsRouterDependencies {
   rateLimit: RateLimit;
   /** How many of one key's expensive requests (isExpensive) query the database at once. */
   concurrency: KeyConcurrency;
+  /** How much database time one key's expensive requests may take per second. */
+  timeBudget: KeyTimeBudget;
   /** EVENTS_MAX_SKIP: most events a page found by skipping may skip. */
   maxSkip: number;
   /** Slows down an address after repeated wrong keys. */
   failedAuth: FailedAuthThrottle;
 }
 
-/** GET /events: the merchant API. A merchant key lists its merchant's events; a program key every event of its program. */
-export function eventsRouter(deps: EventsRouterDependencies): Router {
-  const router = Router();
-  router.get('/events', async (req, res) => {
+/**
+ * GET /events: the merchant API. A merchant key lists its merchant's events; a program key every
+ * event of its program. A handler, mounted by the app on its own router: one router level less
+ * on the hot path than a router of its own.
+ */
+export function listEvents(deps: EventsRouterDependencies): RequestHandler {
+  return async (req, res) => {
     const key = req.get('x-api-key');
     if (!key) throw unauthorized('The x-api-key header is required.');
     deps.failedAuth.check(req);
@@ -38,7 +44,7 @@ export function eventsRouter(deps: EventsRouterDependencies): Router {
       deps.failedAuth.failed(req);
       throw unauthorized('The x-api-key is unknown or revoked.');
     }
-    await deps.rateLimit(auth.keyId, res);
+    deps.rateLimit(auth.keyId, res);
     checkRequiredHeaders(req);
     const query = parseEventsQuery(req.query);
     checkPageDepth(query, deps.maxSkip);
@@ -46,7 +52,15 @@ export function eventsRouter(deps: EventsRouterDependencies): Router {
     const list = () => deps.events.list({ ...query, scope: auth.scope });
     // Only the reads that count and skip over the index take a turn of the key: the others cost
     // a few small counter rows whatever the data, and a busy key's cheap pages need no queue.
-    const { count, events } = isExpensive(query) ? await deps.concurrency(auth.keyId, list) : await list();
+    // They are bounded in time too, checked before the turn so that a key over its budget holds no turn.
+    let result: Awaited<ReturnType<typeof list>>;
+    if (isExpensive(query)) {
+      await deps.timeBudget.check(auth.keyId);
+      result = await deps.concurrency(auth.keyId, () => deps.timeBudget.spend(auth.keyId, list));
+    } else {
+      result = await list();
+    }
+    const { count, events } = result;
     const page: EventPage = {
       page: query.page,
       pageSize: query.pageSize,
@@ -54,9 +68,20 @@ export function eventsRouter(deps: EventsRouterDependencies): Router {
       totalPages: Math.ceil(count / query.pageSize),
       data: events,
     };
-    res.json(page);
-  });
-  return router;
+    sendPage(res, page);
+  };
+}
+
+/**
+ * Writes the page as JSON, serialised once. res.json would serialise it, then hash the body for
+ * an ETag that no client of a list revalidates with (measured: a tenth of the events-api's CPU per
+ * request went to res.json and res.send).
+ */
+function sendPage(res: Response, page: EventPage): void {
+  const body = JSON.stringify(page);
+  res.setHeader('Content-Type', 'application/json; charset=utf-8');
+  res.setHeader('Content-Length', Buffer.byteLength(body));
+  res.end(body);
 }
 
 function unauthorized(detail: string): HttpError {

@@ -9,6 +9,11 @@ import { HttpError } from './http-error';
  * route, present and future, the dashboard's included.
  */
 export const pathGuard: RequestHandler = (req, _res, next) => {
+  // A path with no percent sign has nothing to decode (most requests, every GET /events).
+  if (!req.path.includes('%')) {
+    next();
+    return;
+  }
   const errors = req.path
     .split('/')
     .map((segment) => ({ segment, message: problemOf(segment) }))

@@ -1,49 +1,44 @@
 import type { Response } from 'express';
-import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 import type { RedisConnection } from '@herald/queue';
 import { HttpError } from './http-error';
+import { createRateLimitCounter, type RateLimitDecision } from './rate-limit-counter';
 
-/** Counts one request of `key`; throws a 429 HttpError (with Retry-After) past the limit. */
-export type RateLimit = (key: string, res: Response) => Promise<void>;
+/** Counts one request of `key`; throws a 429 HttpError (with Retry-After) past the limit. Never waits. */
+export type RateLimit = (key: string, res: Response) => void;
 
 export interface RateLimitOptions {
   redis: RedisConnection;
   keyPrefix: string;
   requests: number;
   windowSeconds: number;
+  /** RATE_LIMIT_SYNC_MS: how often the process's counts are shared through Redis. */
+  syncMs: number;
 }
 
 /**
- * A fixed-window limit per key, counted in Redis so that every events-api process shares it.
- * While Redis is down, each process falls back to counting in memory rather than refusing traffic.
+ * The per-key limit of GET /events: counted in memory and shared by every events-api process
+ * through Redis in batches (see createRateLimitCounter for the tolerance).
  */
 export function createRateLimit(options: RateLimitOptions): RateLimit {
-  const limits = { points: options.requests, duration: options.windowSeconds };
-  const limiter = new RateLimiterRedis({
-    storeClient: options.redis,
-    keyPrefix: `${options.keyPrefix}:ratelimit`,
-    ...limits,
-    insuranceLimiter: new RateLimiterMemory(limits),
+  const counter = createRateLimitCounter({
+    redis: options.redis,
+    keyPrefix: options.keyPrefix,
+    requests: options.requests,
+    windowMs: options.windowSeconds * 1000,
+    syncMs: options.syncMs,
   });
-  return async (key, res) => {
-    try {
-      const state = await limiter.consume(key);
-      setHeaders(res, options.requests, state);
-    } catch (rejection) {
-      if (!(rejection instanceof RateLimiterRes)) throw rejection;
-      setHeaders(res, options.requests, rejection);
-      const retryAfter = Math.max(1, Math.ceil(rejection.msBeforeNext / 1000));
-      throw new HttpError(429, 'rate_limited', 'Too Many Requests', `At most ${options.requests} requests per ${options.windowSeconds} s per API key.`, {}, {
-        'Retry-After': String(retryAfter),
-      });
-    }
+  return (key, res) => {
+    const decision = counter.consume(key);
+    setHeaders(res, options.requests, decision);
+    if (decision.allowed) return;
+    throw new HttpError(429, 'rate_limited', 'Too Many Requests', `At most ${options.requests} requests per ${options.windowSeconds} s per API key.`, {}, {
+      'Retry-After': String(Math.max(1, Math.ceil(decision.msBeforeReset / 1000))),
+    });
   };
 }
 
-function setHeaders(res: Response, limit: number, state: RateLimiterRes): void {
-  res.set({
-    'RateLimit-Limit': String(limit),
-    'RateLimit-Remaining': String(Math.max(0, state.remainingPoints)),
-    'RateLimit-Reset': String(Math.ceil(state.msBeforeNext / 1000)),
-  });
+function setHeaders(res: Response, limit: number, decision: RateLimitDecision): void {
+  res.setHeader('RateLimit-Limit', String(limit));
+  res.setHeader('RateLimit-Remaining', String(decision.remaining));
+  res.setHeader('RateLimit-Reset', String(Math.ceil(decision.msBeforeReset / 1000)));
 }

@@ -93,7 +93,7 @@ export function buildMerchantDocument(): Schema {
               'A required header is missing or wrong, or a query parameter is invalid or unknown (`errors` names each), or (page_too_deep) the page would skip more events than the server allows under eventType or objectId: move createdFrom instead.',
             ),
             401: problem('x-api-key is missing, unknown or revoked.'),
-            429: problem('Too many requests for this key (rate_limited), or too many of them at once (too_many_concurrent_requests); wait for Retry-After seconds.', { 'Retry-After': RETRY_AFTER }),
+            429: problem('Too many requests for this key (rate_limited), too many of them at once (too_many_concurrent_requests), or its expensive reads used up their database time (query_time_exceeded); wait for Retry-After seconds.', { 'Retry-After': RETRY_AFTER }),
             503: problem('A dependency is unavailable, or (query_timeout) the query ran past its time limit; retry after Retry-After seconds, or narrow the query.', { 'Retry-After': RETRY_AFTER }),
           },
         },
