@@ -6,7 +6,7 @@ import type { Config } from 'jest';
 // prefixes so that files can run in parallel and in any order.
 const config: Config = {
   testEnvironment: 'node',
-  roots: ['<rootDir>/packages', '<rootDir>/services'],
+  roots: ['<rootDir>/packages', '<rootDir>/services', '<rootDir>/bench'],
   testMatch: ['**/test/**/*.test.ts'],
   transform: {
     '^.+\\.(m|c)?tsx?$': [

@@ -126,7 +126,8 @@ export async function durableDeliveryCeiling(options: DurableCeilingOptions): Pr
     return result;
   } finally {
     for (const worker of workers) await worker.stop('SIGTERM', 15_000);
-    // The attempts go with their deliveries (ON DELETE CASCADE).
+    // Attempts first: since deliveries are partitioned, no foreign key cascades to them.
+    await pool.query('DELETE FROM delivery_attempts WHERE delivery_id = ANY($1::uuid[])', [deliveryIds]);
     await pool.query('DELETE FROM deliveries WHERE id = ANY($1::uuid[])', [deliveryIds]);
     await pool.query('DELETE FROM events WHERE id = ANY($1::text[])', [eventIds]);
     await queue.obliterate({ force: true });

@@ -4,9 +4,13 @@
  */
 import { readdirSync, readFileSync } from 'node:fs';
 
-/** A snapshot of CPU time (user + system, ms) by role, and of the machine's busy and total jiffies. */
+/**
+ * A snapshot of CPU time (user + system, ms) by process with its role, and of the machine's busy
+ * and total jiffies. By process, not summed by role: a process that ends between two snapshots
+ * (a pool's idle PostgreSQL backend, say) must not take its whole lifetime's CPU off its role.
+ */
 export interface CpuSnapshot {
-  byRole: Map<string, number>;
+  byPid: Map<number, { role: string; ms: number }>;
   busy: number;
   total: number;
 }
@@ -26,7 +30,7 @@ export class CpuAccounts {
   }
 
   snapshot(): CpuSnapshot {
-    const byRole = new Map<string, number>();
+    const byPid = new Map<number, { role: string; ms: number }>();
     for (const pid of readdirSync('/proc').filter((p) => /^\d+$/.test(p))) {
       try {
         const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
@@ -42,7 +46,7 @@ export class CpuAccounts {
               : name === 'redis-server'
                 ? 'Redis'
                 : 'everything else');
-        byRole.set(role, (byRole.get(role) ?? 0) + ms);
+        byPid.set(Number(pid), { role, ms });
       } catch {
         // The process ended meanwhile.
       }
@@ -50,14 +54,20 @@ export class CpuAccounts {
     // The first line of /proc/stat: jiffies of all cores by state; idle and iowait are not busy.
     const jiffies = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
     const total = jiffies.reduce((a, b) => a + b, 0);
-    return { byRole, busy: total - jiffies[3]! - jiffies[4]!, total };
+    return { byPid, busy: total - jiffies[3]! - jiffies[4]!, total };
   }
 }
 
-/** CPU µs per unit of work by role between two snapshots, largest first, e.g. "delivery-worker 420 µs, …". */
+/**
+ * CPU µs per unit of work by role between two snapshots, largest first, e.g. "delivery-worker 420 µs, …".
+ * Counts the processes alive at `after` (one started meanwhile from zero); the CPU of one that
+ * ended meanwhile is missed.
+ */
 export function cpuPerUnit(before: CpuSnapshot, after: CpuSnapshot, units: number): string {
-  return [...after.byRole]
-    .map(([role, ms]) => [role, Math.round(((ms - (before.byRole.get(role) ?? 0)) / units) * 1000)] as const)
+  const byRole = new Map<string, number>();
+  for (const [pid, { role, ms }] of after.byPid) byRole.set(role, (byRole.get(role) ?? 0) + ms - (before.byPid.get(pid)?.ms ?? 0));
+  return [...byRole]
+    .map(([role, ms]) => [role, Math.round((ms / units) * 1000)] as const)
     .filter(([, us]) => us > 0)
     .sort((a, b) => b[1] - a[1])
     .map(([role, us]) => `${role} ${us} µs`)

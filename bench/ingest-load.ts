@@ -69,11 +69,15 @@ export async function ingestBatches(load: IngestLoad & { apiUrl: string; token: 
  * no validation, no counters, no tenant or target lookups, no outbox marking after the enqueue:
  * what storing and queueing alone cost.
  * Events go to `programId`/`merchantId`, deliveries to their two targets (which must exist).
+ * Once timed, its rows are deleted again: its deliveries have no job in Herald's queue, so they
+ * would stay pending, and the workers' reconciler would requeue them (RECONCILER_STALE_AFTER_MS
+ * later) into whatever section of the bench runs then.
  */
 export async function bareIngest(load: IngestLoad & { merchantId: string; databaseUrl: string; redisUrl: string; queuePrefix: string }): Promise<number> {
   const pool = new pg.Pool({ connectionString: load.databaseUrl, max: load.inFlight });
   const redis = new Redis(load.redisUrl, { maxRetriesPerRequest: null });
   const queue = new Queue('bare-ingest', { connection: redis, prefix: load.queuePrefix });
+  const written = { events: [] as string[], deliveries: [] as string[] };
   try {
     const targets = (await pool.query<{ id: string }>('SELECT id::text FROM notification_targets WHERE program_id = $1 ORDER BY merchant_id NULLS FIRST', [load.programId])).rows.map((r) => r.id);
     if (targets.length !== 2) throw new Error(`bare ingest: expected 2 targets of ${load.programId}, found ${targets.length}`);
@@ -83,6 +87,8 @@ export async function bareIngest(load: IngestLoad & { merchantId: string; databa
       const ids = events.map(() => `Event-${randomUUID()}`);
       const now = new Date().toISOString();
       const deliveryIds = ids.flatMap(() => [randomUUID(), randomUUID()]);
+      written.events.push(...ids);
+      written.deliveries.push(...deliveryIds);
       const client = await pool.connect();
       try {
         await client.query('BEGIN');
@@ -128,6 +134,9 @@ export async function bareIngest(load: IngestLoad & { merchantId: string; databa
       );
     });
   } finally {
+    await pool.query('DELETE FROM deliveries WHERE id = ANY($1::uuid[])', [written.deliveries]);
+    await pool.query('DELETE FROM events WHERE id = ANY($1::text[])', [written.events]);
+    await queue.obliterate({ force: true });
     await queue.close();
     redis.disconnect();
     await pool.end();

@@ -4,17 +4,24 @@
  *
  *   node --import tsx bench/profile.ts ingest [--rounds 3] [--events 15000] [--cpu-prof]
  *   node --import tsx bench/profile.ts list [--events 1000000] [--seconds 10] [--keep-db NAME] [--cpu-prof]
- *   node --import tsx bench/profile.ts deliver [--events 5000] [--workers 1] [--cpu-prof]
+ *   node --import tsx bench/profile.ts deliver [--events 5000] [--workers 1] [--durable] [--build] [--cpu-prof]
+ *   node --import tsx bench/profile.ts e2e [--rate 100] [--seconds 10] [--workers 1] [--build]
  *
  * `ingest` runs the bench's ingest loop (batches of 500, 2 in flight, fan-out 2) several times,
  * then the same rows and jobs written the bare way (the ingest ceiling of bench/run.ts).
  * `list` seeds events like the bench and runs autocannon on page 1 and on the bare Express page.
  * `deliver` ingests payment events (fan-out 2) with no worker running, then starts the workers and
- * times the drain at bench/receiver.ts, with the CPU time each process spent per callback.
+ * times the drain at bench/receiver.ts, with the CPU time each process spent per callback;
+ * `--durable` first drains as many callbacks with the durable delivery ceiling (bench/ceilings.ts),
+ * so that Herald's figure has its ratio to a ceiling of the same run; `--build` runs the workers
+ * from the production build, as the bench does (their peak RSS is then production's).
+ * `e2e` posts single events at a fixed rate to running workers, as the bench's end-to-end latency
+ * section does, and prints the latency from each ingest request to its callback's arrival.
  * `--cpu-prof` writes a V8 profile of the events-api (of the first worker, with `deliver`) to
  * bench/results/profiles/ and prints the functions with the most self time. `--keep-db NAME`
  * reuses (or creates and keeps) a seeded database.
  */
+import { randomUUID } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -23,7 +30,9 @@ import { Redis } from 'ioredis';
 import { applyMigrations, dropDatabase, ensureDatabase } from '@herald/db';
 import { createPrismaClient } from '@herald/db/prisma';
 import { databaseUrlFor, startService, uniqueId, type ServiceProcess } from '@herald/testing';
+import { buildAll, bundleOf } from '../scripts/build';
 import { CpuAccounts, cpuPerUnit, type CpuSnapshot } from './cpu';
+import { durableDeliveryCeiling, pageOneQuery, startBareSqlPage } from './ceilings';
 import { bareIngest, ingestBatches } from './ingest-load';
 import { seedEvents } from './seed-events';
 import { createPaymentTenant, serviceEnv } from './setup';
@@ -58,9 +67,10 @@ async function main(): Promise<void> {
     cpu.add(api.child.pid, 'events-api');
     const apiUrl = `http://127.0.0.1:${port}`;
     if (mode === 'ingest') await profileIngest(apiUrl, databaseUrl, queuePrefix);
-    else if (mode === 'list') await profileList(apiUrl, prisma, Boolean(keep));
-    else if (mode === 'deliver') await profileDelivery(apiUrl, { ...env, ...(cpuProf ? profiling : {}) }, prisma);
-    else throw new Error('mode: ingest, list or deliver');
+    else if (mode === 'list') await profileList(apiUrl, databaseUrl, prisma, Boolean(keep));
+    else if (mode === 'deliver') await profileDelivery(apiUrl, { ...env, ...(cpuProf ? profiling : {}) }, prisma, databaseUrl, queuePrefix);
+    else if (mode === 'e2e') await profileLatency(apiUrl, env, prisma);
+    else throw new Error('mode: ingest, list, deliver or e2e');
   } finally {
     if (api) {
       await api.stop('SIGTERM', 30_000);
@@ -98,7 +108,7 @@ async function profileIngest(apiUrl: string, databaseUrl: string, queuePrefix: s
   }
 }
 
-async function profileList(apiUrl: string, prisma: ReturnType<typeof createPrismaClient>, keep: boolean): Promise<void> {
+async function profileList(apiUrl: string, databaseUrl: string, prisma: ReturnType<typeof createPrismaClient>, keep: boolean): Promise<void> {
   const total = Number(arg('events', '1000000'));
   const seeded = Number((await prisma.$queryRaw<Array<{ n: bigint }>>`SELECT count(*) AS n FROM events`)[0]!.n);
   if (!keep || seeded === 0) {
@@ -115,6 +125,19 @@ async function profileList(apiUrl: string, prisma: ReturnType<typeof createPrism
   writeFileSync(pageFile, page1);
   const bare = startService('bench/bare-express.ts', { BENCH_PAGE_FILE: pageFile });
   const barePort = Number((await bare.waitForLog(/listening/, 30_000)).port);
+  // The same-run ceiling of Herald's own overhead: its page-1 statement in a bare Express handler.
+  const bareSqlProcesses: ServiceProcess[] = [];
+  const bareSqlUrl = await startBareSqlPage({
+    databaseUrl,
+    query: pageOneQuery('bench-l', 'bench-l-m0'),
+    expectCount: JSON.parse(page1).count,
+    startListening: async (script, env) => {
+      const proc = startService(script, env);
+      bareSqlProcesses.push(proc);
+      cpu.add(proc.child.pid, 'bare Express + SQL');
+      return { port: Number((await proc.waitForLog(/listening/, 30_000)).port) };
+    },
+  });
   const seconds = Number(arg('seconds', '10'));
   const cannon = async (url: string) => {
     const before = cpu.snapshot();
@@ -126,10 +149,12 @@ async function profileList(apiUrl: string, prisma: ReturnType<typeof createPrism
   try {
     for (const query of (arg('queries', 'page=1&pageSize=20')).split(',')) {
       console.log(`bare:   ${await cannon(`http://127.0.0.1:${barePort}/events`)}`);
+      console.log(`bare Express + SQL: ${await cannon(bareSqlUrl)}`);
       console.log(`${query}: ${await cannon(`${apiUrl}/events?${query}`)}`);
     }
   } finally {
     await bare.stop();
+    for (const proc of bareSqlProcesses) await proc.stop();
   }
 }
 
@@ -137,20 +162,39 @@ async function profileList(apiUrl: string, prisma: ReturnType<typeof createPrism
  * `deliver`: payment events (fan-out 2) ingested with no worker running, then `--workers` worker
  * processes (the first one profiled with --cpu-prof) drain them to bench/receiver.ts.
  */
-async function profileDelivery(apiUrl: string, workerEnv: Record<string, string>, prisma: ReturnType<typeof createPrismaClient>): Promise<void> {
+async function profileDelivery(apiUrl: string, workerEnv: Record<string, string>, prisma: ReturnType<typeof createPrismaClient>, databaseUrl: string, queuePrefix: string): Promise<void> {
   const receiver = startService('bench/receiver.ts', {});
   const receiverUrl = `http://127.0.0.1:${Number((await receiver.waitForLog(/listening/, 30_000)).port)}`;
   cpu.add(receiver.child.pid, 'receiver');
   const workers: ServiceProcess[] = [];
   let statsRedis: Redis | undefined;
+  const workerScript = 'services/delivery-worker/src/main.ts';
+  if (process.argv.includes('--build')) await buildAll(['worker']);
   try {
     await createPaymentTenant(apiUrl, 'dev-admin-token', `${receiverUrl}/hook`);
     const events = Number(arg('events', '5000'));
-    await ingestBatches({ apiUrl, token: 'dev-ingest-token', count: events, batchSize: 500, inFlight: 2, programId: 'bench-p', merchantId: 'bench-m', objectType: 'payment' });
     const expected = 2 * events;
     const count = Number(arg('workers', '1'));
+    if (process.argv.includes('--durable')) {
+      const durable = await durableDeliveryCeiling({
+        databaseUrl,
+        redisUrl: REDIS_URL,
+        url: `${receiverUrl}/hook/durable`,
+        prefix: `${queuePrefix}_bare`,
+        concurrency: 16,
+        total: expected,
+        processes: count,
+        programId: 'bench-p',
+        merchantId: 'bench-m',
+        drain: (total, processes) => drainAtReceiver(receiverUrl, total, processes, 'bare durable worker'),
+        startProcess: (script, env) => startService(script, env),
+      });
+      console.log(`durable ceiling, ${count} process(es): ${Math.round(durable.rate)} callbacks/s\n  CPU per callback: ${durable.cpu}`);
+      await fetch(`${receiverUrl}/reset`, { method: 'POST' });
+    }
+    await ingestBatches({ apiUrl, token: 'dev-ingest-token', count: events, batchSize: 500, inFlight: 2, programId: 'bench-p', merchantId: 'bench-m', objectType: 'payment' });
     for (let i = 0; i < count; i += 1) {
-      const worker = startService('services/delivery-worker/src/main.ts', { WORKER_CONCURRENCY: '16', ...workerEnv, ...(i > 0 ? { NODE_OPTIONS: '' } : {}) });
+      const worker = startService(process.argv.includes('--build') ? bundleOf(workerScript)! : workerScript, { WORKER_CONCURRENCY: '16', ...workerEnv, ...(i > 0 ? { NODE_OPTIONS: '' } : {}) });
       workers.push(worker);
       cpu.add(worker.child.pid, 'delivery-worker');
     }
@@ -187,8 +231,92 @@ async function profileDelivery(apiUrl: string, workerEnv: Record<string, string>
   }
 }
 
+/**
+ * `e2e`: `--workers` running workers, single events of bench-p (one callback each) posted at
+ * `--rate` per second for `--seconds`; the time from sending each ingest request to its callback's
+ * first arrival at bench/receiver.ts, by percentile.
+ */
+async function profileLatency(apiUrl: string, workerEnv: Record<string, string>, prisma: ReturnType<typeof createPrismaClient>): Promise<void> {
+  const receiver = startService('bench/receiver.ts', {});
+  const receiverUrl = `http://127.0.0.1:${Number((await receiver.waitForLog(/listening/, 30_000)).port)}`;
+  const workers: ServiceProcess[] = [];
+  const workerScript = 'services/delivery-worker/src/main.ts';
+  if (process.argv.includes('--build')) await buildAll(['worker']);
+  try {
+    await createPaymentTenant(apiUrl, 'dev-admin-token', `${receiverUrl}/hook`);
+    for (let i = 0; i < Number(arg('workers', '1')); i += 1) {
+      workers.push(startService(process.argv.includes('--build') ? bundleOf(workerScript)! : workerScript, { WORKER_CONCURRENCY: '16', ...workerEnv }));
+    }
+    await Promise.all(workers.map((w) => w.waitForLog('delivery-worker ready', 30_000)));
+    const rate = Number(arg('rate', '100'));
+    const count = rate * Number(arg('seconds', '10'));
+    const sentAt = new Map<string, number>();
+    // When the events-api answered 201: the part of the latency that is the ingest's.
+    const answeredAt = new Map<string, number>();
+    const started = Date.now();
+    // Each settled at once: a failed request is reported below, never as an unhandled rejection
+    // that would end this process before it stops its services and drops its database.
+    const requests: Array<Promise<unknown>> = [];
+    for (let i = 0; i < count; i += 1) {
+      const wait = started + (i * 1000) / rate - Date.now();
+      if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+      const id = `Event-${randomUUID()}`;
+      sentAt.set(id, Date.now());
+      requests.push(
+        post(`${apiUrl}/internal/events`, { id, programId: 'bench-p', origin: 'api', eventType: 'created', objectId: `e2e-${i}`, objectType: 'subscription' }, 'dev-ingest-token').then(
+          () => void answeredAt.set(id, Date.now()),
+          (error: unknown) => error,
+        ),
+      );
+    }
+    const failed = (await Promise.all(requests)).filter((result): result is Error => result instanceof Error);
+    if (failed.length > 0) throw new Error(`${failed.length} of ${count} ingest requests failed, the first: ${failed[0]!.message}`);
+    const deadline = Date.now() + 60_000;
+    let arrivals: Record<string, number> = {};
+    while (Object.keys(arrivals).length < count && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      arrivals = (await (await fetch(`${receiverUrl}/arrivals`)).json()) as Record<string, number>;
+    }
+    const latencies = [...sentAt].map(([id, at]) => (arrivals[id] ?? NaN) - at).filter(Number.isFinite).sort((a, b) => a - b);
+    const percentiles = (sorted: number[]): string =>
+      [50, 95, 99].map((p) => `p${p} ${sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]} ms`).join(', ') + `, max ${sorted.at(-1)} ms`;
+    const ingest = [...sentAt].map(([id, at]) => answeredAt.get(id)! - at).sort((a, b) => a - b);
+    const delivery = [...answeredAt].map(([id, at]) => (arrivals[id] ?? NaN) - at).filter(Number.isFinite).sort((a, b) => a - b);
+    console.log(`${latencies.length} of ${count} callbacks at ${rate}/s, ingest request to callback: ${percentiles(latencies)}`);
+    console.log(`  ingest request to its 201: ${percentiles(ingest)}; 201 to callback: ${percentiles(delivery)}`);
+    // When the slowest arrived: a cluster points at something periodic (a sweep, a GC, a flush).
+    const slowest = [...sentAt].map(([id, sent]) => ({ sent: sent - started, latency: (arrivals[id] ?? NaN) - sent })).sort((a, b) => b.latency - a.latency).slice(0, 10);
+    console.log(`slowest (ms after the start: latency): ${slowest.map((s) => `${s.sent}: ${s.latency}`).join(', ')}`);
+    // Jobs the target gate sent back to wait (target busy, breaker open): each waited 50 ms or more.
+    const [deferred] = await prisma.$queryRaw<Array<{ deliveries: bigint; deferrals: bigint }>>`SELECT count(*) FILTER (WHERE deferrals > 0) AS deliveries, coalesce(sum(deferrals), 0) AS deferrals FROM deliveries`;
+    console.log(`deferred by the target gate: ${deferred!.deliveries} deliveries, ${deferred!.deferrals} deferrals`);
+  } finally {
+    for (const worker of workers) await worker.stop('SIGTERM', 30_000);
+    await receiver.stop();
+  }
+}
+
 /** The CPU accounts of this run's processes (set once the database is known). */
 let cpu: CpuAccounts;
+
+/** The durable ceiling's drain (bench/ceilings.ts): its rate at the receiver and CPU per callback, from the first callback to the last. */
+async function drainAtReceiver(receiverUrl: string, expected: number, processes: ServiceProcess[], role: string): Promise<{ rate: number; seconds: number; cpu: string; busy: number }> {
+  processes.forEach((p) => cpu.add(p.child.pid, role));
+  const stats = async (): Promise<number> => ((await (await fetch(`${receiverUrl}/stats`)).json()) as { callbacks: number }).callbacks;
+  const deadline = Date.now() + 300_000;
+  let first: { at: number; callbacks: number; cpu: CpuSnapshot } | undefined;
+  for (;;) {
+    const callbacks = await stats();
+    if (!first && callbacks > 0) first = { at: performance.now(), callbacks, cpu: cpu.snapshot() };
+    if (first && callbacks >= expected) {
+      const seconds = (performance.now() - first.at) / 1000;
+      const done = callbacks - first.callbacks;
+      return { rate: done / seconds, seconds, cpu: cpuPerUnit(first.cpu, cpu.snapshot(), done), busy: NaN };
+    }
+    if (Date.now() > deadline) throw new Error(`${role}: only ${callbacks} of ${expected} callbacks`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
 
 async function deleteKeys(prefix: string): Promise<void> {
   const redis = new Redis(REDIS_URL);

@@ -11,6 +11,8 @@
  * durable delivery and bare Express + SQL ceilings beside Herald (bench/ceilings.ts); `--only soak`
  * the soak (bench/soak.ts), which the full run ends with: `--soak-minutes N` (or BENCH_SOAK_MINUTES,
  * default 10) and BENCH_SOAK_RATE (events/s, default 150).
+ * `--scale`: the scale run alone (bench/scale.ts): GET /events at 1,000,000 and 10,000,000 events
+ * (BENCH_SCALE_EVENTS) and the per-row and per-request costs, writing bench/results/latest-scale.json.
  */
 import { execSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -30,6 +32,7 @@ import { durableDeliveryCeiling, durableRows, listSqlRows, pageOneQuery, runCeil
 import { runIsolation } from './isolation';
 import { createRawPoster } from './raw-post';
 import { buildServices, createPaymentTenant, serviceEnv, startService } from './setup';
+import { runScale } from './scale';
 import { runSoak } from './soak';
 import { filteredCount, seedEvents } from './seed-events';
 
@@ -46,6 +49,15 @@ const ONLY = ((): (typeof SECTIONS)[number] | undefined => {
   }
   return section as (typeof SECTIONS)[number];
 })();
+/** `--scale`: the scale run alone. */
+const SCALE = process.argv.includes('--scale');
+const SCALE_EVENTS = Number(process.env.BENCH_SCALE_EVENTS ?? 10_000_000);
+if (SCALE && !(Number.isInteger(SCALE_EVENTS) && SCALE_EVENTS >= 100_000)) {
+  console.error('BENCH_SCALE_EVENTS must be an integer of at least 100000');
+  process.exit(2);
+}
+/** What this run is, in the results file's name and the table's title. */
+const MODE = SCALE ? 'scale' : `${QUICK ? 'quick' : 'full'}${ONLY ? `, ${ONLY} only` : ''}`;
 const ROOT = path.resolve(__dirname, '..');
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const ADMIN_TOKEN = 'dev-admin-token';
@@ -151,9 +163,10 @@ interface ReceiverStats {
 
 /**
  * Ingests `count` single events at `rate` per second (fields from `fields(i)`), each checked for a
- * 201; returns when each was sent, by event id.
+ * 201; returns when each was sent, by event id (and fills `answeredAt`, when given, with when each
+ * was answered).
  */
-async function postEventsAtRate(apiUrl: string, count: number, rate: number, fields: (i: number) => Record<string, string>): Promise<Map<string, number>> {
+async function postEventsAtRate(apiUrl: string, count: number, rate: number, fields: (i: number) => Record<string, string>, answeredAt?: Map<string, number>): Promise<Map<string, number>> {
   const sentAt = new Map<string, number>();
   const started = Date.now();
   const pending: Array<Promise<unknown>> = [];
@@ -164,7 +177,7 @@ async function postEventsAtRate(apiUrl: string, count: number, rate: number, fie
     sentAt.set(eventId, Date.now());
     // Settled at once, so that a failed request is reported by the await below, never as an
     // unhandled rejection that would end the process before it cleans up.
-    pending.push(http('POST', `${apiUrl}/internal/events`, INGEST_TOKEN, { id: eventId, ...fields(i) }, [201]).then(() => undefined, (error: unknown) => error));
+    pending.push(http('POST', `${apiUrl}/internal/events`, INGEST_TOKEN, { id: eventId, ...fields(i) }, [201]).then(() => void answeredAt?.set(eventId, Date.now()), (error: unknown) => error));
   }
   const failed = (await Promise.all(pending)).filter((e): e is Error => e instanceof Error);
   if (failed.length > 0) throw new Error(`${failed.length} of ${count} ingest requests failed, the first: ${failed[0]!.message}`);
@@ -260,7 +273,7 @@ async function main(): Promise<void> {
   const databaseUrl = databaseUrlFor(`herald_${id}`);
   const queuePrefix = `herald_${id}`;
   const barePrefix = `${queuePrefix}_bare`;
-  log(`${QUICK ? 'quick' : 'full'} run: database herald_${id}, queue prefix ${queuePrefix}`);
+  log(`${MODE} run: database herald_${id}, queue prefix ${queuePrefix}`);
   // The services run from the production build (see startService in ./setup).
   await buildServices();
 
@@ -299,6 +312,41 @@ async function main(): Promise<void> {
   const cpu = new CpuAccounts(`herald_${id}`);
   cpu.add(receiver.proc.child.pid, 'receiver');
   cpu.add(api.proc.child.pid, 'events-api');
+  if (SCALE) {
+    await runScale({
+      databaseUrl,
+      apiUrl,
+      // The smaller table: a database of its own, with an events-api of its own on it. Its name
+      // starts with the run's, so that CpuAccounts counts its PostgreSQL backends too.
+      smallerTable: async () => {
+        const url = databaseUrlFor(`herald_${id}_small`);
+        await ensureDatabase(url);
+        cleanups.push(() => dropDatabase(url));
+        await applyMigrations(url);
+        const small = await startListening('services/events-api/src/server.ts', { ...serviceEnv({ databaseUrl: url, redisUrl: REDIS_URL, queuePrefix }), PORT: '0' });
+        serviceLogs.push(['events-api (smaller table)', small.proc]);
+        cpu.add(small.proc.child.pid, 'events-api');
+        return { databaseUrl: url, apiUrl: `http://127.0.0.1:${small.port}` };
+      },
+      receiverUrl,
+      adminToken: ADMIN_TOKEN,
+      ingestToken: INGEST_TOKEN,
+      cpu,
+      startWorker: () => {
+        const worker = startProcess('services/delivery-worker/src/main.ts', env);
+        serviceLogs.push(['delivery-worker (scale)', worker]);
+        return worker;
+      },
+      events: SCALE_EVENTS,
+      ingestEvents: 20_000,
+      listRounds: 3,
+      listSeconds: 5,
+      addRow,
+      log,
+    });
+    report(runStarted);
+    return;
+  }
   // Times the receiver from the first callback to the `expected`-th, with the CPU that each process
   // and the whole machine spent meanwhile; `workers` (started, maybe not ready yet) are counted as `role`.
   const drain: Drain = async (expected, workers, role) => {
@@ -514,7 +562,8 @@ async function main(): Promise<void> {
   // --- End-to-end latency at a fixed moderate rate (2 workers running) ---
   await reset();
   const e2eCount = SIZE.e2eRate * SIZE.e2eSeconds;
-  const sentAt = await postEventsAtRate(apiUrl, e2eCount, SIZE.e2eRate, (i) => ({ programId: 'bench-p', origin: 'api', eventType: 'created', objectId: `e2e-${i}`, objectType: 'subscription' }));
+  const answeredAt = new Map<string, number>();
+  const sentAt = await postEventsAtRate(apiUrl, e2eCount, SIZE.e2eRate, (i) => ({ programId: 'bench-p', origin: 'api', eventType: 'created', objectId: `e2e-${i}`, objectType: 'subscription' }), answeredAt);
   await drain(e2eCount, []);
   const arrivals = (await http('GET', `${receiverUrl}/arrivals`, undefined)) as Record<string, number>;
   const latencies = [...sentAt].map(([eventId, at]) => (arrivals[eventId] ?? NaN) - at).filter(Number.isFinite).sort((a, b) => a - b);
@@ -522,6 +571,17 @@ async function main(): Promise<void> {
   for (const p of [50, 95, 99]) {
     addRow({ scenario: `end-to-end ingest -> receiver p${p} at ${SIZE.e2eRate} events/s (2 workers)`, figure: percentile(latencies, p), unit: 'ms' });
   }
+  // Where the tail comes from: the ingest request itself, or the delivery after its 201 (which
+  // includes any wait the target gate imposed: a deferral is 50 ms or more).
+  const ingestTimes = [...sentAt].map(([eventId, at]) => answeredAt.get(eventId)! - at).sort((a, b) => a - b);
+  const afterAnswer = [...answeredAt].map(([eventId, at]) => (arrivals[eventId] ?? NaN) - at).filter(Number.isFinite).sort((a, b) => a - b);
+  const [e2eDeferred] = await prisma.$queryRaw<Array<{ n: bigint }>>`SELECT coalesce(sum(d.deferrals), 0) AS n FROM deliveries d JOIN events e ON e.id = d.event_id WHERE e.object_id LIKE 'e2e-%'`;
+  addRow({
+    scenario: `end-to-end at ${SIZE.e2eRate} events/s: ingest request -> 201 p99, 201 -> receiver p99`,
+    figure: percentile(ingestTimes, 99),
+    unit: 'ms',
+    note: `201 -> receiver p99 ${percentile(afterAnswer, 99)} ms; ${e2eDeferred!.n} deferrals by the target gate`,
+  });
   const rssUnderLoad = Math.max(rssOne, ...rssTwo, ...workers.map((w) => peakRssMb(w.child.pid)));
   for (const w of workers) await w.stop('SIGTERM', 15_000);
   addRow({ scenario: 'peak RSS of a delivery-worker under load (VmHWM)', figure: rssUnderLoad, unit: 'MB', target: '< 200 MB' });
@@ -619,7 +679,7 @@ function report(runStarted: number): void {
   const commit = gitCommit();
   const result = {
     date: new Date().toISOString(),
-    mode: `${QUICK ? 'quick' : 'full'}${ONLY ? `, ${ONLY} only` : ''}`,
+    mode: MODE,
     commit,
     durationSeconds: round((Date.now() - runStarted) / 1000, 1),
     machine: {
@@ -635,7 +695,7 @@ function report(runStarted: number): void {
     workerConcurrency: WORKER_CONCURRENCY,
     results: rows,
   };
-  writeFileSync(path.join(ROOT, `bench/results/${ONLY ? `latest-${ONLY}` : 'latest'}.json`), `${JSON.stringify(result, null, 2)}\n`);
+  writeFileSync(path.join(ROOT, `bench/results/${SCALE ? 'latest-scale' : ONLY ? `latest-${ONLY}` : 'latest'}.json`), `${JSON.stringify(result, null, 2)}\n`);
   printTable(result.date, commit);
 }
 
@@ -660,7 +720,7 @@ function printTable(date: string, commit: string): void {
   const head = ['scenario', 'figure', 'ratio', 'target', 'note'];
   const widths = head.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i]!.length)));
   const fmt = (cells: string[]): string => `| ${cells.map((c, i) => c.padEnd(widths[i]!)).join(' | ')} |`;
-  console.log(`Herald bench (${QUICK ? 'quick' : 'full'}${ONLY ? `, ${ONLY} only` : ''}), ${date}, commit ${commit}, ${os.cpus().length} cpus, node ${process.version}`);
+  console.log(`Herald bench (${MODE}), ${date}, commit ${commit}, ${os.cpus().length} cpus, node ${process.version}`);
   console.log(fmt(head));
   console.log(`|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`);
   for (const l of lines) console.log(fmt(l));
@@ -698,7 +758,7 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
 const watchdog = setTimeout(() => {
   log('run exceeded its time limit');
   void cleanup().finally(() => process.exit(1));
-}, (QUICK ? 9 * 60_000 : 20 * 60_000) + (ONLY === 'soak' || (!QUICK && ONLY === undefined) ? SOAK.seconds * 1000 + 3 * 60_000 : 0));
+}, SCALE ? 45 * 60_000 : (QUICK ? 9 * 60_000 : 20 * 60_000) + (ONLY === 'soak' || (!QUICK && ONLY === undefined) ? SOAK.seconds * 1000 + 3 * 60_000 : 0));
 
 main()
   .then(async () => {

@@ -111,6 +111,10 @@ export async function runSoak(options: SoakOptions): Promise<void> {
     const counts = await queue.getJobCounts();
     return { bytes: Number(/used_memory:(\d+)/.exec(info)?.[1] ?? NaN), jobs: Object.values(counts).reduce((a, b) => a + b, 0) };
   };
+  // The jobs earlier sections left (delivered or failed, kept up to JOBS_KEEP_*_MAX) go first: held
+  // at that cap, the queue would replace one old job per new one, and Redis memory per job held
+  // could not be told from the soak's own.
+  for (const state of ['completed', 'failed'] as const) await queue.clean(0, Number.MAX_SAFE_INTEGER, state);
   const worker = options.startWorker();
   try {
     await worker.waitForLog('delivery-worker ready', 60_000);

@@ -2,7 +2,7 @@
  * The delivery-worker's memory as production runs it (the bundle of `pnpm build`, with
  * --enable-source-maps), quicker to repeat than `pnpm bench`:
  *
- *   node --import tsx bench/worker-rss.ts [--events 10000] [--no-source-maps] [--node-flags '--max-semi-space-size=4'] [--skip-build]
+ *   node --import tsx bench/worker-rss.ts [--events 10000] [--no-source-maps] [--node-flags '--max-semi-space-size=4 --trace-gc'] [--skip-build]
  *
  * Starts one worker (default settings) on a scratch database and queue, reads its RSS once it has
  * been ready and idle for 3 s, then ingests payment events (fan-out 2) through the events-api while
@@ -27,6 +27,11 @@ const arg = (name: string, fallback: string): string => {
 };
 /** A field of /proc/<pid>/status (VmRSS, VmHWM), in MB. */
 const status = (pid: number, field: string): number => Math.round(Number(new RegExp(`${field}:\\s+(\\d+)`).exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) / 1024);
+/** CPU time the process has used (user + system), in ms: what a flag that trades memory for GC work costs. */
+const cpuMs = (pid: number): number => {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
+};
 
 async function main(): Promise<void> {
   if (!process.argv.includes('--skip-build')) await buildServices();
@@ -53,6 +58,8 @@ async function main(): Promise<void> {
     }
     await new Promise((r) => setTimeout(r, 3000));
     const idle = status(worker.pid!, 'VmRSS');
+    const cpuBefore = cpuMs(worker.pid!);
+    const gcFrom = out.length;
     const events = Number(arg('events', '10000'));
     await ingestBatches({ apiUrl, token: 'dev-ingest-token', count: events, batchSize: 500, inFlight: 2, programId: 'bench-p', merchantId: 'bench-m', objectType: 'payment' });
     const started = Date.now();
@@ -62,8 +69,16 @@ async function main(): Promise<void> {
       if (Date.now() - started > 300_000) throw new Error(`only ${callbacks}`);
       await new Promise((r) => setTimeout(r, 100));
     }
+    const cpuPerCallback = Math.round(((cpuMs(worker.pid!) - cpuBefore) * 1000) / (2 * events));
+    // With --node-flags --trace-gc: the time V8 spent in collections while it delivered (main thread pauses).
+    const pauses = [...out.slice(gcFrom).matchAll(/: (Scavenge|Mark-Compact|Mark-sweep)\b.*?-> [\d.]+ \(([\d.]+)\) MB, ([\d.]+) \/ [\d.]+ ms/g)];
+    if (pauses.length > 0) {
+      const total = (kind: string) => pauses.filter((p) => p[1]!.startsWith(kind)).reduce((sum, p) => sum + Number(p[3]), 0);
+      const heapMax = Math.max(...pauses.map((p) => Number(p[2])));
+      console.log(`GC while delivering: ${pauses.length} collections, scavenges ${Math.round(total('Scavenge'))} ms, mark-compacts ${Math.round(total('Mark'))} ms (pauses, wall clock), ${Math.round(((total('Scavenge') + total('Mark')) * 1000) / (2 * events))} µs per callback; largest heap after a collection ${heapMax} MB`);
+    }
     await new Promise((r) => setTimeout(r, 3000));
-    console.log(`worker ${flags.join(' ') || '(no flags)'}: idle RSS ${idle} MB, after load RSS ${status(worker.pid!, 'VmRSS')} MB, peak RSS (VmHWM) ${status(worker.pid!, 'VmHWM')} MB, ${2 * events} callbacks`);
+    console.log(`worker ${flags.join(' ') || '(no flags)'}: idle RSS ${idle} MB, after load RSS ${status(worker.pid!, 'VmRSS')} MB, peak RSS (VmHWM) ${status(worker.pid!, 'VmHWM')} MB, ${2 * events} callbacks, worker CPU ${cpuPerCallback} µs per callback`);
   } finally {
     worker.kill('SIGTERM');
     await new Promise((r) => worker.once('exit', r));
