@@ -113,6 +113,11 @@ it('delivers every callback to merchants that fail, refuse connections and flap,
     ...retry,
     CALLBACK_TIMEOUT_MS: '500',
     WORKER_CONCURRENCY: '16',
+    // The scenario is about retries, not the breaker's default 30 s: on a busy machine a "tries"
+    // target can open it too (its slow answers time out), and a probe meeting a failing first try
+    // doubles that, past the time the scenario waits.
+    TARGET_BREAKER_OPEN_SECONDS: '3',
+    TARGET_BREAKER_OPEN_MAX_SECONDS: '10',
   });
   await worker.waitForLog('delivery-worker ready', 30_000);
   const pid = worker.child.pid!;
@@ -143,7 +148,12 @@ it('delivers every callback to merchants that fail, refuse connections and flap,
   await bringUp;
 
   const all = [...triesSent, ...refusedSent, ...flappingSent];
-  const rows = await w.settled(all.map((s) => s.deliveryId), ['succeeded', 'failed'], 120_000);
+  const rows = await w.settled(all.map((s) => s.deliveryId), ['succeeded', 'failed'], 120_000).catch(async (error: unknown) => {
+    // Which merchant's callbacks were still pending, and what their attempts had met.
+    const pending = await w.prisma.delivery.groupBy({ by: ['targetId'], where: { id: { in: all.map((s) => s.deliveryId) }, status: 'pending' }, _count: true });
+    const names = new Map([triesProgram, refusedProgram, flappingProgram].map((p, i) => [p.targetId, ['tries', 'refused', 'flapping'][i]]));
+    throw new Error(`${(error as Error).message}; pending: ${JSON.stringify(Object.fromEntries(pending.map((p) => [names.get(p.targetId) ?? p.targetId, p._count])))}`);
+  });
   const memory = memoryOf(pid);
   const sentTo = new Map([
     [triesProgram, triesSent],
