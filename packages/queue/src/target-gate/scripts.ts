@@ -4,7 +4,12 @@
  * finished) and admissions (jobs about to start): the worker gathers the jobs it finishes and
  * starts at once, and in the steady state each job that ends is followed at once by the next one,
  * so the gate costs one round trip per batch of both, not two per callback. Releases run first,
- * so a slot freed in a batch is free for the admissions of the same batch. Key names: see
+ * so a slot freed in a batch is free for the admissions of the same batch. Within the script, each
+ * target's breaker hash is read once and written back once, and its slots taken and freed,
+ * deferrals ended and successes counted go to Redis as one command each, whatever the number of its
+ * jobs in the batch: a busy worker's batches are mostly one or a few targets, and about ten Redis
+ * commands per callback were most of the gate's cost. The answers are those of the same jobs sent
+ * one per call in the same order (tested). Key names: see
  * keys.ts. Randomness (jitter) is left to the caller.
  *
  * Every key a script touches is passed in KEYS, never built inside it: a Redis Cluster routes a
@@ -57,7 +62,45 @@ local openMax = tonumber(ARGV[13])
 local stale = tonumber(ARGV[14])
 local breakers = KEYS[1]
 local bucketMs = math.max(1, math.floor(windowMs / 10))
+local bucket = math.floor(now / bucketMs)
 local out = {}
+
+-- Runs command(key, ...list) in chunks, below Lua's limit on unpacked arguments.
+local function callWithList(command, key, list)
+  local total = 0
+  for i = 1, #list, 500 do
+    local chunk = {}
+    for j = i, math.min(i + 499, #list) do chunk[#chunk + 1] = list[j] end
+    total = total + redis.call(command, key, unpack(chunk))
+  end
+  return total
+end
+
+-- Each target's state, read at its first use in the batch and written back once at the end.
+local FIELDS = {'reopenAt', 'openMs', 'probe', 'probeUntil', 'avgMs', 'openCount', 'consecutive', 'openedAt'}
+local targets = {}
+local function stateOf(position)
+  local t = tonumber(position)
+  local s = targets[t]
+  if s then return s end
+  local k = 4 * t - 2
+  s = { inflight = KEYS[k], deferred = KEYS[k + 1], breaker = KEYS[k + 2], window = KEYS[k + 3], f = {}, changed = {}, deleted = false, ttl = false,
+        released = {}, adds = {}, undeferred = {}, card = false, swept = false, successes = 0 }
+  local values = redis.call('HMGET', s.breaker, unpack(FIELDS))
+  for i, name in ipairs(FIELDS) do s.f[name] = values[i] end
+  targets[t] = s
+  return s
+end
+local function set(s, name, value)
+  s.f[name] = value
+  s.changed[name] = true
+end
+local function deleteBreaker(s)
+  for _, name in ipairs(FIELDS) do s.f[name] = false end
+  s.changed = {}
+  s.deleted = true
+  s.ttl = false
+end
 
 local function clamp(value)
   if value < minDelay then return minDelay end
@@ -65,30 +108,28 @@ local function clamp(value)
   return math.floor(value)
 end
 
-local function open(target, breaker, window, openCount)
-  local openMs = math.min(openBase * 2 ^ openCount, math.max(openBase, openMax))
-  redis.call('HSET', breaker, 'openedAt', now, 'reopenAt', now + openMs, 'openMs', openMs, 'openCount', openCount, 'consecutive', 0)
-  redis.call('HDEL', breaker, 'probe', 'probeUntil')
-  redis.call('PEXPIRE', breaker, openMs + stale)
-  redis.call('DEL', window)
-  redis.call('ZREMRANGEBYSCORE', breakers, '-inf', now - stale)
-  redis.call('ZADD', breakers, now + openMs, target)
-end
-
--- Counts one request (and one failure) in the current bucket; answers the window's totals.
-local function count(window, failed)
-  local bucket = math.floor(now / bucketMs)
-  local first = redis.call('HINCRBY', window, 'n:' .. bucket, 1) == 1
-  if failed then redis.call('HINCRBY', window, 'f:' .. bucket, 1) end
+-- Counts k requests (and failed of them failures) in the current bucket of the ratio's window.
+local function count(s, k, failed)
+  local first = redis.call('HINCRBY', s.window, 'n:' .. bucket, k) == k
+  if failed > 0 then redis.call('HINCRBY', s.window, 'f:' .. bucket, failed) end
   if first then
-    redis.call('PEXPIRE', window, windowMs)
-    for _, field in ipairs(redis.call('HKEYS', window)) do
-      if tonumber(string.sub(field, 3)) <= bucket - 10 then redis.call('HDEL', window, field) end
+    redis.call('PEXPIRE', s.window, windowMs)
+    for _, field in ipairs(redis.call('HKEYS', s.window)) do
+      if tonumber(string.sub(field, 3)) <= bucket - 10 then redis.call('HDEL', s.window, field) end
     end
   end
-  if not failed then return 0, 0 end
+end
+-- Successes only add to the window's request count: counted once per target and batch.
+local function countSuccesses(s)
+  if s.successes > 0 then count(s, s.successes, 0) end
+  s.successes = 0
+end
+-- A failure counts at once, and answers the window's totals.
+local function countFailure(s)
+  countSuccesses(s)
+  count(s, 1, 1)
   local n, f = 0, 0
-  local fields = redis.call('HGETALL', window)
+  local fields = redis.call('HGETALL', s.window)
   for j = 1, #fields, 2 do
     if tonumber(string.sub(fields[j], 3)) > bucket - 10 then
       if string.sub(fields[j], 1, 1) == 'n' then n = n + tonumber(fields[j + 1]) else f = f + tonumber(fields[j + 1]) end
@@ -97,112 +138,171 @@ local function count(window, failed)
   return n, f
 end
 
-local function release(target, job, verdict, duration, inflight, breaker, window)
+local function open(target, s, openCount)
+  local openMs = math.min(openBase * 2 ^ openCount, math.max(openBase, openMax))
+  set(s, 'openedAt', now)
+  set(s, 'reopenAt', now + openMs)
+  set(s, 'openMs', openMs)
+  set(s, 'openCount', openCount)
+  set(s, 'consecutive', 0)
+  set(s, 'probe', false)
+  set(s, 'probeUntil', false)
+  s.ttl = openMs + stale
+  s.successes = 0
+  redis.call('DEL', s.window)
+  redis.call('ZREMRANGEBYSCORE', breakers, '-inf', now - stale)
+  redis.call('ZADD', breakers, now + openMs, target)
+end
+
+local function release(s, target, job, verdict, duration)
   local change = 0
-  redis.call('ZREM', inflight, job)
-  local b = redis.call('HMGET', breaker, 'reopenAt', 'probe', 'openCount', 'consecutive', 'avgMs')
+  s.released[#s.released + 1] = job
+  local reopenAt, probe = s.f.reopenAt, s.f.probe
   if verdict ~= 'neutral' then
-    local avg = tonumber(b[5])
+    local avg = tonumber(s.f.avgMs)
     if avg then avg = avg + (duration - avg) * 0.2 else avg = duration end
-    redis.call('HSET', breaker, 'avgMs', math.floor(avg))
+    set(s, 'avgMs', math.floor(avg))
   end
 
-  if b[1] then
-    if b[2] == job then
+  if reopenAt then
+    if probe == job then
       if verdict == 'success' or verdict == 'answer' then
-        redis.call('DEL', breaker)
+        deleteBreaker(s)
         redis.call('ZREM', breakers, target)
         change = 2
       elseif verdict == 'neutral' then
-        redis.call('HDEL', breaker, 'probe', 'probeUntil')
+        set(s, 'probe', false)
+        set(s, 'probeUntil', false)
       else
-        open(target, breaker, window, (tonumber(b[3]) or 0) + 1)
+        open(target, s, (tonumber(s.f.openCount) or 0) + 1)
         change = 3
       end
     end
   elseif verdict == 'failure' then
-    local consecutive = redis.call('HINCRBY', breaker, 'consecutive', 1)
-    local n, f = count(window, true)
+    local consecutive = (tonumber(s.f.consecutive) or 0) + 1
+    set(s, 'consecutive', consecutive)
+    local n, f = countFailure(s)
     if (failuresToOpen > 0 and consecutive >= failuresToOpen) or (ratio > 0 and n >= minRequests and f >= ratio * n) then
-      open(target, breaker, window, 0)
+      open(target, s, 0)
       change = 1
     else
-      redis.call('PEXPIRE', breaker, windowMs + stale)
+      s.ttl = windowMs + stale
     end
   elseif verdict ~= 'neutral' then
-    if (tonumber(b[4]) or 0) ~= 0 then redis.call('HSET', breaker, 'consecutive', 0) end
-    count(window, false)
-    redis.call('PEXPIRE', breaker, windowMs + stale)
+    if (tonumber(s.f.consecutive) or 0) ~= 0 then set(s, 'consecutive', 0) end
+    s.successes = s.successes + 1
+    s.ttl = windowMs + stale
   end
   return change
 end
 
 -- Expired leases and forgotten deferrals are cleared once per target and batch, not per job.
-local swept = {}
-local function sweep(inflight, deferred)
-  if swept[inflight] then return end
-  swept[inflight] = true
-  redis.call('ZREMRANGEBYSCORE', inflight, '-inf', now)
-  redis.call('ZREMRANGEBYSCORE', deferred, '-inf', now - grace)
+local function sweep(s)
+  if s.swept then return end
+  s.swept = true
+  redis.call('ZREMRANGEBYSCORE', s.inflight, '-inf', now)
+  redis.call('ZREMRANGEBYSCORE', s.deferred, '-inf', now - grace)
 end
 
-local function admit(job, inflight, deferred, breaker)
-  sweep(inflight, deferred)
-  local b = redis.call('HMGET', breaker, 'reopenAt', 'openMs', 'probe', 'probeUntil', 'avgMs')
-  local reopenAt = tonumber(b[1])
-  local avg = tonumber(b[5]) or 0
+-- Writes the slots let in so far in this batch (score, job pairs) to the in-flight set.
+local function addSlots(s)
+  if #s.adds == 0 then return end
+  local added = callWithList('ZADD', s.inflight, s.adds)
+  redis.call('PEXPIRE', s.inflight, lease)
+  if s.card then s.card = s.card + added end
+  s.adds = {}
+end
+
+-- Whether the target is at its limit for this job. Counted in Lua while the batch stays under
+-- the limit; at the limit, exactly: the batch's slots written, and the job's own slot (a job let
+-- in again after its worker died) not held against it.
+local function full(s, job)
+  if not s.card then s.card = redis.call('ZCARD', s.inflight) end
+  if s.card + #s.adds / 2 < limit then return false end
+  addSlots(s)
+  return s.card >= limit and not redis.call('ZSCORE', s.inflight, job)
+end
+
+local function admit(s, job)
+  sweep(s)
+  local reopenAt = tonumber(s.f.reopenAt)
+  local avg = tonumber(s.f.avgMs) or 0
   local code, x, y = 1, 0, 0
 
   if reopenAt and now < reopenAt then
     -- Open: nobody goes in before it half-opens; come back spread over the next open period.
-    code, x, y = 3, reopenAt - now, tonumber(b[2]) or minDelay
-  elseif reopenAt and b[3] and b[3] ~= job and (tonumber(b[4]) or 0) > now then
+    code, x, y = 3, reopenAt - now, tonumber(s.f.openMs) or minDelay
+  elseif reopenAt and s.f.probe and s.f.probe ~= job and (tonumber(s.f.probeUntil) or 0) > now then
     -- Half-open with a probe in flight: one at a time.
     code, x, y = 3, 0, 2 * clamp(math.max(avg, minDelay))
-  else
-    local mine = redis.call('ZSCORE', inflight, job)
-    if not mine and limit > 0 and redis.call('ZCARD', inflight) >= limit then
-      local oldest = redis.call('ZRANGE', inflight, 0, 0, 'WITHSCORES')
-      local held = avg
-      if oldest[2] then held = math.max(held, now - (tonumber(oldest[2]) - lease)) end
-      local waiting = redis.call('ZCARD', deferred) + 1
-      code, x = 2, clamp(waiting / limit * held)
-    else
-      if reopenAt then
-        x = 1
-        redis.call('HSET', breaker, 'probe', job, 'probeUntil', now + lease)
-      end
-      redis.call('ZADD', inflight, now + lease, job)
-      redis.call('PEXPIRE', inflight, lease)
-      redis.call('ZREM', deferred, job)
+  elseif limit > 0 and full(s, job) then
+    local oldest = redis.call('ZRANGE', s.inflight, 0, 0, 'WITHSCORES')
+    local held = avg
+    if oldest[2] then held = math.max(held, now - (tonumber(oldest[2]) - lease)) end
+    if #s.undeferred > 0 then
+      callWithList('ZREM', s.deferred, s.undeferred)
+      s.undeferred = {}
     end
+    local waiting = redis.call('ZCARD', s.deferred) + 1
+    code, x = 2, clamp(waiting / limit * held)
+  else
+    if reopenAt then
+      x = 1
+      set(s, 'probe', job)
+      set(s, 'probeUntil', now + lease)
+    end
+    s.adds[#s.adds + 1] = now + lease
+    s.adds[#s.adds + 1] = job
+    s.undeferred[#s.undeferred + 1] = job
   end
 
   if code ~= 1 then
     local back = now + x + y
     if code == 2 then back = now + math.floor(x * 1.5) end
-    redis.call('ZADD', deferred, back, job)
-    redis.call('PEXPIRE', deferred, back - now + grace)
+    redis.call('ZADD', s.deferred, back, job)
+    redis.call('PEXPIRE', s.deferred, back - now + grace)
   end
   return code, x, y
 end
 
--- The keys of the target at position t: inflight, deferred, breaker, window.
-local function targetKeys(t)
-  local k = 4 * tonumber(t) - 2
-  return KEYS[k], KEYS[k + 1], KEYS[k + 2], KEYS[k + 3]
-end
-
 for i = 15, 14 + 5 * releases, 5 do
-  local inflight, _, breaker, window = targetKeys(ARGV[i])
-  out[#out + 1] = release(ARGV[i + 1], ARGV[i + 2], ARGV[i + 3], tonumber(ARGV[i + 4]), inflight, breaker, window)
+  out[#out + 1] = release(stateOf(ARGV[i]), ARGV[i + 1], ARGV[i + 2], ARGV[i + 3], tonumber(ARGV[i + 4]))
+end
+-- The released slots are free before any admission of the batch.
+local targetCount = (#KEYS - 1) / 4
+for t = 1, targetCount do
+  local s = targets[t]
+  if s and #s.released > 0 then callWithList('ZREM', s.inflight, s.released) end
 end
 for i = 15 + 5 * releases, #ARGV, 2 do
-  local inflight, deferred, breaker = targetKeys(ARGV[i])
-  local code, x, y = admit(ARGV[i + 1], inflight, deferred, breaker)
+  local code, x, y = admit(stateOf(ARGV[i]), ARGV[i + 1])
   out[#out + 1] = code
   out[#out + 1] = x
   out[#out + 1] = y
+end
+
+for t = 1, targetCount do
+  local s = targets[t]
+  if s then
+    addSlots(s)
+    if #s.undeferred > 0 then callWithList('ZREM', s.deferred, s.undeferred) end
+    countSuccesses(s)
+    if s.deleted then redis.call('DEL', s.breaker) end
+    local sets, unsets = {}, {}
+    for _, name in ipairs(FIELDS) do
+      if s.changed[name] then
+        if s.f[name] then
+          sets[#sets + 1] = name
+          sets[#sets + 1] = s.f[name]
+        elseif not s.deleted then
+          unsets[#unsets + 1] = name
+        end
+      end
+    end
+    if #sets > 0 then redis.call('HSET', s.breaker, unpack(sets)) end
+    if #unsets > 0 then redis.call('HDEL', s.breaker, unpack(unsets)) end
+    if s.ttl then redis.call('PEXPIRE', s.breaker, s.ttl) end
+  end
 end
 return out
 `;
