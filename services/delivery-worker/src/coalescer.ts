@@ -6,17 +6,26 @@ export interface CoalescerOptions {
 }
 
 /**
+ * A one-item call of a batch operation. `lingerMs` (default 0) is how long the call may wait for
+ * other calls to carry it: a call that lingers does not start a batch itself unless no other call
+ * has started one within that time.
+ */
+export type CoalescedCall<I, O> = (input: I, lingerMs?: number) => Promise<O>;
+
+/**
  * Turns a batch operation into a one-item call, gathering the calls made while earlier batches
  * run (group commit). A call made when a slot is free runs at the end of the current tick, with
  * the calls of that tick; under load, the jobs a worker runs at once share one statement (and one
- * commit) instead of sending one each. `run` answers each input in order. When it throws, every
- * call of its batch rejects with the error.
+ * commit) instead of sending one each. A lingering call rides on the next batch another call
+ * starts, or starts one itself when its time is up. `run` answers each input in order. When it
+ * throws, every call of its batch rejects with the error.
  */
-export function createCoalescer<I, O>(run: (inputs: I[]) => Promise<O[]>, options: CoalescerOptions): (input: I) => Promise<O> {
+export function createCoalescer<I, O>(run: (inputs: I[]) => Promise<O[]>, options: CoalescerOptions): CoalescedCall<I, O> {
   if (!(options.maxBatch >= 1 && options.maxInFlight >= 1)) throw new RangeError('maxBatch and maxInFlight must be at least 1');
   const waiting: Array<{ input: I; resolve: (output: O) => void; reject: (error: unknown) => void }> = [];
   let inFlight = 0;
   let scheduled = false;
+  let lingering: NodeJS.Timeout | undefined;
 
   const pump = (): void => {
     scheduled = false;
@@ -35,15 +44,27 @@ export function createCoalescer<I, O>(run: (inputs: I[]) => Promise<O[]>, option
           pump();
         });
     }
+    if (waiting.length === 0 && lingering) {
+      clearTimeout(lingering);
+      lingering = undefined;
+    }
   };
 
-  return (input) =>
+  const schedule = (): void => {
+    if (scheduled || inFlight >= options.maxInFlight) return;
+    scheduled = true;
+    // Calls made in the same tick (jobs started together) join this batch.
+    setImmediate(pump);
+  };
+
+  return (input, lingerMs = 0) =>
     new Promise<O>((resolve, reject) => {
       waiting.push({ input, resolve, reject });
-      if (!scheduled && inFlight < options.maxInFlight) {
-        scheduled = true;
-        // Calls made in the same tick (jobs started together) join this batch.
-        setImmediate(pump);
-      }
+      if (lingerMs <= 0) schedule();
+      else
+        lingering ??= setTimeout(() => {
+          lingering = undefined;
+          schedule();
+        }, lingerMs);
     });
 }

@@ -33,6 +33,14 @@ const STATEMENTS_IN_FLIGHT = 2;
  */
 const GATE_LEASE_MARGIN_MS = 30_000;
 
+/**
+ * How long a freed gate slot may wait to be sent with the next admission: a busy worker admits a
+ * job every millisecond or so, and the job that ended still records its attempt meanwhile, so a
+ * release rides on an admission's script run instead of costing one of its own (about half the
+ * gate's Redis and worker CPU per callback). The slot is held that much longer at most.
+ */
+const GATE_RELEASE_LINGER_MS = 5;
+
 export interface DeliveryWorkerDependencies {
   config: WorkerConfig;
   /** The pool every statement of the worker runs on. Not closed here. */
@@ -130,7 +138,8 @@ function batchedTargetGate(deps: DeliveryWorkerDependencies): DeliveryGate {
     },
   });
   // One script run carries the admissions and the releases gathered meanwhile (scripts.ts): a
-  // worker whose jobs end and start continuously pays one round trip per batch, not two.
+  // worker whose jobs end and start continuously pays one round trip per batch, not two. A release
+  // lingers for the next admission (GATE_RELEASE_LINGER_MS).
   type GateCall = { admit: GateEntry } | { release: GateRelease };
   const settle = createCoalescer(
     async (calls: GateCall[]): Promise<Array<Admission | BreakerChange>> => {
@@ -160,7 +169,7 @@ function batchedTargetGate(deps: DeliveryWorkerDependencies): DeliveryGate {
     },
     async release(targetId, jobId, verdict, durationMs) {
       try {
-        await settle({ release: { targetId, jobId, verdict, durationMs } });
+        await settle({ release: { targetId, jobId, verdict, durationMs } }, GATE_RELEASE_LINGER_MS);
       } catch (error) {
         logger.warn('target gate release failed; the slot frees when its lease ends', { targetId, error: error instanceof Error ? error.message : String(error) });
       }

@@ -70,6 +70,32 @@ describe('createCoalescer', () => {
     expect(await call(3)).toBe(3);
   });
 
+  it('sends a lingering call with the next batch another call starts', async () => {
+    const op = doubler();
+    const call = createCoalescer(op.run, { maxBatch: 10, maxInFlight: 1 });
+    const lingering = call(1, 60_000);
+    await tick();
+    await tick();
+    expect(op.batches).toEqual([]);
+    const immediate = call(2);
+    await tick();
+    expect(op.batches).toEqual([[1, 2]]);
+    op.releaseAll();
+    expect(await Promise.all([lingering, immediate])).toEqual([2, 4]);
+  });
+
+  it('sends a lingering call by itself once its time is up', async () => {
+    const op = doubler();
+    const call = createCoalescer(op.run, { maxBatch: 10, maxInFlight: 1 });
+    const started = Date.now();
+    const lingering = [call(1, 30), call(2, 30)];
+    while (op.batches.length === 0) await new Promise((resolve) => setTimeout(resolve, 5));
+    expect(Date.now() - started).toBeGreaterThanOrEqual(25);
+    expect(op.batches).toEqual([[1, 2]]);
+    op.releaseAll();
+    expect(await Promise.all(lingering)).toEqual([2, 4]);
+  });
+
   it('refuses options below 1', () => {
     expect(() => createCoalescer(async (inputs: number[]) => inputs, { maxBatch: 0, maxInFlight: 1 })).toThrow(RangeError);
   });
