@@ -35,6 +35,13 @@ export interface DatabasePoolOptions {
    * keeps every core of a small database server busy (GET /events, bench/api-isolation.ts).
    */
   noParallelWorkers?: boolean;
+  /**
+   * Send a connection's queries without waiting for each answer (node-postgres pipeline mode), so
+   * that statements started together cost one round trip: the ingest sends its event-id locks with
+   * its insert, and its last statements with the COMMIT (see `inOrder` and inTransaction's `last`).
+   * Each query still has its own answer and error. Default false.
+   */
+  pipeline?: boolean;
 }
 
 /**
@@ -54,6 +61,7 @@ export function createDatabasePool(databaseUrl: string, options: DatabasePoolOpt
     connectionTimeoutMillis: options.connectionTimeoutMs ?? 5_000,
     ...(options.statementTimeoutMs === undefined ? {} : { statement_timeout: options.statementTimeoutMs }),
     ...(options.applicationName === undefined ? {} : { application_name: options.applicationName }),
+    ...(options.pipeline ? { pipeline: true } : {}),
     options: [NO_JIT, options.genericPlans && '-c plan_cache_mode=force_generic_plan', options.noParallelWorkers && '-c max_parallel_workers_per_gather=0'].filter(Boolean).join(' '),
   });
   // An idle connection that PostgreSQL closes emits 'error' on the pool; the next query reconnects.

@@ -128,12 +128,39 @@ export function byShape<S, V extends object, O>(build: (shape: S, values: V) => 
   };
 }
 
+/**
+ * Runs queries in order on one connection and returns their results. On a connection that
+ * pipelines (DatabasePoolOptions.pipeline) all are sent at once, one round trip in all, and
+ * PostgreSQL still runs each only after the one before; otherwise each is sent once the one
+ * before has answered (node-postgres deprecates queueing on a connection that does not pipeline).
+ * Rejects with the first failure, once every query sent has answered.
+ */
+export async function inOrder<T extends readonly unknown[]>(sql: Sql, queries: { [K in keyof T]: () => Promise<T[K]> }): Promise<T> {
+  if (!(sql as Partial<pg.Client>).pipeline) {
+    const results: unknown[] = [];
+    for (const query of queries) results.push(await query());
+    return results as unknown as T;
+  }
+  const settled = await Promise.allSettled(queries.map((query) => query()));
+  const failed = settled.find((outcome) => outcome.status === 'rejected');
+  if (failed) throw failed.reason;
+  return settled.map((outcome) => (outcome as PromiseFulfilledResult<unknown>).value) as unknown as T;
+}
+
 export interface TransactionOptions {
   /**
    * Ends the transaction (PostgreSQL closes the connection, the work fails) when it sits idle
    * this long, e.g. waiting on Redis while it holds row locks.
    */
   idleTimeoutMs?: number;
+  /**
+   * Statements to run last, once `work` has resolved: they are sent back to back with the COMMIT,
+   * so that on a pool that pipelines (DatabasePoolOptions.pipeline) the row locks they take are
+   * held only while PostgreSQL runs them and flushes the commit, never across a round trip to this
+   * process (a busy event loop, a GC pause, a descheduled process). For updates of rows that every
+   * concurrent transaction shares, such as counters.
+   */
+  last?: () => ReadonlyArray<Compilable<unknown>>;
 }
 
 /**
@@ -150,7 +177,11 @@ export async function inTransaction<T>(pool: pg.Pool, work: (sql: Sql) => Promis
       await client.query(`SET LOCAL idle_in_transaction_session_timeout = ${Math.max(1, Math.round(options.idleTimeoutMs))}`);
     }
     const result = await work(client);
-    await client.query('COMMIT');
+    const last = (options.last?.() ?? []).map((statement) => () => run(client, statement));
+    const ended = await inOrder(client, [...last, () => client.query('COMMIT')]);
+    // Pipelined, a COMMIT behind a failed statement still runs and rolls back: never take that for committed.
+    const { command } = ended.at(-1) as pg.QueryResult;
+    if (command !== 'COMMIT') throw new Error(`the transaction ended with ${command}, not COMMIT`);
     return result;
   } catch (error) {
     try {

@@ -24,8 +24,7 @@ export async function storeEvents(pool: DatabasePool, batch: readonly NewEvent[]
         targetOwner: target.merchantId === null ? ('program' as const) : ('merchant' as const),
       })),
     );
-    await tx.insertDeliveries(deliveries);
-    await tx.addToCounts(batch);
+    tx.writeAtCommit({ deliveries, counted: batch });
     return { events: batch.map(({ event }) => ({ ...event, createdAt: new Date(event.createdAt).toISOString() })), deliveries };
   });
 }

@@ -26,18 +26,19 @@ export interface ApiDatabasesOptions {
 /** Opens (lazily: no connection until the first query) every pool of the events-api. */
 export function createApiDatabases(config: Pick<ApiConfig, 'databaseUrl' | 'queryClasses' | 'readinessTimeoutMs'>, options: ApiDatabasesOptions = {}): ApiDatabases {
   const { merchantReads, ingest, admin } = config.queryClasses;
-  const pool = (name: string, maxConnections: number, statementTimeoutMs: number, noParallelWorkers = false): DatabasePool =>
+  const pool = (name: string, maxConnections: number, statementTimeoutMs: number, more: { noParallelWorkers?: boolean; pipeline?: boolean } = {}): DatabasePool =>
     createDatabasePool(config.databaseUrl, {
       maxConnections,
       statementTimeoutMs,
-      noParallelWorkers,
+      ...more,
       applicationName: `herald-api:${name}`,
       ...(options.connectionTimeoutMs === undefined ? {} : { connectionTimeoutMs: options.connectionTimeoutMs }),
     });
   return {
     // One core per merchant read: the turns of expensive reads (EVENTS_EXPENSIVE_CONCURRENCY) then bound their CPU.
-    merchantReads: pool('merchant-reads', merchantReads.poolSize, merchantReads.statementTimeoutMs, true),
-    ingest: pool('ingest', ingest.poolSize, ingest.statementTimeoutMs),
+    merchantReads: pool('merchant-reads', merchantReads.poolSize, merchantReads.statementTimeoutMs, { noParallelWorkers: true }),
+    // Pipelined: an ingest's counter updates and its COMMIT travel in one round trip (ingest-store.ts).
+    ingest: pool('ingest', ingest.poolSize, ingest.statementTimeoutMs, { pipeline: true }),
     admin: pool('admin', admin.poolSize, admin.statementTimeoutMs),
     readiness: pool('readiness', 1, config.readinessTimeoutMs),
   };

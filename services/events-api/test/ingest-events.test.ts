@@ -29,7 +29,8 @@ interface Tables {
 
 /**
  * An in-memory IngestStore: a transaction works on a copy of the tables that replaces them when
- * the work resolves, and is dropped when it throws. Records the order of the calls.
+ * the work resolves (its writeAtCommit writes made then), and is dropped when it throws. Records
+ * the order of the calls.
  */
 class FakeStore {
   committed: Tables = { events: new Map(), deliveries: [], counted: [] };
@@ -70,16 +71,17 @@ class FakeStore {
         call('loadRoutingTargets');
         return this.targets.filter((t) => (t.merchantId === null ? programIds.includes(t.programId) : merchantIds.includes(t.merchantId)));
       },
-      insertDeliveries: async (refs) => {
-        call('insertDeliveries');
-        staged.deliveries.push(...refs);
-      },
-      addToCounts: async (events) => {
-        call('addToCounts');
-        staged.counted.push(...events);
+      writeAtCommit: ({ deliveries, counted }) => {
+        call('writeAtCommit');
+        last = () => {
+          staged.deliveries.push(...deliveries);
+          staged.counted.push(...counted);
+        };
       },
     };
+    let last = () => {};
     const result = await work(tx);
+    last();
     this.committed = staged;
     call('commit');
     return result;
@@ -138,7 +140,7 @@ describe('the ingest use case', () => {
     expect(published).toEqual([deliveries]);
     expect(ingested).toEqual([3]);
     // Counters last inside the transaction (their row locks are the contended ones); publish after the commit.
-    expect(store.calls).toEqual(['findTenants', 'insertNewEvents', 'loadRoutingTargets', 'insertDeliveries', 'addToCounts', 'commit', 'publish']);
+    expect(store.calls).toEqual(['findTenants', 'insertNewEvents', 'loadRoutingTargets', 'writeAtCommit', 'commit', 'publish']);
     expect(store.committed.counted.map((c) => c.event.id)).toEqual([payment.id, subscription.id, programOnly.id]);
   });
 

@@ -10,12 +10,6 @@ import { db, inTransaction, run, sql, type Sql } from '../sql';
  * the pending deliveries without a job once RECONCILER_STALE_AFTER_MS has passed.
  */
 
-/** Stores new deliveries already marked enqueued: their jobs are added once the transaction commits. */
-export async function insertDeliveries(executor: Sql, refs: readonly DeliveryRef[]): Promise<void> {
-  if (refs.length === 0) return;
-  await run(executor, deliveryQueries.insert(refs));
-}
-
 /**
  * The notification targets that may be notified of events of these programs and merchants: each
  * program's own target and each merchant's, switched off and deleted ones included (the routing

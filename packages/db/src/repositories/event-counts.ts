@@ -49,6 +49,12 @@ interface Increment {
 
 /** Adds the events to every counter they belong to (call inside the transaction that stores them). */
 export async function addToCounts(executor: Sql, events: readonly CountedEvent[]): Promise<void> {
+  const statement = countsStatement(events);
+  if (statement) await run(executor, statement);
+}
+
+/** The one statement that adds the events to every counter they belong to; null when there are none. */
+export function countsStatement(events: readonly CountedEvent[]) {
   const totals = new Map<string, Omit<Increment, 'granularity' | 'bucketStart'>>();
   const buckets = new Map<string, Increment>();
   for (const event of events) {
@@ -72,9 +78,9 @@ export async function addToCounts(executor: Sql, events: readonly CountedEvent[]
       }
     }
   }
-  if (totals.size === 0) return;
+  if (totals.size === 0) return null;
   // Rows are sorted by key, so that concurrent batches lock shared counters in the same order (no deadlock).
-  await run(executor, eventCountQueries.add(sortedValues(totals), sortedValues(buckets)));
+  return eventCountQueries.add(sortedValues(totals), sortedValues(buckets));
 }
 
 function sortedValues<T>(map: Map<string, T>): T[] {

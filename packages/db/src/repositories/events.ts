@@ -2,7 +2,7 @@ import type { Event } from '@herald/domain';
 import type { ExpressionBuilder, Selectable } from 'kysely';
 import type { DatabasePool } from '../pool';
 import type { DB, Event as EventTable } from '../generated/kysely/schema';
-import { allOf, byShape, db, run, sql, type Sql } from '../sql';
+import { allOf, byShape, db, inOrder, run, sql, type Sql } from '../sql';
 import type { ApiKeyScope } from './api-keys';
 import { locateOffset, merchantScope, programScope, secondBounds, type CountKey, type SecondBounds } from './event-counts';
 
@@ -152,8 +152,9 @@ export async function findTenants(executor: Sql, programIds: readonly string[], 
  * can straddle the turn of a month). A batch holds one advisory lock per event until it commits.
  */
 export async function insertNewEvents(executor: Sql, batch: readonly NewEvent[]): Promise<Set<string>> {
-  await run(executor, eventQueries.lockIds(batch.map((b) => b.event.id)));
-  const { rows } = await run(executor, eventQueries.insertNew(batch));
+  // One round trip on a pipelining connection: PostgreSQL starts the insert, and takes its
+  // snapshot, only once the lock statement has returned.
+  const [, { rows }] = await inOrder(executor, [() => run(executor, eventQueries.lockIds(batch.map((b) => b.event.id))), () => run(executor, eventQueries.insertNew(batch))]);
   return new Set(rows.map((r) => r.id));
 }
 

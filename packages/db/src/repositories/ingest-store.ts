@@ -1,8 +1,8 @@
 import type { DeliveryRef, RoutingTarget } from '@herald/domain';
 import type { DatabasePool } from '../pool';
 import { inTransaction } from '../sql';
-import { insertDeliveries, loadRoutingTargets } from './deliveries';
-import { addToCounts } from './event-counts';
+import { deliveryQueries, loadRoutingTargets } from './deliveries';
+import { countsStatement } from './event-counts';
 import { findTenants, insertNewEvents, loadStoredEvents, type KnownTenants, type NewEvent, type StoredEvent } from './events';
 
 /** The ingest's reads and writes, all bound to one transaction. */
@@ -15,35 +15,50 @@ export interface IngestTransaction {
   loadStoredEvents(eventIds: readonly string[]): Promise<Map<string, StoredEvent>>;
   /** The targets of these programs and merchants, for the routing rule. */
   loadRoutingTargets(programIds: readonly string[], merchantIds: readonly string[]): Promise<RoutingTarget[]>;
-  /** Stores deliveries already marked enqueued (their jobs are added after the commit). */
-  insertDeliveries(refs: readonly DeliveryRef[]): Promise<void>;
-  /** Adds the events to the list counters. */
-  addToCounts(events: readonly NewEvent[]): Promise<void>;
+  /**
+   * The transaction's last writes, made when the work has resolved, with the COMMIT: stores the
+   * deliveries (already marked enqueued: their jobs are added after the commit) and adds the events
+   * to the list counters. Call at most once. Every ingest of a program updates the same counter
+   * rows, so concurrent ingests of a program queue for their row locks: sent with the COMMIT in one
+   * round trip, those locks are held only while PostgreSQL updates the rows and flushes the commit,
+   * never while this process is between two round trips.
+   */
+  writeAtCommit(writes: { deliveries: readonly DeliveryRef[]; counted: readonly NewEvent[] }): void;
 }
 
 /** Runs the ingest of one batch in one transaction: committed when `work` resolves, rolled back when it throws. */
 export function ingestStore(pool: DatabasePool) {
   return {
     transaction<T>(work: (tx: IngestTransaction) => Promise<T>): Promise<T> {
-      return inTransaction(pool, (sql) =>
-        work({
-          findTenants: (programIds, merchantIds) => findTenants(sql, programIds, merchantIds),
-          insertNewEvents: (batch) => insertNewEvents(sql, batch),
-          loadStoredEvents: (eventIds) => loadStoredEvents(sql, eventIds),
-          loadRoutingTargets: (programIds, merchantIds) => loadRoutingTargets(sql, programIds, merchantIds),
-          insertDeliveries: (refs) => insertDeliveries(sql, refs),
-          addToCounts: (events) =>
-            addToCounts(
-              sql,
-              events.map(({ event, programId, merchantId }) => ({
+      let last: { deliveries: readonly DeliveryRef[]; counted: readonly NewEvent[] } | undefined;
+      return inTransaction(
+        pool,
+        (sql) =>
+          work({
+            findTenants: (programIds, merchantIds) => findTenants(sql, programIds, merchantIds),
+            insertNewEvents: (batch) => insertNewEvents(sql, batch),
+            loadStoredEvents: (eventIds) => loadStoredEvents(sql, eventIds),
+            loadRoutingTargets: (programIds, merchantIds) => loadRoutingTargets(sql, programIds, merchantIds),
+            writeAtCommit: (writes) => {
+              if (last) throw new Error('writeAtCommit: the last writes are already given');
+              last = writes;
+            },
+          }),
+        {
+          last: () => {
+            if (!last) return [];
+            const counts = countsStatement(
+              last.counted.map(({ event, programId, merchantId }) => ({
                 programId,
                 ...(merchantId === undefined ? {} : { merchantId }),
                 origin: event.origin,
                 objectType: event.objectType,
                 createdAt: new Date(event.createdAt),
               })),
-            ),
-        }),
+            );
+            return [...(last.deliveries.length > 0 ? [deliveryQueries.insert(last.deliveries)] : []), ...(counts ? [counts] : [])];
+          },
+        },
       );
     },
   };

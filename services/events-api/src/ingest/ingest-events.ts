@@ -92,10 +92,8 @@ export function createIngest(deps: IngestDependencies): (body: unknown) => Promi
       const deliveries = routed.map((r) => r.ref);
       const createdFor = new Map<string, CreatedDelivery[]>();
       for (const { ref, created: delivery } of routed) createdFor.set(ref.eventId, [...(createdFor.get(ref.eventId) ?? []), delivery]);
-      await tx.insertDeliveries(deliveries);
-      // Last: every ingest of a program updates the same counter rows, so their row locks are
-      // held only from here to the commit, and concurrent ingests of a program queue for that long.
-      await tx.addToCounts(created);
+      // Last, with the COMMIT: every ingest of a program updates the same counter rows.
+      tx.writeAtCommit({ deliveries, counted: created });
       return {
         events: batch.map((item) => existing.get(item.event.id) ?? asStored(item.event)),
         createdCount: created.length,
