@@ -5,7 +5,10 @@ import { deliveryQueries, loadRoutingTargets } from './deliveries';
 import { countsStatement } from './event-counts';
 import { findTenants, insertNewEvents, loadStoredEvents, type KnownTenants, type NewEvent, type StoredEvent } from './events';
 
-/** The ingest's reads and writes, all bound to one transaction. */
+/**
+ * The ingest's reads and writes, all bound to one transaction. Reads may be started together
+ * without awaiting each: the events-api's ingest pool pipelines them, one round trip for all.
+ */
 export interface IngestTransaction {
   /** Which of these programs and merchants exist. */
   findTenants(programIds: readonly string[], merchantIds: readonly string[]): Promise<KnownTenants>;

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { IngestTransaction, NewEvent } from '@herald/db';
+import type { IngestTransaction, KnownTenants, NewEvent } from '@herald/db';
 import {
   targetsToNotify,
   toDate,
@@ -9,6 +9,7 @@ import {
   type DeliveryRef,
   type Event,
   type IngestEvent,
+  type RoutingTarget,
   type Validator,
   type Violation,
 } from '@herald/domain';
@@ -83,12 +84,17 @@ export function createIngest(deps: IngestDependencies): (body: unknown) => Promi
     checkSizes(batch, isBatch ? '/events/' : '', deps.eventMaxBytes);
 
     const stored = await deps.store.transaction(async (tx) => {
-      await checkTenants(tx, batch);
+      const programIds = unique(batch.map((b) => b.programId));
+      const merchantIds = unique(batch.flatMap((b) => (b.merchantId ? [b.merchantId] : [])));
+      // Both reads at once (one round trip on the ingest's pipelining pool): the targets are read
+      // before it is known which events are new, and serve only those.
+      const [known, candidates] = await Promise.all([tx.findTenants(programIds, merchantIds), tx.loadRoutingTargets(programIds, merchantIds)]);
+      checkTenants(known, batch);
       const createdIds = await tx.insertNewEvents(batch);
       const existing = await storedBefore(tx, batch, createdIds);
       const created = batch.filter((item) => createdIds.has(item.event.id));
       // Re-posted events are not new: they get no second delivery.
-      const routed = await route(tx, created, newId);
+      const routed = route(candidates, created, newId);
       const deliveries = routed.map((r) => r.ref);
       const createdFor = new Map<string, CreatedDelivery[]>();
       for (const { ref, created: delivery } of routed) createdFor.set(ref.eventId, [...(createdFor.get(ref.eventId) ?? []), delivery]);
@@ -171,8 +177,7 @@ function toNewEvent(input: IngestEvent, receivedAt: string, newId: () => string)
 }
 
 /** Throws UnknownTenantError for the first event whose program does not exist, or whose merchant is not of its program. */
-async function checkTenants(tx: IngestTransaction, batch: readonly NewEvent[]): Promise<void> {
-  const known = await tx.findTenants(unique(batch.map((b) => b.programId)), unique(batch.flatMap((b) => (b.merchantId ? [b.merchantId] : []))));
+function checkTenants(known: KnownTenants, batch: readonly NewEvent[]): void {
   batch.forEach((item, index) => {
     if (!known.programIds.has(item.programId)) throw new UnknownTenantError('programId', item.programId, index);
     if (item.merchantId && known.merchantPrograms.get(item.merchantId) !== item.programId) {
@@ -196,9 +201,7 @@ async function storedBefore(tx: IngestTransaction, batch: readonly NewEvent[], c
 }
 
 /** One delivery per new event and target the routing rule picks: what is stored, and what the producer is told. */
-async function route(tx: IngestTransaction, created: readonly NewEvent[], newId: () => string): Promise<Array<{ ref: DeliveryRef; created: CreatedDelivery }>> {
-  if (created.length === 0) return [];
-  const candidates = await tx.loadRoutingTargets(unique(created.map((c) => c.programId)), unique(created.flatMap((c) => (c.merchantId ? [c.merchantId] : []))));
+function route(candidates: readonly RoutingTarget[], created: readonly NewEvent[], newId: () => string): Array<{ ref: DeliveryRef; created: CreatedDelivery }> {
   return created.flatMap(({ event, programId, merchantId }) =>
     targetsToNotify({ programId, merchantId, objectType: event.objectType, eventType: event.eventType }, candidates).map((target) => {
       const deliveryId = newId();
