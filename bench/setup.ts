@@ -1,6 +1,7 @@
 /** What the bench and bench/profile.ts set up the same way. */
 import { startService as startServiceProcess, type ServiceProcess, type StartServiceOptions } from '@herald/testing';
-import { buildAll, bundleOf } from '../scripts/build';
+import { buildAll } from '../scripts/build';
+import { bundleOf } from '../scripts/bundles';
 
 /** Builds the bundles of the events-api and the delivery-worker (as `pnpm build` does), for startService. */
 export async function buildServices(): Promise<void> {

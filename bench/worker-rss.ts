@@ -4,7 +4,7 @@
  *
  *   node --import tsx bench/worker-rss.ts [--events 10000] [--no-source-maps] [--node-flags '--max-semi-space-size=4 --trace-gc'] [--skip-build]
  *
- * Starts one worker (default settings) on a scratch database and queue, reads its RSS once it has
+ * Starts one worker (default settings, production's node options) on a scratch database and queue, reads its RSS once it has
  * been ready and idle for 3 s, then ingests payment events (fan-out 2) through the events-api while
  * it delivers them to bench/receiver.ts, and prints its RSS after the last callback and its peak
  * (VmHWM). Leaves no database and no Redis key behind.
@@ -17,7 +17,7 @@ import { applyMigrations, dropDatabase, ensureDatabase } from '@herald/db';
 import { databaseUrlFor, uniqueId } from '@herald/testing';
 import { ingestBatches } from './ingest-load';
 import { buildServices, createPaymentTenant, serviceEnv, startService } from './setup';
-import { BUILD_ENTRIES } from '../scripts/build';
+import { BUILD_ENTRIES } from '../scripts/bundles';
 
 const ROOT = path.resolve(__dirname, '..');
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -43,7 +43,9 @@ async function main(): Promise<void> {
   const env = serviceEnv({ databaseUrl, redisUrl: REDIS_URL, queuePrefix });
   const api = startService('services/events-api/src/server.ts', { ...env, PORT: '0' });
   const receiver = startService('bench/receiver.ts', {});
-  const flags = [...(process.argv.includes('--no-source-maps') ? [] : ['--enable-source-maps']), ...arg('node-flags', '').split(' ').filter(Boolean)];
+  // Production's options (scripts/bundles.ts), then --node-flags: a V8 flag given twice takes its last value.
+  const production = BUILD_ENTRIES.worker.node.filter((flag) => !(flag === '--enable-source-maps' && process.argv.includes('--no-source-maps')));
+  const flags = [...production, ...arg('node-flags', '').split(' ').filter(Boolean)];
   const worker = spawn(process.execPath, [...flags, path.join(ROOT, BUILD_ENTRIES.worker.bundle)], { cwd: ROOT, env: { PATH: process.env.PATH, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   worker.stdout.on('data', (c: Buffer) => (out += c.toString()));

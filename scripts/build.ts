@@ -24,24 +24,9 @@ import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { realpathSync } from 'node:fs';
 import path from 'node:path';
 import { build as esbuild, type Plugin } from 'esbuild';
+import { BUILD_ENTRIES, type BuildEntry } from './bundles';
 
 const ROOT = path.resolve(__dirname, '..');
-
-/** What the build makes: each entry point's source file and its bundle, from the repository root. */
-export const BUILD_ENTRIES = {
-  api: { source: 'services/events-api/src/server.ts', bundle: 'services/events-api/dist/server.js' },
-  worker: { source: 'services/delivery-worker/src/main.ts', bundle: 'services/delivery-worker/dist/main.js' },
-  cli: { source: 'services/events-api/src/cli/herald.ts', bundle: 'services/events-api/dist/herald.js' },
-  migrate: { source: 'packages/db/src/cli/migrate.ts', bundle: 'packages/db/dist/migrate.js' },
-  reencryptCredentials: { source: 'packages/db/src/cli/reencrypt-credentials.ts', bundle: 'packages/db/dist/reencrypt-credentials.js' },
-} as const;
-
-export type BuildEntry = keyof typeof BUILD_ENTRIES;
-
-/** The bundle built from `source` (a path from the repository root), or undefined when none is. */
-export function bundleOf(source: string): string | undefined {
-  return Object.values(BUILD_ENTRIES).find((entry) => entry.source === source)?.bundle;
-}
 
 /**
  * Marks every import of a third-party package external, rewritten to a path relative to the bundle

@@ -11,11 +11,10 @@ pnpm install --frozen-lockfile --reporter=silent
 pnpm --silent db:generate >/dev/null
 if [ "${1:-}" = "--build" ]; then
   pnpm --silent build
-  # Stack traces name the TypeScript files and lines.
-  run="node --enable-source-maps"
-  migrate="$run packages/db/dist/migrate.js"
-  api="$run services/events-api/dist/server.js"
-  worker="$run services/delivery-worker/dist/main.js"
+  # The node options of each bundle are those of scripts/bundles.ts (a test compares them).
+  migrate="node --enable-source-maps packages/db/dist/migrate.js"
+  api="node --enable-source-maps services/events-api/dist/server.js"
+  worker="node --enable-source-maps --max-semi-space-size=8 --heap-growing-percent=50 services/delivery-worker/dist/main.js"
 else
   # node with tsx's loader rather than the tsx CLI, which kills a child that is slow to acknowledge a
   # signal: the services must get the whole SHUTDOWN_TIMEOUT_MS to finish their work.

@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { DEFAULT_REDIS_URL, parseRedisUrl, redisKeyPrefix } from '@herald/config';
 import { removeQueueKeys } from './queue-keys';
+import { nodeOptionsOf } from '../../../scripts/bundles';
 
 const ROOT = path.resolve(__dirname, '../../..');
 
@@ -48,12 +49,6 @@ export interface StartServiceOptions {
   inheritEnv?: boolean;
 }
 
-/**
- * The options of `node` for a bundle of the production build, as the Dockerfile and
- * `pnpm start:prod` give them: stack traces name the TypeScript source files and lines.
- */
-const PRODUCTION_NODE_OPTIONS: readonly string[] = ['--enable-source-maps'];
-
 /** The processes started in this test file and not yet cleaned up after (see cleanUpServices). */
 const started: ServiceProcess[] = [];
 
@@ -69,9 +64,9 @@ export function startService(script: string, env: Record<string, string>, option
   // TypeScript with `node --import tsx`, not the tsx CLI: the CLI relays a signal to a child process
   // and kills it outright when it has not acknowledged within 30 ms, so a busy service could be
   // killed instead of shutting down gracefully. With the loader, signals reach the service itself.
-  // A bundle of the production build (`pnpm build`) runs as production runs it.
+  // A bundle of the production build (`pnpm build`) runs with the node options production gives it.
   const file = path.join(ROOT, script);
-  const args = /\.(m|c)?ts$/.test(script) ? ['--import', 'tsx', file] : [...PRODUCTION_NODE_OPTIONS, file];
+  const args = /\.(m|c)?ts$/.test(script) ? ['--import', 'tsx', file] : [...nodeOptionsOf(script), file];
   const child = spawn(process.execPath, args, {
     cwd: ROOT,
     env: fullEnv,

@@ -1,7 +1,7 @@
 // The delivery-worker process: config -> logger -> database -> Redis, then work until SIGTERM.
 // Run as many of these processes as needed (on one machine or many): they coordinate through
 // Redis (the BullMQ queue, the OAuth token cache) and PostgreSQL row locks only.
-import v8 from 'node:v8';
+// Production sizes its V8 heap on the command line (scripts/bundles.ts).
 import { loadWorkerConfig } from '@herald/config';
 import { closeDatabasePool, createDatabasePool, deliveryRepository, partitionMaintenance, pingDatabase } from '@herald/db';
 import { exitOnSignal, exitOnStartupFailure } from '@herald/lifecycle';
@@ -12,12 +12,6 @@ import { countBreakers, createDeliveryProducer, createRedisConnection, pingRedis
 import { startMonitoringServer } from './monitoring-server';
 import { startPartitionMaintenance } from './partition-maintenance';
 import { startDeliveryWorker } from './worker';
-
-// After each collection V8 lets the heap grow to as much as 4 times the data that survived when
-// allocation is fast: a busy worker whose live heap stays near 30 MB reached 210-220 MB of RSS
-// (bench/profile.ts deliver, 30,000 callbacks). Growing by at most half keeps it near 160 MB at no
-// measured CPU cost; unlike a --max-old-space-size cap, an event of several megabytes still fits.
-v8.setFlagsFromString('--heap-growing-percent=50');
 
 async function main(): Promise<void> {
   const config = loadWorkerConfig();

@@ -7,7 +7,8 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { dropDatabase } from '@herald/db';
 import { databaseUrlFor, startHttpRecorder, startService, testProcessEnv, uniqueId, type HttpRecorder, type ServiceProcess } from '@herald/testing';
-import { buildAll, BUILD_ENTRIES } from '../../../scripts/build';
+import { buildAll } from '../../../scripts/build';
+import { BUILD_ENTRIES } from '../../../scripts/bundles';
 
 const ROOT = path.resolve(__dirname, '../../..');
 const ADMIN_TOKEN = randomBytes(24).toString('base64url');
@@ -71,8 +72,9 @@ afterAll(async () => {
 
 describe('the production build', () => {
   it('runs each service with plain node (no TypeScript loader), with source maps that name the TypeScript sources', () => {
-    for (const service of [api, worker]) {
-      expect(service.child.spawnargs.slice(1)).toEqual(['--enable-source-maps', expect.stringMatching(/\/dist\/(server|main)\.js$/)]);
+    for (const [service, { node, bundle }] of [[api, BUILD_ENTRIES.api], [worker, BUILD_ENTRIES.worker]] as const) {
+      expect(service.child.spawnargs.slice(1)).toEqual([...node, path.join(ROOT, bundle)]);
+      expect(node).toContain('--enable-source-maps');
     }
     for (const { bundle, source } of Object.values(BUILD_ENTRIES)) {
       const code = readFileSync(path.join(ROOT, bundle), 'utf8');
@@ -80,6 +82,15 @@ describe('the production build', () => {
       const map = JSON.parse(readFileSync(path.join(ROOT, `${bundle}.map`), 'utf8')) as { sources: string[] };
       expect(map.sources.map((file) => path.relative(ROOT, path.resolve(path.dirname(path.join(ROOT, bundle)), file)))).toContain(source);
     }
+  });
+
+  it('starts each bundle in docker-compose.yml and `pnpm start:prod` with the node options of scripts/bundles.ts', () => {
+    const compose = readFileSync(path.join(ROOT, 'docker-compose.yml'), 'utf8');
+    const composeCommands = [...compose.matchAll(/^\s*command: (\["node".*\])$/gm)].map((match) => (JSON.parse(match[1]!) as string[]).slice(1).join(' '));
+    const startCommands = [...readFileSync(path.join(ROOT, 'scripts/start.sh'), 'utf8').matchAll(/^\s*\w+="node ([^"$]+\/dist\/[^"$]+\.js)"$/gm)].map((match) => match[1]!);
+    const started = [BUILD_ENTRIES.migrate, BUILD_ENTRIES.api, BUILD_ENTRIES.worker].map(({ bundle, node }) => [...node, bundle].join(' '));
+    expect(composeCommands).toEqual(started);
+    expect(startCommands).toEqual(started);
   });
 
   it('loads neither the Prisma client nor its driver adapter in the services: their statements run on plain pg pools', async () => {
