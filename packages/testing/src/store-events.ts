@@ -10,7 +10,7 @@ import { targetsToNotify, type DeliveryRef, type Event } from '@herald/domain';
 export async function storeEvents(pool: DatabasePool, batch: readonly NewEvent[]): Promise<{ events: Event[]; deliveries: DeliveryRef[] }> {
   return ingestStore(pool).transaction(async (tx) => {
     await tx.insertNewEvents(batch);
-    const targets = await tx.loadRoutingTargets(
+    const { targets } = await tx.findTenantsAndTargets(
       batch.map((b) => b.programId),
       batch.flatMap((b) => (b.merchantId ? [b.merchantId] : [])),
     );

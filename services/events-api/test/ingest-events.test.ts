@@ -46,11 +46,14 @@ class FakeStore {
     const staged: Tables = { events: new Map(this.committed.events), deliveries: [...this.committed.deliveries], counted: [...this.committed.counted] };
     const call = (name: string) => this.calls.push(name);
     const tx: IngestTransaction = {
-      findTenants: async (programIds, merchantIds): Promise<KnownTenants> => {
-        call('findTenants');
+      findTenantsAndTargets: async (programIds, merchantIds): Promise<{ known: KnownTenants; targets: RoutingTarget[] }> => {
+        call('findTenantsAndTargets');
         return {
-          programIds: new Set(programIds.filter((id) => this.programs.has(id))),
-          merchantPrograms: new Map(merchantIds.flatMap((id) => (this.merchants.has(id) ? [[id, this.merchants.get(id)!] as const] : []))),
+          known: {
+            programIds: new Set(programIds.filter((id) => this.programs.has(id))),
+            merchantPrograms: new Map(merchantIds.flatMap((id) => (this.merchants.has(id) ? [[id, this.merchants.get(id)!] as const] : []))),
+          },
+          targets: this.targets.filter((t) => (t.merchantId === null ? programIds.includes(t.programId) : merchantIds.includes(t.merchantId))),
         };
       },
       insertNewEvents: async (batch) => {
@@ -66,10 +69,6 @@ class FakeStore {
       loadStoredEvents: async (ids) => {
         call('loadStoredEvents');
         return new Map(ids.flatMap((id) => (staged.events.has(id) ? [[id, staged.events.get(id)!] as const] : [])));
-      },
-      loadRoutingTargets: async (programIds, merchantIds) => {
-        call('loadRoutingTargets');
-        return this.targets.filter((t) => (t.merchantId === null ? programIds.includes(t.programId) : merchantIds.includes(t.merchantId)));
       },
       writeAtCommit: ({ deliveries, counted }) => {
         call('writeAtCommit');
@@ -140,7 +139,7 @@ describe('the ingest use case', () => {
     expect(published).toEqual([deliveries]);
     expect(ingested).toEqual([3]);
     // Counters last inside the transaction (their row locks are the contended ones); publish after the commit.
-    expect(store.calls).toEqual(['findTenants', 'loadRoutingTargets', 'insertNewEvents', 'writeAtCommit', 'commit', 'publish']);
+    expect(store.calls).toEqual(['findTenantsAndTargets', 'insertNewEvents', 'writeAtCommit', 'commit', 'publish']);
     expect(store.committed.counted.map((c) => c.event.id)).toEqual([payment.id, subscription.id, programOnly.id]);
   });
 
@@ -220,7 +219,7 @@ describe('the ingest use case', () => {
     await expect(ingest(ingestEvent({ programId: 'p1', merchantId: 'unknown' }))).rejects.toBeInstanceOf(UnknownTenantError);
     expect(store.committed.events.size).toBe(0);
     // Nothing is inserted: the tenants are checked first (the targets are read in the same round trip).
-    expect(store.calls.filter((call) => call !== 'loadRoutingTargets')).toEqual(['findTenants', 'findTenants', 'findTenants']);
+    expect(store.calls).toEqual(['findTenantsAndTargets', 'findTenantsAndTargets', 'findTenantsAndTargets']);
     expect(published).toEqual([]);
   });
 

@@ -1,23 +1,21 @@
 import type { DeliveryRef, RoutingTarget } from '@herald/domain';
 import type { DatabasePool } from '../pool';
-import { inTransaction } from '../sql';
+import { inOrder, inTransaction } from '../sql';
 import { deliveryQueries, loadRoutingTargets } from './deliveries';
 import { countsStatement } from './event-counts';
 import { findTenants, insertNewEvents, loadStoredEvents, type KnownTenants, type NewEvent, type StoredEvent } from './events';
 
-/**
- * The ingest's reads and writes, all bound to one transaction. Reads may be started together
- * without awaiting each: the events-api's ingest pool pipelines them, one round trip for all.
- */
+/** The ingest's reads and writes, all bound to one transaction. */
 export interface IngestTransaction {
-  /** Which of these programs and merchants exist. */
-  findTenants(programIds: readonly string[], merchantIds: readonly string[]): Promise<KnownTenants>;
+  /**
+   * Which of these programs and merchants exist, and their targets (for the routing rule): one
+   * round trip on a pool that pipelines, as the events-api's ingest pool does.
+   */
+  findTenantsAndTargets(programIds: readonly string[], merchantIds: readonly string[]): Promise<{ known: KnownTenants; targets: RoutingTarget[] }>;
   /** Inserts the events whose id is new, leaves the others alone; returns the ids inserted. */
   insertNewEvents(batch: readonly NewEvent[]): Promise<Set<string>>;
   /** The stored events with these ids, with their content hashes. */
   loadStoredEvents(eventIds: readonly string[]): Promise<Map<string, StoredEvent>>;
-  /** The targets of these programs and merchants, for the routing rule. */
-  loadRoutingTargets(programIds: readonly string[], merchantIds: readonly string[]): Promise<RoutingTarget[]>;
   /**
    * The transaction's last writes, made when the work has resolved, with the COMMIT: stores the
    * deliveries (already marked enqueued: their jobs are added after the commit) and adds the events
@@ -38,10 +36,15 @@ export function ingestStore(pool: DatabasePool) {
         pool,
         (sql) =>
           work({
-            findTenants: (programIds, merchantIds) => findTenants(sql, programIds, merchantIds),
+            findTenantsAndTargets: async (programIds, merchantIds) => {
+              const [known, targets] = await inOrder<[KnownTenants, RoutingTarget[]]>(sql, [
+                () => findTenants(sql, programIds, merchantIds),
+                () => loadRoutingTargets(sql, programIds, merchantIds),
+              ]);
+              return { known, targets };
+            },
             insertNewEvents: (batch) => insertNewEvents(sql, batch),
             loadStoredEvents: (eventIds) => loadStoredEvents(sql, eventIds),
-            loadRoutingTargets: (programIds, merchantIds) => loadRoutingTargets(sql, programIds, merchantIds),
             writeAtCommit: (writes) => {
               if (last) throw new Error('writeAtCommit: the last writes are already given');
               last = writes;

@@ -86,9 +86,9 @@ export function createIngest(deps: IngestDependencies): (body: unknown) => Promi
     const stored = await deps.store.transaction(async (tx) => {
       const programIds = unique(batch.map((b) => b.programId));
       const merchantIds = unique(batch.flatMap((b) => (b.merchantId ? [b.merchantId] : [])));
-      // Both reads at once (one round trip on the ingest's pipelining pool): the targets are read
-      // before it is known which events are new, and serve only those.
-      const [known, candidates] = await Promise.all([tx.findTenants(programIds, merchantIds), tx.loadRoutingTargets(programIds, merchantIds)]);
+      // Both reads in one round trip: the targets are read before it is known which events are
+      // new, and serve only those.
+      const { known, targets: candidates } = await tx.findTenantsAndTargets(programIds, merchantIds);
       checkTenants(known, batch);
       const createdIds = await tx.insertNewEvents(batch);
       const existing = await storedBefore(tx, batch, createdIds);
