@@ -1,21 +1,16 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import { applyMigrations, createCredentialsCipher, eventPartitionName, eventRepository, monthStart, targetRepository, tenantRepository, type EventListQuery } from '@herald/db';
+import { createCredentialsCipher, eventPartitionName, eventRepository, monthStart, targetRepository, tenantRepository, type EventListQuery } from '@herald/db';
 import { createPrismaClient, sqlPool, type PrismaClient } from '@herald/db/prisma';
-import { createScratchDatabase, metricValue, storeEvents } from '@herald/testing';
+import { metricValue, storeEvents, useMigratedDatabase } from '@herald/testing';
 import { attachedPartitions, maintenanceAt } from './support/partition-maintenance';
 
 // Retention drops whole months of events: a database of this file's own.
-let database: { url: string; drop: () => Promise<void> };
+const database = useMigratedDatabase('herald_event_retention');
 let prisma: PrismaClient;
-beforeAll(async () => {
-  database = await createScratchDatabase('herald_event_retention');
-  await applyMigrations(database.url);
+beforeAll(() => {
   prisma = createPrismaClient(database.url);
 });
-afterAll(async () => {
-  await prisma.$disconnect();
-  await database.drop();
-});
+afterAll(() => prisma.$disconnect());
 
 const DAY_MS = 86_400_000;
 const cipher = createCredentialsCipher({ currentKeyId: 'k1', keyring: { k1: randomBytes(32) } });

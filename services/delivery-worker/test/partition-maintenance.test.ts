@@ -1,21 +1,16 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import { applyMigrations, createCredentialsCipher, deliveryAttemptRepository, eventRepository, partitionName, targetRepository, tenantRepository, weekStart, type AttemptOutcome } from '@herald/db';
+import { createCredentialsCipher, deliveryAttemptRepository, eventRepository, partitionName, targetRepository, tenantRepository, weekStart, type AttemptOutcome } from '@herald/db';
 import { createPrismaClient, sqlPool, type PrismaClient } from '@herald/db/prisma';
-import { createScratchDatabase, metricValue, storeEvents } from '@herald/testing';
+import { metricValue, storeEvents, useMigratedDatabase } from '@herald/testing';
 import { attachedPartitions, maintenanceAt } from './support/partition-maintenance';
 
 // Partition maintenance works on whole tables: a database of this file's own.
-let database: { url: string; drop: () => Promise<void> };
+const database = useMigratedDatabase('herald_partitions');
 let prisma: PrismaClient;
-beforeAll(async () => {
-  database = await createScratchDatabase('herald_partitions');
-  await applyMigrations(database.url);
+beforeAll(() => {
   prisma = createPrismaClient(database.url);
 });
-afterAll(async () => {
-  await prisma.$disconnect();
-  await database.drop();
-});
+afterAll(() => prisma.$disconnect());
 
 const DAY_MS = 86_400_000;
 const WEEK_MS = 7 * DAY_MS;
