@@ -13,10 +13,12 @@
  * `deliver` ingests payment events (fan-out 2) with no worker running, then starts the workers and
  * times the drain at bench/receiver.ts, with the CPU time each process spent per callback;
  * `--durable` first drains as many callbacks with the durable delivery ceiling (bench/ceilings.ts),
- * so that Herald's figure has its ratio to a ceiling of the same run; `--build` runs the workers
- * from the production build, as the bench does (their peak RSS is then production's).
+ * so that Herald's figure has its ratio to a ceiling of the same run; `--build` runs the services
+ * from the production build, as the bench does (the workers' peak RSS is then production's).
  * `e2e` posts single events at a fixed rate to running workers, as the bench's end-to-end latency
- * section does, and prints the latency from each ingest request to its callback's arrival.
+ * section does, after a second of the same load to warm them up, and prints the latency from each
+ * ingest request to its callback's arrival. `--build` runs the events-api and the workers from
+ * the production build.
  * `--cpu-prof` writes a V8 profile of the events-api (of the first worker, with `deliver`) to
  * bench/results/profiles/ and prints the functions with the most self time. `--keep-db NAME`
  * reuses (or creates and keeps) a seeded database.
@@ -62,7 +64,11 @@ async function main(): Promise<void> {
     mkdirSync(profileDir, { recursive: true });
     const profiling = { NODE_OPTIONS: `--require ${path.join(ROOT, 'bench/cpu-profile-hook.cjs')}`, CPU_PROFILE_DIR: profileDir };
     const env = serviceEnv({ databaseUrl, redisUrl: REDIS_URL, queuePrefix });
-    api = startService('services/events-api/src/server.ts', { ...env, PORT: '0', ...(cpuProf && mode !== 'deliver' ? profiling : {}) });
+    // With --build the services run from the production build, as in the bench.
+    const fromBuild = process.argv.includes('--build');
+    if (fromBuild) await buildAll(['api', 'worker']);
+    const apiScript = 'services/events-api/src/server.ts';
+    api = startService(fromBuild ? bundleOf(apiScript)! : apiScript, { ...env, PORT: '0', ...(cpuProf && mode !== 'deliver' ? profiling : {}) });
     const port = Number((await api.waitForLog(/listening/, 30_000)).port);
     cpu = new CpuAccounts(databaseName);
     cpu.add(api.child.pid, 'events-api');
@@ -170,7 +176,6 @@ async function profileDelivery(apiUrl: string, workerEnv: Record<string, string>
   const workers: ServiceProcess[] = [];
   let statsRedis: Redis | undefined;
   const workerScript = 'services/delivery-worker/src/main.ts';
-  if (process.argv.includes('--build')) await buildAll(['worker']);
   try {
     await createPaymentTenant(apiUrl, 'dev-admin-token', `${receiverUrl}/hook`);
     const events = Number(arg('events', '5000'));
@@ -242,7 +247,6 @@ async function profileLatency(apiUrl: string, workerEnv: Record<string, string>,
   const receiverUrl = `http://127.0.0.1:${Number((await receiver.waitForLog(/listening/, 30_000)).port)}`;
   const workers: ServiceProcess[] = [];
   const workerScript = 'services/delivery-worker/src/main.ts';
-  if (process.argv.includes('--build')) await buildAll(['worker']);
   try {
     await createPaymentTenant(apiUrl, 'dev-admin-token', `${receiverUrl}/hook`);
     for (let i = 0; i < Number(arg('workers', '1')); i += 1) {
@@ -250,6 +254,16 @@ async function profileLatency(apiUrl: string, workerEnv: Record<string, string>,
     }
     await Promise.all(workers.map((w) => w.waitForLog('delivery-worker ready', 30_000)));
     const rate = Number(arg('rate', '100'));
+    // A second of the same load first, not measured: the first requests of a process pay for its
+    // lazy initialisation and the JIT, which the bench's own run has paid long before its latency section.
+    for (let i = 0; i < rate; i += 1) {
+      await post(`${apiUrl}/internal/events`, { id: `Event-${randomUUID()}`, programId: 'bench-p', origin: 'api', eventType: 'created', objectId: `warm-${i}`, objectType: 'subscription' }, 'dev-ingest-token');
+    }
+    for (let waited = 0; ((await (await fetch(`${receiverUrl}/stats`)).json()) as { callbacks: number }).callbacks < rate; waited += 100) {
+      if (waited > 30_000) throw new Error('the warm-up callbacks did not all arrive within 30 s');
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    await fetch(`${receiverUrl}/reset`, { method: 'POST' });
     const count = rate * Number(arg('seconds', '10'));
     const sentAt = new Map<string, number>();
     // When the events-api answered 201: the part of the latency that is the ingest's.
