@@ -46,6 +46,11 @@ export interface DeliveryStore {
  */
 export interface DeliveryGate {
   admit(targetId: string, jobId: string): Promise<Admission>;
+  /**
+   * Whether `admit` will most likely let a job of the target in (no job of it was turned away
+   * lately): the processor then loads the delivery while the gate decides.
+   */
+  expectsAdmission(targetId: string): boolean;
   release(targetId: string, jobId: string, verdict: GateVerdict, durationMs: number): Promise<void>;
 }
 
@@ -132,9 +137,9 @@ export function createDeliveryProcessor(deps: DeliveryProcessorDependencies): (j
     );
   };
 
-  const attemptJob = async (job: DeliveryJob, release: (verdict: GateVerdict) => Promise<void>): Promise<DeliveryOutcome> => {
+  const attemptJob = async (job: DeliveryJob, loading: Promise<DeliveryWork | null>, release: (verdict: GateVerdict) => Promise<void>): Promise<DeliveryOutcome> => {
     const { deliveryId } = job.data;
-    const work = await deps.deliveries.load(deliveryId);
+    const work = await loading;
     // Nothing to record an attempt against: the job is the only trace, in the failed set.
     if (!work) throw messageAsStack(new UnrecoverableError(`delivery ${deliveryId} does not exist`));
     const { delivery } = work;
@@ -215,6 +220,12 @@ export function createDeliveryProcessor(deps: DeliveryProcessorDependencies): (j
   return async (job, token) => {
     const { deliveryId, targetId } = job.data;
     const jobId = job.id ?? deliveryId;
+    // A job of a target the gate lets in (the usual case) loads its delivery meanwhile: one round
+    // trip less before its POST. A target whose jobs were turned away lately waits for the answer,
+    // so that a busy or broken target's deferred jobs cost the database nothing.
+    const early = deps.gate.expectsAdmission(targetId) ? deps.deliveries.load(deliveryId) : undefined;
+    // Awaited below when the job goes in; a job turned away drops it, and so its failure.
+    early?.catch(() => undefined);
     const admission = await deps.gate.admit(targetId, jobId);
     if (!admission.admitted) return defer(job, token, admission);
     // The slot is freed as soon as the POST is over (with its verdict), or when the job ends some other way.
@@ -222,7 +233,7 @@ export function createDeliveryProcessor(deps: DeliveryProcessorDependencies): (j
     let released: Promise<void> | undefined;
     const release = (verdict: GateVerdict): Promise<void> => (released ??= deps.gate.release(targetId, jobId, verdict, performance.now() - admittedAt));
     try {
-      return await attemptJob(job, release);
+      return await attemptJob(job, early ?? deps.deliveries.load(deliveryId), release);
     } finally {
       await release('neutral');
     }

@@ -41,6 +41,15 @@ const GATE_LEASE_MARGIN_MS = 30_000;
  */
 const GATE_RELEASE_LINGER_MS = 5;
 
+/**
+ * How long after the gate turned a job of a target away the worker stops loading that target's
+ * deliveries before the gate's answer (DeliveryGate.expectsAdmission): at least this, or until the
+ * job comes back. Most targets are never turned away; the others cost no load while they wait.
+ */
+const TURNED_AWAY_MEMORY_MS = 1_000;
+/** Targets turned away lately that the worker remembers; past that, the expired ones are dropped. */
+const TURNED_AWAY_SWEEP_SIZE = 1_000;
+
 export interface DeliveryWorkerDependencies {
   config: WorkerConfig;
   /** The pool every statement of the worker runs on. Not closed here. */
@@ -128,7 +137,7 @@ function batchedDeliveryStore(pool: DatabasePool, config: WorkerConfig): Deliver
  * Redis answers an admission with an error (not an outage: the worker's connection waits those
  * out), the job goes in ungated rather than fail; a release that fails leaves the slot to its lease.
  */
-function batchedTargetGate(deps: DeliveryWorkerDependencies): DeliveryGate {
+export function batchedTargetGate(deps: Pick<DeliveryWorkerDependencies, 'config' | 'connection' | 'logger'>): DeliveryGate {
   const { config, logger } = deps;
   const gate = createTargetGate(deps.connection, {
     queuePrefix: config.queuePrefix,
@@ -158,10 +167,28 @@ function batchedTargetGate(deps: DeliveryWorkerDependencies): DeliveryGate {
     },
     { maxBatch: 2 * config.worker.concurrency, maxInFlight: STATEMENTS_IN_FLIGHT },
   );
+  // Targets whose jobs the gate turned away lately, with until when (ms).
+  const turnedAway = new Map<string, number>();
+  const rememberTurnedAway = (targetId: string, delayMs: number): void => {
+    const now = Date.now();
+    if (turnedAway.size >= TURNED_AWAY_SWEEP_SIZE) for (const [id, until] of turnedAway) if (until <= now) turnedAway.delete(id);
+    turnedAway.set(targetId, now + Math.max(delayMs, TURNED_AWAY_MEMORY_MS));
+  };
   return {
+    expectsAdmission(targetId) {
+      const until = turnedAway.get(targetId);
+      if (until === undefined) return true;
+      if (until > Date.now()) return false;
+      turnedAway.delete(targetId);
+      return true;
+    },
     async admit(targetId, jobId): Promise<Admission> {
       try {
-        return (await settle({ admit: { targetId, jobId } })) as Admission;
+        const admission = (await settle({ admit: { targetId, jobId } })) as Admission;
+        if (!admission.admitted) rememberTurnedAway(targetId, admission.delayMs);
+        // A probe means the breaker is half-open: the target's other jobs are about to be turned away.
+        else if (admission.probe) rememberTurnedAway(targetId, 0);
+        return admission;
       } catch (error) {
         logger.warn('target gate unavailable; callback sent ungated', { targetId, error: error instanceof Error ? error.message : String(error) });
         return { admitted: true, probe: false };

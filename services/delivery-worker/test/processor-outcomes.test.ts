@@ -48,6 +48,8 @@ interface Scene {
   missing?: boolean;
   /** The target gate's answer for the job. Default: let in. */
   admission?: Admission;
+  /** What the gate says beforehand of the target (DeliveryGate.expectsAdmission); default false. */
+  expectsAdmission?: boolean;
   /** TARGET_AUTO_DISABLE_AFTER in ms; 0 (off) by default. */
   autoDisableAfterMs?: number;
   /** Whether the store reports the target switched off when asked to. */
@@ -74,11 +76,13 @@ async function attempt(scene: Scene) {
   const released: Array<{ targetId: string; jobId: string; verdict: GateVerdict }> = [];
   const moves: Array<{ timestamp: number; token: string | undefined }> = [];
   let loads = 0;
+  // The order in which the processor called the gate and loaded the delivery.
+  const order: Array<'admit' | 'load'> = [];
 
   const process = createDeliveryProcessor({
     deliveries: {
       load: async (deliveryId) =>
-        ++loads && scene.missing
+        order.push('load') && ++loads && scene.missing
           ? null
           : {
               delivery: { id: deliveryId, eventId: ref.eventId, targetId: ref.targetId, status: scene.status ?? 'pending', attemptsMade },
@@ -94,7 +98,11 @@ async function attempt(scene: Scene) {
       recordDeferral: async (deliveryId, reason) => void deferrals.push({ deliveryId, reason }),
     },
     gate: {
-      admit: async () => scene.admission ?? { admitted: true, probe: false },
+      admit: async () => {
+        order.push('admit');
+        return scene.admission ?? { admitted: true, probe: false };
+      },
+      expectsAdmission: () => scene.expectsAdmission ?? false,
       release: async (targetId, jobId, verdict) => void released.push({ targetId, jobId, verdict }),
     },
     authFor: () => {
@@ -133,7 +141,7 @@ async function attempt(scene: Scene) {
     (value) => ({ value, error: undefined }),
     (error: unknown) => ({ value: undefined, error }),
   );
-  return { ...settled, recorded, disableRequests, healthWrites, sent, counted, warnings, deferrals, deferredCounted, released, moves, loads };
+  return { ...settled, recorded, disableRequests, healthWrites, sent, counted, warnings, deferrals, deferredCounted, released, moves, loads, order };
 }
 
 const ok = (body = 'ok'): CallbackResponse => ({ status: 200, body });
@@ -420,6 +428,23 @@ describe('the delivery processor', () => {
       expect(r.deferrals).toEqual([{ deliveryId: 'd-1', reason }]);
       expect(r.deferredCounted).toEqual([reason]);
       expect(r.released).toEqual([]);
+    });
+
+    it('loads the delivery only once the gate let the job in, unless the gate expects to', async () => {
+      expect((await attempt({ answers: [ok()] })).order).toEqual(['admit', 'load']);
+      const r = await attempt({ answers: [ok()], expectsAdmission: true });
+      expect(r.order).toEqual(['load', 'admit']);
+      expect(r.sent).toHaveLength(1);
+      expect(r.value).toMatchObject({ outcome: 'delivered' });
+    });
+
+    it('defers a job turned away although the gate expected to let it in: the early load is its only cost', async () => {
+      const r = await attempt({ admission: { admitted: false, reason: 'target_busy', delayMs: 500 }, answers: [ok()], expectsAdmission: true });
+      expect(r.error).toBeInstanceOf(DelayedError);
+      expect(r.loads).toBe(1);
+      expect(r.sent).toHaveLength(0);
+      expect(r.recorded).toHaveLength(0);
+      expect(r.deferrals).toEqual([{ deliveryId: 'd-1', reason: 'target_busy' }]);
     });
 
     it.each([
