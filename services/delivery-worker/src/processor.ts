@@ -81,9 +81,10 @@ type SentTo = { url?: string };
  * The delivery use case: one attempt of one delivery. First the target gate: a job whose target
  * is at its in-flight limit, or whose target's breaker is open, is moved back to the delayed set
  * and ends with DelayedError, which BullMQ does not count as an attempt; nothing is sent, only the
- * deferral is recorded. Otherwise it loads the delivery (a delivered one is not
- * sent again) with its target and its event; sends one POST of the event, exactly as GET /events shows
- * it, to the target's current URL; records the attempt and the delivery's new state. Delivered
+ * deferral is recorded. Otherwise it loads the delivery (a delivered one is not sent again) with
+ * its target and its event, while the gate decides when the gate expects to let the job in; sends
+ * one POST of the event, exactly as GET /events shows it, to the target's current URL; records the
+ * attempt and the delivery's new state. Delivered
  * only on HTTP 200; any other outcome is recorded and thrown, so that BullMQ retries with its
  * backoff, or, when the target is gone or its settings unusable, fails the job at once.
  */
