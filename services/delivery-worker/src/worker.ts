@@ -47,7 +47,10 @@ const GATE_RELEASE_LINGER_MS = 5;
  * job comes back. Most targets are never turned away; the others cost no load while they wait.
  */
 const TURNED_AWAY_MEMORY_MS = 1_000;
-/** Targets turned away lately that the worker remembers; past that, the expired ones are dropped. */
+/**
+ * Targets turned away lately that the worker remembers before it drops the expired ones; then
+ * again each time their number doubles, so that a sweep costs O(1) per target remembered.
+ */
 const TURNED_AWAY_SWEEP_SIZE = 1_000;
 
 export interface DeliveryWorkerDependencies {
@@ -169,9 +172,13 @@ export function batchedTargetGate(deps: Pick<DeliveryWorkerDependencies, 'config
   );
   // Targets whose jobs the gate turned away lately, with until when (ms).
   const turnedAway = new Map<string, number>();
+  let sweepAtSize = TURNED_AWAY_SWEEP_SIZE;
   const rememberTurnedAway = (targetId: string, delayMs: number): void => {
     const now = Date.now();
-    if (turnedAway.size >= TURNED_AWAY_SWEEP_SIZE) for (const [id, until] of turnedAway) if (until <= now) turnedAway.delete(id);
+    if (turnedAway.size >= sweepAtSize) {
+      for (const [id, until] of turnedAway) if (until <= now) turnedAway.delete(id);
+      sweepAtSize = Math.max(TURNED_AWAY_SWEEP_SIZE, 2 * turnedAway.size);
+    }
     turnedAway.set(targetId, now + Math.max(delayMs, TURNED_AWAY_MEMORY_MS));
   };
   return {

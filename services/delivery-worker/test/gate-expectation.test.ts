@@ -38,6 +38,15 @@ describe('the worker’s expectation of the gate', () => {
     expect(g.expectsAdmission(quiet)).toBe(true);
   });
 
+  it('expects to let the target in again a second after (the busy delay being shorter)', async () => {
+    const g = gate({ TARGET_MAX_IN_FLIGHT: '1' });
+    const target = randomUUID();
+    await g.admit(target, 'j1');
+    expect(await g.admit(target, 'j2')).toMatchObject({ admitted: false, reason: 'target_busy', delayMs: expect.any(Number) });
+    await new Promise((resolve) => setTimeout(resolve, 1_100));
+    expect(g.expectsAdmission(target)).toBe(true);
+  });
+
   it('does not expect to let a target in while its breaker is open or half-open', async () => {
     const g = gate({ TARGET_BREAKER_FAILURES: '1', TARGET_BREAKER_OPEN_SECONDS: '1' });
     const target = randomUUID();
