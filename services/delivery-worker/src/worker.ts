@@ -43,8 +43,8 @@ const GATE_RELEASE_LINGER_MS = 5;
 
 /**
  * How long after the gate turned a job of a target away the worker stops loading that target's
- * deliveries before the gate's answer (DeliveryGate.expectsAdmission): at least this, or until the
- * job comes back. Most targets are never turned away; the others cost no load while they wait.
+ * deliveries before the gate's answer (DeliveryGate.expectsAdmission): this, or the delay the gate
+ * gave if that is longer. Most targets are never turned away; the others cost no load while they wait.
  */
 const TURNED_AWAY_MEMORY_MS = 1_000;
 /**
