@@ -19,7 +19,7 @@ export interface SeedTenant {
 
 /**
  * Seeds `total` events in one INSERT ... SELECT generate_series, then fills event_counts and
- * event_bucket_counts from them exactly as addToCounts would have (scopes program and merchant,
+ * event_bucket_counts from them exactly as the statement of countsStatement would have (scopes program and merchant,
  * origin any/one x objectType any/one, buckets of a day, a minute and a second): deep pages and
  * counts read those counters, so they must match the rows. Events are 5 ms apart (dense, so that the per-second buckets stay few: 200 a second), spread over the
  * tenant's merchants (4 by default), origins cycling every event and object types every 12 events.

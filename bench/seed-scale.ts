@@ -188,7 +188,7 @@ async function ensureEventPartitions(client: pg.Client, from: Date, to: Date): P
 }
 
 /**
- * Sets the tenant's counters (event_counts, event_bucket_counts) to what addToCounts would have
+ * Sets the tenant's counters (event_counts, event_bucket_counts) to what the statement of countsStatement would have
  * made of its stored events, whatever was there: the rows are grouped by owner, origin, object type
  * and second once, rolled up to minutes and days, then spread over the scopes (program, merchant)
  * and the "any" combinations, so the expansion runs over groups, never over every event.

@@ -1,7 +1,8 @@
 import pg from 'pg';
 import { useMigratedDatabase } from '@herald/testing';
 // The ingest's own counting, as the oracle: the seed must leave the counters it would have left.
-import { addToCounts } from '../../packages/db/src/repositories/event-counts';
+import { countsStatement } from '../../packages/db/src/repositories/event-counts';
+import { run } from '../../packages/db/src/sql';
 import { merchantShare, seedScaleEvents, type ScaleTenant } from '../seed-scale';
 
 // The seed drops and rebuilds the indexes and foreign keys of events: a database of this file's own.
@@ -41,7 +42,7 @@ describe('seedScaleEvents', () => {
     const { rows } = await client.query<{ programId: string; merchantId: string | null; origin: string; objectType: string; createdAt: Date }>(
       'SELECT program_id AS "programId", merchant_id AS "merchantId", origin, object_type AS "objectType", created_at AS "createdAt" FROM events',
     );
-    await addToCounts(client, rows.map((r) => ({ ...r, merchantId: r.merchantId ?? undefined })));
+    await run(client, countsStatement(rows.map((r) => ({ ...r, merchantId: r.merchantId ?? undefined })))!);
     expect(seeded).toEqual((await client.query(COUNTERS)).rows);
 
     expect(rows).toHaveLength(8_001);

@@ -127,7 +127,7 @@ async function pendingDeliveries(client: pg.ClientBase, partition: string): Prom
  * Drops the month and takes its events out of the counters, in one transaction (readers see the
  * counts and the month change together, at its commit):
  * 1. with the partition locked against writes (none come: its month is past), sums what its events
- *    add to each counter, in the shape addToCounts gives them (totals, and day, minute and second
+ *    add to each counter, in the shape countsStatement gives them (totals, and day, minute and second
  *    buckets of created_at, per scope and per origin/objectType combination);
  * 2. subtracts the sums from the buckets and deletes the buckets left at zero. This is the long
  *    part (a row per second of created_at, scope and filter combination), and it blocks nothing:

@@ -47,13 +47,10 @@ interface Increment {
   count: number;
 }
 
-/** Adds the events to every counter they belong to (call inside the transaction that stores them). */
-export async function addToCounts(executor: Sql, events: readonly CountedEvent[]): Promise<void> {
-  const statement = countsStatement(events);
-  if (statement) await run(executor, statement);
-}
-
-/** The one statement that adds the events to every counter they belong to; null when there are none. */
+/**
+ * The one statement that adds the events to every counter they belong to (run it inside the
+ * transaction that stores them); null when there are none.
+ */
 export function countsStatement(events: readonly CountedEvent[]) {
   const totals = new Map<string, Omit<Increment, 'granularity' | 'bucketStart'>>();
   const buckets = new Map<string, Increment>();
