@@ -34,9 +34,10 @@ import { createPrismaClient } from '@herald/db/prisma';
 import { databaseUrlFor, startService, uniqueId, type ServiceProcess } from '@herald/testing';
 import { buildAll } from '../scripts/build';
 import { bundleOf } from '../scripts/bundles';
-import { CpuAccounts, cpuPerUnit, type CpuSnapshot } from './cpu';
+import { CpuAccounts, cpuPerUnit, machineBusy, type CpuSnapshot } from './cpu';
 import { durableDeliveryCeiling, pageOneQuery, startBareSqlPage } from './ceilings';
 import { bareIngest, ingestBatches } from './ingest-load';
+import { postJson } from './post-json';
 import { seedEvents } from './seed-events';
 import { createPaymentTenant, serviceEnv } from './setup';
 
@@ -252,6 +253,8 @@ async function profileLatency(apiUrl: string, workerEnv: Record<string, string>,
     for (let i = 0; i < Number(arg('workers', '1')); i += 1) {
       workers.push(startService(process.argv.includes('--build') ? bundleOf(workerScript)! : workerScript, { WORKER_CONCURRENCY: '16', ...workerEnv }));
     }
+    workers.forEach((w) => cpu.add(w.child.pid, 'delivery-worker'));
+    cpu.add(receiver.child.pid, 'receiver');
     await Promise.all(workers.map((w) => w.waitForLog('delivery-worker ready', 30_000)));
     const rate = Number(arg('rate', '100'));
     // A second of the same load first, not measured: the first requests of a process pay for its
@@ -272,14 +275,19 @@ async function profileLatency(apiUrl: string, workerEnv: Record<string, string>,
     // Each settled at once: a failed request is reported below, never as an unhandled rejection
     // that would end this process before it stops its services and drops its database.
     const requests: Array<Promise<unknown>> = [];
+    const cpuBefore = cpu.snapshot();
     for (let i = 0; i < count; i += 1) {
       const wait = started + (i * 1000) / rate - Date.now();
       if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
       const id = `Event-${randomUUID()}`;
       sentAt.set(id, Date.now());
       requests.push(
-        post(`${apiUrl}/internal/events`, { id, programId: 'bench-p', origin: 'api', eventType: 'created', objectId: `e2e-${i}`, objectType: 'subscription' }, 'dev-ingest-token').then(
-          () => void answeredAt.set(id, Date.now()),
+        postJson(`${apiUrl}/internal/events`, 'dev-ingest-token', { id, programId: 'bench-p', origin: 'api', eventType: 'created', objectId: `e2e-${i}`, objectType: 'subscription' }).then(
+          ({ status, text }) => {
+            if (status !== 201) return new Error(`ingest answered ${status}: ${text.slice(0, 300)}`);
+            answeredAt.set(id, Date.now());
+            return undefined;
+          },
           (error: unknown) => error,
         ),
       );
@@ -292,6 +300,7 @@ async function profileLatency(apiUrl: string, workerEnv: Record<string, string>,
       await new Promise((resolve) => setTimeout(resolve, 200));
       arrivals = (await (await fetch(`${receiverUrl}/arrivals`)).json()) as Record<string, number>;
     }
+    const cpuAfter = cpu.snapshot();
     const latencies = [...sentAt].map(([id, at]) => (arrivals[id] ?? NaN) - at).filter(Number.isFinite).sort((a, b) => a - b);
     const percentiles = (sorted: number[]): string =>
       [50, 95, 99].map((p) => `p${p} ${sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]} ms`).join(', ') + `, max ${sorted.at(-1)} ms`;
@@ -299,6 +308,7 @@ async function profileLatency(apiUrl: string, workerEnv: Record<string, string>,
     const delivery = [...answeredAt].map(([id, at]) => (arrivals[id] ?? NaN) - at).filter(Number.isFinite).sort((a, b) => a - b);
     console.log(`${latencies.length} of ${count} callbacks at ${rate}/s, ingest request to callback: ${percentiles(latencies)}`);
     console.log(`  ingest request to its 201: ${percentiles(ingest)}; 201 to callback: ${percentiles(delivery)}`);
+    console.log(`  CPU per event: ${cpuPerUnit(cpuBefore, cpuAfter, count)}; the machine's cores ${Math.round(machineBusy(cpuBefore, cpuAfter) * 100)} % busy`);
     // When the slowest arrived: a cluster points at something periodic (a sweep, a GC, a flush).
     const slowest = [...sentAt].map(([id, sent]) => ({ sent: sent - started, latency: (arrivals[id] ?? NaN) - sent })).sort((a, b) => b.latency - a.latency).slice(0, 10);
     console.log(`slowest (ms after the start: latency): ${slowest.map((s) => `${s.sent}: ${s.latency}`).join(', ')}`);

@@ -30,6 +30,7 @@ import { bareIngest, ingestBatches } from './ingest-load';
 import { runApiIsolation } from './api-isolation';
 import { durableDeliveryCeiling, durableRows, listSqlRows, pageOneQuery, runCeilingsSection, startBareSqlPage } from './ceilings';
 import { runIsolation } from './isolation';
+import { postJson } from './post-json';
 import { createRawPoster } from './raw-post';
 import { buildServices, createPaymentTenant, serviceEnv, startService } from './setup';
 import { runScale } from './scale';
@@ -177,7 +178,16 @@ async function postEventsAtRate(apiUrl: string, count: number, rate: number, fie
     sentAt.set(eventId, Date.now());
     // Settled at once, so that a failed request is reported by the await below, never as an
     // unhandled rejection that would end the process before it cleans up.
-    pending.push(http('POST', `${apiUrl}/internal/events`, INGEST_TOKEN, { id: eventId, ...fields(i) }, [201]).then(() => void answeredAt?.set(eventId, Date.now()), (error: unknown) => error));
+    pending.push(
+      postJson(`${apiUrl}/internal/events`, INGEST_TOKEN, { id: eventId, ...fields(i) }).then(
+        ({ status, text }) => {
+          if (status !== 201) return new Error(`POST /internal/events answered ${status}: ${text.slice(0, 500)}`);
+          answeredAt?.set(eventId, Date.now());
+          return undefined;
+        },
+        (error: unknown) => error,
+      ),
+    );
   }
   const failed = (await Promise.all(pending)).filter((e): e is Error => e instanceof Error);
   if (failed.length > 0) throw new Error(`${failed.length} of ${count} ingest requests failed, the first: ${failed[0]!.message}`);
@@ -563,8 +573,10 @@ async function main(): Promise<void> {
   await reset();
   const e2eCount = SIZE.e2eRate * SIZE.e2eSeconds;
   const answeredAt = new Map<string, number>();
+  const e2eCpu = cpu.snapshot();
   const sentAt = await postEventsAtRate(apiUrl, e2eCount, SIZE.e2eRate, (i) => ({ programId: 'bench-p', origin: 'api', eventType: 'created', objectId: `e2e-${i}`, objectType: 'subscription' }), answeredAt);
   await drain(e2eCount, []);
+  const e2eCpuAfter = cpu.snapshot();
   const arrivals = (await http('GET', `${receiverUrl}/arrivals`, undefined)) as Record<string, number>;
   const latencies = [...sentAt].map(([eventId, at]) => (arrivals[eventId] ?? NaN) - at).filter(Number.isFinite).sort((a, b) => a - b);
   if (latencies.length !== e2eCount) throw new Error(`latency: ${latencies.length} of ${e2eCount} callbacks matched`);
@@ -580,7 +592,7 @@ async function main(): Promise<void> {
     scenario: `end-to-end at ${SIZE.e2eRate} events/s: ingest request -> 201 p99, 201 -> receiver p99`,
     figure: percentile(ingestTimes, 99),
     unit: 'ms',
-    note: `201 -> receiver p99 ${percentile(afterAnswer, 99)} ms; ${e2eDeferred!.n} deferrals by the target gate`,
+    note: `201 -> receiver p99 ${percentile(afterAnswer, 99)} ms; ${e2eDeferred!.n} deferrals by the target gate; CPU per event: ${cpuPerUnit(e2eCpu, e2eCpuAfter, e2eCount)}; the machine's cores ${Math.round(machineBusy(e2eCpu, e2eCpuAfter) * 100)} % busy`,
   });
   const rssUnderLoad = Math.max(rssOne, ...rssTwo, ...workers.map((w) => peakRssMb(w.child.pid)));
   for (const w of workers) await w.stop('SIGTERM', 15_000);
