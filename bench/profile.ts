@@ -105,13 +105,15 @@ async function profileIngest(apiUrl: string, databaseUrl: string, queuePrefix: s
   const events = Number(arg('events', '15000'));
   const rounds = Number(arg('rounds', '3'));
   for (let r = 0; r < rounds; r += 1) {
+    const before = cpu.snapshot();
     const rate = await ingestBatches({ apiUrl, token: 'dev-ingest-token', count: events, batchSize: 500, inFlight: 2, programId: 'bench-p', merchantId: 'bench-m', objectType: 'payment', idPrefix: `r${r}-` });
-    console.log(`ingest round ${r + 1}: ${Math.round(rate)} events/s`);
+    console.log(`ingest round ${r + 1}: ${Math.round(rate)} events/s; CPU per event: ${cpuPerUnit(before, cpu.snapshot(), events)}`);
   }
   if (process.argv.includes('--bare')) {
     for (let r = 0; r < rounds; r += 1) {
+      const before = cpu.snapshot();
       const bare = await bareIngest({ databaseUrl, redisUrl: REDIS_URL, queuePrefix: `${queuePrefix}_bare`, count: events, batchSize: 500, inFlight: 2, programId: 'bench-p', merchantId: 'bench-m' });
-      console.log(`bare ingest round ${r + 1}: ${Math.round(bare)} events/s`);
+      console.log(`bare ingest round ${r + 1}: ${Math.round(bare)} events/s; CPU per event: ${cpuPerUnit(before, cpu.snapshot(), events)}`);
     }
   }
 }
