@@ -1,7 +1,7 @@
 // The target gate's limiter and circuit breaker on the real Redis, with the clock in the test's
 // hands (the gate passes its own time to Redis), so that each transition is shown exactly.
 import { randomBytes, randomUUID } from 'node:crypto';
-import { countBreakers, createRedisConnection, createTargetGate, pingRedis, readTargetHealth, type GateVerdict, type RedisConnection, type TargetGateSettings } from '../src';
+import { countBreakers, createRedisConnection, createTargetGate, pingRedis, readTargetHealth, targetKeys, type GateVerdict, type RedisConnection, type TargetGateSettings } from '../src';
 
 const REDIS_URL = 'redis://127.0.0.1:6379';
 const SETTINGS: TargetGateSettings = {
@@ -33,6 +33,10 @@ function gate(settings: Partial<Omit<TargetGateSettings, 'breaker'>> & { breaker
     admit: async (targetId: string, jobId: string) => (await g.admit([{ targetId, jobId }]))[0]!,
     release: async (targetId: string, jobId: string, verdict: GateVerdict) => (await g.release([{ targetId, jobId, verdict, durationMs: 1_000 }]))[0],
     health: (targetId: string) => readTargetHealth(redis, prefix, targetId, clock),
+    /** Renews `holder`'s lease of the target's slots. */
+    lease: async (targetId: string, holder: string, keep: number, want: number, since = 0) => (await g.settle([], [], [{ targetId, holder, keep, want, ttlMs: 10_000, since }])).grants[0]!,
+    /** Sends `times` successes of leased jobs as one release. */
+    successes: async (targetId: string, times: number) => (await g.release([{ targetId, jobId: 'leased', verdict: 'success', durationMs: 1_000, times }]))[0],
   };
 }
 
@@ -230,10 +234,101 @@ describe('the target gate', () => {
   });
 });
 
+describe('leases', () => {
+  it('grant a worker the slots the others leave free, which then count against the others', async () => {
+    const g = gate({ maxInFlight: 3 });
+    const target = randomUUID();
+    await g.admit(target, 'j1');
+    expect(await g.lease(target, 'w1', 0, 5)).toEqual({ held: 2, breakerClosed: true });
+    expect(await g.health(target)).toMatchObject({ inFlight: 3 });
+    expect(await g.admit(target, 'j2')).toMatchObject({ admitted: false, reason: 'target_busy' });
+    expect(await g.lease(target, 'w2', 0, 1)).toEqual({ held: 0, breakerClosed: true });
+    // Given back down to one slot: one job of the others gets in, the next does not.
+    expect(await g.lease(target, 'w1', 1, 1)).toEqual({ held: 1, breakerClosed: true });
+    expect(await g.admit(target, 'j2')).toMatchObject({ admitted: true });
+    expect(await g.admit(target, 'j3')).toMatchObject({ admitted: false });
+    expect(await g.lease(target, 'w1', 0, 0)).toEqual({ held: 0, breakerClosed: true });
+    expect(await g.health(target)).toMatchObject({ inFlight: 2 });
+  });
+
+  it('keep the slots a worker’s jobs run in even when the others fill the target, and never grant more than the limit', async () => {
+    const g = gate({ maxInFlight: 2 });
+    const target = randomUUID();
+    expect(await g.lease(target, 'w1', 0, 2)).toEqual({ held: 2, breakerClosed: true });
+    // Renewed with more wanted: the worker's own slots are not counted twice, and the limit holds.
+    expect(await g.lease(target, 'w1', 2, 6)).toEqual({ held: 2, breakerClosed: true });
+    expect(await g.health(target)).toMatchObject({ inFlight: 2 });
+    // Another worker's job holds a slot the lease gave up meanwhile: the renewal keeps the one in use.
+    expect(await g.lease(target, 'w1', 0, 0)).toEqual({ held: 0, breakerClosed: true });
+    await g.admit(target, 'j1');
+    await g.admit(target, 'j2');
+    expect(await g.lease(target, 'w1', 1, 3)).toEqual({ held: 1, breakerClosed: true });
+    expect(await g.health(target)).toMatchObject({ inFlight: 3 });
+  });
+
+  it('grant no more slots while the breaker is not closed, and say so; the probe still goes job by job', async () => {
+    const g = gate();
+    const target = randomUUID();
+    expect(await g.lease(target, 'w1', 0, 1)).toEqual({ held: 1, breakerClosed: true });
+    for (let i = 0; i < 3; i++) await attempt(g, target, 'failure');
+    expect(await g.lease(target, 'w1', 1, 2)).toEqual({ held: 1, breakerClosed: false });
+    expect(await g.lease(target, 'w1', 0, 2)).toEqual({ held: 0, breakerClosed: false });
+    clock += 30_000;
+    expect(await g.lease(target, 'w1', 0, 2)).toEqual({ held: 0, breakerClosed: false });
+    expect(await g.admit(target, 'probe')).toEqual({ admitted: true, probe: true });
+    await g.release(target, 'probe', 'success');
+    expect(await g.lease(target, 'w1', 0, 2)).toEqual({ held: 2, breakerClosed: true });
+  });
+
+  it('lose their slots when their ttl passes without a renewal (a worker that died)', async () => {
+    const g = gate();
+    const target = randomUUID();
+    await g.lease(target, 'w1', 0, 2);
+    clock += 9_000;
+    expect(await g.admit(target, 'j1')).toMatchObject({ admitted: false, reason: 'target_busy' });
+    // Renewed: the slots stay for another ttl.
+    expect(await g.lease(target, 'w1', 2, 2)).toEqual({ held: 2, breakerClosed: true });
+    clock += 9_000;
+    expect(await g.admit(target, 'j1')).toMatchObject({ admitted: false, reason: 'target_busy' });
+    clock += 1_001;
+    expect(await g.admit(target, 'j1')).toMatchObject({ admitted: true });
+    expect(await g.health(target)).toMatchObject({ inFlight: 1 });
+  });
+
+  it('count how long their oldest job has run in how long a slot is held, which spaces a busy target’s deferrals', async () => {
+    const g = gate();
+    const [fresh, hanging] = [randomUUID(), randomUUID()];
+    await g.lease(fresh, 'w1', 0, 2, 0);
+    await g.lease(hanging, 'w1', 0, 2, clock - 10_000);
+    // No history: the shortest delay; the hanging one: 1 waiting ÷ 2 slots × 10 s.
+    expect(await g.admit(fresh, 'j1')).toEqual({ admitted: false, reason: 'target_busy', delayMs: 100 });
+    expect(await g.admit(hanging, 'j1')).toEqual({ admitted: false, reason: 'target_busy', delayMs: 5_000 });
+  });
+
+  it('count a run of successes sent together as that many requests in the breaker’s window', async () => {
+    const g = gate({ breaker: { failures: 0, ratio: 0.5, minRequests: 8, windowMs: 100_000 } });
+    const target = randomUUID();
+    expect(await g.successes(target, 4)).toBeUndefined();
+    for (let i = 0; i < 3; i++) expect(await attempt(g, target, 'failure')).toBeUndefined();
+    // 4 of 8 failed.
+    expect(await attempt(g, target, 'failure')).toBe('opened');
+  });
+
+  it('end a run of failures with a run of successes', async () => {
+    const g = gate();
+    const target = randomUUID();
+    await attempt(g, target, 'failure');
+    await attempt(g, target, 'failure');
+    await g.successes(target, 3);
+    expect((await g.health(target)).breaker.consecutiveFailures).toBe(0);
+  });
+});
+
 describe('batches', () => {
   // The script reads each target's state once per batch and writes it back once: a batch must
-  // answer, and leave in Redis, exactly what the same jobs sent one per call (releases first) do.
-  it('answers and stores what the same releases and admissions sent one per call do', async () => {
+  // answer, and leave in Redis, exactly what the same calls sent one per call (releases first,
+  // then leases, then admissions) do.
+  it('answers and stores what the same releases, leases and admissions sent one per call do', async () => {
     const settings: TargetGateSettings = {
       maxInFlight: 3,
       leaseMs: 20_000,
@@ -257,19 +352,36 @@ describe('batches', () => {
     let admittedTotal = 0;
     let deferredTotal = 0;
     const changesSeen = new Set<string | undefined>();
+    // Slots each worker's lease holds, by holder and target.
+    const held = new Map<string, number>();
+    let leasesRefused = 0;
 
     for (let round = 0; round < 150; round++) {
       clock += next(3_000);
-      const releases = inFlight.splice(0, next(inFlight.length + 1)).map((job) => ({ ...job, verdict: verdicts[next(verdicts.length)]!, durationMs: next(2_000) }));
+      const releases = inFlight.splice(0, next(inFlight.length + 1)).map((job) => ({ ...job, verdict: verdicts[next(verdicts.length)]!, durationMs: next(2_000), times: 1 + next(3) }));
+      const leases = Array.from({ length: next(3) }, () => {
+        const [holder, targetId] = [`w${next(2)}`, targets[next(targets.length)]!];
+        const now = held.get(`${holder}/${targetId}`) ?? 0;
+        const keep = next(now + 1);
+        return { targetId, holder, keep, want: keep + next(3), ttlMs: 5_000 + next(30_000), since: next(2) === 0 ? 0 : clock - next(5_000) };
+      });
+      // One lease per worker and target in a batch, as a worker sends them.
+      const unique = leases.filter((lease, i) => leases.findIndex((l) => l.holder === lease.holder && l.targetId === lease.targetId) === i);
       const entries = [...waiting.splice(0, next(waiting.length + 1))];
       for (let i = next(6); i > 0; i--) entries.push({ targetId: targets[next(targets.length)]!, jobId: `job-${jobs++}` });
       // Now and then a job let in again while it holds its slot (its worker died, another took it).
       if (inFlight.length > 0 && next(5) === 0) entries.push(inFlight[next(inFlight.length)]!);
 
-      const one = { changes: [] as unknown[], admissions: [] as unknown[] };
+      const one = { changes: [] as unknown[], grants: [] as unknown[], admissions: [] as unknown[] };
       for (const release of releases) one.changes.push(...(await single.settle([release], [])).changes);
+      for (const lease of unique) one.grants.push(...(await single.settle([], [], [lease])).grants);
       for (const entry of entries) one.admissions.push(...(await single.settle([], [entry])).admissions);
-      const together = await batch.settle(releases, entries);
+      const together = await batch.settle(releases, entries, unique);
+      together.grants.forEach((grant, i) => {
+        const lease = unique[i]!;
+        held.set(`${lease.holder}/${lease.targetId}`, grant.held);
+        if (grant.held < lease.want) leasesRefused += 1;
+      });
       expect({ round, ...together }).toEqual({ round, ...one });
 
       together.changes.forEach((change) => changesSeen.add(change));
@@ -285,9 +397,10 @@ describe('batches', () => {
       });
       for (const targetId of targets) {
         const state = async (queuePrefix: string) => {
-          const keys = { inflight: `${queuePrefix}:gate:${targetId}:inflight`, deferred: `${queuePrefix}:gate:${targetId}:deferred`, breaker: `${queuePrefix}:gate:${targetId}:breaker`, window: `${queuePrefix}:gate:${targetId}:window` };
+          const keys = targetKeys(queuePrefix, targetId);
           return {
             inflight: await redis.zrange(keys.inflight, '0', '-1', 'WITHSCORES'),
+            leased: await redis.hgetall(keys.leased),
             deferred: await redis.zrange(keys.deferred, '0', '-1', 'WITHSCORES'),
             breaker: await redis.hgetall(keys.breaker),
             window: await redis.hgetall(keys.window),
@@ -302,6 +415,8 @@ describe('batches', () => {
     // The workload went through every path: slots full, breakers opening, re-opening and closing.
     expect(admittedTotal).toBeGreaterThan(100);
     expect(deferredTotal).toBeGreaterThan(50);
+    expect(leasesRefused).toBeGreaterThan(10);
+    expect([...held.values()].some((n) => n > 0)).toBe(true);
     expect([...changesSeen].sort()).toEqual(['closed', 'opened', 'reopened', undefined]);
   });
 });

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { createAuthStrategy, type CallbackAuthStrategy } from '@herald/callback-auth';
 import { createCallbackSender } from '@herald/callbacks';
@@ -7,7 +8,7 @@ import type { DeliveryRef } from '@herald/domain';
 import type { Logger } from '@herald/logging';
 import type { HeraldMetrics } from '@herald/metrics';
 import { createConnectGuard, createOutboundClient, type OutboundClient } from '@herald/outbound';
-import { createTargetGate, DELIVERIES_QUEUE, deliveryBackoffStrategy, type Admission, type BreakerChange, type GateEntry, type GateRelease, type RedisConnection } from '@herald/queue';
+import { createTargetGate, DELIVERIES_QUEUE, deliveryBackoffStrategy, type Admission, type BreakerChange, type GateEntry, type GateRelease, type LeaseGrant, type LeaseRequest, type RedisConnection } from '@herald/queue';
 import { Worker } from 'bullmq';
 import { createCoalescer } from './coalescer';
 import { createDeliveryProcessor, type DeliveryGate, type DeliveryOutcome, type DeliveryStore } from './processor';
@@ -67,7 +68,23 @@ export interface DeliveryWorkerDependencies {
   metrics: Pick<HeraldMetrics, 'deliveryAttempt' | 'deliveryDeferred' | 'oauthTokenRequested' | 'targetAutoDisabled'>;
 }
 
-export type DeliveryWorker = Worker<DeliveryRef, DeliveryOutcome, string>;
+/**
+ * The BullMQ worker of the deliveries queue, whose `close()` also gives the target gate back the
+ * slots this worker leased: otherwise they would stay counted until their lease ran out.
+ */
+export class DeliveryWorker extends Worker<DeliveryRef, DeliveryOutcome, string> {
+  #gate: WorkerGate | undefined;
+
+  /** The gate whose leases `close()` gives back (set once, right after construction). */
+  useGate(gate: WorkerGate): void {
+    this.#gate = gate;
+  }
+
+  override async close(force = false): Promise<void> {
+    await super.close(force);
+    await this.#gate?.close();
+  }
+}
 
 /**
  * The BullMQ worker of the deliveries queue: takes up to WORKER_CONCURRENCY jobs at once and runs
@@ -81,16 +98,17 @@ export function startDeliveryWorker(deps: DeliveryWorkerDependencies): DeliveryW
   // Callbacks (the hot path) over Node's http client, token requests (a cold path) over axios.
   const outbound = createOutboundClient({ guard });
   const tokenOutbound = createOutboundClient({ guard, transport: 'axios' });
+  const gate = batchedTargetGate(deps);
   const processor = createDeliveryProcessor({
     deliveries: batchedDeliveryStore(pool, config),
     authFor: (target) => authStrategyFor(target, deps, tokenOutbound),
     send: createCallbackSender({ timeoutMs: config.callback.timeoutMs, responseMaxBytes: config.callback.responseMaxBytes, outbound }),
-    gate: batchedTargetGate(deps),
+    gate,
     logger,
     metrics: deps.metrics,
     autoDisableAfterMs: config.targetAutoDisableAfterMs,
   });
-  const worker: DeliveryWorker = new Worker(DELIVERIES_QUEUE, (job, token) => processor(job, token), {
+  const worker = new DeliveryWorker(DELIVERIES_QUEUE, (job, token) => processor(job, token), {
     connection: deps.connection,
     prefix: config.queuePrefix,
     name: `${hostname()}:${process.pid}`,
@@ -102,6 +120,7 @@ export function startDeliveryWorker(deps: DeliveryWorkerDependencies): DeliveryW
     // retry's delay comes from here, exponential with jitter or a merchant's Retry-After.
     settings: { backoffStrategy: deliveryBackoffStrategy(config.retry) },
   });
+  worker.useGate(gate);
   worker.on('error', (error) => logger.warn('delivery worker error', { error: error.message }));
   return worker;
 }
@@ -135,12 +154,64 @@ function batchedDeliveryStore(pool: DatabasePool, config: WorkerConfig): Deliver
 }
 
 /**
- * The target gate (packages/queue) over the worker's Redis connection, its admissions and releases
- * gathered across the jobs this worker starts and ends at once: one script run per batch of both. If
- * Redis answers an admission with an error (not an outage: the worker's connection waits those
- * out), the job goes in ungated rather than fail; a release that fails leaves the slot to its lease.
+ * How long a worker lets its jobs into a target's leased slots before it asks the gate again: how
+ * late at most it notices a breaker that another worker's failures opened. A lease in use is
+ * renewed in the background once three quarters of this have passed, so that a busy healthy
+ * target's jobs never wait for Redis; after it runs out, the lease shrinks to the slots in use.
  */
-export function batchedTargetGate(deps: Pick<DeliveryWorkerDependencies, 'config' | 'connection' | 'logger'>): DeliveryGate {
+const GATE_LEASE_RENEW_MS = 200;
+/**
+ * How long a lease's slots stay taken in Redis unless renewed: far beyond a renewal period (a
+ * pause of the worker or of Redis must not free slots its jobs run in), and short so that the
+ * slots of a worker that died free soon, where a job's own slot waits for its longest attempt.
+ */
+const GATE_LEASE_TTL_MS = 10_000;
+
+/** This worker's share of one target's slots (the gate's lease, scripts.ts). */
+interface TargetLease {
+  readonly targetId: string;
+  /** Slots the gate counts as this worker's. */
+  held: number;
+  /** Of them, the slots this worker's jobs run in. */
+  inUse: number;
+  /** The jobs in them, by job id, with when each went in (ms; the first is the oldest). */
+  readonly running: Map<string, number>;
+  /** Most slots this worker's jobs wanted at once since the last renewal (its next request). */
+  peak: number;
+  /** Until when jobs may go into a free slot without asking (ms); 0: the next job asks. */
+  validUntil: number;
+  renewing: boolean;
+  /** Leased jobs delivered since the gate last heard of them, and their time in all (ms). */
+  successes: number;
+  successMs: number;
+  /** Jobs waiting for the renewal under way; told whether they got a slot of the lease. */
+  waiting: Array<(leased: boolean) => void>;
+}
+
+/** A job let in by the gate. */
+const LET_IN: Admission = { admitted: true, probe: false };
+
+export interface WorkerGate extends DeliveryGate {
+  /** Waits for the verdicts still on their way and gives every leased slot back (the worker has no job left). */
+  close(): Promise<void>;
+}
+
+/**
+ * The target gate (packages/queue) over the worker's Redis connection. A target whose jobs the
+ * gate lets in (the usual case) is served from a lease: the worker holds as many of its slots as
+ * its jobs used lately and lets its jobs into them without a round trip, so a healthy target's
+ * callback starts at once; the lease is renewed every GATE_LEASE_RENEW_MS (`leaseRenewMs`) while
+ * in use, and is good only while the target's breaker is closed. A target the gate turned away lately (busy, or its breaker
+ * not closed) is asked job by job, which is how its deferrals and its half-open probe work.
+ * Everything the worker sends to the gate (verdicts, leases, admissions) is gathered across its
+ * jobs: one script run per batch. If Redis answers an admission with an error (not an outage: the
+ * worker's connection waits those out), the job goes in ungated rather than fail; a release that
+ * fails leaves the slot to its lease.
+ */
+export function batchedTargetGate(
+  deps: Pick<DeliveryWorkerDependencies, 'config' | 'connection' | 'logger'>,
+  { leaseRenewMs = GATE_LEASE_RENEW_MS }: { leaseRenewMs?: number } = {},
+): WorkerGate {
   const { config, logger } = deps;
   const gate = createTargetGate(deps.connection, {
     queuePrefix: config.queuePrefix,
@@ -149,27 +220,129 @@ export function batchedTargetGate(deps: Pick<DeliveryWorkerDependencies, 'config
       leaseMs: 2 * config.callback.timeoutMs + config.callback.tokenTimeoutMs + GATE_LEASE_MARGIN_MS,
     },
   });
-  // One script run carries the admissions and the releases gathered meanwhile (scripts.ts): a
-  // worker whose jobs end and start continuously pays one round trip per batch, not two. A release
-  // lingers for the next admission (GATE_RELEASE_LINGER_MS).
-  type GateCall = { admit: GateEntry } | { release: GateRelease };
+  // Names this worker's leased slots in Redis, unique among every worker sharing the queue.
+  const holder = `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
+  const leases = new Map<string, TargetLease>();
+  const leaseOf = (targetId: string): TargetLease => {
+    let lease = leases.get(targetId);
+    if (!lease) leases.set(targetId, (lease = { targetId, held: 0, inUse: 0, running: new Map(), peak: 0, validUntil: 0, renewing: false, waiting: [], successes: 0, successMs: 0 }));
+    return lease;
+  };
+
+  // One script run carries the releases, leases and admissions gathered meanwhile (scripts.ts). A
+  // release lingers for the next call (GATE_RELEASE_LINGER_MS).
+  type GateCall = { admit: GateEntry } | { release: GateRelease } | { lease: LeaseRequest };
+  type GateAnswer = Admission | BreakerChange | LeaseGrant;
   const settle = createCoalescer(
-    async (calls: GateCall[]): Promise<Array<Admission | BreakerChange>> => {
+    async (calls: GateCall[]): Promise<GateAnswer[]> => {
       const releases = calls.flatMap((call) => ('release' in call ? [call.release] : []));
+      const leaseRequests = calls.flatMap((call) => ('lease' in call ? [call.lease] : []));
       const entries = calls.flatMap((call) => ('admit' in call ? [call.admit] : []));
-      const { changes, admissions } = await gate.settle(releases, entries);
+      const { changes, grants, admissions } = await gate.settle(releases, entries, leaseRequests);
       changes.forEach((change, i) => {
         const { targetId } = releases[i]!;
+        // This worker's lease of a target whose breaker just opened is not used again.
+        if (change === 'opened' || change === 'reopened') {
+          const lease = leases.get(targetId);
+          if (lease) lease.validUntil = 0;
+        }
         if (change === 'opened') logger.warn('target circuit breaker opened; its callbacks wait without attempts', { targetId });
         else if (change === 'reopened') logger.warn('target circuit breaker re-opened: the probe callback failed', { targetId });
         else if (change === 'closed') logger.info('target circuit breaker closed: the probe callback was delivered', { targetId });
       });
-      let released = 0;
-      let admitted = 0;
-      return calls.map((call) => ('release' in call ? changes[released++] : admissions[admitted++]!));
+      let [released, granted, admitted] = [0, 0, 0];
+      return calls.map((call) => ('release' in call ? changes[released++] : 'lease' in call ? grants[granted++]! : admissions[admitted++]!));
     },
     { maxBatch: 2 * config.worker.concurrency, maxInFlight: STATEMENTS_IN_FLIGHT },
   );
+
+  // Verdicts on their way to the gate (close() waits for them).
+  const reports = new Set<Promise<void>>();
+  /** Sends a verdict to the gate; `lingerMs`: how long it may wait for a call to ride on. */
+  const report = (release: GateRelease, lingerMs: number): Promise<void> => {
+    const sent = settle({ release }, lingerMs).then(
+      () => undefined,
+      (error: unknown) => {
+        logger.warn('target gate release failed; the slot frees when its lease ends', { targetId: release.targetId, error: error instanceof Error ? error.message : String(error) });
+      },
+    );
+    reports.add(sent);
+    void sent.finally(() => reports.delete(sent));
+    return sent;
+  };
+  /**
+   * Sends the lease's successes the gate has not heard of, as one release: with the lease's
+   * renewal, and before any other verdict of its target, so that the breaker sees them in order.
+   */
+  const reportSuccesses = (lease: TargetLease, lingerMs: number): void => {
+    if (lease.successes === 0) return;
+    void report({ targetId: lease.targetId, jobId: holder, verdict: 'success', durationMs: lease.successMs / lease.successes, times: lease.successes }, lingerMs);
+    lease.successes = 0;
+    lease.successMs = 0;
+  };
+
+  /** Lets a job into a free slot of the lease, if the lease may still be used. */
+  const takeSlot = (lease: TargetLease): boolean => {
+    const now = Date.now();
+    if (now >= lease.validUntil || lease.inUse >= lease.held) return false;
+    lease.inUse += 1;
+    lease.peak = Math.max(lease.peak, lease.inUse);
+    if (now >= lease.validUntil - leaseRenewMs / 4) renew(lease);
+    return true;
+  };
+
+  /**
+   * Asks the gate for the lease again. While the lease is valid the worker keeps every slot it
+   * holds (jobs may take them until the answer comes) and asks for as many as its jobs wanted at
+   * once lately; once it ran out, it keeps the slots in use and asks for what its jobs want now,
+   * or (`shrink`, when no job waits) for no more than the slots in use.
+   */
+  const renew = (lease: TargetLease, shrink = false): void => {
+    if (lease.renewing) return;
+    lease.renewing = true;
+    const valid = Date.now() < lease.validUntil;
+    const keep = valid ? lease.held : lease.inUse;
+    const want = shrink ? keep : Math.max(keep, lease.peak, lease.inUse + lease.waiting.length);
+    lease.peak = lease.inUse;
+    reportSuccesses(lease, 0);
+    const [since = 0] = lease.running.values();
+    const request: LeaseRequest = { targetId: lease.targetId, holder, keep, want, ttlMs: GATE_LEASE_TTL_MS, since };
+    void (settle({ lease: request }) as Promise<LeaseGrant>).then(
+      (grant) => {
+        lease.held = grant.held;
+        lease.validUntil = grant.breakerClosed ? Date.now() + leaseRenewMs : 0;
+        settleWaiting(lease);
+      },
+      (error: unknown) => {
+        // The leased slots stay taken in Redis until renewed or their ttl passes; the jobs ask one by one.
+        lease.validUntil = 0;
+        logger.warn('target gate lease failed', { targetId: lease.targetId, error: error instanceof Error ? error.message : String(error) });
+        settleWaiting(lease);
+      },
+    );
+  };
+  /** The renewal is over: its waiting jobs take the lease's free slots; the others ask one by one. */
+  const settleWaiting = (lease: TargetLease): void => {
+    lease.renewing = false;
+    const waiting = lease.waiting.splice(0);
+    for (const resolve of waiting) resolve(takeSlot(lease));
+  };
+
+  // Leases that ran out shrink to the slots in use, whose deadlines this renews (a long callback
+  // keeps its slot); those left with none are forgotten.
+  const renewIdleLeases = setInterval(() => {
+    const now = Date.now();
+    for (const lease of leases.values()) {
+      if (lease.renewing || now < lease.validUntil) continue;
+      if (lease.held > 0) renew(lease, true);
+      else {
+        reportSuccesses(lease, 0);
+        if (lease.inUse === 0) leases.delete(lease.targetId);
+      }
+    }
+  }, leaseRenewMs);
+  renewIdleLeases.unref();
+
   // Targets whose jobs the gate turned away lately, with until when (ms).
   const turnedAway = new Map<string, number>();
   let sweepAtSize = TURNED_AWAY_SWEEP_SIZE;
@@ -181,32 +354,76 @@ export function batchedTargetGate(deps: Pick<DeliveryWorkerDependencies, 'config
     }
     turnedAway.set(targetId, now + Math.max(delayMs, TURNED_AWAY_MEMORY_MS));
   };
+  const expectsAdmission = (targetId: string): boolean => {
+    const until = turnedAway.get(targetId);
+    if (until === undefined) return true;
+    if (until > Date.now()) return false;
+    turnedAway.delete(targetId);
+    return true;
+  };
+  /** Asks the gate about this one job. */
+  const admitOne = async (targetId: string, jobId: string): Promise<Admission> => {
+    try {
+      const admission = (await settle({ admit: { targetId, jobId } })) as Admission;
+      if (!admission.admitted) rememberTurnedAway(targetId, admission.delayMs);
+      // A probe means the breaker is half-open: the target's other jobs are about to be turned away.
+      else if (admission.probe) rememberTurnedAway(targetId, 0);
+      return admission;
+    } catch (error) {
+      logger.warn('target gate unavailable; callback sent ungated', { targetId, error: error instanceof Error ? error.message : String(error) });
+      return LET_IN;
+    }
+  };
+
   return {
-    expectsAdmission(targetId) {
-      const until = turnedAway.get(targetId);
-      if (until === undefined) return true;
-      if (until > Date.now()) return false;
-      turnedAway.delete(targetId);
-      return true;
-    },
+    expectsAdmission,
     async admit(targetId, jobId): Promise<Admission> {
-      try {
-        const admission = (await settle({ admit: { targetId, jobId } })) as Admission;
-        if (!admission.admitted) rememberTurnedAway(targetId, admission.delayMs);
-        // A probe means the breaker is half-open: the target's other jobs are about to be turned away.
-        else if (admission.probe) rememberTurnedAway(targetId, 0);
-        return admission;
-      } catch (error) {
-        logger.warn('target gate unavailable; callback sent ungated', { targetId, error: error instanceof Error ? error.message : String(error) });
-        return { admitted: true, probe: false };
-      }
+      const enter = (lease: TargetLease): Admission => {
+        lease.running.set(jobId, Date.now());
+        return LET_IN;
+      };
+      // A free slot of a valid lease is this worker's to use, even for a target that was busy a
+      // moment ago. Without one, the lease is renewed for the job, unless the gate turned the
+      // target away lately: then the job asks by itself.
+      const existing = leases.get(targetId);
+      if (existing && takeSlot(existing)) return enter(existing);
+      if (!expectsAdmission(targetId)) return admitOne(targetId, jobId);
+      const lease = existing ?? leaseOf(targetId);
+      lease.peak = Math.max(lease.peak, lease.inUse + lease.waiting.length + 1);
+      const leased = await new Promise<boolean>((resolve) => {
+        lease.waiting.push(resolve);
+        renew(lease);
+      });
+      return leased ? enter(lease) : admitOne(targetId, jobId);
     },
     async release(targetId, jobId, verdict, durationMs) {
-      try {
-        await settle({ release: { targetId, jobId, verdict, durationMs } }, GATE_RELEASE_LINGER_MS);
-      } catch (error) {
-        logger.warn('target gate release failed; the slot frees when its lease ends', { targetId, error: error instanceof Error ? error.message : String(error) });
+      const lease = leases.get(targetId);
+      if (!lease?.running.delete(jobId)) return report({ targetId, jobId, verdict, durationMs }, GATE_RELEASE_LINGER_MS);
+      // A leased slot is free at once. The gate only needs the verdict, for the breaker: a success
+      // waits for the lease's renewal; a failure (no answer) or another answer goes at once, and a
+      // failure sends the target's next job to ask the gate, which may have opened the breaker. A
+      // neutral end (no POST) counts nowhere.
+      lease.inUse -= 1;
+      if (verdict === 'success') {
+        lease.successes += 1;
+        lease.successMs += durationMs;
+      } else if (verdict !== 'neutral') {
+        reportSuccesses(lease, GATE_RELEASE_LINGER_MS);
+        void report({ targetId, jobId, verdict, durationMs }, GATE_RELEASE_LINGER_MS);
+        if (verdict === 'failure') lease.validUntil = 0;
       }
+      if (lease.waiting.length > 0 && takeSlot(lease)) lease.waiting.shift()!(true);
+    },
+    async close() {
+      clearInterval(renewIdleLeases);
+      for (const lease of leases.values()) reportSuccesses(lease, 0);
+      await Promise.allSettled([...reports]);
+      const held = [...leases.values()].filter((lease) => lease.held > 0);
+      leases.clear();
+      if (held.length === 0) return;
+      await gate.settle([], [], held.map((lease) => ({ targetId: lease.targetId, holder, keep: 0, want: 0, ttlMs: GATE_LEASE_TTL_MS, since: 0 }))).catch((error: unknown) => {
+        logger.warn('could not give the target gate its leased slots back; they free when their lease ends', { error: error instanceof Error ? error.message : String(error) });
+      });
     },
   };
 }

@@ -5,10 +5,11 @@ import { loadWorkerConfig } from '@herald/config';
 import { createLogger } from '@herald/logging';
 import { createRedisConnection, pingRedis, type RedisConnection } from '@herald/queue';
 import { uniqueId } from '@herald/testing';
-import { batchedTargetGate } from '../src/worker';
+import { batchedTargetGate, type WorkerGate } from '../src/worker';
 
 let redis: RedisConnection;
 let queuePrefix: string;
+let gates: WorkerGate[] = [];
 beforeEach(async () => {
   queuePrefix = uniqueId('test');
   // The delivery worker's kind of connection: commands wait for Redis instead of failing.
@@ -16,6 +17,8 @@ beforeEach(async () => {
   await pingRedis(redis);
 });
 afterEach(async () => {
+  await Promise.all(gates.map((g) => g.close()));
+  gates = [];
   const keys = await redis.keys(`${queuePrefix}:*`);
   if (keys.length > 0) await redis.del(...keys);
   await redis.quit();
@@ -23,7 +26,9 @@ afterEach(async () => {
 
 function gate(env: Record<string, string>) {
   const config = loadWorkerConfig({ DATABASE_URL: 'postgresql://postgres@127.0.0.1:5432/unused', REDIS_URL: 'redis://127.0.0.1:6379', QUEUE_PREFIX: queuePrefix, ...env });
-  return batchedTargetGate({ config, connection: redis, logger: createLogger({ level: 'error', service: 'test' }) });
+  const g = batchedTargetGate({ config, connection: redis, logger: createLogger({ level: 'error', service: 'test' }) });
+  gates.push(g);
+  return g;
 }
 
 describe('the worker’s expectation of the gate', () => {

@@ -10,6 +10,8 @@ export {
   type GateEntry,
   type GateRelease,
   type GateVerdict,
+  type LeaseGrant,
+  type LeaseRequest,
   type TargetGate,
   type TargetGateSettings,
 } from './target-gate';

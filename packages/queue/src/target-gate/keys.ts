@@ -1,8 +1,12 @@
 /**
  * Where the target gate keeps its state in Redis, under the QUEUE_PREFIX, so that every worker
  * process and the events-api (which reads health) agree. Per target (`<prefix>:gate:<targetId>:…`):
- * - `inflight`: ZSET job id -> lease deadline (ms). A job holds a slot until it releases it or its
- *   lease runs out, so a killed worker cannot keep a slot for ever.
+ * - `inflight`: ZSET job id -> lease deadline (ms), of the jobs let in one by one. A job holds a slot
+ *   until it releases it or its lease runs out, so a killed worker cannot keep a slot for ever.
+ * - `leased`: HASH worker -> `slots:deadline:since`, the slots each worker's lease holds, until
+ *   the lease gives them back or its deadline (a ttl of seconds, moved on by each renewal) passes;
+ *   `since` is when its oldest job in them started (0: none runs). They count toward the limit
+ *   with the in-flight set.
  * - `deferred`: ZSET job id -> the latest time the job comes back (ms): the jobs the gate has sent
  *   away and that have not been let in since. Entries that never come back (a job removed
  *   meanwhile) are dropped DEFERRED_GRACE_MS after that time.
@@ -20,7 +24,7 @@ export function gateKeyPrefix(queuePrefix: string): string {
 
 export function targetKeys(queuePrefix: string, targetId: string) {
   const base = `${gateKeyPrefix(queuePrefix)}${targetId}`;
-  return { inflight: `${base}:inflight`, deferred: `${base}:deferred`, breaker: `${base}:breaker`, window: `${base}:window` };
+  return { inflight: `${base}:inflight`, deferred: `${base}:deferred`, breaker: `${base}:breaker`, window: `${base}:window`, leased: `${base}:leased` };
 }
 
 export function breakersKey(queuePrefix: string): string {

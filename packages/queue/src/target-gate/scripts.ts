@@ -1,16 +1,14 @@
 /**
  * The gate's Lua script. It runs atomically in Redis, so workers in any number of processes see
- * one consistent in-flight count and breaker per target. It takes a batch of releases (jobs that
- * finished) and admissions (jobs about to start): the worker gathers the jobs it finishes and
- * starts at once, and in the steady state each job that ends is followed at once by the next one,
- * so the gate costs one round trip per batch of both, not two per callback. Releases run first,
- * so a slot freed in a batch is free for the admissions of the same batch. Within the script, each
+ * one consistent count of slots taken and one breaker per target. It takes a batch of releases
+ * (jobs that finished), leases (a worker's share of a target's slots, renewed) and admissions
+ * (jobs about to start one by one): each worker gathers what it has to send meanwhile, so the
+ * gate costs one round trip per batch, not one per callback. Releases run first, so a slot freed
+ * in a batch is free for the leases and admissions of the same batch. Within the script, each
  * target's breaker hash is read once and written back once, and its slots taken and freed,
- * deferrals ended and successes counted go to Redis as one command each, whatever the number of its
- * jobs in the batch: a busy worker's batches are mostly one or a few targets, and about ten Redis
- * commands per callback were most of the gate's cost. The answers are those of the same jobs sent
- * one per call in the same order (tested). Key names: see
- * keys.ts. Randomness (jitter) is left to the caller.
+ * deferrals ended and successes counted go to Redis as one command each, whatever the number of
+ * its jobs in the batch. The answers are those of the same calls sent one per call in the same
+ * order (tested). Key names: see keys.ts. Randomness (jitter) is left to the caller.
  *
  * Every key a script touches is passed in KEYS, never built inside it: a Redis Cluster routes a
  * script by its keys and refuses one whose keys are in several hash slots. All of them start with
@@ -19,13 +17,27 @@
  */
 
 /**
- * KEYS: breakers, then (inflight, deferred, breaker, window) of each distinct target of the batch,
- * once however many of its jobs the batch holds. ARGV: now, number of releases, lease ms, max
- * in flight (0: no limit), min delay ms, max delay ms, deferred grace ms, consecutive failures that
- * open (0: off), failure ratio x 1000 (0: off), window ms, min requests in the window, open ms,
- * longest open ms, stale breaker ms; then (target's position among the targets from 1, target id,
- * job id, verdict, duration ms) per release; then (target's position, job id) per admission.
- * Answers one number per release, then three per admission.
+ * KEYS: breakers, then (inflight, deferred, breaker, window, leased) of each distinct target of
+ * the batch, once however many of its jobs the batch holds. ARGV: now, number of releases, lease
+ * ms, max in flight (0: no limit), min delay ms, max delay ms, deferred grace ms, consecutive
+ * failures that open (0: off), failure ratio x 1000 (0: off), window ms, min requests in the
+ * window, open ms, longest open ms, stale breaker ms, number of leases; then (target's position
+ * among the targets from 1, target id, job id, verdict, duration ms, times) per release; then
+ * (target's position, holder, slots to keep, slots wanted, ttl ms, start of its oldest job in a
+ * leased slot or 0) per lease; then (target's position, job id) per admission. Releases run
+ * first, then leases, then admissions. Answers one number per release, two per lease (the slots
+ * the holder now holds; 1 if the breaker is closed, else 0), then three per admission.
+ *
+ * A lease is a worker's share of a target's slots, a field of the target's leased hash, which
+ * count toward the limit like the jobs in flight. It runs out after its ttl, seconds rather than
+ * a job slot's minutes: the worker renews it every few hundred ms while it holds any slot, and the
+ * slots of a worker that died free soon. The worker lets its jobs into them without a round trip;
+ * more slots are granted only while the breaker is closed, and the answer says whether it is, so
+ * a breaker another worker opened stops this worker's jobs at its next renewal. The start of the
+ * oldest job in a leased slot counts, like the oldest job in flight, in how long a slot is held
+ * (the busy delay). A release of a job that ran in a leased slot only brings its verdict (its job
+ * id is not in the in-flight set), and the worker sends a run of such successes as one release of
+ * the same verdict `times` times in a row.
  *
  * A release answers 0 no change, 1 the breaker opened, 2 it closed, 3 it re-opened. Verdicts:
  * `success` (HTTP 200), `failure` (timeout, refused or reset connection, TLS: the kinds that hold
@@ -60,6 +72,7 @@ local minRequests = tonumber(ARGV[11])
 local openBase = tonumber(ARGV[12])
 local openMax = tonumber(ARGV[13])
 local stale = tonumber(ARGV[14])
+local leases = tonumber(ARGV[15])
 local breakers = KEYS[1]
 local bucketMs = math.max(1, math.floor(windowMs / 10))
 local bucket = math.floor(now / bucketMs)
@@ -83,8 +96,8 @@ local function stateOf(position)
   local t = tonumber(position)
   local s = targets[t]
   if s then return s end
-  local k = 4 * t - 2
-  s = { inflight = KEYS[k], deferred = KEYS[k + 1], breaker = KEYS[k + 2], window = KEYS[k + 3], f = {}, changed = {}, deleted = false, ttl = false,
+  local k = 5 * t - 3
+  s = { inflight = KEYS[k], deferred = KEYS[k + 1], breaker = KEYS[k + 2], window = KEYS[k + 3], leased = KEYS[k + 4], leases = false, f = {}, changed = {}, deleted = false, ttl = false,
         released = {}, adds = {}, undeferred = {}, card = false, swept = false, successes = 0 }
   local values = redis.call('HMGET', s.breaker, unpack(FIELDS))
   for i, name in ipairs(FIELDS) do s.f[name] = values[i] end
@@ -154,13 +167,13 @@ local function open(target, s, openCount)
   redis.call('ZADD', breakers, now + openMs, target)
 end
 
-local function release(s, target, job, verdict, duration)
+local function release(s, target, job, verdict, duration, times)
   local change = 0
   s.released[#s.released + 1] = job
   local reopenAt, probe = s.f.reopenAt, s.f.probe
   if verdict ~= 'neutral' then
     local avg = tonumber(s.f.avgMs)
-    if avg then avg = avg + (duration - avg) * 0.2 else avg = duration end
+    if avg then avg = duration + (avg - duration) * 0.8 ^ times else avg = duration end
     set(s, 'avgMs', math.floor(avg))
   end
 
@@ -190,7 +203,7 @@ local function release(s, target, job, verdict, duration)
     end
   elseif verdict ~= 'neutral' then
     if (tonumber(s.f.consecutive) or 0) ~= 0 then set(s, 'consecutive', 0) end
-    s.successes = s.successes + 1
+    s.successes = s.successes + times
     s.ttl = windowMs + stale
   end
   return change
@@ -202,6 +215,28 @@ local function sweep(s)
   s.swept = true
   redis.call('ZREMRANGEBYSCORE', s.inflight, '-inf', now)
   redis.call('ZREMRANGEBYSCORE', s.deferred, '-inf', now - grace)
+end
+
+-- The workers' leases of the target (holder -> 'slots:deadline:since'), read once per batch: how
+-- many slots each holds, in all, and when the oldest job in any of them started. Leases whose
+-- deadline passed (their worker died or lost Redis) are dropped.
+local function leasedSlots(s)
+  if s.leases then return s.leases end
+  local leases = { total = 0, oldest = false, byHolder = {} }
+  local fields = redis.call('HGETALL', s.leased)
+  for j = 1, #fields, 2 do
+    local slots, deadline, since = string.match(fields[j + 1], '^(%d+):(%d+):(%d+)$')
+    if tonumber(deadline) <= now then
+      redis.call('HDEL', s.leased, fields[j])
+    else
+      slots, since = tonumber(slots), tonumber(since)
+      leases.byHolder[fields[j]] = slots
+      leases.total = leases.total + slots
+      if since > 0 and (not leases.oldest or since < leases.oldest) then leases.oldest = since end
+    end
+  end
+  s.leases = leases
+  return leases
 end
 
 -- Writes the slots let in so far in this batch (score, job pairs) to the in-flight set.
@@ -217,7 +252,7 @@ end
 -- the limit; at the limit, exactly: the batch's slots written, and the job's own slot (a job let
 -- in again after its worker died) not held against it.
 local function full(s, job)
-  if not s.card then s.card = redis.call('ZCARD', s.inflight) end
+  if not s.card then s.card = redis.call('ZCARD', s.inflight) + leasedSlots(s).total end
   if s.card + #s.adds / 2 < limit then return false end
   addSlots(s)
   return s.card >= limit and not redis.call('ZSCORE', s.inflight, job)
@@ -239,6 +274,8 @@ local function admit(s, job)
     local oldest = redis.call('ZRANGE', s.inflight, 0, 0, 'WITHSCORES')
     local held = avg
     if oldest[2] then held = math.max(held, now - (tonumber(oldest[2]) - lease)) end
+    local leasedSince = leasedSlots(s).oldest
+    if leasedSince then held = math.max(held, now - leasedSince) end
     if #s.undeferred > 0 then
       callWithList('ZREM', s.deferred, s.undeferred)
       s.undeferred = {}
@@ -265,16 +302,47 @@ local function admit(s, job)
   return code, x, y
 end
 
-for i = 15, 14 + 5 * releases, 5 do
-  out[#out + 1] = release(stateOf(ARGV[i]), ARGV[i + 1], ARGV[i + 2], ARGV[i + 3], tonumber(ARGV[i + 4]))
+-- A worker's lease: slots it holds and hands to its own jobs without asking again. It keeps keep
+-- slots (its jobs run in them) whatever happens; while the breaker is closed it gets up to want,
+-- as far as the slots others hold leave room. since: when its oldest job in them started (0: none).
+local function grant(s, holder, keep, want, ttl, since)
+  sweep(s)
+  local leases = leasedSlots(s)
+  local mine = leases.byHolder[holder] or 0
+  local granted = keep
+  if not s.f.reopenAt then
+    granted = want
+    if limit > 0 then granted = math.max(keep, math.min(want, limit - (leases.total - mine) - redis.call('ZCARD', s.inflight))) end
+  end
+  if granted > 0 then
+    redis.call('HSET', s.leased, holder, granted .. ':' .. (now + ttl) .. ':' .. since)
+    if redis.call('PTTL', s.leased) < ttl then redis.call('PEXPIRE', s.leased, ttl) end
+  elseif mine > 0 then
+    redis.call('HDEL', s.leased, holder)
+  end
+  -- Read again at the next use in this batch.
+  s.leases = false
+  s.card = false
+  if s.f.reopenAt then return granted, 0 end
+  return granted, 1
 end
--- The released slots are free before any admission of the batch.
-local targetCount = (#KEYS - 1) / 4
+
+for i = 16, 15 + 6 * releases, 6 do
+  out[#out + 1] = release(stateOf(ARGV[i]), ARGV[i + 1], ARGV[i + 2], ARGV[i + 3], tonumber(ARGV[i + 4]), tonumber(ARGV[i + 5]))
+end
+-- The released slots are free before any lease or admission of the batch.
+local targetCount = (#KEYS - 1) / 5
 for t = 1, targetCount do
   local s = targets[t]
   if s and #s.released > 0 then callWithList('ZREM', s.inflight, s.released) end
 end
-for i = 15 + 5 * releases, #ARGV, 2 do
+local firstEntry = 16 + 6 * releases + 6 * leases
+for i = 16 + 6 * releases, firstEntry - 1, 6 do
+  local granted, closed = grant(stateOf(ARGV[i]), ARGV[i + 1], tonumber(ARGV[i + 2]), tonumber(ARGV[i + 3]), tonumber(ARGV[i + 4]), tonumber(ARGV[i + 5]))
+  out[#out + 1] = granted
+  out[#out + 1] = closed
+end
+for i = firstEntry, #ARGV, 2 do
   local code, x, y = admit(stateOf(ARGV[i]), ARGV[i + 1])
   out[#out + 1] = code
   out[#out + 1] = x

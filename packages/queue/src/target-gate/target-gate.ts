@@ -54,6 +54,33 @@ export interface GateRelease extends GateEntry {
   verdict: GateVerdict;
   /** How long the job held its slot, in ms (feeds the average that spaces a busy target's deferrals). */
   durationMs: number;
+  /**
+   * How many jobs in a row ended so, with `durationMs` their average (default 1): the successes of
+   * jobs that ran in leased slots, sent together.
+   */
+  times?: number;
+}
+
+/**
+ * A worker's request for its share of a target's slots (see GATE_SCRIPT): it must keep `keep`
+ * (its jobs run in them) and would like `want`. `holder` names the worker, unique among every
+ * worker process sharing the queue.
+ */
+export interface LeaseRequest {
+  targetId: string;
+  holder: string;
+  keep: number;
+  want: number;
+  /** How long the slots stay the holder's unless it renews the lease, in ms. */
+  ttlMs: number;
+  /** When the holder's oldest job in a leased slot started (ms), or 0 when none runs. */
+  since: number;
+}
+
+/** What a lease request got: the slots its holder now holds, and whether the target's breaker is closed. */
+export interface LeaseGrant {
+  held: number;
+  breakerClosed: boolean;
 }
 
 /** Shortest and longest nominal wait of a job deferred because its target is busy. */
@@ -69,8 +96,15 @@ export const BUSY_DELAY_MAX_MS = 30_000;
  * while a probe runs after 0 to 2 times the average slot time (at most BUSY_DELAY_MAX_MS).
  */
 export interface TargetGate {
-  /** Releases the jobs that ended, then admits (or defers) the jobs about to start: one round trip. */
-  settle(releases: readonly GateRelease[], entries: readonly GateEntry[]): Promise<{ changes: BreakerChange[]; admissions: Admission[] }>;
+  /**
+   * Releases the jobs that ended, renews (or grants, or shrinks) the leases, then admits (or
+   * defers) the jobs about to start: one round trip.
+   */
+  settle(
+    releases: readonly GateRelease[],
+    entries: readonly GateEntry[],
+    leases?: readonly LeaseRequest[],
+  ): Promise<{ changes: BreakerChange[]; grants: LeaseGrant[]; admissions: Admission[] }>;
   admit(entries: readonly GateEntry[]): Promise<Admission[]>;
   release(releases: readonly GateRelease[]): Promise<BreakerChange[]>;
 }
@@ -91,8 +125,8 @@ export function createTargetGate(redis: RedisConnection, options: { queuePrefix:
   const commands = redis as unknown as GateCommands;
   const { breaker } = settings;
 
-  const settle: TargetGate['settle'] = async (releases, entries) => {
-    if (releases.length === 0 && entries.length === 0) return { changes: [], admissions: [] };
+  const settle: TargetGate['settle'] = async (releases, entries, leases = []) => {
+    if (releases.length === 0 && entries.length === 0 && leases.length === 0) return { changes: [], grants: [], admissions: [] };
     // Each target's keys once, however many of the batch's jobs go to it (a busy worker's batch
     // is mostly a few targets): the script finds them by the target's position.
     const keys = [breakersKey(options.queuePrefix)];
@@ -101,12 +135,13 @@ export function createTargetGate(redis: RedisConnection, options: { queuePrefix:
       let position = positions.get(targetId);
       if (position === undefined) {
         const target = keysOf(targetId);
-        keys.push(target.inflight, target.deferred, target.breaker, target.window);
+        keys.push(target.inflight, target.deferred, target.breaker, target.window, target.leased);
         positions.set(targetId, (position = positions.size + 1));
       }
       return position;
     };
-    const releaseArgs = releases.flatMap((r) => [positionOf(r.targetId), r.targetId, r.jobId, r.verdict, Math.max(0, Math.round(r.durationMs))]);
+    const releaseArgs = releases.flatMap((r) => [positionOf(r.targetId), r.targetId, r.jobId, r.verdict, Math.max(0, Math.round(r.durationMs)), r.times ?? 1]);
+    const leaseArgs = leases.flatMap((l) => [positionOf(l.targetId), l.holder, l.keep, l.want, l.ttlMs, Math.round(l.since)]);
     const entryArgs = entries.flatMap((entry) => [positionOf(entry.targetId), entry.jobId]);
     const answer = await commands[GATE_COMMAND](
       keys.length,
@@ -125,18 +160,21 @@ export function createTargetGate(redis: RedisConnection, options: { queuePrefix:
       breaker.openMs,
       breaker.openMaxMs,
       STALE_BREAKER_MS,
+      leases.length,
       ...releaseArgs,
+      ...leaseArgs,
       ...entryArgs,
     );
     const changes = answer.slice(0, releases.length).map((code) => CHANGES[code]);
+    const grants = leases.map((_, i): LeaseGrant => ({ held: answer[releases.length + 2 * i]!, breakerClosed: answer[releases.length + 2 * i + 1] === 1 }));
     const admissions = entries.map((_, i): Admission => {
-      const at = releases.length + 3 * i;
+      const at = releases.length + 2 * leases.length + 3 * i;
       const [code, x, y] = [answer[at], answer[at + 1], answer[at + 2]] as [number, number, number];
       if (code === 1) return { admitted: true, probe: x === 1 };
       if (code === 2) return { admitted: false, reason: 'target_busy', delayMs: Math.round(x * (0.5 + random())) };
       return { admitted: false, reason: 'breaker_open', delayMs: Math.round(x + y * random()) };
     });
-    return { changes, admissions };
+    return { changes, grants, admissions };
   };
 
   return {

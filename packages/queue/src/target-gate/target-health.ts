@@ -23,7 +23,11 @@ export interface BreakerHealth {
  */
 export interface TargetHealth {
   breaker: BreakerHealth;
-  /** Callbacks of the target in flight now, across every worker (TARGET_MAX_IN_FLIGHT bounds it). */
+  /**
+   * Slots of the target taken now, across every worker (TARGET_MAX_IN_FLIGHT bounds it): callbacks
+   * in flight, and the free slots a worker's lease holds for its next jobs (given back within about
+   * half a second once they stop coming).
+   */
   inFlight: number;
   /** Jobs of the target waiting after a deferral (breaker open or target busy), not yet let in again. */
   deferred: number;
@@ -38,6 +42,7 @@ export async function readTargetHealth(redis: RedisConnection, queuePrefix: stri
     .hmget(keys.breaker, 'reopenAt', 'openedAt', 'probe', 'probeUntil', 'consecutive')
     .zcount(keys.inflight, `(${now}`, '+inf')
     .zcount(keys.deferred, `(${now - DEFERRED_GRACE_MS}`, '+inf')
+    .hvals(keys.leased)
     .exec();
   if (!results) throw new Error('the target health read was aborted');
   for (const [error] of results) if (error) throw error;
@@ -52,7 +57,7 @@ export async function readTargetHealth(redis: RedisConnection, queuePrefix: stri
       halfOpenAt: reopen === null ? null : new Date(reopen).toISOString(),
       probeInFlight: state === 'half_open' && probe !== null && Number(probeUntil ?? 0) > now,
     },
-    inFlight: Number(results[1]![1]),
+    inFlight: Number(results[1]![1]) + leasedSlots(results[3]![1] as string[], now),
     deferred: Number(results[2]![1]),
   };
 }
@@ -69,4 +74,12 @@ export async function countBreakers(redis: RedisConnection, queuePrefix: string,
   if (!results) throw new Error('the breaker count was aborted');
   for (const [error] of results) if (error) throw error;
   return { open: Number(results[0]![1]), half_open: Number(results[1]![1]) };
+}
+
+/** Slots the workers' leases hold now (keys.ts: `slots:deadline:since` per worker). */
+function leasedSlots(leases: string[], now: number): number {
+  return leases.reduce((sum, lease) => {
+    const [slots, deadline] = lease.split(':').map(Number) as [number, number];
+    return deadline > now ? sum + slots : sum;
+  }, 0);
 }

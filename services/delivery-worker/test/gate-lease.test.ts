@@ -1,0 +1,128 @@
+// The worker's lease of a target's slots (worker.ts batchedTargetGate) on the real Redis: a
+// healthy target's jobs go in without a script run each, the lease follows a breaker that other
+// workers open, and its slots go back when the jobs stop coming or the worker closes.
+import { randomUUID } from 'node:crypto';
+import { loadWorkerConfig } from '@herald/config';
+import { createLogger } from '@herald/logging';
+import { createRedisConnection, pingRedis, readTargetHealth, targetKeys, type RedisConnection } from '@herald/queue';
+import { uniqueId } from '@herald/testing';
+import { batchedTargetGate, type WorkerGate } from '../src/worker';
+import { waitFor } from './support/world';
+
+let redis: RedisConnection;
+let queuePrefix: string;
+let gates: WorkerGate[] = [];
+beforeEach(async () => {
+  queuePrefix = uniqueId('test');
+  // The delivery worker's kind of connection: commands wait for Redis instead of failing.
+  redis = createRedisConnection('redis://127.0.0.1:6379', { role: 'worker' });
+  await pingRedis(redis);
+});
+afterEach(async () => {
+  await Promise.all(gates.map((g) => g.close()));
+  gates = [];
+  const keys = await redis.keys(`${queuePrefix}:*`);
+  if (keys.length > 0) await redis.del(...keys);
+  await redis.quit();
+});
+
+/** A worker's gate; each is another worker as far as its leases go. */
+function gate(env: Record<string, string>, leaseRenewMs: number) {
+  const config = loadWorkerConfig({ DATABASE_URL: 'postgresql://postgres@127.0.0.1:5432/unused', REDIS_URL: 'redis://127.0.0.1:6379', QUEUE_PREFIX: queuePrefix, ...env });
+  const g = batchedTargetGate({ config, connection: redis, logger: createLogger({ level: 'error', service: 'test' }) }, { leaseRenewMs });
+  gates.push(g);
+  return g;
+}
+
+/** Counts the gate's script runs on the test's connection from now on. */
+function countScriptRuns(): { runs: number } {
+  const connection = redis as unknown as Record<string, (...args: unknown[]) => Promise<unknown>>;
+  const run = connection['heraldGate']!;
+  const counter = { runs: 0 };
+  connection['heraldGate'] = (...args: unknown[]) => {
+    counter.runs += 1;
+    return run.apply(redis, args);
+  };
+  return counter;
+}
+
+const health = (targetId: string) => readTargetHealth(redis, queuePrefix, targetId);
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Requests the breaker's window counts for the target now. */
+async function requestsCounted(targetId: string): Promise<number> {
+  const window = await redis.hgetall(targetKeys(queuePrefix, targetId).window);
+  return Object.entries(window)
+    .filter(([field]) => field.startsWith('n:'))
+    .reduce((sum, [, value]) => sum + Number(value), 0);
+}
+
+describe('the worker’s lease of a target’s slots', () => {
+  it('lets a healthy target’s jobs in with one script run for the lease, none per job, and tells the breaker of their successes at close', async () => {
+    const g = gate({}, 60_000);
+    const target = randomUUID();
+    const scripts = countScriptRuns();
+    for (let i = 0; i < 6; i++) {
+      expect(await g.admit(target, `j${i}`)).toEqual({ admitted: true, probe: false });
+      await g.release(target, `j${i}`, 'success', 5);
+    }
+    expect(scripts.runs).toBe(1);
+    // The one slot the jobs took in turn stays the worker's.
+    expect((await health(target)).inFlight).toBe(1);
+
+    await g.close();
+    expect((await health(target)).inFlight).toBe(0);
+    expect(await requestsCounted(target)).toBe(6);
+  });
+
+  it('holds no more slots than the limit: the jobs beyond it are deferred as target_busy', async () => {
+    const [a, b] = [gate({ TARGET_MAX_IN_FLIGHT: '2' }, 60_000), gate({ TARGET_MAX_IN_FLIGHT: '2' }, 60_000)];
+    const target = randomUUID();
+    const first = await Promise.all(['j1', 'j2', 'j3'].map((job) => a.admit(target, job)));
+    expect(first.filter((admission) => admission.admitted)).toHaveLength(2);
+    expect(first.filter((admission) => !admission.admitted)).toEqual([expect.objectContaining({ reason: 'target_busy' })]);
+    expect(await b.admit(target, 'k1')).toMatchObject({ admitted: false, reason: 'target_busy' });
+    expect((await health(target)).inFlight).toBe(2);
+  });
+
+  it('stops letting jobs in at its next renewal once another worker’s failures opened the breaker', async () => {
+    const env = { TARGET_BREAKER_FAILURES: '2' };
+    const [a, b] = [gate(env, 300), gate(env, 300)];
+    const target = randomUUID();
+    expect(await a.admit(target, 'j1')).toMatchObject({ admitted: true });
+    await a.release(target, 'j1', 'success', 5);
+    await Promise.all(['k1', 'k2'].map((job) => b.admit(target, job)));
+    await Promise.all(['k1', 'k2'].map((job) => b.release(target, job, 'failure', 5)));
+    await waitFor(() => health(target), (h) => h.breaker.state === 'open', 2_000, 'the breaker to open');
+    // Worker a's lease runs out (300 ms) and its renewal learns that the breaker is open.
+    await sleep(400);
+    expect(await a.admit(target, 'j2')).toMatchObject({ admitted: false, reason: 'breaker_open' });
+  });
+
+  it('sends the next job of a target to ask the gate after a failure, so that a breaker the failure opened stops it', async () => {
+    const g = gate({ TARGET_BREAKER_FAILURES: '2' }, 60_000);
+    const target = randomUUID();
+    // One after the other, so that both run in leased slots (their releases are only verdicts).
+    await g.admit(target, 'j1');
+    await g.admit(target, 'j2');
+    expect((await health(target)).inFlight).toBe(2);
+    await g.release(target, 'j1', 'failure', 5);
+    await g.release(target, 'j2', 'failure', 5);
+    // The lease would still be good for a minute: the failures make the next job ask.
+    expect(await g.admit(target, 'j3')).toMatchObject({ admitted: false, reason: 'breaker_open' });
+  });
+
+  it('gives the slots back once the target’s jobs stop coming, and keeps those its jobs still run in', async () => {
+    const g = gate({}, 100);
+    const [quiet, busy] = [randomUUID(), randomUUID()];
+    await g.admit(quiet, 'j1');
+    await g.release(quiet, 'j1', 'success', 5);
+    await g.admit(busy, 'k1');
+    await waitFor(() => health(quiet), (h) => h.inFlight === 0, 2_000, 'the quiet target’s slot to go back');
+    await sleep(300);
+    expect((await health(busy)).inFlight).toBe(1);
+    await g.release(busy, 'k1', 'success', 5);
+    await waitFor(() => health(busy), (h) => h.inFlight === 0, 2_000, 'the busy target’s slot to go back');
+    expect(await requestsCounted(busy)).toBe(1);
+  });
+});
