@@ -180,6 +180,8 @@ interface TargetLease {
   peak: number;
   /** Until when jobs may go into a free slot without asking (ms); 0: the next job asks. */
   validUntil: number;
+  /** Until when (ms) the target's jobs are let in one by one: the gate said it is not free for leases. */
+  oneByOneUntil: number;
   renewing: boolean;
   /** Leased jobs delivered since the gate last heard of them, and their time in all (ms). */
   successes: number;
@@ -225,7 +227,7 @@ export function batchedTargetGate(
   const leases = new Map<string, TargetLease>();
   const leaseOf = (targetId: string): TargetLease => {
     let lease = leases.get(targetId);
-    if (!lease) leases.set(targetId, (lease = { targetId, held: 0, inUse: 0, running: new Map(), peak: 0, validUntil: 0, renewing: false, waiting: [], successes: 0, successMs: 0 }));
+    if (!lease) leases.set(targetId, (lease = { targetId, held: 0, inUse: 0, running: new Map(), peak: 0, validUntil: 0, oneByOneUntil: 0, renewing: false, waiting: [], successes: 0, successMs: 0 }));
     return lease;
   };
 
@@ -310,7 +312,9 @@ export function batchedTargetGate(
     void (settle({ lease: request }) as Promise<LeaseGrant>).then(
       (grant) => {
         lease.held = grant.held;
-        lease.validUntil = grant.breakerClosed ? Date.now() + leaseRenewMs : 0;
+        const now = Date.now();
+        if (grant.free) lease.validUntil = now + leaseRenewMs;
+        else [lease.validUntil, lease.oneByOneUntil] = [0, now + leaseRenewMs];
         settleWaiting(lease);
       },
       (error: unknown) => {
@@ -384,10 +388,10 @@ export function batchedTargetGate(
       };
       // A free slot of a valid lease is this worker's to use, even for a target that was busy a
       // moment ago. Without one, the lease is renewed for the job, unless the gate turned the
-      // target away lately: then the job asks by itself.
+      // target away lately or said it is not free for leases: then the job asks by itself.
       const existing = leases.get(targetId);
       if (existing && takeSlot(existing)) return enter(existing);
-      if (!expectsAdmission(targetId)) return admitOne(targetId, jobId);
+      if (!expectsAdmission(targetId) || (existing && Date.now() < existing.oneByOneUntil)) return admitOne(targetId, jobId);
       const lease = existing ?? leaseOf(targetId);
       lease.peak = Math.max(lease.peak, lease.inUse + lease.waiting.length + 1);
       const leased = await new Promise<boolean>((resolve) => {

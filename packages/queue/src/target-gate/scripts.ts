@@ -26,18 +26,20 @@
  * (target's position, holder, slots to keep, slots wanted, ttl ms, start of its oldest job in a
  * leased slot or 0) per lease; then (target's position, job id) per admission. Releases run
  * first, then leases, then admissions. Answers one number per release, two per lease (the slots
- * the holder now holds; 1 if the breaker is closed, else 0), then three per admission.
+ * the holder now holds; 1 if the target is free for leases, else 0), then three per admission.
  *
  * A lease is a worker's share of a target's slots, a field of the target's leased hash, which
  * count toward the limit like the jobs in flight. It runs out after its ttl, seconds rather than
  * a job slot's minutes: the worker renews it every few hundred ms while it holds any slot, and the
- * slots of a worker that died free soon. The worker lets its jobs into them without a round trip;
- * more slots are granted only while the breaker is closed, and the answer says whether it is, so
- * a breaker another worker opened stops this worker's jobs at its next renewal. The start of the
- * oldest job in a leased slot counts, like the oldest job in flight, in how long a slot is held
- * (the busy delay). A release of a job that ran in a leased slot only brings its verdict (its job
- * id is not in the in-flight set), and the worker sends a run of such successes as one release of
- * the same verdict `times` times in a row.
+ * slots of a worker that died free soon. The worker lets its jobs into them without a round trip,
+ * while the target is free: its breaker closed, none of its jobs waiting after a deferral, room
+ * for every slot the worker wants. Otherwise the lease grants nothing more and its answer says
+ * so: the worker's next jobs are let in one by one, which shares a busy target's slots fairly
+ * between workers, and a breaker another worker opened stops this worker's jobs at its next
+ * renewal. The start of the oldest job in a leased slot counts, like the oldest job in flight,
+ * in how long a slot is held (the busy delay). A release of a job that ran in a leased slot only
+ * brings its verdict (its job id is not in the in-flight set), and the worker sends a run of such
+ * successes as one release of the same verdict `times` times in a row.
  *
  * A release answers 0 no change, 1 the breaker opened, 2 it closed, 3 it re-opened. Verdicts:
  * `success` (HTTP 200), `failure` (timeout, refused or reset connection, TLS: the kinds that hold
@@ -303,16 +305,19 @@ local function admit(s, job)
 end
 
 -- A worker's lease: slots it holds and hands to its own jobs without asking again. It keeps keep
--- slots (its jobs run in them) whatever happens; while the breaker is closed it gets up to want,
--- as far as the slots others hold leave room. since: when its oldest job in them started (0: none).
+-- slots (its jobs run in them) whatever happens. It gets up to want only while the target is
+-- free: breaker closed, no job of it waiting after a deferral, and room for all it wants; else
+-- its jobs are let in one by one, which shares the slots job by job. since: when its oldest job
+-- in them started (0: none). Answers the slots granted and 1 if the target is free, else 0.
 local function grant(s, holder, keep, want, ttl, since)
   sweep(s)
   local leases = leasedSlots(s)
   local mine = leases.byHolder[holder] or 0
-  local granted = keep
+  local granted, free = keep, 0
   if not s.f.reopenAt then
-    granted = want
-    if limit > 0 then granted = math.max(keep, math.min(want, limit - (leases.total - mine) - redis.call('ZCARD', s.inflight))) end
+    local room = want
+    if limit > 0 then room = limit - (leases.total - mine) - redis.call('ZCARD', s.inflight) end
+    if room >= want and redis.call('ZCARD', s.deferred) == 0 then granted, free = math.max(keep, want), 1 end
   end
   if granted > 0 then
     redis.call('HSET', s.leased, holder, granted .. ':' .. (now + ttl) .. ':' .. since)
@@ -323,8 +328,7 @@ local function grant(s, holder, keep, want, ttl, since)
   -- Read again at the next use in this batch.
   s.leases = false
   s.card = false
-  if s.f.reopenAt then return granted, 0 end
-  return granted, 1
+  return granted, free
 end
 
 for i = 16, 15 + 6 * releases, 6 do
@@ -338,9 +342,9 @@ for t = 1, targetCount do
 end
 local firstEntry = 16 + 6 * releases + 6 * leases
 for i = 16 + 6 * releases, firstEntry - 1, 6 do
-  local granted, closed = grant(stateOf(ARGV[i]), ARGV[i + 1], tonumber(ARGV[i + 2]), tonumber(ARGV[i + 3]), tonumber(ARGV[i + 4]), tonumber(ARGV[i + 5]))
+  local granted, free = grant(stateOf(ARGV[i]), ARGV[i + 1], tonumber(ARGV[i + 2]), tonumber(ARGV[i + 3]), tonumber(ARGV[i + 4]), tonumber(ARGV[i + 5]))
   out[#out + 1] = granted
-  out[#out + 1] = closed
+  out[#out + 1] = free
 end
 for i = firstEntry, #ARGV, 2 do
   local code, x, y = admit(stateOf(ARGV[i]), ARGV[i + 1])

@@ -77,10 +77,14 @@ export interface LeaseRequest {
   since: number;
 }
 
-/** What a lease request got: the slots its holder now holds, and whether the target's breaker is closed. */
+/**
+ * What a lease request got: the slots its holder now holds, and whether the target is free for
+ * leases (breaker closed, no job waiting after a deferral, room for all the holder wanted). When
+ * it is not, the holder's jobs are to be let in one by one.
+ */
 export interface LeaseGrant {
   held: number;
-  breakerClosed: boolean;
+  free: boolean;
 }
 
 /** Shortest and longest nominal wait of a job deferred because its target is busy. */
@@ -166,7 +170,7 @@ export function createTargetGate(redis: RedisConnection, options: { queuePrefix:
       ...entryArgs,
     );
     const changes = answer.slice(0, releases.length).map((code) => CHANGES[code]);
-    const grants = leases.map((_, i): LeaseGrant => ({ held: answer[releases.length + 2 * i]!, breakerClosed: answer[releases.length + 2 * i + 1] === 1 }));
+    const grants = leases.map((_, i): LeaseGrant => ({ held: answer[releases.length + 2 * i]!, free: answer[releases.length + 2 * i + 1] === 1 }));
     const admissions = entries.map((_, i): Admission => {
       const at = releases.length + 2 * leases.length + 3 * i;
       const [code, x, y] = [answer[at], answer[at + 1], answer[at + 2]] as [number, number, number];
