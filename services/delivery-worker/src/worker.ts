@@ -258,20 +258,24 @@ export function batchedTargetGate(
     { maxBatch: 2 * config.worker.concurrency, maxInFlight: STATEMENTS_IN_FLIGHT },
   );
 
-  // Verdicts on their way to the gate (close() waits for them).
-  const reports = new Set<Promise<void>>();
-  /** Sends a verdict to the gate; `lingerMs`: how long it may wait for a call to ride on. */
-  const report = (release: GateRelease, lingerMs: number): Promise<void> => {
-    const sent = settle({ release }, lingerMs).then(
-      () => undefined,
-      (error: unknown) => {
-        logger.warn('target gate release failed; the slot frees when its lease ends', { targetId: release.targetId, error: error instanceof Error ? error.message : String(error) });
-      },
-    );
-    reports.add(sent);
-    void sent.finally(() => reports.delete(sent));
-    return sent;
+  // Verdicts and renewals on their way to the gate: close() waits for them before it gives the
+  // leases back, so that no renewal sent earlier lands after that.
+  const onTheirWay = new Set<Promise<void>>();
+  const track = (call: Promise<void>): Promise<void> => {
+    onTheirWay.add(call);
+    void call.finally(() => onTheirWay.delete(call));
+    return call;
   };
+  /** Sends a verdict to the gate; `lingerMs`: how long it may wait for a call to ride on. */
+  const report = (release: GateRelease, lingerMs: number): Promise<void> =>
+    track(
+      settle({ release }, lingerMs).then(
+        () => undefined,
+        (error: unknown) => {
+          logger.warn('target gate release failed; the slot frees when its lease ends', { targetId: release.targetId, error: error instanceof Error ? error.message : String(error) });
+        },
+      ),
+    );
   /**
    * Sends the lease's successes the gate has not heard of, as one release: with the lease's
    * renewal, and before any other verdict of its target, so that the breaker sees them in order.
@@ -309,21 +313,20 @@ export function batchedTargetGate(
     reportSuccesses(lease, 0);
     const [since = 0] = lease.running.values();
     const request: LeaseRequest = { targetId: lease.targetId, holder, keep, want, ttlMs: GATE_LEASE_TTL_MS, since };
-    void (settle({ lease: request }) as Promise<LeaseGrant>).then(
-      (grant) => {
-        lease.held = grant.held;
-        const now = Date.now();
-        if (grant.free) lease.validUntil = now + leaseRenewMs;
-        else [lease.validUntil, lease.oneByOneUntil] = [0, now + leaseRenewMs];
-        settleWaiting(lease);
-      },
-      (error: unknown) => {
-        // The leased slots stay taken in Redis until renewed or their ttl passes; the jobs ask one by one.
-        lease.validUntil = 0;
-        logger.warn('target gate lease failed', { targetId: lease.targetId, error: error instanceof Error ? error.message : String(error) });
-        settleWaiting(lease);
-      },
-    );
+    const answered = (grant: LeaseGrant): void => {
+      lease.held = grant.held;
+      const now = Date.now();
+      if (grant.free) lease.validUntil = now + leaseRenewMs;
+      else [lease.validUntil, lease.oneByOneUntil] = [0, now + leaseRenewMs];
+      settleWaiting(lease);
+    };
+    const failed = (error: unknown): void => {
+      // The leased slots stay taken in Redis until renewed or their ttl passes; the jobs ask one by one.
+      lease.validUntil = 0;
+      logger.warn('target gate lease failed', { targetId: lease.targetId, error: error instanceof Error ? error.message : String(error) });
+      settleWaiting(lease);
+    };
+    void track((settle({ lease: request }) as Promise<LeaseGrant>).then(answered, failed));
   };
   /** The renewal is over: its waiting jobs take the lease's free slots; the others ask one by one. */
   const settleWaiting = (lease: TargetLease): void => {
@@ -421,7 +424,7 @@ export function batchedTargetGate(
     async close() {
       clearInterval(renewIdleLeases);
       for (const lease of leases.values()) reportSuccesses(lease, 0);
-      await Promise.allSettled([...reports]);
+      await Promise.allSettled([...onTheirWay]);
       const held = [...leases.values()].filter((lease) => lease.held > 0);
       leases.clear();
       if (held.length === 0) return;

@@ -75,6 +75,16 @@ describe('the worker’s lease of a target’s slots', () => {
     expect(await requestsCounted(target)).toBe(6);
   });
 
+  it('waits at close for a renewal already on its way, so that no slot stays taken after the worker is gone', async () => {
+    const g = gate({}, 60_000);
+    const target = randomUUID();
+    // The renewal this job asks for is still waiting to be sent when close() starts.
+    const admitted = g.admit(target, 'j1');
+    await g.close();
+    expect(await admitted).toMatchObject({ admitted: true });
+    expect((await health(target)).inFlight).toBe(0);
+  });
+
   it('holds no more slots than the limit: the jobs beyond it are deferred as target_busy', async () => {
     const [a, b] = [gate({ TARGET_MAX_IN_FLIGHT: '2' }, 60_000), gate({ TARGET_MAX_IN_FLIGHT: '2' }, 60_000)];
     const target = randomUUID();
