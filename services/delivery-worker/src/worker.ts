@@ -172,8 +172,6 @@ interface TargetLease {
   readonly targetId: string;
   /** Slots the gate counts as this worker's. */
   held: number;
-  /** Of them, the slots this worker's jobs run in. */
-  inUse: number;
   /** The jobs in them, by job id, with when each went in (ms; the first is the oldest). */
   readonly running: Map<string, number>;
   /** Most slots this worker's jobs wanted at once since the last renewal (its next request). */
@@ -186,8 +184,8 @@ interface TargetLease {
   /** Leased jobs delivered since the gate last heard of them, and their time in all (ms). */
   successes: number;
   successMs: number;
-  /** Jobs waiting for the renewal under way; told whether they got a slot of the lease. */
-  waiting: Array<(leased: boolean) => void>;
+  /** Jobs waiting for the renewal under way; each is told whether it got a slot of the lease. */
+  waiting: Array<{ jobId: string; resolve: (leased: boolean) => void }>;
 }
 
 /** A job let in by the gate. */
@@ -227,7 +225,7 @@ export function batchedTargetGate(
   const leases = new Map<string, TargetLease>();
   const leaseOf = (targetId: string): TargetLease => {
     let lease = leases.get(targetId);
-    if (!lease) leases.set(targetId, (lease = { targetId, held: 0, inUse: 0, running: new Map(), peak: 0, validUntil: 0, oneByOneUntil: 0, renewing: false, waiting: [], successes: 0, successMs: 0 }));
+    if (!lease) leases.set(targetId, (lease = { targetId, held: 0, running: new Map(), peak: 0, validUntil: 0, oneByOneUntil: 0, renewing: false, waiting: [], successes: 0, successMs: 0 }));
     return lease;
   };
 
@@ -288,11 +286,11 @@ export function batchedTargetGate(
   };
 
   /** Lets a job into a free slot of the lease, if the lease may still be used. */
-  const takeSlot = (lease: TargetLease): boolean => {
+  const takeSlot = (lease: TargetLease, jobId: string): boolean => {
     const now = Date.now();
-    if (now >= lease.validUntil || lease.inUse >= lease.held) return false;
-    lease.inUse += 1;
-    lease.peak = Math.max(lease.peak, lease.inUse);
+    if (now >= lease.validUntil || lease.running.size >= lease.held) return false;
+    lease.running.set(jobId, now);
+    lease.peak = Math.max(lease.peak, lease.running.size);
     if (now >= lease.validUntil - leaseRenewMs / 4) renew(lease);
     return true;
   };
@@ -307,9 +305,10 @@ export function batchedTargetGate(
     if (lease.renewing) return;
     lease.renewing = true;
     const valid = Date.now() < lease.validUntil;
-    const keep = valid ? lease.held : lease.inUse;
-    const want = shrink ? keep : Math.max(keep, lease.peak, lease.inUse + lease.waiting.length);
-    lease.peak = lease.inUse;
+    const inUse = lease.running.size;
+    const keep = valid ? lease.held : inUse;
+    const want = shrink ? keep : Math.max(keep, lease.peak, inUse + lease.waiting.length);
+    lease.peak = inUse;
     reportSuccesses(lease, 0);
     const [since = 0] = lease.running.values();
     const request: LeaseRequest = { targetId: lease.targetId, holder, keep, want, ttlMs: GATE_LEASE_TTL_MS, since };
@@ -332,7 +331,7 @@ export function batchedTargetGate(
   const settleWaiting = (lease: TargetLease): void => {
     lease.renewing = false;
     const waiting = lease.waiting.splice(0);
-    for (const resolve of waiting) resolve(takeSlot(lease));
+    for (const { jobId, resolve } of waiting) resolve(takeSlot(lease, jobId));
   };
 
   // Leases that ran out shrink to the slots in use, whose deadlines this renews (a long callback
@@ -344,7 +343,7 @@ export function batchedTargetGate(
       if (lease.held > 0) renew(lease, true);
       else {
         reportSuccesses(lease, 0);
-        if (lease.inUse === 0) leases.delete(lease.targetId);
+        if (lease.running.size === 0) leases.delete(lease.targetId);
       }
     }
   }, leaseRenewMs);
@@ -385,23 +384,19 @@ export function batchedTargetGate(
   return {
     expectsAdmission,
     async admit(targetId, jobId): Promise<Admission> {
-      const enter = (lease: TargetLease): Admission => {
-        lease.running.set(jobId, Date.now());
-        return LET_IN;
-      };
       // A free slot of a valid lease is this worker's to use, even for a target that was busy a
       // moment ago. Without one, the lease is renewed for the job, unless the gate turned the
       // target away lately or said it is not free for leases: then the job asks by itself.
       const existing = leases.get(targetId);
-      if (existing && takeSlot(existing)) return enter(existing);
+      if (existing && takeSlot(existing, jobId)) return LET_IN;
       if (!expectsAdmission(targetId) || (existing && Date.now() < existing.oneByOneUntil)) return admitOne(targetId, jobId);
       const lease = existing ?? leaseOf(targetId);
-      lease.peak = Math.max(lease.peak, lease.inUse + lease.waiting.length + 1);
+      lease.peak = Math.max(lease.peak, lease.running.size + lease.waiting.length + 1);
       const leased = await new Promise<boolean>((resolve) => {
-        lease.waiting.push(resolve);
+        lease.waiting.push({ jobId, resolve });
         renew(lease);
       });
-      return leased ? enter(lease) : admitOne(targetId, jobId);
+      return leased ? LET_IN : admitOne(targetId, jobId);
     },
     async release(targetId, jobId, verdict, durationMs) {
       const lease = leases.get(targetId);
@@ -410,7 +405,6 @@ export function batchedTargetGate(
       // waits for the lease's renewal; a failure (no answer) or another answer goes at once, and a
       // failure sends the target's next job to ask the gate, which may have opened the breaker. A
       // neutral end (no POST) counts nowhere.
-      lease.inUse -= 1;
       if (verdict === 'success') {
         lease.successes += 1;
         lease.successMs += durationMs;
@@ -419,7 +413,8 @@ export function batchedTargetGate(
         void report({ targetId, jobId, verdict, durationMs }, GATE_RELEASE_LINGER_MS);
         if (verdict === 'failure') lease.validUntil = 0;
       }
-      if (lease.waiting.length > 0 && takeSlot(lease)) lease.waiting.shift()!(true);
+      const next = lease.waiting[0];
+      if (next && takeSlot(lease, next.jobId)) lease.waiting.shift()!.resolve(true);
     },
     async close() {
       clearInterval(renewIdleLeases);

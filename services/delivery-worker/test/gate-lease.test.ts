@@ -2,40 +2,14 @@
 // healthy target's jobs go in without a script run each, the lease follows a breaker that other
 // workers open, and its slots go back when the jobs stop coming or the worker closes.
 import { randomUUID } from 'node:crypto';
-import { loadWorkerConfig } from '@herald/config';
-import { createLogger } from '@herald/logging';
-import { createRedisConnection, pingRedis, readTargetHealth, targetKeys, type RedisConnection } from '@herald/queue';
-import { uniqueId } from '@herald/testing';
-import { batchedTargetGate, type WorkerGate } from '../src/worker';
+import { readTargetHealth, targetKeys } from '@herald/queue';
+import { useWorkerGates } from './support/worker-gates';
 import { waitFor } from './support/world';
 
-let redis: RedisConnection;
-let queuePrefix: string;
-let gates: WorkerGate[] = [];
-beforeEach(async () => {
-  queuePrefix = uniqueId('test');
-  // The delivery worker's kind of connection: commands wait for Redis instead of failing.
-  redis = createRedisConnection('redis://127.0.0.1:6379', { role: 'worker' });
-  await pingRedis(redis);
-});
-afterEach(async () => {
-  await Promise.all(gates.map((g) => g.close()));
-  gates = [];
-  const keys = await redis.keys(`${queuePrefix}:*`);
-  if (keys.length > 0) await redis.del(...keys);
-  await redis.quit();
-});
-
-/** A worker's gate; each is another worker as far as its leases go. */
-function gate(env: Record<string, string>, leaseRenewMs: number) {
-  const config = loadWorkerConfig({ DATABASE_URL: 'postgresql://postgres@127.0.0.1:5432/unused', REDIS_URL: 'redis://127.0.0.1:6379', QUEUE_PREFIX: queuePrefix, ...env });
-  const g = batchedTargetGate({ config, connection: redis, logger: createLogger({ level: 'error', service: 'test' }) }, { leaseRenewMs });
-  gates.push(g);
-  return g;
-}
-
+const gates = useWorkerGates();
 /** Counts the gate's script runs on the test's connection from now on. */
 function countScriptRuns(): { runs: number } {
+  const { redis } = gates;
   const connection = redis as unknown as Record<string, (...args: unknown[]) => Promise<unknown>>;
   const run = connection['heraldGate']!;
   const counter = { runs: 0 };
@@ -46,12 +20,12 @@ function countScriptRuns(): { runs: number } {
   return counter;
 }
 
-const health = (targetId: string) => readTargetHealth(redis, queuePrefix, targetId);
+const health = (targetId: string) => readTargetHealth(gates.redis, gates.queuePrefix, targetId);
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Requests the breaker's window counts for the target now. */
 async function requestsCounted(targetId: string): Promise<number> {
-  const window = await redis.hgetall(targetKeys(queuePrefix, targetId).window);
+  const window = await gates.redis.hgetall(targetKeys(gates.queuePrefix, targetId).window);
   return Object.entries(window)
     .filter(([field]) => field.startsWith('n:'))
     .reduce((sum, [, value]) => sum + Number(value), 0);
@@ -59,7 +33,7 @@ async function requestsCounted(targetId: string): Promise<number> {
 
 describe('the worker’s lease of a target’s slots', () => {
   it('lets a healthy target’s jobs in with one script run for the lease, none per job, and tells the breaker of their successes at close', async () => {
-    const g = gate({}, 60_000);
+    const g = gates.gate({}, { leaseRenewMs: 60_000 });
     const target = randomUUID();
     const scripts = countScriptRuns();
     for (let i = 0; i < 6; i++) {
@@ -76,7 +50,7 @@ describe('the worker’s lease of a target’s slots', () => {
   });
 
   it('waits at close for a renewal already on its way, so that no slot stays taken after the worker is gone', async () => {
-    const g = gate({}, 60_000);
+    const g = gates.gate({}, { leaseRenewMs: 60_000 });
     const target = randomUUID();
     // The renewal this job asks for is still waiting to be sent when close() starts.
     const admitted = g.admit(target, 'j1');
@@ -86,7 +60,7 @@ describe('the worker’s lease of a target’s slots', () => {
   });
 
   it('holds no more slots than the limit: the jobs beyond it are deferred as target_busy', async () => {
-    const [a, b] = [gate({ TARGET_MAX_IN_FLIGHT: '2' }, 60_000), gate({ TARGET_MAX_IN_FLIGHT: '2' }, 60_000)];
+    const [a, b] = [gates.gate({ TARGET_MAX_IN_FLIGHT: '2' }, { leaseRenewMs: 60_000 }), gates.gate({ TARGET_MAX_IN_FLIGHT: '2' }, { leaseRenewMs: 60_000 })];
     const target = randomUUID();
     const first = await Promise.all(['j1', 'j2', 'j3'].map((job) => a.admit(target, job)));
     expect(first.filter((admission) => admission.admitted)).toHaveLength(2);
@@ -97,7 +71,7 @@ describe('the worker’s lease of a target’s slots', () => {
 
   it('stops letting jobs in at its next renewal once another worker’s failures opened the breaker', async () => {
     const env = { TARGET_BREAKER_FAILURES: '2' };
-    const [a, b] = [gate(env, 300), gate(env, 300)];
+    const [a, b] = [gates.gate(env, { leaseRenewMs: 300 }), gates.gate(env, { leaseRenewMs: 300 })];
     const target = randomUUID();
     expect(await a.admit(target, 'j1')).toMatchObject({ admitted: true });
     await a.release(target, 'j1', 'success', 5);
@@ -110,7 +84,7 @@ describe('the worker’s lease of a target’s slots', () => {
   });
 
   it('sends the next job of a target to ask the gate after a failure, so that a breaker the failure opened stops it', async () => {
-    const g = gate({ TARGET_BREAKER_FAILURES: '2' }, 60_000);
+    const g = gates.gate({ TARGET_BREAKER_FAILURES: '2' }, { leaseRenewMs: 60_000 });
     const target = randomUUID();
     // One after the other, so that both run in leased slots (their releases are only verdicts).
     await g.admit(target, 'j1');
@@ -123,7 +97,7 @@ describe('the worker’s lease of a target’s slots', () => {
   });
 
   it('gives the slots back once the target’s jobs stop coming, and keeps those its jobs still run in', async () => {
-    const g = gate({}, 100);
+    const g = gates.gate({}, { leaseRenewMs: 100 });
     const [quiet, busy] = [randomUUID(), randomUUID()];
     await g.admit(quiet, 'j1');
     await g.release(quiet, 'j1', 'success', 5);
