@@ -4,7 +4,7 @@
  *
  *   node --import tsx bench/profile.ts ingest [--rounds 3] [--events 15000] [--cpu-prof]
  *   node --import tsx bench/profile.ts list [--events 1000000] [--seconds 10] [--keep-db NAME] [--cpu-prof]
- *   node --import tsx bench/profile.ts deliver [--events 5000] [--workers 1] [--durable] [--build] [--cpu-prof]
+ *   node --import tsx bench/profile.ts deliver [--events 5000] [--workers 1] [--durable] [--build] [--cpu-prof] [--set NAME=VALUE]
  *   node --import tsx bench/profile.ts e2e [--rate 100] [--seconds 10] [--workers 1] [--build]
  *
  * `ingest` runs the bench's ingest loop (batches of 500, 2 in flight, fan-out 2) several times,
@@ -21,7 +21,8 @@
  * the production build.
  * `--cpu-prof` writes a V8 profile of the events-api (of the first worker, with `deliver`) to
  * bench/results/profiles/ and prints the functions with the most self time. `--keep-db NAME`
- * reuses (or creates and keeps) a seeded database.
+ * reuses (or creates and keeps) a seeded database. `--set NAME=VALUE` (repeatable) gives the workers
+ * a setting other than the bench's, for an A/B of it (`--set TARGET_MAX_IN_FLIGHT=0`).
  */
 import { randomUUID } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -49,6 +50,10 @@ const arg = (name: string, fallback: string): string => {
   return i > 0 ? process.argv[i + 1]! : fallback;
 };
 const cpuProf = process.argv.includes('--cpu-prof');
+/** The workers' settings given with `--set NAME=VALUE`. */
+const workerSettings: Record<string, string> = Object.fromEntries(
+  process.argv.flatMap((value, i) => (process.argv[i - 1] === '--set' ? [value.split(/=(.*)/s).slice(0, 2)] : [])),
+);
 const profileDir = path.join(ROOT, 'bench/results/profiles');
 
 async function main(): Promise<void> {
@@ -203,7 +208,7 @@ async function profileDelivery(apiUrl: string, workerEnv: Record<string, string>
     }
     await ingestBatches({ apiUrl, token: 'dev-ingest-token', count: events, batchSize: 500, inFlight: 2, programId: 'bench-p', merchantId: 'bench-m', objectType: 'payment' });
     for (let i = 0; i < count; i += 1) {
-      const worker = startService(process.argv.includes('--build') ? bundleOf(workerScript)! : workerScript, { WORKER_CONCURRENCY: '16', ...workerEnv, ...(i > 0 ? { NODE_OPTIONS: '' } : {}) });
+      const worker = startService(process.argv.includes('--build') ? bundleOf(workerScript)! : workerScript, { WORKER_CONCURRENCY: '16', ...workerEnv, ...workerSettings, ...(i > 0 ? { NODE_OPTIONS: '' } : {}) });
       workers.push(worker);
       cpu.add(worker.child.pid, 'delivery-worker');
     }
@@ -233,6 +238,9 @@ async function profileDelivery(apiUrl: string, workerEnv: Record<string, string>
     }
     const attempts = Number((await prisma.$queryRaw<Array<{ n: bigint }>>`SELECT count(*) AS n FROM delivery_attempts`)[0]!.n);
     if (attempts !== expected) throw new Error(`${attempts} attempt rows for ${expected} callbacks`);
+    // Jobs the target gate sent away to wait (a target at its limit): each costs a trip through the delayed set.
+    const [deferred] = await prisma.$queryRaw<Array<{ deferrals: bigint; deliveries: bigint }>>`SELECT coalesce(sum(deferrals), 0) AS deferrals, count(*) FILTER (WHERE deferrals > 0) AS deliveries FROM deliveries`;
+    console.log(`  target gate: ${deferred!.deferrals} deferrals, of ${deferred!.deliveries} deliveries`);
   } finally {
     for (const worker of workers) await worker.stop('SIGTERM', 30_000);
     await receiver.stop();
@@ -253,7 +261,7 @@ async function profileLatency(apiUrl: string, workerEnv: Record<string, string>,
   try {
     await createPaymentTenant(apiUrl, 'dev-admin-token', `${receiverUrl}/hook`);
     for (let i = 0; i < Number(arg('workers', '1')); i += 1) {
-      workers.push(startService(process.argv.includes('--build') ? bundleOf(workerScript)! : workerScript, { WORKER_CONCURRENCY: '16', ...workerEnv }));
+      workers.push(startService(process.argv.includes('--build') ? bundleOf(workerScript)! : workerScript, { WORKER_CONCURRENCY: '16', ...workerEnv, ...workerSettings }));
     }
     workers.forEach((w) => cpu.add(w.child.pid, 'delivery-worker'));
     cpu.add(receiver.child.pid, 'receiver');

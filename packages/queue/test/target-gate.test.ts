@@ -242,39 +242,49 @@ describe('leases', () => {
     expect(await g.lease(target, 'w1', 0, 2)).toEqual({ held: 2, free: true });
     expect(await g.health(target)).toMatchObject({ inFlight: 3 });
     expect(await g.admit(target, 'j2')).toMatchObject({ admitted: false, reason: 'target_busy' });
-    expect(await g.lease(target, 'w2', 0, 1)).toEqual({ held: 0, free: false });
+    expect(await g.lease(target, 'w2', 0, 1)).toEqual({ held: 0, free: true });
     // Given back down to the slot in use: the job that waits gets in, the next does not.
-    expect(await g.lease(target, 'w1', 1, 1)).toEqual({ held: 1, free: false });
+    expect(await g.lease(target, 'w1', 1, 1)).toEqual({ held: 1, free: true });
     expect(await g.admit(target, 'j2')).toMatchObject({ admitted: true });
     expect(await g.admit(target, 'j3')).toMatchObject({ admitted: false });
-    expect(await g.lease(target, 'w1', 0, 0)).toEqual({ held: 0, free: false });
+    expect(await g.lease(target, 'w1', 0, 0)).toEqual({ held: 0, free: true });
     expect(await g.health(target)).toMatchObject({ inFlight: 2 });
   });
 
-  it('grant nothing more when the target lacks room for all a worker wants, and keep the slots its jobs run in', async () => {
+  it('grant as many of the slots a worker wants as the limit leaves room for, and keep the slots its jobs run in', async () => {
     const g = gate({ maxInFlight: 2 });
     const target = randomUUID();
     expect(await g.lease(target, 'w1', 0, 2)).toEqual({ held: 2, free: true });
     // The worker's own slots are not counted twice; more than the limit is not granted.
     expect(await g.lease(target, 'w1', 2, 2)).toEqual({ held: 2, free: true });
-    expect(await g.lease(target, 'w1', 2, 6)).toEqual({ held: 2, free: false });
+    expect(await g.lease(target, 'w1', 2, 6)).toEqual({ held: 2, free: true });
     expect(await g.health(target)).toMatchObject({ inFlight: 2 });
     expect(await g.lease(target, 'w1', 0, 0)).toEqual({ held: 0, free: true });
     await g.admit(target, 'j1');
-    expect(await g.lease(target, 'w1', 0, 2)).toEqual({ held: 0, free: false });
-    expect(await g.lease(target, 'w1', 0, 1)).toEqual({ held: 1, free: true });
+    expect(await g.lease(target, 'w1', 0, 2)).toEqual({ held: 1, free: true });
+    expect(await g.lease(target, 'w2', 0, 2)).toEqual({ held: 0, free: true });
+    expect(await g.health(target)).toMatchObject({ inFlight: 2 });
   });
 
-  it('are not granted while a job of the target waits after a deferral, so that busy targets share their slots job by job', async () => {
-    const g = gate({ maxInFlight: 1 });
+  it('share the slots equally between workers that want more than the limit, and leave a worker what the others do not want', async () => {
+    const g = gate({ maxInFlight: 5 });
     const target = randomUUID();
     await g.admit(target, 'j1');
-    expect(await g.admit(target, 'j2')).toMatchObject({ admitted: false, reason: 'target_busy' });
-    await g.release(target, 'j1', 'success');
-    expect(await g.lease(target, 'w1', 0, 1)).toEqual({ held: 0, free: false });
-    expect(await g.admit(target, 'j2')).toMatchObject({ admitted: true });
-    await g.release(target, 'j2', 'success');
-    expect(await g.lease(target, 'w1', 0, 1)).toEqual({ held: 1, free: true });
+    expect(await g.lease(target, 'w1', 0, 4)).toEqual({ held: 4, free: true });
+    // No room: its want is recorded, and w1 gives back what it holds over its share (2 of the 4
+    // slots not taken by a job let in one by one) once its jobs no longer run in them.
+    expect(await g.lease(target, 'w2', 0, 4)).toEqual({ held: 0, free: true });
+    expect(await g.lease(target, 'w1', 3, 4)).toEqual({ held: 3, free: true });
+    expect(await g.lease(target, 'w1', 1, 4)).toEqual({ held: 2, free: true });
+    expect(await g.lease(target, 'w2', 0, 4)).toEqual({ held: 2, free: true });
+    expect(await g.health(target)).toMatchObject({ inFlight: 5 });
+    // w2 wants one slot only: w1 may take the rest.
+    expect(await g.lease(target, 'w2', 0, 1)).toEqual({ held: 1, free: true });
+    expect(await g.lease(target, 'w1', 2, 4)).toEqual({ held: 3, free: true });
+    // A worker that wants nothing more is forgotten, and leaves the others all the room.
+    expect(await g.lease(target, 'w2', 0, 0)).toEqual({ held: 0, free: true });
+    expect(await g.lease(target, 'w1', 3, 4)).toEqual({ held: 4, free: true });
+    expect(await g.health(target)).toMatchObject({ inFlight: 5 });
   });
 
   it('grant no more slots while the breaker is not closed, and say so; the probe still goes job by job', async () => {
@@ -297,8 +307,8 @@ describe('leases', () => {
     await g.lease(target, 'w1', 0, 2);
     clock += 9_000;
     expect(await g.admit(target, 'j1')).toMatchObject({ admitted: false, reason: 'target_busy' });
-    // Renewed: the slots in use stay for another ttl (j1 waits: no more are granted).
-    expect(await g.lease(target, 'w1', 2, 2)).toEqual({ held: 2, free: false });
+    // Renewed: the slots in use stay for another ttl.
+    expect(await g.lease(target, 'w1', 2, 2)).toEqual({ held: 2, free: true });
     clock += 9_000;
     expect(await g.admit(target, 'j1')).toMatchObject({ admitted: false, reason: 'target_busy' });
     clock += 1_001;
@@ -413,6 +423,7 @@ describe('batches', () => {
           return {
             inflight: await redis.zrange(keys.inflight, '0', '-1', 'WITHSCORES'),
             leased: await redis.hgetall(keys.leased),
+            wanted: await redis.hgetall(keys.wanted),
             deferred: await redis.zrange(keys.deferred, '0', '-1', 'WITHSCORES'),
             breaker: await redis.hgetall(keys.breaker),
             window: await redis.hgetall(keys.window),

@@ -167,6 +167,23 @@ const GATE_LEASE_RENEW_MS = 200;
  */
 const GATE_LEASE_TTL_MS = 10_000;
 
+/**
+ * How long a job may wait in the worker for a slot of its target's lease when every leased slot is
+ * taken, before it asks the gate by itself (and, the target being at its limit, is deferred). A
+ * healthy target frees one of a worker's slots every few ms: a wait that short costs less than a
+ * trip through the delayed set. Only as many jobs wait as the lease's slots should free meanwhile
+ * (at the lease's average slot time), so a slow target's jobs do not wait at all.
+ */
+const GATE_LEASE_WAIT_MS = 20;
+
+/** A job waiting for a slot of its target's lease; told whether it got one. */
+interface LeaseWaiter {
+  readonly jobId: string;
+  readonly resolve: (leased: boolean) => void;
+  /** Gives up waiting after GATE_LEASE_WAIT_MS; none while it waits for a renewal's answer. */
+  timer?: NodeJS.Timeout;
+}
+
 /** This worker's share of one target's slots (the gate's lease, scripts.ts). */
 interface TargetLease {
   readonly targetId: string;
@@ -180,12 +197,25 @@ interface TargetLease {
   validUntil: number;
   /** Until when (ms) the target's jobs are let in one by one: the gate said it is not free for leases. */
   oneByOneUntil: number;
-  renewing: boolean;
+  /**
+   * While a renewal is under way: the slots it asked to keep (those in use when it was sent). No
+   * more jobs go in until the answer, which may give the others to another worker.
+   */
+  renewing: number | false;
+  /** Slots the last renewal asked for (the gate records it, for the other workers' shares). */
+  asked: number;
+  /** The last renewal got fewer slots than it asked for: the lease is at its share of the limit. */
+  capped: boolean;
+  /** How long its jobs held a slot, on average (ms, moving like the gate's); 0: not known yet. */
+  avgMs: number;
   /** Leased jobs delivered since the gate last heard of them, and their time in all (ms). */
   successes: number;
   successMs: number;
-  /** Jobs waiting for the renewal under way; each is told whether it got a slot of the lease. */
-  waiting: Array<{ jobId: string; resolve: (leased: boolean) => void }>;
+  /**
+   * Jobs waiting for a slot of the lease, first come first served: for the renewal under way, or
+   * for one of its running jobs to end (as many as should get a slot within GATE_LEASE_WAIT_MS).
+   */
+  readonly waiting: LeaseWaiter[];
 }
 
 /** A job let in by the gate. */
@@ -197,12 +227,14 @@ export interface WorkerGate extends DeliveryGate {
 }
 
 /**
- * The target gate (packages/queue) over the worker's Redis connection. A target whose jobs the
- * gate lets in (the usual case) is served from a lease: the worker holds as many of its slots as
- * its jobs used lately and lets its jobs into them without a round trip, so a healthy target's
- * callback starts at once; the lease is renewed every GATE_LEASE_RENEW_MS (`leaseRenewMs`) while
- * in use, and is good only while the target's breaker is closed. A target the gate turned away lately (busy, or its breaker
- * not closed) is asked job by job, which is how its deferrals and its half-open probe work.
+ * The target gate (packages/queue) over the worker's Redis connection. A target whose breaker is
+ * closed (the usual case) is served from a lease: the worker holds as many of its slots as its
+ * jobs wanted lately (within its share, when the workers want more than the limit) and lets its
+ * jobs into them without a round trip, so a healthy target's callback starts at once; the lease
+ * is renewed every GATE_LEASE_RENEW_MS (`leaseRenewMs`) while in use. A job that finds every
+ * leased slot taken waits briefly for one to free (GATE_LEASE_WAIT_MS) or asks the gate by itself,
+ * which defers it while the target is at its limit. A target whose breaker is not closed is asked
+ * job by job, which is how its half-open probe works.
  * Everything the worker sends to the gate (verdicts, leases, admissions) is gathered across its
  * jobs: one script run per batch. If Redis answers an admission with an error (not an outage: the
  * worker's connection waits those out), the job goes in ungated rather than fail; a release that
@@ -225,7 +257,7 @@ export function batchedTargetGate(
   const leases = new Map<string, TargetLease>();
   const leaseOf = (targetId: string): TargetLease => {
     let lease = leases.get(targetId);
-    if (!lease) leases.set(targetId, (lease = { targetId, held: 0, running: new Map(), peak: 0, validUntil: 0, oneByOneUntil: 0, renewing: false, waiting: [], successes: 0, successMs: 0 }));
+    if (!lease) leases.set(targetId, (lease = { targetId, held: 0, running: new Map(), peak: 0, validUntil: 0, oneByOneUntil: 0, renewing: false, asked: 0, capped: false, waiting: [], avgMs: 0, successes: 0, successMs: 0 }));
     return lease;
   };
 
@@ -288,7 +320,8 @@ export function batchedTargetGate(
   /** Lets a job into a free slot of the lease, if the lease may still be used. */
   const takeSlot = (lease: TargetLease, jobId: string): boolean => {
     const now = Date.now();
-    if (now >= lease.validUntil || lease.running.size >= lease.held) return false;
+    const slots = lease.renewing === false ? lease.held : lease.renewing;
+    if (now >= lease.validUntil || lease.running.size >= slots) return false;
     lease.running.set(jobId, now);
     lease.peak = Math.max(lease.peak, lease.running.size);
     if (now >= lease.validUntil - leaseRenewMs / 4) renew(lease);
@@ -296,42 +329,70 @@ export function batchedTargetGate(
   };
 
   /**
-   * Asks the gate for the lease again. While the lease is valid the worker keeps every slot it
-   * holds (jobs may take them until the answer comes) and asks for as many as its jobs wanted at
-   * once lately; once it ran out, it keeps the slots in use and asks for what its jobs want now,
-   * or (`shrink`, when no job waits) for no more than the slots in use.
+   * Asks the gate for the lease again: to keep the slots in use, and for as many as its jobs
+   * wanted at once lately (waiting ones included), or (`shrink`, when no job waits) for no more
+   * than the slots in use. Until the answer, no more of its slots are taken: the gate may give
+   * them to another worker, whose share they are.
    */
   const renew = (lease: TargetLease, shrink = false): void => {
-    if (lease.renewing) return;
-    lease.renewing = true;
-    const valid = Date.now() < lease.validUntil;
-    const inUse = lease.running.size;
-    const keep = valid ? lease.held : inUse;
-    const want = shrink ? keep : Math.max(keep, lease.peak, inUse + lease.waiting.length);
-    lease.peak = inUse;
+    if (lease.renewing !== false) return;
+    const keep = lease.running.size;
+    const want = shrink ? keep : Math.max(lease.peak, keep + lease.waiting.length);
+    [lease.renewing, lease.asked, lease.peak] = [keep, want, keep];
     reportSuccesses(lease, 0);
     const [since = 0] = lease.running.values();
     const request: LeaseRequest = { targetId: lease.targetId, holder, keep, want, ttlMs: GATE_LEASE_TTL_MS, since };
     const answered = (grant: LeaseGrant): void => {
-      lease.held = grant.held;
+      [lease.held, lease.capped] = [grant.held, grant.held < want];
       const now = Date.now();
       if (grant.free) lease.validUntil = now + leaseRenewMs;
       else [lease.validUntil, lease.oneByOneUntil] = [0, now + leaseRenewMs];
-      settleWaiting(lease);
+      settleWaiting(lease, grant.free && !lease.capped);
     };
     const failed = (error: unknown): void => {
       // The leased slots stay taken in Redis until renewed or their ttl passes; the jobs ask one by one.
       lease.validUntil = 0;
       logger.warn('target gate lease failed', { targetId: lease.targetId, error: error instanceof Error ? error.message : String(error) });
-      settleWaiting(lease);
+      settleWaiting(lease, false);
     };
     void track((settle({ lease: request }) as Promise<LeaseGrant>).then(answered, failed));
   };
-  /** The renewal is over: its waiting jobs take the lease's free slots; the others ask one by one. */
-  const settleWaiting = (lease: TargetLease): void => {
+  /** Tells the waiter whether it got a slot of the lease, and takes it out of the line. */
+  const endWait = (lease: TargetLease, waiter: LeaseWaiter, leased: boolean): void => {
+    clearTimeout(waiter.timer);
+    const i = lease.waiting.indexOf(waiter);
+    if (i >= 0) lease.waiting.splice(i, 1);
+    waiter.resolve(leased);
+  };
+  /** Puts the job in line for a slot of the lease; told whether it got one. */
+  const inLine = (lease: TargetLease, jobId: string): Promise<boolean> =>
+    new Promise<boolean>((resolve) => {
+      lease.waiting.push({ jobId, resolve });
+    });
+  /** Lets the first jobs in line into the lease's free slots. */
+  const serveWaiting = (lease: TargetLease): void => {
+    while (lease.waiting.length > 0 && takeSlot(lease, lease.waiting[0]!.jobId)) endWait(lease, lease.waiting[0]!, true);
+  };
+  /**
+   * The jobs in line wait on for a slot of the lease while it is good: as many as its slots should
+   * free within GATE_LEASE_WAIT_MS at their average time (as many as it holds while that is not
+   * known), each for that long at most. The others ask the gate one by one.
+   */
+  const waitForSlots = (lease: TargetLease): void => {
+    const freeing = lease.avgMs > 0 ? Math.floor((GATE_LEASE_WAIT_MS * lease.held) / lease.avgMs) : lease.held;
+    const waitOn = Date.now() < lease.validUntil ? freeing : 0;
+    lease.waiting.slice(0, waitOn).forEach((waiter) => (waiter.timer ??= setTimeout(() => endWait(lease, waiter, false), GATE_LEASE_WAIT_MS)));
+    for (const waiter of lease.waiting.slice(waitOn)) endWait(lease, waiter, false);
+  };
+  /**
+   * The renewal is over: its waiting jobs take the lease's free slots. If the gate granted all it
+   * asked for, the jobs that came meanwhile wait for the next renewal, which asks for them too.
+   */
+  const settleWaiting = (lease: TargetLease, grantedAll: boolean): void => {
     lease.renewing = false;
-    const waiting = lease.waiting.splice(0);
-    for (const { jobId, resolve } of waiting) resolve(takeSlot(lease, jobId));
+    serveWaiting(lease);
+    if (grantedAll && lease.waiting.length > 0) renew(lease);
+    else waitForSlots(lease);
   };
 
   // Leases that ran out shrink to the slots in use, whose deadlines this renews (a long callback
@@ -339,8 +400,10 @@ export function batchedTargetGate(
   const renewIdleLeases = setInterval(() => {
     const now = Date.now();
     for (const lease of leases.values()) {
-      if (lease.renewing || now < lease.validUntil) continue;
-      if (lease.held > 0) renew(lease, true);
+      if (lease.renewing !== false || now < lease.validUntil) continue;
+      // A lease with no slot may still have asked for some: the gate forgets that too, unless
+      // its jobs wanted more since (they were deferred): then it asks for them again.
+      if (lease.held > 0 || lease.asked > 0) renew(lease, lease.peak <= lease.running.size);
       else {
         reportSuccesses(lease, 0);
         if (lease.running.size === 0) leases.delete(lease.targetId);
@@ -384,23 +447,25 @@ export function batchedTargetGate(
   return {
     expectsAdmission,
     async admit(targetId, jobId): Promise<Admission> {
-      // A free slot of a valid lease is this worker's to use, even for a target that was busy a
-      // moment ago. Without one, the lease is renewed for the job, unless the gate turned the
-      // target away lately or said it is not free for leases: then the job asks by itself.
+      // A free slot of a valid lease is this worker's to use. Without one, the job waits in line
+      // for the lease's slots (and counts in what the lease asks for next, so that a worker whose
+      // jobs are deferred gets its share), unless the gate said the target is not free for
+      // leases (its breaker is not closed): then the job asks by itself.
       const existing = leases.get(targetId);
       if (existing && takeSlot(existing, jobId)) return LET_IN;
-      if (!expectsAdmission(targetId) || (existing && Date.now() < existing.oneByOneUntil)) return admitOne(targetId, jobId);
+      if (existing && Date.now() < existing.oneByOneUntil) return admitOne(targetId, jobId);
       const lease = existing ?? leaseOf(targetId);
       lease.peak = Math.max(lease.peak, lease.running.size + lease.waiting.length + 1);
-      const leased = await new Promise<boolean>((resolve) => {
-        lease.waiting.push({ jobId, resolve });
-        renew(lease);
-      });
-      return leased ? LET_IN : admitOne(targetId, jobId);
+      const leased = inLine(lease, jobId);
+      // A lease at its share waits for its own slots to free; another asks the gate for more.
+      if (Date.now() < lease.validUntil && lease.capped && lease.renewing === false) waitForSlots(lease);
+      else renew(lease);
+      return (await leased) ? LET_IN : admitOne(targetId, jobId);
     },
     async release(targetId, jobId, verdict, durationMs) {
       const lease = leases.get(targetId);
       if (!lease?.running.delete(jobId)) return report({ targetId, jobId, verdict, durationMs }, GATE_RELEASE_LINGER_MS);
+      if (verdict !== 'neutral') lease.avgMs = lease.avgMs > 0 ? durationMs + (lease.avgMs - durationMs) * 0.8 : durationMs;
       // A leased slot is free at once. The gate only needs the verdict, for the breaker: a success
       // waits for the lease's renewal; a failure (no answer) or another answer goes at once, and a
       // failure sends the target's next job to ask the gate, which may have opened the breaker. A
@@ -411,16 +476,18 @@ export function batchedTargetGate(
       } else if (verdict !== 'neutral') {
         reportSuccesses(lease, GATE_RELEASE_LINGER_MS);
         void report({ targetId, jobId, verdict, durationMs }, GATE_RELEASE_LINGER_MS);
-        if (verdict === 'failure') lease.validUntil = 0;
+        if (verdict === 'failure') {
+          lease.validUntil = 0;
+          for (const waiter of [...lease.waiting]) endWait(lease, waiter, false);
+        }
       }
-      const next = lease.waiting[0];
-      if (next && takeSlot(lease, next.jobId)) lease.waiting.shift()!.resolve(true);
+      serveWaiting(lease);
     },
     async close() {
       clearInterval(renewIdleLeases);
       for (const lease of leases.values()) reportSuccesses(lease, 0);
       await Promise.allSettled([...onTheirWay]);
-      const held = [...leases.values()].filter((lease) => lease.held > 0);
+      const held = [...leases.values()].filter((lease) => lease.held > 0 || lease.asked > 0);
       leases.clear();
       if (held.length === 0) return;
       await gate.settle([], [], held.map((lease) => ({ targetId: lease.targetId, holder, keep: 0, want: 0, ttlMs: GATE_LEASE_TTL_MS, since: 0 }))).catch((error: unknown) => {

@@ -22,6 +22,7 @@ function countScriptRuns(): { runs: number } {
 
 const health = (targetId: string) => readTargetHealth(gates.redis, gates.queuePrefix, targetId);
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const LET_IN = { admitted: true, probe: false };
 
 /** Requests the breaker's window counts for the target now. */
 async function requestsCounted(targetId: string): Promise<number> {
@@ -108,5 +109,51 @@ describe('the worker’s lease of a target’s slots', () => {
     await g.release(busy, 'k1', 'success', 5);
     await waitFor(() => health(busy), (h) => h.inFlight === 0, 2_000, 'the busy target’s slot to go back');
     expect(await requestsCounted(busy)).toBe(1);
+  });
+
+  it('lets a job beyond its lease wait for one of the lease’s slots when they free within a few ms, instead of deferring it', async () => {
+    const g = gates.gate({ TARGET_MAX_IN_FLIGHT: '2' }, { leaseRenewMs: 60_000 });
+    const target = randomUUID();
+    await g.admit(target, 'j1');
+    await g.admit(target, 'j2');
+    await g.release(target, 'j1', 'success', 5);
+    expect(await g.admit(target, 'j3')).toEqual(LET_IN);
+    // No slot frees within the wait: the job is deferred, and the lease is at the limit.
+    expect(await g.admit(target, 'j4')).toMatchObject({ admitted: false, reason: 'target_busy' });
+    const waiting = g.admit(target, 'j5');
+    await g.release(target, 'j2', 'success', 5);
+    expect(await waiting).toEqual(LET_IN);
+    expect((await health(target)).inFlight).toBe(2);
+  });
+
+  it('defers at once a job beyond its lease when the lease’s slots free slowly, so that a slow target’s jobs hold no worker slot', async () => {
+    const g = gates.gate({ TARGET_MAX_IN_FLIGHT: '2' }, { leaseRenewMs: 60_000 });
+    const target = randomUUID();
+    await g.admit(target, 'j1');
+    await g.admit(target, 'j2');
+    // The target answers in 3 s.
+    await g.release(target, 'j1', 'success', 3_000);
+    expect(await g.admit(target, 'j3')).toEqual(LET_IN);
+    expect(await g.admit(target, 'j4')).toMatchObject({ admitted: false, reason: 'target_busy' });
+    const deferred = g.admit(target, 'j5');
+    await g.release(target, 'j2', 'success', 3_000);
+    expect(await deferred).toMatchObject({ admitted: false, reason: 'target_busy' });
+  });
+
+  it('shares a busy target’s slots between workers: the one over its share gives slots back as its jobs end, and the other’s jobs get them', async () => {
+    const env = { TARGET_MAX_IN_FLIGHT: '4' };
+    const [a, b] = [gates.gate(env, { leaseRenewMs: 100 }), gates.gate(env, { leaseRenewMs: 100 })];
+    const target = randomUUID();
+    for (const job of ['a1', 'a2', 'a3', 'a4']) expect(await a.admit(target, job)).toEqual(LET_IN);
+    // No slot is left: b's job is deferred, and the slot b asked for is recorded.
+    expect(await b.admit(target, 'b1')).toMatchObject({ admitted: false, reason: 'target_busy' });
+    await a.release(target, 'a1', 'success', 5);
+    await a.release(target, 'a2', 'success', 5);
+    // a's next renewal keeps its share (3, as b asks for 1), and a job of b gets the slot a gave back.
+    let n = 1;
+    await waitFor(() => b.admit(target, `b${++n}`), (admission) => admission.admitted, 2_000, 'a slot for b');
+    const leased = await gates.redis.hgetall(targetKeys(gates.queuePrefix, target).leased);
+    expect(Object.values(leased).map((lease) => Number(lease.split(':')[0]))).toContain(3);
+    expect((await health(target)).inFlight).toBe(4);
   });
 });

@@ -7,6 +7,8 @@
  *   the lease gives them back or its deadline (a ttl of seconds, moved on by each renewal) passes;
  *   `since` is when its oldest job in them started (0: none runs). They count toward the limit
  *   with the in-flight set.
+ * - `wanted`: HASH worker -> `slots:deadline`, the slots each worker's lease last asked for, until
+ *   the same deadline: when the workers want more than the limit, each lease keeps to its share.
  * - `deferred`: ZSET job id -> the latest time the job comes back (ms): the jobs the gate has sent
  *   away and that have not been let in since. Entries that never come back (a job removed
  *   meanwhile) are dropped DEFERRED_GRACE_MS after that time.
@@ -24,7 +26,7 @@ export function gateKeyPrefix(queuePrefix: string): string {
 
 export function targetKeys(queuePrefix: string, targetId: string) {
   const base = `${gateKeyPrefix(queuePrefix)}${targetId}`;
-  return { inflight: `${base}:inflight`, deferred: `${base}:deferred`, breaker: `${base}:breaker`, window: `${base}:window`, leased: `${base}:leased` };
+  return { inflight: `${base}:inflight`, deferred: `${base}:deferred`, breaker: `${base}:breaker`, window: `${base}:window`, leased: `${base}:leased`, wanted: `${base}:wanted` };
 }
 
 export function breakersKey(queuePrefix: string): string {

@@ -17,7 +17,7 @@
  */
 
 /**
- * KEYS: breakers, then (inflight, deferred, breaker, window, leased) of each distinct target of
+ * KEYS: breakers, then (inflight, deferred, breaker, window, leased, wanted) of each distinct target of
  * the batch, once however many of its jobs the batch holds. ARGV: now, number of releases, lease
  * ms, max in flight (0: no limit), min delay ms, max delay ms, deferred grace ms, consecutive
  * failures that open (0: off), failure ratio x 1000 (0: off), window ms, min requests in the
@@ -32,11 +32,13 @@
  * count toward the limit like the jobs in flight. It runs out after its ttl, seconds rather than
  * a job slot's minutes: the worker renews it every few hundred ms while it holds any slot, and the
  * slots of a worker that died free soon. The worker lets its jobs into them without a round trip,
- * while the target is free: its breaker closed, none of its jobs waiting after a deferral, room
- * for every slot the worker wants. Otherwise the lease grants nothing more and its answer says
- * so: the worker's next jobs are let in one by one, which shares a busy target's slots fairly
- * between workers, and a breaker another worker opened stops this worker's jobs at its next
- * renewal. The start of the oldest job in a leased slot counts, like the oldest job in flight,
+ * while the target is free (its breaker closed). It grows up to the slots the worker wants, as far
+ * as the limit leaves room; when the workers together want more than the limit, each gets an equal
+ * share (more if the others want less), and a worker over its share gives slots back at its next
+ * renewal (the worker's jobs beyond its lease wait briefly for one of its slots, or are deferred,
+ * worker.ts). While the breaker is not closed the lease grants nothing more and its answer says so:
+ * the worker's next jobs are let in one by one, and a breaker another worker opened stops this
+ * worker's jobs at its next renewal. The start of the oldest job in a leased slot counts, like the oldest job in flight,
  * in how long a slot is held (the busy delay). A release of a job that ran in a leased slot only
  * brings its verdict (its job id is not in the in-flight set), and the worker sends a run of such
  * successes as one release of the same verdict `times` times in a row.
@@ -98,8 +100,8 @@ local function stateOf(position)
   local t = tonumber(position)
   local s = targets[t]
   if s then return s end
-  local k = 5 * t - 3
-  s = { inflight = KEYS[k], deferred = KEYS[k + 1], breaker = KEYS[k + 2], window = KEYS[k + 3], leased = KEYS[k + 4], leases = false, f = {}, changed = {}, deleted = false, ttl = false,
+  local k = 6 * t - 4
+  s = { inflight = KEYS[k], deferred = KEYS[k + 1], breaker = KEYS[k + 2], window = KEYS[k + 3], leased = KEYS[k + 4], wanted = KEYS[k + 5], leases = false, f = {}, changed = {}, deleted = false, ttl = false,
         released = {}, adds = {}, undeferred = {}, card = false, swept = false, successes = 0 }
   local values = redis.call('HMGET', s.breaker, unpack(FIELDS))
   for i, name in ipairs(FIELDS) do s.f[name] = values[i] end
@@ -219,13 +221,26 @@ local function sweep(s)
   redis.call('ZREMRANGEBYSCORE', s.deferred, '-inf', now - grace)
 end
 
--- The workers' leases of the target (holder -> 'slots:deadline:since'), read once per batch: how
--- many slots each holds, in all, and when the oldest job in any of them started. Leases whose
--- deadline passed (their worker died or lost Redis) are dropped.
+-- The workers' leases of the target (holder -> 'slots:deadline:since') and the slots each asked
+-- for (holder -> 'wanted:deadline'), read once per batch: how many slots each holds and wants, in
+-- all, and when the oldest job in any of them started. A holder that recorded no want (a worker of
+-- an earlier version) wants what it holds. Entries whose deadline passed (their worker died or
+-- lost Redis) are dropped.
 local function leasedSlots(s)
   if s.leases then return s.leases end
-  local leases = { total = 0, oldest = false, byHolder = {} }
-  local fields = redis.call('HGETALL', s.leased)
+  local leases = { total = 0, wanted = 0, holders = 0, oldest = false, byHolder = {}, wantedBy = {} }
+  local fields = redis.call('HGETALL', s.wanted)
+  for j = 1, #fields, 2 do
+    local wanted, deadline = string.match(fields[j + 1], '^(%d+):(%d+)$')
+    if tonumber(deadline) <= now then
+      redis.call('HDEL', s.wanted, fields[j])
+    else
+      leases.wantedBy[fields[j]] = tonumber(wanted)
+      leases.wanted = leases.wanted + tonumber(wanted)
+      leases.holders = leases.holders + 1
+    end
+  end
+  fields = redis.call('HGETALL', s.leased)
   for j = 1, #fields, 2 do
     local slots, deadline, since = string.match(fields[j + 1], '^(%d+):(%d+):(%d+)$')
     if tonumber(deadline) <= now then
@@ -234,6 +249,11 @@ local function leasedSlots(s)
       slots, since = tonumber(slots), tonumber(since)
       leases.byHolder[fields[j]] = slots
       leases.total = leases.total + slots
+      if not leases.wantedBy[fields[j]] then
+        leases.wantedBy[fields[j]] = slots
+        leases.wanted = leases.wanted + slots
+        leases.holders = leases.holders + 1
+      end
       if since > 0 and (not leases.oldest or since < leases.oldest) then leases.oldest = since end
     end
   end
@@ -305,25 +325,40 @@ local function admit(s, job)
 end
 
 -- A worker's lease: slots it holds and hands to its own jobs without asking again. It keeps keep
--- slots (its jobs run in them) whatever happens. It gets up to want only while the target is
--- free: breaker closed, no job of it waiting after a deferral, and room for all it wants; else
--- its jobs are let in one by one, which shares the slots job by job. since: when its oldest job
--- in them started (0: none). Answers the slots granted and 1 if the target is free, else 0.
+-- slots (its jobs run in them) whatever happens. While the target is free (its breaker closed) it
+-- gets up to want, as far as the limit leaves room and within its share: when the workers want
+-- more slots than the limit (less those of jobs let in one by one), each gets an equal share, or
+-- more if the others want less. A worker over its share gives back what it does not use at its
+-- next renewal; meanwhile the others' wants are recorded, with their slots. Else (breaker not
+-- closed) its jobs are let in one by one. since: when its oldest job in them started (0: none).
+-- Answers the slots granted and 1 if the target is free, else 0.
 local function grant(s, holder, keep, want, ttl, since)
   sweep(s)
   local leases = leasedSlots(s)
   local mine = leases.byHolder[holder] or 0
   local granted, free = keep, 0
   if not s.f.reopenAt then
-    local room = want
-    if limit > 0 then room = limit - (leases.total - mine) - redis.call('ZCARD', s.inflight) end
-    if room >= want and redis.call('ZCARD', s.deferred) == 0 then granted, free = math.max(keep, want), 1 end
+    granted, free = math.max(keep, want), 1
+    if limit > 0 then
+      local capacity = limit - redis.call('ZCARD', s.inflight)
+      local room = capacity - (leases.total - mine)
+      local holders = leases.holders + (leases.wantedBy[holder] and 0 or 1)
+      local othersWant = leases.wanted - (leases.wantedBy[holder] or 0)
+      local share = math.max(math.floor(capacity / holders), capacity - othersWant)
+      granted = math.max(keep, math.min(want, room, share))
+    end
   end
   if granted > 0 then
     redis.call('HSET', s.leased, holder, granted .. ':' .. (now + ttl) .. ':' .. since)
     if redis.call('PTTL', s.leased) < ttl then redis.call('PEXPIRE', s.leased, ttl) end
   elseif mine > 0 then
     redis.call('HDEL', s.leased, holder)
+  end
+  if want > 0 then
+    redis.call('HSET', s.wanted, holder, want .. ':' .. (now + ttl))
+    if redis.call('PTTL', s.wanted) < ttl then redis.call('PEXPIRE', s.wanted, ttl) end
+  elseif leases.wantedBy[holder] then
+    redis.call('HDEL', s.wanted, holder)
   end
   -- Read again at the next use in this batch.
   s.leases = false
@@ -335,7 +370,7 @@ for i = 16, 15 + 6 * releases, 6 do
   out[#out + 1] = release(stateOf(ARGV[i]), ARGV[i + 1], ARGV[i + 2], ARGV[i + 3], tonumber(ARGV[i + 4]), tonumber(ARGV[i + 5]))
 end
 -- The released slots are free before any lease or admission of the batch.
-local targetCount = (#KEYS - 1) / 5
+local targetCount = (#KEYS - 1) / 6
 for t = 1, targetCount do
   local s = targets[t]
   if s and #s.released > 0 then callWithList('ZREM', s.inflight, s.released) end

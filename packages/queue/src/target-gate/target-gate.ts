@@ -78,9 +78,9 @@ export interface LeaseRequest {
 }
 
 /**
- * What a lease request got: the slots its holder now holds, and whether the target is free for
- * leases (breaker closed, no job waiting after a deferral, room for all the holder wanted). When
- * it is not, the holder's jobs are to be let in one by one.
+ * What a lease request got: the slots its holder now holds (up to what it wanted, as far as the
+ * limit leaves room), and whether the target is free for leases (breaker closed, no job waiting
+ * after a deferral). When it is not, the holder's jobs are to be let in one by one.
  */
 export interface LeaseGrant {
   held: number;
@@ -139,7 +139,7 @@ export function createTargetGate(redis: RedisConnection, options: { queuePrefix:
       let position = positions.get(targetId);
       if (position === undefined) {
         const target = keysOf(targetId);
-        keys.push(target.inflight, target.deferred, target.breaker, target.window, target.leased);
+        keys.push(target.inflight, target.deferred, target.breaker, target.window, target.leased, target.wanted);
         positions.set(targetId, (position = positions.size + 1));
       }
       return position;
