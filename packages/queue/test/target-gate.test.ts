@@ -33,8 +33,11 @@ function gate(settings: Partial<Omit<TargetGateSettings, 'breaker'>> & { breaker
     admit: async (targetId: string, jobId: string) => (await g.admit([{ targetId, jobId }]))[0]!,
     release: async (targetId: string, jobId: string, verdict: GateVerdict) => (await g.release([{ targetId, jobId, verdict, durationMs: 1_000 }]))[0],
     health: (targetId: string) => readTargetHealth(redis, prefix, targetId, clock),
-    /** Renews `holder`'s lease of the target's slots. */
-    lease: async (targetId: string, holder: string, keep: number, want: number, since = 0) => (await g.settle([], [], [{ targetId, holder, keep, want, ttlMs: 10_000, since }])).grants[0]!,
+    /** Renews `holder`'s lease of the target's slots; `contended` only when the gate says so. */
+    lease: async (targetId: string, holder: string, keep: number, want: number, since = 0) => {
+      const { held, free, contended } = (await g.settle([], [], [{ targetId, holder, keep, want, ttlMs: 10_000, since }])).grants[0]!;
+      return contended ? { held, free, contended } : { held, free };
+    },
     /** Sends `times` successes of leased jobs as one release. */
     successes: async (targetId: string, times: number) => (await g.release([{ targetId, jobId: 'leased', verdict: 'success', durationMs: 1_000, times }]))[0],
   };
@@ -242,7 +245,7 @@ describe('leases', () => {
     expect(await g.lease(target, 'w1', 0, 2)).toEqual({ held: 2, free: true });
     expect(await g.health(target)).toMatchObject({ inFlight: 3 });
     expect(await g.admit(target, 'j2')).toMatchObject({ admitted: false, reason: 'target_busy' });
-    expect(await g.lease(target, 'w2', 0, 1)).toEqual({ held: 0, free: true });
+    expect(await g.lease(target, 'w2', 0, 1)).toEqual({ held: 0, free: true, contended: true });
     // Given back down to the slot in use: the job that waits gets in, the next does not.
     expect(await g.lease(target, 'w1', 1, 1)).toEqual({ held: 1, free: true });
     expect(await g.admit(target, 'j2')).toMatchObject({ admitted: true });
@@ -257,12 +260,12 @@ describe('leases', () => {
     expect(await g.lease(target, 'w1', 0, 2)).toEqual({ held: 2, free: true });
     // The worker's own slots are not counted twice; more than the limit is not granted.
     expect(await g.lease(target, 'w1', 2, 2)).toEqual({ held: 2, free: true });
-    expect(await g.lease(target, 'w1', 2, 6)).toEqual({ held: 2, free: true });
+    expect(await g.lease(target, 'w1', 2, 6)).toEqual({ held: 2, free: true, contended: true });
     expect(await g.health(target)).toMatchObject({ inFlight: 2 });
     expect(await g.lease(target, 'w1', 0, 0)).toEqual({ held: 0, free: true });
     await g.admit(target, 'j1');
-    expect(await g.lease(target, 'w1', 0, 2)).toEqual({ held: 1, free: true });
-    expect(await g.lease(target, 'w2', 0, 2)).toEqual({ held: 0, free: true });
+    expect(await g.lease(target, 'w1', 0, 2)).toEqual({ held: 1, free: true, contended: true });
+    expect(await g.lease(target, 'w2', 0, 2)).toEqual({ held: 0, free: true, contended: true });
     expect(await g.health(target)).toMatchObject({ inFlight: 2 });
   });
 
@@ -271,17 +274,17 @@ describe('leases', () => {
     const target = randomUUID();
     await g.admit(target, 'j1');
     expect(await g.lease(target, 'w1', 0, 4)).toEqual({ held: 4, free: true });
-    // No room: its want is recorded, and w1 gives back what it holds over its share (2 of the 4
-    // slots not taken by a job let in one by one) once its jobs no longer run in them.
-    expect(await g.lease(target, 'w2', 0, 4)).toEqual({ held: 0, free: true });
-    expect(await g.lease(target, 'w1', 3, 4)).toEqual({ held: 3, free: true });
-    expect(await g.lease(target, 'w1', 1, 4)).toEqual({ held: 2, free: true });
-    expect(await g.lease(target, 'w2', 0, 4)).toEqual({ held: 2, free: true });
+    // No room: its want is recorded, the target is contended, and w1 gives back what it holds over
+    // its share (2 of the 4 slots not taken by a job let in one by one) once its jobs no longer run in them.
+    expect(await g.lease(target, 'w2', 0, 4)).toEqual({ held: 0, free: true, contended: true });
+    expect(await g.lease(target, 'w1', 3, 4)).toEqual({ held: 3, free: true, contended: true });
+    expect(await g.lease(target, 'w1', 1, 4)).toEqual({ held: 2, free: true, contended: true });
+    expect(await g.lease(target, 'w2', 0, 4)).toEqual({ held: 2, free: true, contended: true });
     expect(await g.health(target)).toMatchObject({ inFlight: 5 });
     // w2 wants one slot only: w1 may take the rest.
-    expect(await g.lease(target, 'w2', 0, 1)).toEqual({ held: 1, free: true });
-    expect(await g.lease(target, 'w1', 2, 4)).toEqual({ held: 3, free: true });
-    // A worker that wants nothing more is forgotten, and leaves the others all the room.
+    expect(await g.lease(target, 'w2', 0, 1)).toEqual({ held: 1, free: true, contended: true });
+    expect(await g.lease(target, 'w1', 2, 4)).toEqual({ held: 3, free: true, contended: true });
+    // A worker that wants nothing more is forgotten, and leaves the others all the room: no longer contended.
     expect(await g.lease(target, 'w2', 0, 0)).toEqual({ held: 0, free: true });
     expect(await g.lease(target, 'w1', 3, 4)).toEqual({ held: 4, free: true });
     expect(await g.health(target)).toMatchObject({ inFlight: 5 });

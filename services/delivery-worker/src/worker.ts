@@ -198,14 +198,17 @@ interface TargetLease {
   /** Until when (ms) the target's jobs are let in one by one: the gate said it is not free for leases. */
   oneByOneUntil: number;
   /**
-   * While a renewal is under way: the slots it asked to keep (those in use when it was sent). No
-   * more jobs go in until the answer, which may give the others to another worker.
+   * While a renewal is under way: the slots it asked to keep. No more jobs go in until the answer
+   * (on a contended target those in use are all it keeps: the gate may give the others to another
+   * worker).
    */
   renewing: number | false;
   /** Slots the last renewal asked for (the gate records it, for the other workers' shares). */
   asked: number;
   /** The last renewal got fewer slots than it asked for: the lease is at its share of the limit. */
   capped: boolean;
+  /** The gate said the workers want more of the target's slots than its limit. */
+  contended: boolean;
   /** How long its jobs held a slot, on average (ms, moving like the gate's); 0: not known yet. */
   avgMs: number;
   /** Leased jobs delivered since the gate last heard of them, and their time in all (ms). */
@@ -257,7 +260,7 @@ export function batchedTargetGate(
   const leases = new Map<string, TargetLease>();
   const leaseOf = (targetId: string): TargetLease => {
     let lease = leases.get(targetId);
-    if (!lease) leases.set(targetId, (lease = { targetId, held: 0, running: new Map(), peak: 0, validUntil: 0, oneByOneUntil: 0, renewing: false, asked: 0, capped: false, waiting: [], avgMs: 0, successes: 0, successMs: 0 }));
+    if (!lease) leases.set(targetId, (lease = { targetId, held: 0, running: new Map(), peak: 0, validUntil: 0, oneByOneUntil: 0, renewing: false, asked: 0, capped: false, contended: false, waiting: [], avgMs: 0, successes: 0, successMs: 0 }));
     return lease;
   };
 
@@ -320,7 +323,7 @@ export function batchedTargetGate(
   /** Lets a job into a free slot of the lease, if the lease may still be used. */
   const takeSlot = (lease: TargetLease, jobId: string): boolean => {
     const now = Date.now();
-    const slots = lease.renewing === false ? lease.held : lease.renewing;
+    const slots = lease.renewing === false ? lease.held : Math.min(lease.held, lease.renewing);
     if (now >= lease.validUntil || lease.running.size >= slots) return false;
     lease.running.set(jobId, now);
     lease.peak = Math.max(lease.peak, lease.running.size);
@@ -329,21 +332,24 @@ export function batchedTargetGate(
   };
 
   /**
-   * Asks the gate for the lease again: to keep the slots in use, and for as many as its jobs
-   * wanted at once lately (waiting ones included), or (`shrink`, when no job waits) for no more
-   * than the slots in use. Until the answer, no more of its slots are taken: the gate may give
-   * them to another worker, whose share they are.
+   * Asks the gate for the lease again. While the lease is valid and its target not contended, the
+   * worker keeps every slot it holds (jobs may take them until the answer comes) and asks for as
+   * many as its jobs wanted at once lately, waiting ones included; otherwise it keeps the slots
+   * in use and takes no more until the answer (the gate may give the others to a worker under its
+   * share), and asks for what its jobs wanted lately, or (`shrink`, when no job waits) for no
+   * more than the slots in use.
    */
   const renew = (lease: TargetLease, shrink = false): void => {
     if (lease.renewing !== false) return;
-    const keep = lease.running.size;
-    const want = shrink ? keep : Math.max(lease.peak, keep + lease.waiting.length);
-    [lease.renewing, lease.asked, lease.peak] = [keep, want, keep];
+    const inUse = lease.running.size;
+    const keep = Date.now() < lease.validUntil && !lease.contended ? lease.held : inUse;
+    const want = shrink ? keep : Math.max(keep, lease.peak, inUse + lease.waiting.length);
+    [lease.renewing, lease.asked, lease.peak] = [keep, want, inUse];
     reportSuccesses(lease, 0);
     const [since = 0] = lease.running.values();
     const request: LeaseRequest = { targetId: lease.targetId, holder, keep, want, ttlMs: GATE_LEASE_TTL_MS, since };
     const answered = (grant: LeaseGrant): void => {
-      [lease.held, lease.capped] = [grant.held, grant.held < want];
+      [lease.held, lease.capped, lease.contended] = [grant.held, grant.held < want, grant.contended];
       const now = Date.now();
       if (grant.free) lease.validUntil = now + leaseRenewMs;
       else [lease.validUntil, lease.oneByOneUntil] = [0, now + leaseRenewMs];

@@ -26,7 +26,8 @@
  * (target's position, holder, slots to keep, slots wanted, ttl ms, start of its oldest job in a
  * leased slot or 0) per lease; then (target's position, job id) per admission. Releases run
  * first, then leases, then admissions. Answers one number per release, two per lease (the slots
- * the holder now holds; 1 if the target is free for leases, else 0), then three per admission.
+ * the holder now holds; 1 if the target is free for leases, 2 if it is and contended, else 0), then
+ * three per admission.
  *
  * A lease is a worker's share of a target's slots, a field of the target's leased hash, which
  * count toward the limit like the jobs in flight. It runs out after its ttl, seconds rather than
@@ -331,7 +332,8 @@ end
 -- more if the others want less. A worker over its share gives back what it does not use at its
 -- next renewal; meanwhile the others' wants are recorded, with their slots. Else (breaker not
 -- closed) its jobs are let in one by one. since: when its oldest job in them started (0: none).
--- Answers the slots granted and 1 if the target is free, else 0.
+-- Answers the slots granted, and 0 if the target is not free, 1 if it is, 2 if it is and the
+-- workers want more than the limit (each is to keep no more slots than its jobs use).
 local function grant(s, holder, keep, want, ttl, since)
   sweep(s)
   local leases = leasedSlots(s)
@@ -346,6 +348,7 @@ local function grant(s, holder, keep, want, ttl, since)
       local othersWant = leases.wanted - (leases.wantedBy[holder] or 0)
       local share = math.max(math.floor(capacity / holders), capacity - othersWant)
       granted = math.max(keep, math.min(want, room, share))
+      if othersWant + want > capacity then free = 2 end
     end
   end
   if granted > 0 then

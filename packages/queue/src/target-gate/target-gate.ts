@@ -79,12 +79,14 @@ export interface LeaseRequest {
 
 /**
  * What a lease request got: the slots its holder now holds (up to what it wanted, as far as the
- * limit leaves room), and whether the target is free for leases (breaker closed, no job waiting
- * after a deferral). When it is not, the holder's jobs are to be let in one by one.
+ * limit leaves room and within its share), and whether the target is free for leases (its breaker
+ * closed). When it is not, the holder's jobs are to be let in one by one. `contended`: the workers
+ * want more slots than the limit, so each should keep no more than its jobs use.
  */
 export interface LeaseGrant {
   held: number;
   free: boolean;
+  contended: boolean;
 }
 
 /** Shortest and longest nominal wait of a job deferred because its target is busy. */
@@ -170,7 +172,10 @@ export function createTargetGate(redis: RedisConnection, options: { queuePrefix:
       ...entryArgs,
     );
     const changes = answer.slice(0, releases.length).map((code) => CHANGES[code]);
-    const grants = leases.map((_, i): LeaseGrant => ({ held: answer[releases.length + 2 * i]!, free: answer[releases.length + 2 * i + 1] === 1 }));
+    const grants = leases.map((_, i): LeaseGrant => {
+      const state = answer[releases.length + 2 * i + 1]!;
+      return { held: answer[releases.length + 2 * i]!, free: state > 0, contended: state === 2 };
+    });
     const admissions = entries.map((_, i): Admission => {
       const at = releases.length + 2 * leases.length + 3 * i;
       const [code, x, y] = [answer[at], answer[at + 1], answer[at + 2]] as [number, number, number];
