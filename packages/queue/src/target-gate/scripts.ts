@@ -17,17 +17,17 @@
  */
 
 /**
- * KEYS: breakers, then (inflight, deferred, breaker, window, leased, wanted) of each distinct target of
- * the batch, once however many of its jobs the batch holds. ARGV: now, number of releases, lease
- * ms, max in flight (0: no limit), min delay ms, max delay ms, deferred grace ms, consecutive
- * failures that open (0: off), failure ratio x 1000 (0: off), window ms, min requests in the
- * window, open ms, longest open ms, stale breaker ms, number of leases; then (target's position
- * among the targets from 1, target id, job id, verdict, duration ms, times) per release; then
+ * KEYS: breakers, then (inflight, deferred, breaker, window, leased, wanted) of each distinct
+ * target of the batch, once however many of its jobs the batch holds. ARGV: now, number of
+ * releases, lease ms, max in flight (0: no limit), min delay ms, max delay ms, deferred grace ms,
+ * consecutive failures that open (0: off), failure ratio x 1000 (0: off), window ms, min requests
+ * in the window, open ms, longest open ms, stale breaker ms, number of leases; then (target's
+ * position among the targets from 1, target id, job id, verdict, duration ms, times) per release; then
  * (target's position, holder, slots to keep, slots wanted, ttl ms, start of its oldest job in a
  * leased slot or 0) per lease; then (target's position, job id) per admission. Releases run
  * first, then leases, then admissions. Answers one number per release, two per lease (the slots
- * the holder now holds; 1 if the target is free for leases, 2 if it is and contended, else 0), then
- * three per admission.
+ * the holder now holds; 1 if the target is free for leases, 2 if it is and contended, else 0),
+ * then three per admission.
  *
  * A lease is a worker's share of a target's slots, a field of the target's leased hash, which
  * count toward the limit like the jobs in flight. It runs out after its ttl, seconds rather than
@@ -39,8 +39,8 @@
  * renewal (the worker's jobs beyond its lease wait briefly for one of its slots, or are deferred,
  * worker.ts). While the breaker is not closed the lease grants nothing more and its answer says so:
  * the worker's next jobs are let in one by one, and a breaker another worker opened stops this
- * worker's jobs at its next renewal. The start of the oldest job in a leased slot counts, like the oldest job in flight,
- * in how long a slot is held (the busy delay). A release of a job that ran in a leased slot only
+ * worker's jobs at its next renewal. The start of the oldest job in a leased slot counts, like the
+ * oldest job in flight, in how long a slot is held (the busy delay). A release of a job that ran in a leased slot only
  * brings its verdict (its job id is not in the in-flight set), and the worker sends a run of such
  * successes as one release of the same verdict `times` times in a row.
  *
