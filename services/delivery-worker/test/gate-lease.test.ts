@@ -111,33 +111,31 @@ describe('the worker’s lease of a target’s slots', () => {
     expect(await requestsCounted(busy)).toBe(1);
   });
 
-  it('lets a job beyond its lease wait for one of the lease’s slots when they free within a few ms, instead of deferring it', async () => {
+  /**
+   * A lease at the limit (2) whose jobs hold a slot `slotMs` each: a job finds no slot free within
+   * the wait and is deferred; then what becomes of the next job, whose lease slot frees right after
+   * it asks.
+   */
+  async function admitBeyondFullLease(slotMs: number) {
     const g = gates.gate({ TARGET_MAX_IN_FLIGHT: '2' }, { leaseRenewMs: 60_000 });
     const target = randomUUID();
     await g.admit(target, 'j1');
     await g.admit(target, 'j2');
-    await g.release(target, 'j1', 'success', 5);
+    await g.release(target, 'j1', 'success', slotMs);
     expect(await g.admit(target, 'j3')).toEqual(LET_IN);
-    // No slot frees within the wait: the job is deferred, and the lease is at the limit.
     expect(await g.admit(target, 'j4')).toMatchObject({ admitted: false, reason: 'target_busy' });
-    const waiting = g.admit(target, 'j5');
-    await g.release(target, 'j2', 'success', 5);
-    expect(await waiting).toEqual(LET_IN);
-    expect((await health(target)).inFlight).toBe(2);
+    const admission = g.admit(target, 'j5');
+    await g.release(target, 'j2', 'success', slotMs);
+    return { admission: await admission, inFlight: (await health(target)).inFlight };
+  }
+
+  it('lets a job beyond its lease wait for one of the lease’s slots when they free within a few ms, instead of deferring it', async () => {
+    expect(await admitBeyondFullLease(5)).toEqual({ admission: LET_IN, inFlight: 2 });
   });
 
   it('defers at once a job beyond its lease when the lease’s slots free slowly, so that a slow target’s jobs hold no worker slot', async () => {
-    const g = gates.gate({ TARGET_MAX_IN_FLIGHT: '2' }, { leaseRenewMs: 60_000 });
-    const target = randomUUID();
-    await g.admit(target, 'j1');
-    await g.admit(target, 'j2');
-    // The target answers in 3 s.
-    await g.release(target, 'j1', 'success', 3_000);
-    expect(await g.admit(target, 'j3')).toEqual(LET_IN);
-    expect(await g.admit(target, 'j4')).toMatchObject({ admitted: false, reason: 'target_busy' });
-    const deferred = g.admit(target, 'j5');
-    await g.release(target, 'j2', 'success', 3_000);
-    expect(await deferred).toMatchObject({ admitted: false, reason: 'target_busy' });
+    const { admission } = await admitBeyondFullLease(3_000);
+    expect(admission).toMatchObject({ admitted: false, reason: 'target_busy' });
   });
 
   it('shares a busy target’s slots between workers: the one over its share gives slots back as its jobs end, and the other’s jobs get them', async () => {
