@@ -31,11 +31,13 @@ function gate(settings: Partial<Omit<TargetGateSettings, 'breaker'>> & { breaker
   const g = createTargetGate(redis, { queuePrefix: prefix, settings: merged, now: () => clock, random: () => 0.5 });
   return {
     admit: async (targetId: string, jobId: string) => (await g.admit([{ targetId, jobId }]))[0]!,
+    /** Asks for `count` new jobs of the target in one batch; answers the deferrals' delays. */
+    admitMany: async (targetId: string, count: number) => (await g.admit(Array.from({ length: count }, () => ({ targetId, jobId: randomUUID() })))) as Array<{ delayMs: number }>,
     release: async (targetId: string, jobId: string, verdict: GateVerdict) => (await g.release([{ targetId, jobId, verdict, durationMs: 1_000 }]))[0],
     health: (targetId: string) => readTargetHealth(redis, prefix, targetId, clock),
     /** Renews `holder`'s lease of the target's slots; `contended` only when the gate says so. */
     lease: async (targetId: string, holder: string, keep: number, want: number, since = 0) => {
-      const { held, free, contended } = (await g.settle([], [], [{ targetId, holder, keep, want, ttlMs: 10_000, since }])).grants[0]!;
+      const { held, free, contended } = (await g.settle([], [], [{ targetId, holder, keep, want, since }])).grants[0]!;
       return contended ? { held, free, contended } : { held, free };
     },
     /** Sends `times` successes of leased jobs as one release. */
@@ -329,6 +331,41 @@ describe('leases', () => {
     expect(await g.admit(hanging, 'j1')).toEqual({ admitted: false, reason: 'target_busy', delayMs: 5_000 });
   });
 
+  it('count their oldest job at its age when they were last renewed, so that a worker that died does not make it grow', async () => {
+    const g = gate();
+    const target = randomUUID();
+    // w1's oldest job had run 100 ms when it last renewed; a second later it may be long done.
+    await g.lease(target, 'w1', 0, 2, clock - 100);
+    clock += 1_000;
+    const delays = (await g.admitMany(target, 4)).map((a) => a.delayMs);
+    // Each waiting job adds half of 100 ms (2 slots), within the shortest delay, 100 ms.
+    expect(delays).toEqual([100, 100, 150, 200]);
+  });
+
+  it('of a worker that stopped renewing (died) keep their slots until their ttl, and the deferrals come back when those free', async () => {
+    const g = gate();
+    const target = randomUUID();
+    // w1's lease takes the whole limit with a job running in it, then w1 dies: no more renewals.
+    await g.lease(target, 'w1', 0, 2, clock);
+    clock += 4_000;
+    // The slots free in 6 s (the 10 s ttl): 100 waiting jobs come back then, not spread as if
+    // each slot were held 4 s by a job still running (up to the longest delay, 30 s).
+    const admissions = await g.admitMany(target, 100);
+    expect(new Set(admissions.map((a) => a.delayMs))).toEqual(new Set([6_000]));
+  });
+
+  it('of a worker that stopped renewing count nothing of what it wanted in the shares', async () => {
+    const g = gate({ maxInFlight: 4 });
+    const target = randomUUID();
+    // w1 wants 4 slots but gets the 1 that jobs let in one by one leave; then it dies.
+    for (const job of ['j1', 'j2', 'j3']) await g.admit(target, job);
+    expect(await g.lease(target, 'w1', 0, 4)).toEqual({ held: 1, free: true, contended: true });
+    for (const job of ['j1', 'j2', 'j3']) await g.release(target, job, 'success');
+    clock += 4_000;
+    // w1 holds 1 slot until its ttl passes, but a live worker no longer shares with it.
+    expect(await g.lease(target, 'w2', 0, 4)).toEqual({ held: 3, free: true });
+  });
+
   it('count a run of successes sent together as that many requests in the breaker’s window', async () => {
     const g = gate({ breaker: { failures: 0, ratio: 0.5, minRequests: 8, windowMs: 100_000 } });
     const target = randomUUID();
@@ -387,7 +424,7 @@ describe('batches', () => {
         const [holder, targetId] = [`w${next(2)}`, targets[next(targets.length)]!];
         const now = held.get(`${holder}/${targetId}`) ?? 0;
         const keep = next(now + 1);
-        return { targetId, holder, keep, want: keep + next(3), ttlMs: 5_000 + next(30_000), since: next(2) === 0 ? 0 : clock - next(5_000) };
+        return { targetId, holder, keep, want: keep + next(3), since: next(2) === 0 ? 0 : clock - next(5_000) };
       });
       // One lease per worker and target in a batch, as a worker sends them.
       const unique = leases.filter((lease, i) => leases.findIndex((l) => l.holder === lease.holder && l.targetId === lease.targetId) === i);

@@ -161,13 +161,6 @@ function batchedDeliveryStore(pool: DatabasePool, config: WorkerConfig): Deliver
  */
 const GATE_LEASE_RENEW_MS = 200;
 /**
- * How long a lease's slots stay taken in Redis unless renewed: far beyond a renewal period (a
- * pause of the worker or of Redis must not free slots its jobs run in), and short so that the
- * slots of a worker that died free soon, where a job's own slot waits for its longest attempt.
- */
-const GATE_LEASE_TTL_MS = 10_000;
-
-/**
  * How long a job may wait in the worker for a slot of its target's lease when every leased slot is
  * taken, before it asks the gate by itself (and, the target being at its limit, is deferred). A
  * healthy target frees one of a worker's slots every few ms: a wait that short costs less than a
@@ -347,7 +340,7 @@ export function batchedTargetGate(
     [lease.renewing, lease.asked, lease.peak] = [keep, want, inUse];
     reportSuccesses(lease, 0);
     const [since = 0] = lease.running.values();
-    const request: LeaseRequest = { targetId: lease.targetId, holder, keep, want, ttlMs: GATE_LEASE_TTL_MS, since };
+    const request: LeaseRequest = { targetId: lease.targetId, holder, keep, want, since };
     const answered = (grant: LeaseGrant): void => {
       [lease.held, lease.capped, lease.contended] = [grant.held, grant.held < want, grant.contended];
       const now = Date.now();
@@ -496,7 +489,7 @@ export function batchedTargetGate(
       const held = [...leases.values()].filter((lease) => lease.held > 0 || lease.asked > 0);
       leases.clear();
       if (held.length === 0) return;
-      await gate.settle([], [], held.map((lease) => ({ targetId: lease.targetId, holder, keep: 0, want: 0, ttlMs: GATE_LEASE_TTL_MS, since: 0 }))).catch((error: unknown) => {
+      await gate.settle([], [], held.map((lease) => ({ targetId: lease.targetId, holder, keep: 0, want: 0, since: 0 }))).catch((error: unknown) => {
         logger.warn('could not give the target gate its leased slots back; they free when their lease ends', { error: error instanceof Error ? error.message : String(error) });
       });
     },

@@ -21,13 +21,13 @@
  * target of the batch, once however many of its jobs the batch holds. ARGV: now, number of
  * releases, lease ms, max in flight (0: no limit), min delay ms, max delay ms, deferred grace ms,
  * consecutive failures that open (0: off), failure ratio x 1000 (0: off), window ms, min requests
- * in the window, open ms, longest open ms, stale breaker ms, number of leases; then (target's
- * position among the targets from 1, target id, job id, verdict, duration ms, times) per release; then
- * (target's position, holder, slots to keep, slots wanted, ttl ms, start of its oldest job in a
- * leased slot or 0) per lease; then (target's position, job id) per admission. Releases run
- * first, then leases, then admissions. Answers one number per release, two per lease (the slots
- * the holder now holds; 1 if the target is free for leases, 2 if it is and contended, else 0),
- * then three per admission.
+ * in the window, open ms, longest open ms, stale breaker ms, number of leases, lease ttl ms, silent
+ * lease ms; then (target's position among the targets from 1, target id, job id, verdict, duration
+ * ms, times) per release; then (target's position, holder, slots to keep, slots wanted, start of
+ * its oldest job in a leased slot or 0) per lease; then (target's position, job id) per admission.
+ * Releases run first, then leases, then admissions. Answers one number per release, two per lease
+ * (the slots the holder now holds; 1 if the target is free for leases, 2 if it is and contended,
+ * else 0), then three per admission.
  *
  * A lease is a worker's share of a target's slots, a field of the target's leased hash, which
  * count toward the limit like the jobs in flight. It runs out after its ttl, seconds rather than
@@ -39,10 +39,12 @@
  * renewal (the worker's jobs beyond its lease wait briefly for one of its slots, or are deferred,
  * worker.ts). While the breaker is not closed the lease grants nothing more and its answer says so:
  * the worker's next jobs are let in one by one, and a breaker another worker opened stops this
- * worker's jobs at its next renewal. The start of the oldest job in a leased slot counts, like the
- * oldest job in flight, in how long a slot is held (the busy delay). A release of a job that ran in a leased slot only
- * brings its verdict (its job id is not in the in-flight set), and the worker sends a run of such
- * successes as one release of the same verdict `times` times in a row.
+ * worker's jobs at its next renewal. The age of the oldest job in a leased slot at the lease's last
+ * renewal counts, like the age of the oldest job in flight, in how long a slot is held (the busy
+ * delay); the slots of a lease whose worker stopped renewing it (silent) count as freeing at its
+ * deadline. A release of a job that ran in a leased slot only brings its verdict (its job id is
+ * not in the in-flight set), and the worker sends a run of such successes as one release of the
+ * same verdict `times` times in a row.
  *
  * A release answers 0 no change, 1 the breaker opened, 2 it closed, 3 it re-opened. Verdicts:
  * `success` (HTTP 200), `failure` (timeout, refused or reset connection, TLS: the kinds that hold
@@ -78,6 +80,8 @@ local openBase = tonumber(ARGV[12])
 local openMax = tonumber(ARGV[13])
 local stale = tonumber(ARGV[14])
 local leases = tonumber(ARGV[15])
+local leaseTtl = tonumber(ARGV[16])
+local silentMs = tonumber(ARGV[17])
 local breakers = KEYS[1]
 local bucketMs = math.max(1, math.floor(windowMs / 10))
 local bucket = math.floor(now / bucketMs)
@@ -222,20 +226,31 @@ local function sweep(s)
   redis.call('ZREMRANGEBYSCORE', s.deferred, '-inf', now - grace)
 end
 
--- The workers' leases of the target (holder -> 'slots:deadline:since') and the slots each asked
--- for (holder -> 'wanted:deadline'), read once per batch: how many slots each holds and wants, in
--- all, and when the oldest job in any of them started. A holder that recorded no want (a worker of
--- an earlier version) wants what it holds. Entries whose deadline passed (their worker died or
--- lost Redis) are dropped.
+-- Whether an entry renewed until deadline was last renewed more than silentMs ago: its worker
+-- stopped renewing (it died, lost Redis or is stalled), where a worker renews a lease in use every
+-- few hundred ms.
+local function silent(deadline)
+  return deadline - leaseTtl < now - silentMs
+end
+
+-- The workers' leases of the target (holder -> 'slots:deadline:since') and the slots each asked for
+-- (holder -> 'wanted:deadline'), read once per batch: how many slots each holds and wants, in all,
+-- and the age of the oldest job in any of them when its lease was last renewed (what its holder
+-- vouched for: a worker that died does not make it grow). A holder that recorded no want (a worker
+-- of an earlier version) wants what it holds. Entries whose deadline passed are dropped. A silent
+-- lease's slots stay taken until its deadline, and then free all at once (silentUntil, the
+-- earliest): its holder wants nothing more and takes no part in the shares, and its oldest job does
+-- not count in how long a slot is held.
 local function leasedSlots(s)
   if s.leases then return s.leases end
-  local leases = { total = 0, wanted = 0, holders = 0, oldest = false, byHolder = {}, wantedBy = {} }
+  local leases = { total = 0, wanted = 0, holders = 0, oldestAge = 0, silent = 0, silentUntil = false, byHolder = {}, wantedBy = {} }
   local fields = redis.call('HGETALL', s.wanted)
   for j = 1, #fields, 2 do
     local wanted, deadline = string.match(fields[j + 1], '^(%d+):(%d+)$')
-    if tonumber(deadline) <= now then
+    deadline = tonumber(deadline)
+    if deadline <= now then
       redis.call('HDEL', s.wanted, fields[j])
-    else
+    elseif not silent(deadline) then
       leases.wantedBy[fields[j]] = tonumber(wanted)
       leases.wanted = leases.wanted + tonumber(wanted)
       leases.holders = leases.holders + 1
@@ -244,10 +259,15 @@ local function leasedSlots(s)
   fields = redis.call('HGETALL', s.leased)
   for j = 1, #fields, 2 do
     local slots, deadline, since = string.match(fields[j + 1], '^(%d+):(%d+):(%d+)$')
-    if tonumber(deadline) <= now then
+    slots, deadline, since = tonumber(slots), tonumber(deadline), tonumber(since)
+    if deadline <= now then
       redis.call('HDEL', s.leased, fields[j])
+    elseif silent(deadline) then
+      leases.byHolder[fields[j]] = slots
+      leases.total = leases.total + slots
+      leases.silent = leases.silent + slots
+      if not leases.silentUntil or deadline < leases.silentUntil then leases.silentUntil = deadline end
     else
-      slots, since = tonumber(slots), tonumber(since)
       leases.byHolder[fields[j]] = slots
       leases.total = leases.total + slots
       if not leases.wantedBy[fields[j]] then
@@ -255,7 +275,7 @@ local function leasedSlots(s)
         leases.wanted = leases.wanted + slots
         leases.holders = leases.holders + 1
       end
-      if since > 0 and (not leases.oldest or since < leases.oldest) then leases.oldest = since end
+      if since > 0 then leases.oldestAge = math.max(leases.oldestAge, deadline - leaseTtl - since) end
     end
   end
   s.leases = leases
@@ -297,14 +317,23 @@ local function admit(s, job)
     local oldest = redis.call('ZRANGE', s.inflight, 0, 0, 'WITHSCORES')
     local held = avg
     if oldest[2] then held = math.max(held, now - (tonumber(oldest[2]) - lease)) end
-    local leasedSince = leasedSlots(s).oldest
-    if leasedSince then held = math.max(held, now - leasedSince) end
+    local leases = leasedSlots(s)
+    held = math.max(held, leases.oldestAge)
     if #s.undeferred > 0 then
       callWithList('ZREM', s.deferred, s.undeferred)
       s.undeferred = {}
     end
     local waiting = redis.call('ZCARD', s.deferred) + 1
-    code, x = 2, clamp(waiting / limit * held)
+    local delay = waiting / limit * held
+    if leases.silent > 0 then
+      -- The silent leases' slots free only at their deadline: the job's turn comes through the
+      -- other slots, or after that.
+      local afterSilent = leases.silentUntil - now + delay
+      local others = limit - leases.silent
+      delay = afterSilent
+      if others > 0 then delay = math.min(waiting / others * held, afterSilent) end
+    end
+    code, x = 2, clamp(delay)
   else
     if reopenAt then
       x = 1
@@ -334,7 +363,7 @@ end
 -- closed) its jobs are let in one by one. since: when its oldest job in them started (0: none).
 -- Answers the slots granted, and 0 if the target is not free, 1 if it is, 2 if it is and the
 -- workers want more than the limit (each is to keep no more slots than its jobs use).
-local function grant(s, holder, keep, want, ttl, since)
+local function grant(s, holder, keep, want, since)
   sweep(s)
   local leases = leasedSlots(s)
   local mine = leases.byHolder[holder] or 0
@@ -352,14 +381,14 @@ local function grant(s, holder, keep, want, ttl, since)
     end
   end
   if granted > 0 then
-    redis.call('HSET', s.leased, holder, granted .. ':' .. (now + ttl) .. ':' .. since)
-    if redis.call('PTTL', s.leased) < ttl then redis.call('PEXPIRE', s.leased, ttl) end
+    redis.call('HSET', s.leased, holder, granted .. ':' .. (now + leaseTtl) .. ':' .. since)
+    if redis.call('PTTL', s.leased) < leaseTtl then redis.call('PEXPIRE', s.leased, leaseTtl) end
   elseif mine > 0 then
     redis.call('HDEL', s.leased, holder)
   end
   if want > 0 then
-    redis.call('HSET', s.wanted, holder, want .. ':' .. (now + ttl))
-    if redis.call('PTTL', s.wanted) < ttl then redis.call('PEXPIRE', s.wanted, ttl) end
+    redis.call('HSET', s.wanted, holder, want .. ':' .. (now + leaseTtl))
+    if redis.call('PTTL', s.wanted) < leaseTtl then redis.call('PEXPIRE', s.wanted, leaseTtl) end
   elseif leases.wantedBy[holder] then
     redis.call('HDEL', s.wanted, holder)
   end
@@ -369,7 +398,7 @@ local function grant(s, holder, keep, want, ttl, since)
   return granted, free
 end
 
-for i = 16, 15 + 6 * releases, 6 do
+for i = 18, 17 + 6 * releases, 6 do
   out[#out + 1] = release(stateOf(ARGV[i]), ARGV[i + 1], ARGV[i + 2], ARGV[i + 3], tonumber(ARGV[i + 4]), tonumber(ARGV[i + 5]))
 end
 -- The released slots are free before any lease or admission of the batch.
@@ -378,9 +407,9 @@ for t = 1, targetCount do
   local s = targets[t]
   if s and #s.released > 0 then callWithList('ZREM', s.inflight, s.released) end
 end
-local firstEntry = 16 + 6 * releases + 6 * leases
-for i = 16 + 6 * releases, firstEntry - 1, 6 do
-  local granted, free = grant(stateOf(ARGV[i]), ARGV[i + 1], tonumber(ARGV[i + 2]), tonumber(ARGV[i + 3]), tonumber(ARGV[i + 4]), tonumber(ARGV[i + 5]))
+local firstEntry = 18 + 6 * releases + 5 * leases
+for i = 18 + 6 * releases, firstEntry - 1, 5 do
+  local granted, free = grant(stateOf(ARGV[i]), ARGV[i + 1], tonumber(ARGV[i + 2]), tonumber(ARGV[i + 3]), tonumber(ARGV[i + 4]))
   out[#out + 1] = granted
   out[#out + 1] = free
 end

@@ -71,8 +71,6 @@ export interface LeaseRequest {
   holder: string;
   keep: number;
   want: number;
-  /** How long the slots stay the holder's unless it renews the lease, in ms. */
-  ttlMs: number;
   /** When the holder's oldest job in a leased slot started (ms), or 0 when none runs. */
   since: number;
 }
@@ -92,6 +90,20 @@ export interface LeaseGrant {
 /** Shortest and longest nominal wait of a job deferred because its target is busy. */
 export const BUSY_DELAY_MIN_MS = 100;
 export const BUSY_DELAY_MAX_MS = 30_000;
+
+/**
+ * How long a lease's slots stay taken unless renewed: far beyond a renewal period (a pause of the
+ * worker or of Redis must not free slots its jobs run in), and short so that the slots of a worker
+ * that died free soon, where a job's own slot waits for its longest attempt.
+ */
+export const LEASE_TTL_MS = 10_000;
+/**
+ * A lease not renewed for this long is silent: its worker died, lost Redis or is stalled, where a
+ * worker renews a lease in use every few hundred ms. Its slots stay taken until its ttl passes,
+ * but it takes no part in the shares, and a busy target's deferrals come back when they free
+ * instead of being spaced by its oldest job (which may have ended long ago).
+ */
+export const SILENT_LEASE_MS = 2_000;
 
 /**
  * The target gate: a per-target limit on jobs in flight and a per-target circuit breaker, both in
@@ -147,7 +159,7 @@ export function createTargetGate(redis: RedisConnection, options: { queuePrefix:
       return position;
     };
     const releaseArgs = releases.flatMap((r) => [positionOf(r.targetId), r.targetId, r.jobId, r.verdict, Math.max(0, Math.round(r.durationMs)), r.times ?? 1]);
-    const leaseArgs = leases.flatMap((l) => [positionOf(l.targetId), l.holder, l.keep, l.want, l.ttlMs, Math.round(l.since)]);
+    const leaseArgs = leases.flatMap((l) => [positionOf(l.targetId), l.holder, l.keep, l.want, Math.round(l.since)]);
     const entryArgs = entries.flatMap((entry) => [positionOf(entry.targetId), entry.jobId]);
     const answer = await commands[GATE_COMMAND](
       keys.length,
@@ -167,6 +179,8 @@ export function createTargetGate(redis: RedisConnection, options: { queuePrefix:
       breaker.openMaxMs,
       STALE_BREAKER_MS,
       leases.length,
+      LEASE_TTL_MS,
+      SILENT_LEASE_MS,
       ...releaseArgs,
       ...leaseArgs,
       ...entryArgs,
