@@ -17,6 +17,8 @@ export interface DeliveryJob {
   readonly data: DeliveryRef;
   /** Tries BullMQ counted before this one (a replayed job keeps its count unless reset). */
   readonly attemptsMade: number;
+  /** Times BullMQ made the job active, this time included: a deferral is one that counts no try. */
+  readonly attemptsStarted: number;
   readonly opts: { readonly attempts?: number };
   /** Sends the job back to the delayed set until `timestamp`, without spending an attempt (BullMQ). */
   moveToDelayed(timestamp: number, token?: string): Promise<void>;
@@ -45,7 +47,8 @@ export interface DeliveryStore {
  * each job it let in ended. `release` never rejects: a slot it could not free runs out with its lease.
  */
 export interface DeliveryGate {
-  admit(targetId: string, jobId: string): Promise<Admission>;
+  /** `returning`: the gate deferred the job before, so it may count among its target's deferred jobs. */
+  admit(targetId: string, jobId: string, returning?: boolean): Promise<Admission>;
   /**
    * Whether `admit` will most likely let a job of the target in (no job of it was turned away
    * lately): the processor then loads the delivery while the gate decides.
@@ -227,7 +230,7 @@ export function createDeliveryProcessor(deps: DeliveryProcessorDependencies): (j
     const early = deps.gate.expectsAdmission(targetId) ? deps.deliveries.load(deliveryId) : undefined;
     // Awaited below when the job goes in; a job turned away drops it, and so its failure.
     early?.catch(() => undefined);
-    const admission = await deps.gate.admit(targetId, jobId);
+    const admission = await deps.gate.admit(targetId, jobId, job.attemptsStarted > job.attemptsMade + 1);
     if (!admission.admitted) return defer(job, token, admission);
     // The slot is freed as soon as the POST is over (with its verdict), or when the job ends some other way.
     const admittedAt = performance.now();

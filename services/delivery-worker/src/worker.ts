@@ -207,6 +207,8 @@ interface TargetLease {
   /** Leased jobs delivered since the gate last heard of them, and their time in all (ms). */
   successes: number;
   successMs: number;
+  /** Jobs the gate had deferred that went into the lease's slots since its last renewal (sent with the next). */
+  returned: string[];
   /**
    * Jobs waiting for a slot of the lease, first come first served: for the renewal under way, or
    * for one of its running jobs to end (as many as should get a slot within GATE_LEASE_WAIT_MS).
@@ -253,7 +255,7 @@ export function batchedTargetGate(
   const leases = new Map<string, TargetLease>();
   const leaseOf = (targetId: string): TargetLease => {
     let lease = leases.get(targetId);
-    if (!lease) leases.set(targetId, (lease = { targetId, held: 0, running: new Map(), peak: 0, validUntil: 0, oneByOneUntil: 0, renewing: false, asked: 0, capped: false, contended: false, waiting: [], avgMs: 0, successes: 0, successMs: 0 }));
+    if (!lease) leases.set(targetId, (lease = { targetId, held: 0, running: new Map(), peak: 0, validUntil: 0, oneByOneUntil: 0, renewing: false, asked: 0, capped: false, contended: false, waiting: [], avgMs: 0, successes: 0, successMs: 0, returned: [] }));
     return lease;
   };
 
@@ -340,7 +342,7 @@ export function batchedTargetGate(
     [lease.renewing, lease.asked, lease.peak] = [keep, want, inUse];
     reportSuccesses(lease, 0);
     const [since = 0] = lease.running.values();
-    const request: LeaseRequest = { targetId: lease.targetId, holder, keep, want, since };
+    const request: LeaseRequest = { targetId: lease.targetId, holder, keep, want, since, returned: lease.returned.splice(0) };
     const answered = (grant: LeaseGrant): void => {
       [lease.held, lease.capped, lease.contended] = [grant.held, grant.held < want, grant.contended];
       const now = Date.now();
@@ -445,13 +447,19 @@ export function batchedTargetGate(
 
   return {
     expectsAdmission,
-    async admit(targetId, jobId): Promise<Admission> {
+    async admit(targetId, jobId, returning = false): Promise<Admission> {
       // A free slot of a valid lease is this worker's to use. Without one, the job waits in line
       // for the lease's slots (and counts in what the lease asks for next, so that a worker whose
       // jobs are deferred gets its share), unless the gate said the target is not free for
-      // leases (its breaker is not closed): then the job asks by itself.
+      // leases (its breaker is not closed): then the job asks by itself. A job the gate deferred
+      // before that goes into a leased slot is named in the lease's next renewal, which takes it
+      // off the target's deferred jobs.
+      const leasedIn = (lease: TargetLease): Admission => {
+        if (returning) lease.returned.push(jobId);
+        return LET_IN;
+      };
       const existing = leases.get(targetId);
-      if (existing && takeSlot(existing, jobId)) return LET_IN;
+      if (existing && takeSlot(existing, jobId)) return leasedIn(existing);
       if (existing && Date.now() < existing.oneByOneUntil) return admitOne(targetId, jobId);
       const lease = existing ?? leaseOf(targetId);
       lease.peak = Math.max(lease.peak, lease.running.size + lease.waiting.length + 1);
@@ -459,7 +467,7 @@ export function batchedTargetGate(
       // A lease at its share waits for its own slots to free; another asks the gate for more.
       if (Date.now() < lease.validUntil && lease.capped && lease.renewing === false) waitForSlots(lease);
       else renew(lease);
-      return (await leased) ? LET_IN : admitOne(targetId, jobId);
+      return (await leased) ? leasedIn(lease) : admitOne(targetId, jobId);
     },
     async release(targetId, jobId, verdict, durationMs) {
       const lease = leases.get(targetId);
@@ -489,7 +497,7 @@ export function batchedTargetGate(
       const held = [...leases.values()].filter((lease) => lease.held > 0 || lease.asked > 0);
       leases.clear();
       if (held.length === 0) return;
-      await gate.settle([], [], held.map((lease) => ({ targetId: lease.targetId, holder, keep: 0, want: 0, since: 0 }))).catch((error: unknown) => {
+      await gate.settle([], [], held.map((lease) => ({ targetId: lease.targetId, holder, keep: 0, want: 0, since: 0, returned: lease.returned }))).catch((error: unknown) => {
         logger.warn('could not give the target gate its leased slots back; they free when their lease ends', { error: error instanceof Error ? error.message : String(error) });
       });
     },

@@ -138,6 +138,20 @@ describe('the worker’s lease of a target’s slots', () => {
     expect(admission).toMatchObject({ admitted: false, reason: 'target_busy' });
   });
 
+  it('no longer counts a deferred job among its target’s deferred jobs once it came back into a leased slot', async () => {
+    const g = gates.gate({ TARGET_MAX_IN_FLIGHT: '2' }, { leaseRenewMs: 100 });
+    const target = randomUUID();
+    await g.admit(target, 'j1');
+    await g.admit(target, 'j2');
+    expect(await g.admit(target, 'j3')).toMatchObject({ admitted: false, reason: 'target_busy' });
+    expect((await health(target)).deferred).toBe(1);
+    await g.release(target, 'j1', 'success', 5);
+    // j3 comes back (deferred before) and takes the slot j1 left, with no script run of its own:
+    // the lease's next renewal tells the gate.
+    expect(await g.admit(target, 'j3', true)).toEqual(LET_IN);
+    await waitFor(async () => (await health(target)).deferred, (deferred) => deferred === 0, 2_000, 'no deferred job left');
+  });
+
   it('shares a busy target’s slots between workers: the one over its share gives slots back as its jobs end, and the other’s jobs get them', async () => {
     const env = { TARGET_MAX_IN_FLIGHT: '4' };
     const [a, b] = [gates.gate(env, { leaseRenewMs: 100 }), gates.gate(env, { leaseRenewMs: 100 })];

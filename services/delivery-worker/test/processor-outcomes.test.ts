@@ -134,6 +134,7 @@ async function attempt(scene: Scene) {
     id: ref.deliveryId,
     data: ref,
     attemptsMade,
+    attemptsStarted: attemptsMade + 1,
     opts: { attempts: scene.attempts ?? 3 },
     moveToDelayed: async (timestamp, token) => void moves.push({ timestamp, token }),
   };

@@ -57,7 +57,7 @@ describe('the target gate in the delivery worker', () => {
     const w = world({ TARGET_MAX_IN_FLIGHT: '2' }, database.url);
     const { seen, responder } = counting(150);
     const receiver = await startReceiver(responder);
-    const { programId } = await w.createTarget(`${receiver.origin}/hook`);
+    const { programId, targetId } = await w.createTarget(`${receiver.origin}/hook`);
     const sent = await w.sendEvents(programId, 8);
     w.startWorker();
 
@@ -76,6 +76,9 @@ describe('the target gate in the delivery worker', () => {
     expect(deferred.length).toBeGreaterThan(0);
     for (const { row } of deferred) expect(row).toMatchObject({ lastDeferralReason: 'target_busy', lastDeferredAt: expect.any(Date) });
     expect(metricValue(await w.metrics.exposition(), 'herald_delivery_deferrals_total', { reason: 'target_busy' })).toBeGreaterThan(0);
+    // Every deferred job came back and went in (most into the worker's leased slots): none is
+    // still counted as deferred, which would lengthen the target's next deferrals.
+    await waitFor(async () => (await health(w, targetId)).deferred, (n) => n === 0, 2_000, 'no job counted as deferred');
   }, 60_000);
 
   it('opens the breaker on a hanging target and spends no attempt while it is open; once the target is back, every callback arrives', async () => {

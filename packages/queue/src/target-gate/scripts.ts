@@ -24,7 +24,9 @@
  * in the window, open ms, longest open ms, stale breaker ms, number of leases, lease ttl ms, silent
  * lease ms; then (target's position among the targets from 1, target id, job id, verdict, duration
  * ms, times) per release; then (target's position, holder, slots to keep, slots wanted, start of
- * its oldest job in a leased slot or 0) per lease; then (target's position, job id) per admission.
+ * its oldest job in a leased slot or 0, number of returned jobs, their ids) per lease, a returned
+ * job being one the gate deferred that went into a leased slot since the holder's last renewal
+ * (no longer deferred); then (target's position, job id) per admission.
  * Releases run first, then leases, then admissions. Answers one number per release, two per lease
  * (the slots the holder now holds; 1 if the target is free for leases, 2 if it is and contended,
  * else 0), then three per admission.
@@ -407,11 +409,16 @@ for t = 1, targetCount do
   local s = targets[t]
   if s and #s.released > 0 then callWithList('ZREM', s.inflight, s.released) end
 end
-local firstEntry = 18 + 6 * releases + 5 * leases
-for i = 18 + 6 * releases, firstEntry - 1, 5 do
-  local granted, free = grant(stateOf(ARGV[i]), ARGV[i + 1], tonumber(ARGV[i + 2]), tonumber(ARGV[i + 3]), tonumber(ARGV[i + 4]))
+local firstEntry = 18 + 6 * releases
+for _ = 1, leases do
+  local i = firstEntry
+  local s = stateOf(ARGV[i])
+  local returned = tonumber(ARGV[i + 5])
+  for j = i + 6, i + 5 + returned do s.undeferred[#s.undeferred + 1] = ARGV[j] end
+  local granted, free = grant(s, ARGV[i + 1], tonumber(ARGV[i + 2]), tonumber(ARGV[i + 3]), tonumber(ARGV[i + 4]))
   out[#out + 1] = granted
   out[#out + 1] = free
+  firstEntry = i + 6 + returned
 end
 for i = firstEntry, #ARGV, 2 do
   local code, x, y = admit(stateOf(ARGV[i]), ARGV[i + 1])

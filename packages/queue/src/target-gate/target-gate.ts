@@ -73,6 +73,8 @@ export interface LeaseRequest {
   want: number;
   /** When the holder's oldest job in a leased slot started (ms), or 0 when none runs. */
   since: number;
+  /** Jobs the gate had deferred that went into the holder's slots since its last renewal: no longer deferred. */
+  returned?: readonly string[];
 }
 
 /**
@@ -159,7 +161,7 @@ export function createTargetGate(redis: RedisConnection, options: { queuePrefix:
       return position;
     };
     const releaseArgs = releases.flatMap((r) => [positionOf(r.targetId), r.targetId, r.jobId, r.verdict, Math.max(0, Math.round(r.durationMs)), r.times ?? 1]);
-    const leaseArgs = leases.flatMap((l) => [positionOf(l.targetId), l.holder, l.keep, l.want, Math.round(l.since)]);
+    const leaseArgs = leases.flatMap((l) => [positionOf(l.targetId), l.holder, l.keep, l.want, Math.round(l.since), l.returned?.length ?? 0, ...(l.returned ?? [])]);
     const entryArgs = entries.flatMap((entry) => [positionOf(entry.targetId), entry.jobId]);
     const answer = await commands[GATE_COMMAND](
       keys.length,
