@@ -415,7 +415,7 @@ describe('batches', () => {
     const changesSeen = new Set<string | undefined>();
     // Slots each worker's lease holds, by holder and target.
     const held = new Map<string, number>();
-    let [leasesGranted, leasesRefused] = [0, 0];
+    let [leasesGranted, leasesRefused, returnedTotal] = [0, 0, 0];
 
     for (let round = 0; round < 150; round++) {
       clock += next(3_000);
@@ -424,7 +424,11 @@ describe('batches', () => {
         const [holder, targetId] = [`w${next(2)}`, targets[next(targets.length)]!];
         const now = held.get(`${holder}/${targetId}`) ?? 0;
         const keep = next(now + 1);
-        return { targetId, holder, keep, want: keep + next(3), since: next(2) === 0 ? 0 : clock - next(5_000) };
+        // Deferred jobs of the target that came back into the worker's leased slots.
+        const back = waiting.filter((job) => job.targetId === targetId).slice(0, next(3));
+        for (const job of back) waiting.splice(waiting.indexOf(job), 1);
+        returnedTotal += back.length;
+        return { targetId, holder, keep, want: keep + next(3), since: next(2) === 0 ? 0 : clock - next(5_000), returned: back.map((job) => job.jobId) };
       });
       // One lease per worker and target in a batch, as a worker sends them.
       const unique = leases.filter((lease, i) => leases.findIndex((l) => l.holder === lease.holder && l.targetId === lease.targetId) === i);
@@ -480,6 +484,7 @@ describe('batches', () => {
     expect(deferredTotal).toBeGreaterThan(50);
     expect(leasesGranted).toBeGreaterThan(5);
     expect(leasesRefused).toBeGreaterThan(10);
+    expect(returnedTotal).toBeGreaterThan(10);
     expect([...changesSeen].sort()).toEqual(['closed', 'opened', 'reopened', undefined]);
   });
 });
