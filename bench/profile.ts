@@ -412,6 +412,13 @@ function summariseLatestProfile(): void {
   for (const [key, n] of [...self].sort((a, b) => b[1] - a[1]).slice(0, 25)) console.log(`${((100 * n) / total).toFixed(1).padStart(5)}%  ${key}`);
 }
 
+// A reader that stops early (`… | head`) closes stdout: the rest of the output is dropped, and
+// the run still stops its services and drops its database, instead of dying on EPIPE and leaving
+// them running.
+process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+  if (error.code !== 'EPIPE') throw error;
+});
+
 main().catch((error: unknown) => {
   console.error(error);
   process.exit(1);
