@@ -264,20 +264,20 @@ local function leasedSlots(s)
     slots, deadline, since = tonumber(slots), tonumber(deadline), tonumber(since)
     if deadline <= now then
       redis.call('HDEL', s.leased, fields[j])
-    elseif silent(deadline) then
-      leases.byHolder[fields[j]] = slots
-      leases.total = leases.total + slots
-      leases.silent = leases.silent + slots
-      if not leases.silentUntil or deadline < leases.silentUntil then leases.silentUntil = deadline end
     else
       leases.byHolder[fields[j]] = slots
       leases.total = leases.total + slots
-      if not leases.wantedBy[fields[j]] then
-        leases.wantedBy[fields[j]] = slots
-        leases.wanted = leases.wanted + slots
-        leases.holders = leases.holders + 1
+      if silent(deadline) then
+        leases.silent = leases.silent + slots
+        if not leases.silentUntil or deadline < leases.silentUntil then leases.silentUntil = deadline end
+      else
+        if not leases.wantedBy[fields[j]] then
+          leases.wantedBy[fields[j]] = slots
+          leases.wanted = leases.wanted + slots
+          leases.holders = leases.holders + 1
+        end
+        if since > 0 then leases.oldestAge = math.max(leases.oldestAge, deadline - leaseTtl - since) end
       end
-      if since > 0 then leases.oldestAge = math.max(leases.oldestAge, deadline - leaseTtl - since) end
     end
   end
   s.leases = leases
