@@ -3,12 +3,14 @@ export interface CoalescerOptions {
   maxBatch: number;
   /** Batches running at once; calls made while all of them run wait and go together in the next. */
   maxInFlight: number;
+  /** How long a call made now lingers when it gives no `lingerMs` of its own (default: it does not linger). */
+  lingerMs?: () => number;
 }
 
 /**
- * A one-item call of a batch operation. `lingerMs` (default 0) is how long the call may wait for
- * other calls to carry it: a call that lingers does not start a batch itself unless no other call
- * has started one within that time.
+ * A one-item call of a batch operation. `lingerMs` (default 0, or the coalescer's `lingerMs()`) is
+ * how long the call may wait for other calls to carry it: a call that lingers does not start a
+ * batch itself unless no other call has started one within that time, or a full batch is waiting.
  */
 export type CoalescedCall<I, O> = (input: I, lingerMs?: number) => Promise<O>;
 
@@ -57,10 +59,10 @@ export function createCoalescer<I, O>(run: (inputs: I[]) => Promise<O[]>, option
     setImmediate(pump);
   };
 
-  return (input, lingerMs = 0) =>
+  return (input, lingerMs = options.lingerMs?.() ?? 0) =>
     new Promise<O>((resolve, reject) => {
       waiting.push({ input, resolve, reject });
-      if (lingerMs <= 0) schedule();
+      if (lingerMs <= 0 || waiting.length >= options.maxBatch) schedule();
       else
         lingering ??= setTimeout(() => {
           lingering = undefined;

@@ -28,6 +28,14 @@ const MAX_STALLED_COUNT = 3;
 const STATEMENTS_IN_FLIGHT = 2;
 
 /**
+ * How long a job's load or record waits for those of the worker's other running jobs, to share
+ * one statement with them. Only while other jobs run: a lone job's statements never wait. Under
+ * load it halves the statements per callback, and with them a fifth of the worker's CPU and a
+ * third of PostgreSQL's (docs/benchmarks.md).
+ */
+const STATEMENT_LINGER_MS = 1;
+
+/**
  * Margin of a gate slot's lease over the longest an attempt can take (two POSTs, after a 401, and a
  * token request): the load before and the time the worker's own event loop may lag. Only a job
  * whose worker died keeps its slot (or the breaker's probe turn) until the lease runs out.
@@ -99,8 +107,10 @@ export function startDeliveryWorker(deps: DeliveryWorkerDependencies): DeliveryW
   const outbound = createOutboundClient({ guard });
   const tokenOutbound = createOutboundClient({ guard, transport: 'axios' });
   const gate = batchedTargetGate(deps);
+  // Jobs of this worker in the processor now: a job's statements wait for others' only when there are others.
+  let running = 0;
   const processor = createDeliveryProcessor({
-    deliveries: batchedDeliveryStore(pool, config),
+    deliveries: batchedDeliveryStore(pool, config, () => (running > 1 ? STATEMENT_LINGER_MS : 0)),
     authFor: (target) => authStrategyFor(target, deps, tokenOutbound),
     send: createCallbackSender({ timeoutMs: config.callback.timeoutMs, responseMaxBytes: config.callback.responseMaxBytes, outbound }),
     gate,
@@ -108,7 +118,14 @@ export function startDeliveryWorker(deps: DeliveryWorkerDependencies): DeliveryW
     metrics: deps.metrics,
     autoDisableAfterMs: config.targetAutoDisableAfterMs,
   });
-  const worker = new DeliveryWorker(DELIVERIES_QUEUE, (job, token) => processor(job, token), {
+  const worker = new DeliveryWorker(DELIVERIES_QUEUE, async (job, token) => {
+    running += 1;
+    try {
+      return await processor(job, token);
+    } finally {
+      running -= 1;
+    }
+  }, {
     connection: deps.connection,
     prefix: config.queuePrefix,
     name: `${hostname()}:${process.pid}`,
@@ -128,10 +145,11 @@ export function startDeliveryWorker(deps: DeliveryWorkerDependencies): DeliveryW
 /**
  * The processor's reads and writes, gathered across the jobs this worker runs at once: one
  * statement loads the deliveries, targets and events of many jobs, one records their attempts.
+ * `lingerMs`: how long a load or record made now waits for others to join its statement.
  */
-function batchedDeliveryStore(pool: DatabasePool, config: WorkerConfig): DeliveryStore {
+function batchedDeliveryStore(pool: DatabasePool, config: WorkerConfig, lingerMs: () => number): DeliveryStore {
   const repository = deliveryAttemptRepository(pool, credentialsCipherFromConfig(config));
-  const options = { maxBatch: config.worker.concurrency, maxInFlight: STATEMENTS_IN_FLIGHT };
+  const options = { maxBatch: config.worker.concurrency, maxInFlight: STATEMENTS_IN_FLIGHT, lingerMs };
   const load = createCoalescer(async (ids: string[]) => {
     const found = await repository.loadForAttempts(ids);
     return ids.map((id) => found.get(id) ?? null);

@@ -96,6 +96,55 @@ describe('createCoalescer', () => {
     expect(await Promise.all(lingering)).toEqual([2, 4]);
   });
 
+  it('lingers each call as long as the coalescer says at the time of the call', async () => {
+    const op = doubler();
+    let linger = 60_000;
+    const call = createCoalescer(op.run, { maxBatch: 10, maxInFlight: 2, lingerMs: () => linger });
+    const lingering = call(1);
+    await tick();
+    await tick();
+    expect(op.batches).toEqual([]);
+    // A call made when the coalescer says 0 goes at once, and carries the lingering one.
+    linger = 0;
+    const immediate = call(2);
+    await tick();
+    expect(op.batches).toEqual([[1, 2]]);
+    op.releaseAll();
+    expect(await Promise.all([lingering, immediate])).toEqual([2, 4]);
+  });
+
+  it('starts a batch of lingering calls as soon as it is full', async () => {
+    const op = doubler();
+    const call = createCoalescer(op.run, { maxBatch: 3, maxInFlight: 1, lingerMs: () => 60_000 });
+    const first = [call(1), call(2)];
+    await tick();
+    expect(op.batches).toEqual([]);
+    const third = call(3);
+    await tick();
+    expect(op.batches).toEqual([[1, 2, 3]]);
+    op.releaseAll();
+    expect(await Promise.all([...first, third])).toEqual([2, 4, 6]);
+  });
+
+  it('sends lingering calls when a running batch ends', async () => {
+    const op = doubler();
+    let linger = 0;
+    const call = createCoalescer(op.run, { maxBatch: 10, maxInFlight: 2, lingerMs: () => linger });
+    const first = call(1);
+    await tick();
+    expect(op.batches).toEqual([[1]]);
+    linger = 60_000;
+    const lingering = [call(2), call(3)];
+    await tick();
+    expect(op.batches).toEqual([[1]]);
+    op.releaseAll();
+    expect(await first).toBe(2);
+    await tick();
+    expect(op.batches).toEqual([[1], [2, 3]]);
+    op.releaseAll();
+    expect(await Promise.all(lingering)).toEqual([4, 6]);
+  });
+
   it('refuses options below 1', () => {
     expect(() => createCoalescer(async (inputs: number[]) => inputs, { maxBatch: 0, maxInFlight: 1 })).toThrow(RangeError);
   });
