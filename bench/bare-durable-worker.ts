@@ -6,9 +6,10 @@
  * in its delivery's week partition; the ids also an index condition on every partition, as in
  * Herald's statement). The jobs of a
  * batch are gathered with Herald's own coalescer and options (as many as the worker's concurrency,
- * two statements in flight, a record lingering 1 ms for the others while other jobs run), so
- * Herald's ratio to this is its own overhead, not the cost of recording attempts. Queue BENCH_QUEUE under BENCH_PREFIX, BENCH_CONCURRENCY jobs at once, on
- * DATABASE_URL. Logs `{"message":"ready"}`.
+ * two statements in flight, a record waiting up to 1 ms for the others' while other jobs run),
+ * so Herald's ratio to this is its own overhead, not the cost of recording attempts. Queue
+ * BENCH_QUEUE under BENCH_PREFIX, BENCH_CONCURRENCY jobs at once, on DATABASE_URL. Logs
+ * `{"message":"ready"}`.
  */
 import { Worker } from 'bullmq';
 import pg from 'pg';

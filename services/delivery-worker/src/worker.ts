@@ -30,8 +30,8 @@ const STATEMENTS_IN_FLIGHT = 2;
 /**
  * How long a job's load or record waits for those of the worker's other running jobs, to share
  * one statement with them. Only while other jobs run: a lone job's statements never wait. Under
- * load it halves the statements per callback, and with them a fifth of the worker's CPU and a
- * third of PostgreSQL's (docs/benchmarks.md).
+ * load it halves the statements per callback, and with them takes a sixth off the worker's CPU
+ * per callback and a third off PostgreSQL's (docs/benchmarks.md).
  */
 const STATEMENT_LINGER_MS = 1;
 
