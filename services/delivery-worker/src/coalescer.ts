@@ -16,11 +16,12 @@ export type CoalescedCall<I, O> = (input: I, lingerMs?: number) => Promise<O>;
 
 /**
  * Turns a batch operation into a one-item call, gathering the calls made while earlier batches
- * run (group commit). A call made when a slot is free runs at the end of the current tick, with
- * the calls of that tick; under load, the jobs a worker runs at once share one statement (and one
- * commit) instead of sending one each. A lingering call rides on the next batch another call
- * starts, or starts one itself when its time is up. `run` answers each input in order. When it
- * throws, every call of its batch rejects with the error.
+ * run (group commit). A call that does not linger, made when a slot is free, runs at the end of
+ * the current tick with the calls of that tick; under load, the jobs a worker runs at once share
+ * one statement (and one commit) instead of sending one each. A lingering call rides on the next
+ * batch that another call, a running batch's end or a full batch starts, or starts one itself
+ * when its time is up. `run` answers each input in order. When it throws, every call of its batch
+ * rejects with the error.
  */
 export function createCoalescer<I, O>(run: (inputs: I[]) => Promise<O[]>, options: CoalescerOptions): CoalescedCall<I, O> {
   if (!(options.maxBatch >= 1 && options.maxInFlight >= 1)) throw new RangeError('maxBatch and maxInFlight must be at least 1');
