@@ -21,7 +21,11 @@ export function loadKeyRotationConfig(env: Env = process.env): KeyRotationConfig
   return Object.freeze({ databaseUrl: readDatabaseUrl(env), ...readSecretsKeyring(env, production) });
 }
 
-/** TEST_DATABASE_URL: the database the test suites use (never the one the system runs on). */
+/**
+ * TEST_DATABASE_URL: the database the test suites use (never the one the system runs on). Unset, a
+ * test run makes a database of its own on this default's server and drops it at its end
+ * (packages/testing test-database.ts).
+ */
 export function testDatabaseUrl(env: Env = process.env): string {
   return url(env, 'TEST_DATABASE_URL', ['postgres:', 'postgresql:'], 'postgresql://postgres@127.0.0.1:5432/herald_test');
 }
