@@ -8,7 +8,7 @@ import type { DeliveryRef } from '@herald/domain';
 import type { Logger } from '@herald/logging';
 import type { HeraldMetrics } from '@herald/metrics';
 import { createConnectGuard, createOutboundClient, type OutboundClient } from '@herald/outbound';
-import { createTargetGate, DELIVERIES_QUEUE, deliveryBackoffStrategy, type Admission, type BreakerChange, type GateEntry, type GateRelease, type LeaseGrant, type LeaseRequest, type RedisConnection } from '@herald/queue';
+import { createTargetGate, DELIVERIES_QUEUE, deliveryBackoffStrategy, nextSlotTime, type Admission, type BreakerChange, type GateEntry, type GateRelease, type LeaseGrant, type LeaseRequest, type RedisConnection } from '@herald/queue';
 import { Worker } from 'bullmq';
 import { createCoalescer } from './coalescer';
 import { createDeliveryProcessor, type DeliveryGate, type DeliveryOutcome, type DeliveryStore } from './processor';
@@ -490,7 +490,7 @@ export function batchedTargetGate(
     async release(targetId, jobId, verdict, durationMs) {
       const lease = leases.get(targetId);
       if (!lease?.running.delete(jobId)) return report({ targetId, jobId, verdict, durationMs }, GATE_RELEASE_LINGER_MS);
-      if (verdict !== 'neutral') lease.avgMs = lease.avgMs > 0 ? durationMs + (lease.avgMs - durationMs) * 0.8 : durationMs;
+      if (verdict !== 'neutral') lease.avgMs = nextSlotTime(lease.avgMs, durationMs);
       // A leased slot is free at once. The gate only needs the verdict, for the breaker: a success
       // waits for the lease's renewal; a failure (no answer) or another answer goes at once, and a
       // failure sends the target's next job to ask the gate, which may have opened the breaker. A

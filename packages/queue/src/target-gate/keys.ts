@@ -36,5 +36,17 @@ export function breakersKey(queuePrefix: string): string {
 /** A deferred job not seen again this long after its latest return time no longer counts as deferred. */
 export const DEFERRED_GRACE_MS = 5 * 60_000;
 
+/**
+ * How long a job holds a slot is averaged over the jobs that answered or failed, each new one
+ * weighing 1 - SLOT_TIME_DECAY: the gate's `avgMs` (its script) and each worker's lease (its own
+ * jobs) move alike.
+ */
+export const SLOT_TIME_DECAY = 0.8;
+
+/** The average slot time once a job held its slot `durationMs`; `previousMs` 0: none known yet. */
+export function nextSlotTime(previousMs: number, durationMs: number): number {
+  return previousMs > 0 ? durationMs + (previousMs - durationMs) * SLOT_TIME_DECAY : durationMs;
+}
+
 /** A breaker left half-open with no job to probe it for this long is forgotten (its target gets no callbacks). */
 export const STALE_BREAKER_MS = 24 * 3_600_000;

@@ -1,3 +1,5 @@
+import { SLOT_TIME_DECAY } from './keys';
+
 /**
  * The gate's Lua script. It runs atomically in Redis, so workers in any number of processes see
  * one consistent count of slots taken and one breaker per target. It takes a batch of releases
@@ -184,7 +186,8 @@ local function release(s, target, job, verdict, duration, times)
   local reopenAt, probe = s.f.reopenAt, s.f.probe
   if verdict ~= 'neutral' then
     local avg = tonumber(s.f.avgMs)
-    if avg then avg = duration + (avg - duration) * 0.8 ^ times else avg = duration end
+    -- keys.ts nextSlotTime, applied once per job of the run (successes reported with one duration).
+    if avg then avg = duration + (avg - duration) * ${SLOT_TIME_DECAY} ^ times else avg = duration end
     set(s, 'avgMs', math.floor(avg))
   end
 
