@@ -1,10 +1,13 @@
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { createCredentialsCipher } from '../src/credentials-cipher';
 import { createDatabasePool, closeDatabasePool, type DatabasePool } from '../src/pool';
 import { eventPartitionName, monthStart } from '../src/event-partitions';
 import { applyMigrations } from '../src/migrations';
 import { partitionMaintenance } from '../src/partitions';
+import { deliveryAttemptQueries, deliveryAttemptRepository } from '../src/repositories/delivery-attempts';
 import { insertNewEvents, loadStoredEvents, type NewEvent } from '../src/repositories/events';
 import { ingestStore } from '../src/repositories/ingest-store';
+import { targetRepository } from '../src/repositories/targets';
 import { tenantRepository } from '../src/repositories/tenants';
 import { useScratch } from './support/scratch';
 
@@ -90,4 +93,38 @@ describe('event ids across months', () => {
     expect(await rowsOf(event.event.id)).toEqual([eventPartitionName(lastMonth)]);
     expect(await loadStoredEvents(pool, [event.event.id])).toHaveProperty('size', 1);
   });
+
+  it("the worker's load finds a delivery's event whichever month holds it, looking from the newest month back: a recent event's load reads no older month", async () => {
+    const cipher = createCredentialsCipher({ currentKeyId: 'k1', keyring: { k1: randomBytes(32) } });
+    const target = await targetRepository(pool, cipher).upsert({ kind: 'program', programId }, { url: 'https://merchant.example/hooks', auth: { mode: 'none' }, notifications: {}, enabled: true });
+    const [recent, old] = [newEvent(), newEvent()];
+    const deliveryOf = new Map([recent, old].map((item) => [item.event.id, randomUUID()]));
+    await ingestStore(pool).transaction(async (tx) => {
+      await tx.insertNewEvents([recent, old]);
+      tx.writeAtCommit({
+        deliveries: [recent, old].map((item) => ({ deliveryId: deliveryOf.get(item.event.id)!, eventId: item.event.id, targetId: target.id, programId, merchantId: null, targetOwner: 'program' as const })),
+        counted: [],
+      });
+    });
+    await pool.query('UPDATE events SET ingested_at = $1 WHERE id = $2', [new Date(lastMonth.getTime() + 86_400_000), old.event.id]);
+    expect(await rowsOf(old.event.id)).toEqual([eventPartitionName(lastMonth)]);
+
+    const work = await deliveryAttemptRepository(pool, cipher).loadForAttempts([...deliveryOf.values()]);
+    expect(work.get(deliveryOf.get(recent.event.id)!)?.event?.id).toBe(recent.event.id);
+    expect(work.get(deliveryOf.get(old.event.id)!)?.event?.id).toBe(old.event.id);
+
+    // Each month kept is one more index probe per delivery for a lookup that goes oldest first;
+    // newest first, a recent event is found before any older month is read.
+    const { sql, parameters } = deliveryAttemptQueries.load([deliveryOf.get(recent.event.id)!]).compile();
+    const { rows } = await pool.query<{ 'QUERY PLAN': [{ Plan: PlanNode }] }>(`EXPLAIN (ANALYZE, FORMAT JSON) ${sql}`, [...parameters]);
+    const scans = planNodes(rows[0]!['QUERY PLAN'][0].Plan).filter((node) => node['Relation Name'] === eventPartitionName(lastMonth));
+    expect(scans.length).toBeGreaterThan(0);
+    expect(scans.map((node) => node['Actual Loops'])).toEqual(scans.map(() => 0));
+  });
 });
+
+type PlanNode = { 'Relation Name'?: string; 'Actual Loops': number; Plans?: PlanNode[] };
+
+function planNodes(node: PlanNode): PlanNode[] {
+  return [node, ...(node.Plans ?? []).flatMap(planNodes)];
+}

@@ -55,6 +55,8 @@ FROM
       "events"
     WHERE
       "events"."id" = "d"."event_id"
+    ORDER BY
+      "events"."ingested_at" DESC
     LIMIT
       1
   ) AS "e" ON TRUE
