@@ -11,7 +11,7 @@
 import autocannon from 'autocannon';
 import pg from 'pg';
 import type { ServiceProcess } from '@herald/testing';
-import { cpuPerUnit, machineBusy, type CpuAccounts } from './cpu';
+import { cpuPerUnit, machineBusy, type CpuAccounts, type CpuSnapshot } from './cpu';
 import { ingestBatches } from './ingest-load';
 import { merchantShare, seedScaleEvents, type ScaleTenant } from './seed-scale';
 
@@ -166,8 +166,9 @@ async function listLoad(table: SeededTable, page: number, options: ScaleOptions)
 
 /**
  * Ingests `ingestEvents` payment events (each fans out to 2 targets) with no worker running, so
- * that the CPU per event is the ingest's alone; then one delivery-worker delivers them all, which
- * leaves a delivery row and an attempt row per callback for perRowSizes.
+ * that the CPU per event is the ingest's alone; then one delivery-worker delivers them all, timed
+ * with its CPU per callback beside the seeded months, which leaves a delivery row and an attempt
+ * row per callback for perRowSizes.
  */
 async function ingestAndDeliver(options: ScaleOptions): Promise<void> {
   const { receiverUrl, cpu, log, addRow } = options;
@@ -186,12 +187,23 @@ async function ingestAndDeliver(options: ScaleOptions): Promise<void> {
   cpu.add(worker.child.pid, 'delivery-worker');
   const expected = 2 * options.ingestEvents;
   const deadline = Date.now() + 300_000;
+  // Timed from the first callback on, so that the worker's start is not in the figures.
+  let first: { at: number; callbacks: number; cpu: CpuSnapshot } | undefined;
   for (;;) {
     const { callbacks } = (await (await fetch(`${receiverUrl}/stats`)).json()) as { callbacks: number };
+    if (!first && callbacks > 0) first = { at: performance.now(), callbacks, cpu: cpu.snapshot() };
     if (callbacks >= expected) break;
     if (Date.now() > deadline) throw new Error(`only ${callbacks} of ${expected} callbacks within 300 s`);
-    await sleep(200);
+    await sleep(first ? 200 : 20);
   }
+  const delivered = expected - first!.callbacks;
+  const done = cpu.snapshot();
+  addRow({
+    scenario: `scale: delivery beside ${thousands(options.events)} events in their monthly partitions (1 worker, default settings, fan-out 2)`,
+    figure: round(delivered / ((performance.now() - first!.at) / 1000), 0),
+    unit: 'callbacks/s',
+    note: `machine ${Math.round(machineBusy(first!.cpu, done) * 100)} % busy; CPU per callback: ${cpuPerUnit(first!.cpu, done, delivered)}`,
+  });
   log(`delivered ${expected} callbacks`);
   await worker.stop('SIGTERM', 15_000);
 }
