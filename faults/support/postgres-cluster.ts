@@ -27,7 +27,8 @@ function run(command: string, args: string[]): void {
   execFileSync(file, argv, { stdio: 'pipe', timeout: 60_000 });
 }
 
-export async function startPrivateCluster(): Promise<PrivateCluster> {
+/** `settings`: server settings of the cluster (`-c name=value` at every start), e.g. a small lock table. */
+export async function startPrivateCluster(settings: Record<string, string> = {}): Promise<PrivateCluster> {
   const port = await closedPort();
   const dir = mkdtempSync(path.join(os.tmpdir(), 'herald-faults-pg-'));
   if (process.getuid?.() === 0) {
@@ -38,7 +39,7 @@ export async function startPrivateCluster(): Promise<PrivateCluster> {
   const data = path.join(dir, 'data');
   run('initdb', ['-D', data, '-A', 'trust', '-U', 'postgres', '--no-sync']);
   const start = (): void =>
-    run('pg_ctl', ['-D', data, '-l', path.join(dir, 'log'), '-w', '-t', '30', '-o', `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off`, 'start']);
+    run('pg_ctl', ['-D', data, '-l', path.join(dir, 'log'), '-w', '-t', '30', '-o', [`-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off`, ...Object.entries(settings).map(([name, value]) => `-c ${name}=${value}`)].join(' '), 'start']);
   const stop = (): void => run('pg_ctl', ['-D', data, '-m', 'fast', '-w', '-t', '30', 'stop']);
   start();
   return {

@@ -8,8 +8,10 @@
 const UNAVAILABLE_CODES = new Set(['P1001', 'P1002', 'P1008', 'P1017', 'P2024']);
 // What the pg driver adapter reports underneath.
 const UNAVAILABLE_KINDS = new Set(['DatabaseNotReachable', 'ConnectionClosed', 'SocketTimeout', 'TooManyConnections', 'TlsConnectionError']);
-// PostgreSQL SQLSTATEs of a server going away or refusing work: admin/crash shutdown, cannot connect now, too many connections.
-const UNAVAILABLE_SQLSTATES = new Set(['57P01', '57P02', '57P03', '53300', '08000', '08003', '08006']);
+// PostgreSQL SQLSTATEs of a server going away or refusing work: admin/crash shutdown, cannot
+// connect now, and out of a resource (insufficient resources, disk full, out of memory, which
+// includes a full shared lock table, too many connections): the work is rolled back and may pass later.
+const UNAVAILABLE_SQLSTATES = new Set(['57P01', '57P02', '57P03', '53000', '53100', '53200', '53300', '08000', '08003', '08006']);
 
 // What node-postgres raises itself (every repository statement goes through its pool): the
 // socket errors of a server that is down or unreachable, and the pool's and the client's own messages.
