@@ -10,8 +10,8 @@ import { merchantScope, programScope } from './repositories/event-counts';
  * clock; producers' created_at can be anything), one partition per month, the 1st 00:00 UTC to the
  * next 1st, named `events_p<YYYYMMDD of the 1st>` (migration 20261126000000_partition_events
  * created the first ones the same way). Each partition has its own unique index on id,
- * `<partition>_id_key`: with the ingest's lock per id, it keeps event ids unique across months
- * (see insertNewEvents).
+ * `<partition>_id_key`: with the ingest month that every ingest in progress shares, it keeps event
+ * ids unique across months (see insertNewEvents).
  *
  * Why months: GET /events finds a page on each partition's index and merges them, and an ingest
  * looks each id up in every partition, so fewer partitions cost less on the hot paths; events are

@@ -38,7 +38,7 @@ export interface DatabasePoolOptions {
   /**
    * Send a connection's queries without waiting for each answer (node-postgres pipeline mode), so
    * that statements started together cost one round trip: the ingest reads tenants and targets
-   * together, sends its event-id locks with its insert, and its last statements with the COMMIT
+   * together, sends the ingest month's lock and check with its insert, and its last statements with the COMMIT
    * (see `inOrder` and inTransaction's `last`).
    * Each query still has its own answer and error. Default false.
    */

@@ -5,8 +5,9 @@ import { eventPartitionName, monthStart } from '../src/event-partitions';
 import { applyMigrations } from '../src/migrations';
 import { partitionMaintenance } from '../src/partitions';
 import { deliveryAttemptQueries, deliveryAttemptRepository } from '../src/repositories/delivery-attempts';
-import { insertNewEvents, loadStoredEvents, type NewEvent } from '../src/repositories/events';
+import { eventQueries, loadStoredEvents, type NewEvent } from '../src/repositories/events';
 import { ingestStore } from '../src/repositories/ingest-store';
+import { run } from '../src/sql';
 import { targetRepository } from '../src/repositories/targets';
 import { tenantRepository } from '../src/repositories/tenants';
 import { useScratch } from './support/scratch';
@@ -62,17 +63,31 @@ describe('event ids across months', () => {
     expect(await rowsOf(other.event.id)).toEqual([eventPartitionName(thisMonth)]);
   });
 
-  it('stores one event when two ingests of the same id straddle the turn of a month', async () => {
+  const ingestMonth = async () => (await pool.query<{ month: Date }>('SELECT month FROM event_ingest_month')).rows.map((row) => row.month.toISOString());
+  // This test's database only: pg_locks shows the whole server's.
+  const advisoryLocks = async () =>
+    (
+      await pool.query<{ granted: boolean; n: number }>(
+        "SELECT granted, count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND database = (SELECT oid FROM pg_database WHERE datname = current_database()) GROUP BY granted",
+      )
+    ).rows;
+
+  it('stores one event when two ingests of the same id straddle the turn of a month: the later waits for the earlier to commit, then finds its event', async () => {
     const event = newEvent();
-    // The first ingest stores the id and, before it commits, its row goes to last month's
-    // partition, as it would had its transaction started just before the month turned.
+    // The first ingest started just before the month turned: it holds the ingest month (last
+    // month's) as every ingest does, and has stored the id in last month's partition.
+    await pool.query('UPDATE event_ingest_month SET month = $1', [lastMonth]);
     const first = await pool.connect();
     try {
       await first.query('BEGIN');
-      expect(await insertNewEvents(first, [event])).toEqual(new Set([event.event.id]));
-      await first.query('UPDATE events SET ingested_at = $1 WHERE id = $2', [new Date(thisMonth.getTime() - 1), event.event.id]);
+      await run(first, eventQueries.holdIngestMonth());
+      await first.query(
+        "INSERT INTO events (id, program_id, created_at, origin, event_type, object_id, object_type, content_hash, ingested_at) VALUES ($1, $2, now(), 'api', 'created', 'o-1', 'payment', 'hash-1', $3)",
+        [event.event.id, programId, new Date(thisMonth.getTime() - 1)],
+      );
 
-      // The second ingest, in this month, waits for the first...
+      // The second ingest, in this month, finds the month turned: it waits to advance the month
+      // until the first has committed...
       let settled = false;
       const second = ingestStore(pool)
         .transaction(async (tx) => ({ inserted: await tx.insertNewEvents([event]), stored: await tx.loadStoredEvents([event.event.id]) }))
@@ -81,6 +96,8 @@ describe('event ids across months', () => {
         });
       await new Promise((resolve) => setTimeout(resolve, 300));
       expect(settled).toBe(false);
+      expect(await advisoryLocks()).toEqual(expect.arrayContaining([{ granted: false, n: 1 }]));
+      expect(await ingestMonth()).toEqual([lastMonth.toISOString()]);
 
       // ...then finds its event in last month's partition and stores nothing.
       await first.query('COMMIT');
@@ -91,7 +108,27 @@ describe('event ids across months', () => {
       first.release();
     }
     expect(await rowsOf(event.event.id)).toEqual([eventPartitionName(lastMonth)]);
-    expect(await loadStoredEvents(pool, [event.event.id])).toHaveProperty('size', 1);
+    expect(await ingestMonth()).toEqual([thisMonth.toISOString()]);
+  });
+
+  it("holds one advisory lock while it stores, whatever the batch's size: a batch of 1,000 cannot fill PostgreSQL's shared lock table", async () => {
+    // A database whose last ingest was last month: the first ingest of this month advances it.
+    await pool.query('UPDATE event_ingest_month SET month = $1', [lastMonth]);
+    const batch = Array.from({ length: 1_000 }, () => newEvent());
+    const { inserted, locks } = await ingestStore(pool).transaction(async (tx) => ({ inserted: await tx.insertNewEvents(batch), locks: await advisoryLocks() }));
+    expect(inserted.size).toBe(1_000);
+    expect(locks).toEqual([{ granted: true, n: 1 }]);
+    expect(await ingestMonth()).toEqual([thisMonth.toISOString()]);
+    expect(await advisoryLocks()).toEqual([]);
+  });
+
+  it('stores each id once when concurrent batches carry the same ids in different orders, and none of them deadlocks', async () => {
+    const shared = Array.from({ length: 2_000 }, () => newEvent());
+    const orders = [shared, [...shared].reverse(), [...shared.slice(1_000), ...shared.slice(0, 1_000)], [...shared].reverse()];
+    const results = await Promise.all(orders.map((batch) => ingestStore(pool).transaction((tx) => tx.insertNewEvents(batch))));
+    expect(results.reduce((sum, inserted) => sum + inserted.size, 0)).toBe(2_000);
+    const { rows } = await pool.query<{ n: number; ids: number }>('SELECT count(*)::int AS n, count(DISTINCT id)::int AS ids FROM events');
+    expect(rows[0]).toEqual({ n: 2_000, ids: 2_000 });
   });
 
   it("the worker's load finds a delivery's event whichever month holds it, looking from the newest month back: a recent event's load reads no older month", async () => {

@@ -4,9 +4,10 @@ import { createCredentialsCipher } from '../src/credentials-cipher';
 import { applyMigrations } from '../src/migrations';
 import { partitionName, weekStart } from '../src/partitions';
 import { deliveryAttemptRepository } from '../src/repositories/delivery-attempts';
-import { eventRepository, type EventListQuery } from '../src/repositories/events';
+import { eventRepository, type EventListQuery, type NewEvent } from '../src/repositories/events';
 import { targetRepository } from '../src/repositories/targets';
 import { tenantRepository } from '../src/repositories/tenants';
+import { ingestIntoOlderDatabase } from './support/older-database';
 import { useScratch } from './support/scratch';
 // @herald/testing depends on @herald/db, so this package reaches its helpers by path.
 import { storeEvents } from '../../testing/src';
@@ -40,22 +41,20 @@ async function oldDatabaseWithData(scratch: ReturnType<typeof useScratch>): Prom
     await targets.upsert(owner, { url: 'https://merchant.example/hooks', auth: { mode: 'none' }, notifications: {}, enabled: true });
   }
   const start = Date.parse('2026-10-01T00:00:00.000Z');
-  await storeEvents(
-    sqlPool(prisma),
-    Array.from({ length: 90 }, (_, n) => ({
-      event: {
-        id: `Event-${randomUUID()}`,
-        createdAt: new Date(start + n * 37_000).toISOString(),
-        origin: n % 3 === 0 ? 'api' : 'widget',
-        eventType: 'created',
-        objectId: `o-${n}`,
-        objectType: n % 2 === 0 ? 'payment' : 'refund',
-      },
-      programId,
-      merchantId,
-      contentHash: randomUUID(),
-    })),
-  );
+  const batch: NewEvent[] = Array.from({ length: 90 }, (_, n) => ({
+    event: {
+      id: `Event-${randomUUID()}`,
+      createdAt: new Date(start + n * 37_000).toISOString(),
+      origin: n % 3 === 0 ? 'api' : 'widget',
+      eventType: 'created',
+      objectId: `o-${n}`,
+      objectType: n % 2 === 0 ? 'payment' : 'refund',
+    },
+    programId,
+    merchantId,
+    contentHash: randomUUID(),
+  }));
+  await ingestIntoOlderDatabase(sqlPool(prisma), () => storeEvents(sqlPool(prisma), batch));
   // Spread the deliveries over 5 weeks back and over every status, as a live database would have them.
   await prisma.$executeRawUnsafe(`
     WITH numbered AS (SELECT id, row_number() OVER (ORDER BY id) AS n FROM deliveries)

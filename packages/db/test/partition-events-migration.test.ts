@@ -7,6 +7,7 @@ import { eventRepository, type EventListQuery, type NewEvent } from '../src/repo
 import { ingestStore } from '../src/repositories/ingest-store';
 import { targetRepository } from '../src/repositories/targets';
 import { tenantRepository } from '../src/repositories/tenants';
+import { ingestIntoOlderDatabase } from './support/older-database';
 import { useScratch } from './support/scratch';
 // @herald/testing depends on @herald/db, so this package reaches its helpers by path.
 import { storeEvents } from '../../testing/src';
@@ -58,7 +59,7 @@ describe(`migration ${MIGRATION}`, () => {
         merchantId,
         contentHash: randomUUID(),
       }));
-      await storeEvents(pool, batch);
+      await ingestIntoOlderDatabase(pool, () => storeEvents(pool, batch));
       await prisma.$executeRawUnsafe(`
         WITH numbered AS (SELECT id, row_number() OVER (ORDER BY id) AS n FROM events)
         UPDATE events e SET ingested_at = date_trunc('month', now(), 'UTC') - make_interval(months => (numbered.n % 4)::int) + make_interval(hours => numbered.n::int)
@@ -102,7 +103,9 @@ describe(`migration ${MIGRATION}`, () => {
       expect(await rowsOf("SELECT 1 FROM pg_class WHERE relname LIKE '%unpartitioned%'")).toEqual([]);
       expect(await rowsOf("SELECT 1 FROM pg_constraint WHERE conname = 'deliveries_event_id_fkey'")).toEqual([]);
 
-      // Ingest goes on: a re-posted old event (3 months back) is recognised, a new one is stored in this month.
+      // Ingest goes on, once the later migrations are applied too: a re-posted old event (3 months
+      // back) is recognised, a new one is stored in this month.
+      await applyMigrations(url);
       const oldest = batch.find((item) => before.events.find((row) => row.id === item.event.id)!.ingested_at < monthsAgo(2))!;
       const fresh: NewEvent = { ...batch[1]!, event: { ...batch[1]!.event, id: `Event-${randomUUID()}` } };
       const inserted = await ingestStore(pool).transaction((tx) => tx.insertNewEvents([oldest, fresh]));

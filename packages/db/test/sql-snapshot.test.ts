@@ -144,7 +144,10 @@ const SNAPSHOTS: Record<string, { queries: Record<string, unknown>; statements: 
     queries: eventQueries,
     statements: {
       findTenants: eventQueries.findTenants(['program-1'], ['merchant-1']),
-      lockIds: eventQueries.lockIds([event.event.id]),
+      holdIngestMonth: eventQueries.holdIngestMonth(),
+      ingestMonthIsCurrent: eventQueries.ingestMonthIsCurrent(),
+      takeIngestMonth: eventQueries.takeIngestMonth(),
+      advanceIngestMonth: eventQueries.advanceIngestMonth(),
       insertNew: eventQueries.insertNew([event]),
       loadStored: eventQueries.loadStored([event.event.id]),
       'page (program, counted filters, shallow)': eventQueries.page(programList, { skip: 0 }),

@@ -18,18 +18,24 @@ FROM
 WHERE
   "id" = ANY ($2::TEXT[]);
 
--- events: lockIds
+-- events: holdIngestMonth
 SELECT
-  pg_advisory_xact_lock(1214607969, keys.key) AS "locked"
+  pg_advisory_xact_lock_shared(1214607969, 1) AS "held";
+
+-- events: ingestMonthIsCurrent
+SELECT
+  "month" = date_trunc('month', now()::timestamptz(3), 'UTC') AS "current"
 FROM
-  (
-    SELECT DISTINCT
-      hashtext (id) AS key
-    FROM
-      unnest($1::TEXT[]) AS ids (id)
-    ORDER BY
-      key
-  ) AS "keys";
+  "event_ingest_month";
+
+-- events: takeIngestMonth
+SELECT
+  pg_advisory_xact_lock(1214607969, 1) AS "taken";
+
+-- events: advanceIngestMonth
+UPDATE "event_ingest_month"
+SET
+  "month" = date_trunc('month', now()::timestamptz(3), 'UTC');
 
 -- events: insertNew
 INSERT INTO
@@ -75,6 +81,8 @@ WHERE
     WHERE
       events.id = new.id
   )
+ORDER BY
+  new.id
 ON CONFLICT DO NOTHING
 RETURNING
   "id";

@@ -2,7 +2,7 @@ import type { Event } from '@herald/domain';
 import type { ExpressionBuilder, Selectable } from 'kysely';
 import type { DatabasePool } from '../pool';
 import type { DB, Event as EventTable } from '../generated/kysely/schema';
-import { allOf, byShape, db, inOrder, run, sql, type Sql } from '../sql';
+import { allOf, byShape, db, inOrder, inTransaction, run, sql, type Sql } from '../sql';
 import type { ApiKeyScope } from './api-keys';
 import { locateOffset, merchantScope, programScope, secondBounds, type CountKey, type SecondBounds } from './event-counts';
 
@@ -142,20 +142,49 @@ export async function findTenants(executor: Sql, programIds: readonly string[], 
 
 /**
  * Inserts the events whose id is not stored yet, in any month, and leaves the others alone; returns
- * the ids it inserted. Call inside a READ COMMITTED transaction (the ingest's).
+ * the ids it inserted. Call inside a READ COMMITTED transaction (the ingest's, ingestStore).
  *
  * Events are partitioned by month of ingestion, and PostgreSQL only keeps an id unique within a
- * month (each partition's unique index on id). Across months, two statements keep it unique: the
- * first locks each id of the batch until the transaction ends, the second inserts the ids no month
- * holds. Its snapshot is taken once the locks are granted, so an ingest of an id another ingest is
- * storing waits for that one to commit, then finds its event, whichever month it went to (the two
- * can straddle the turn of a month). A batch holds one advisory lock per event until it commits.
+ * month (each partition's unique index on id). Across months: the transaction holds the ingest
+ * month's advisory lock shared, checks that the month it stores into is the ingest month, and
+ * inserts the ids no month holds. Any two ingests in progress therefore store into one month,
+ * where its unique index makes the second of one id wait for the first and skip it; an ingest
+ * that starts after another committed finds that one's event, whichever month holds it. When the
+ * month has turned, this throws IngestMonthTurnedError: the caller rolls back, advances the month
+ * (advanceIngestMonth) and runs the transaction again. One advisory lock per transaction, whatever
+ * the batch's size.
  */
 export async function insertNewEvents(executor: Sql, batch: readonly NewEvent[]): Promise<Set<string>> {
-  // One round trip on a pipelining connection: PostgreSQL starts the insert, and takes its
-  // snapshot, only once the lock statement has returned.
-  const [, { rows }] = await inOrder(executor, [() => run(executor, eventQueries.lockIds(batch.map((b) => b.event.id))), () => run(executor, eventQueries.insertNew(batch))]);
+  // One round trip on a pipelining connection. PostgreSQL runs the statements in order: the check
+  // and the insert take their snapshots once the lock is granted, so after any advance of the month.
+  const [, month, { rows }] = await inOrder(executor, [
+    () => run(executor, eventQueries.holdIngestMonth()),
+    () => run(executor, eventQueries.ingestMonthIsCurrent()),
+    () => run(executor, eventQueries.insertNew(batch)),
+  ]);
+  // What was inserted into the new month goes with the rollback.
+  if (month.rows[0]?.current !== true) throw new IngestMonthTurnedError();
   return new Set(rows.map((r) => r.id));
+}
+
+/** The month ingests store into has turned: roll back, advanceIngestMonth, and run the ingest again. */
+export class IngestMonthTurnedError extends Error {
+  constructor() {
+    super('the ingest month has turned: advance it and run the ingest again');
+    this.name = 'IngestMonthTurnedError';
+  }
+}
+
+/**
+ * Makes the database clock's month the ingest month, in a transaction of its own. It waits for
+ * every ingest still storing into the previous month to commit (they hold the lock shared), and
+ * ingests starting meanwhile wait for it.
+ */
+export async function advanceIngestMonth(pool: DatabasePool): Promise<void> {
+  await inTransaction(pool, async (executor) => {
+    await run(executor, eventQueries.takeIngestMonth());
+    await run(executor, eventQueries.advanceIngestMonth());
+  });
 }
 
 /** The stored events with these ids, by id. */
@@ -171,8 +200,18 @@ async function countBefore(pool: Sql, query: EventListQuery, at: Date): Promise<
   return Number(rows[0]?.before ?? 0);
 }
 
-/** The first key of the ingest's advisory locks on event ids (the second is the id's hash): "Hera". */
-const EVENT_ID_LOCK_CLASS = 0x4865_7261;
+/**
+ * The ingest month's advisory lock (two int keys): "Hera", then 1. Each ingest holds it shared
+ * until it commits; advancing the month takes it exclusive.
+ */
+const INGEST_MONTH_LOCK = sql.lit(0x4865_7261);
+const INGEST_MONTH_LOCK_KEY = sql.lit(1);
+
+/**
+ * The month an ingest transaction stores into, as ingested_at rounds the transaction's start
+ * (milliseconds): an ingest a fraction of a millisecond before midnight is the next month's.
+ */
+const TRANSACTION_MONTH = sql<Date>`date_trunc('month', now()::timestamptz(3), 'UTC')`;
 
 /** Where a page starts: after skipping `skip` events, from `fromSecond` (epoch seconds) when the bucket walk found it. */
 type PageStart = { skip: number; fromSecond?: number };
@@ -191,23 +230,26 @@ export const eventQueries = {
           .where('id', '=', (eb) => eb.fn.any(sql<string[]>`${merchantIds}::text[]`)),
       ),
 
-  /** Locks each id (its hash) until the transaction ends, in one order for every batch (no deadlock). */
-  lockIds: (eventIds: readonly string[]) =>
-    db
-      .selectFrom(
-        sql<{ key: number }>`(SELECT DISTINCT hashtext(id) AS key FROM unnest(${eventIds}::text[]) AS ids(id) ORDER BY key)`.as('keys'),
-      )
-      .select(sql<void>`pg_advisory_xact_lock(${sql.lit(EVENT_ID_LOCK_CLASS)}, keys.key)`.as('locked')),
+  holdIngestMonth: () => db.selectNoFrom(sql<void>`pg_advisory_xact_lock_shared(${INGEST_MONTH_LOCK}, ${INGEST_MONTH_LOCK_KEY})`.as('held')),
+
+  ingestMonthIsCurrent: () => db.selectFrom('event_ingest_month').select(sql<boolean>`"month" = ${TRANSACTION_MONTH}`.as('current')),
+
+  takeIngestMonth: () => db.selectNoFrom(sql<void>`pg_advisory_xact_lock(${INGEST_MONTH_LOCK}, ${INGEST_MONTH_LOCK_KEY})`.as('taken')),
+
+  /** Run holding the lock exclusive (takeIngestMonth); a no-op when another ingest advanced it first. */
+  advanceIngestMonth: () => db.updateTable('event_ingest_month').set({ month: TRANSACTION_MONTH }),
 
   insertNew: (batch: readonly NewEvent[]) =>
     db
       .insertInto('events')
       .columns(['id', 'program_id', 'merchant_id', 'created_at', 'source_system', 'origin', 'event_type', 'object_id', 'object_type', 'metadata', 'data', 'context', 'content_hash'])
       .expression(
-        sql`SELECT * FROM unnest(${batch.map((b) => b.event.id)}::text[], ${batch.map((b) => b.programId)}::text[], ${batch.map((b) => b.merchantId ?? null)}::text[], ${batch.map((b) => new Date(b.event.createdAt).toISOString())}::timestamptz[], ${batch.map((b) => b.event.sourceSystem ?? null)}::text[], ${batch.map((b) => b.event.origin)}::text[], ${batch.map((b) => b.event.eventType)}::text[], ${batch.map((b) => b.event.objectId)}::text[], ${batch.map((b) => b.event.objectType)}::text[], ${batch.map((b) => jsonOrNull(b.event.metadata))}::jsonb[], ${batch.map((b) => jsonOrNull(b.event.data))}::jsonb[], ${batch.map((b) => b.event.context ?? null)}::text[], ${batch.map((b) => b.contentHash)}::text[]) AS new (id) WHERE NOT EXISTS (SELECT 1 FROM events WHERE events.id = new.id)`,
+        sql`SELECT * FROM unnest(${batch.map((b) => b.event.id)}::text[], ${batch.map((b) => b.programId)}::text[], ${batch.map((b) => b.merchantId ?? null)}::text[], ${batch.map((b) => new Date(b.event.createdAt).toISOString())}::timestamptz[], ${batch.map((b) => b.event.sourceSystem ?? null)}::text[], ${batch.map((b) => b.event.origin)}::text[], ${batch.map((b) => b.event.eventType)}::text[], ${batch.map((b) => b.event.objectId)}::text[], ${batch.map((b) => b.event.objectType)}::text[], ${batch.map((b) => jsonOrNull(b.event.metadata))}::jsonb[], ${batch.map((b) => jsonOrNull(b.event.data))}::jsonb[], ${batch.map((b) => b.event.context ?? null)}::text[], ${batch.map((b) => b.contentHash)}::text[]) AS new (id) WHERE NOT EXISTS (SELECT 1 FROM events WHERE events.id = new.id) ORDER BY new.id`,
       )
       // No conflict target: the arbiter is the month's own unique index on id, which also skips an
-      // id given twice in one batch.
+      // id given twice in one batch. Of two ingests of one id, the second waits at that index for
+      // the first to end, holding the ids it inserted before; inserted in id order, by every ingest,
+      // the ids two batches share are waited for in one order, so no two ingests wait for each other.
       .onConflict((oc) => oc.doNothing())
       .returning('id'),
 

@@ -3,7 +3,7 @@ import type { DatabasePool } from '../pool';
 import { inOrder, inTransaction } from '../sql';
 import { deliveryQueries, loadRoutingTargets } from './deliveries';
 import { countsStatement } from './event-counts';
-import { findTenants, insertNewEvents, loadStoredEvents, type KnownTenants, type NewEvent, type StoredEvent } from './events';
+import { advanceIngestMonth, findTenants, IngestMonthTurnedError, insertNewEvents, loadStoredEvents, type KnownTenants, type NewEvent, type StoredEvent } from './events';
 
 /** The ingest's reads and writes, all bound to one transaction. */
 export interface IngestTransaction {
@@ -27,45 +27,65 @@ export interface IngestTransaction {
   writeAtCommit(writes: { deliveries: readonly DeliveryRef[]; counted: readonly NewEvent[] }): void;
 }
 
-/** Runs the ingest of one batch in one transaction: committed when `work` resolves, rolled back when it throws. */
+/**
+ * How many times an ingest runs its transaction when it keeps finding the month turned: once more
+ * after advancing the month is enough unless the database's clock steps back and forth across it.
+ */
+const INGEST_TRIES = 3;
+
+/**
+ * Runs the ingest of one batch in one transaction: committed when `work` resolves, rolled back
+ * when it throws. At the turn of a month the transaction runs again, `work` included, once the
+ * ingest month has advanced (insertNewEvents); nothing of the first run was kept.
+ */
 export function ingestStore(pool: DatabasePool) {
-  return {
-    transaction<T>(work: (tx: IngestTransaction) => Promise<T>): Promise<T> {
-      let last: { deliveries: readonly DeliveryRef[]; counted: readonly NewEvent[] } | undefined;
-      return inTransaction(
-        pool,
-        (sql) =>
-          work({
-            findTenantsAndTargets: async (programIds, merchantIds) => {
-              const [known, targets] = await inOrder<[KnownTenants, RoutingTarget[]]>(sql, [
-                () => findTenants(sql, programIds, merchantIds),
-                () => loadRoutingTargets(sql, programIds, merchantIds),
-              ]);
-              return { known, targets };
-            },
-            insertNewEvents: (batch) => insertNewEvents(sql, batch),
-            loadStoredEvents: (eventIds) => loadStoredEvents(sql, eventIds),
-            writeAtCommit: (writes) => {
-              if (last) throw new Error('writeAtCommit: the last writes are already given');
-              last = writes;
-            },
-          }),
-        {
-          last: () => {
-            if (!last) return [];
-            const counts = countsStatement(
-              last.counted.map(({ event, programId, merchantId }) => ({
-                programId,
-                ...(merchantId === undefined ? {} : { merchantId }),
-                origin: event.origin,
-                objectType: event.objectType,
-                createdAt: new Date(event.createdAt),
-              })),
-            );
-            return [...(last.deliveries.length > 0 ? [deliveryQueries.insert(last.deliveries)] : []), ...(counts ? [counts] : [])];
+  const once = <T>(work: (tx: IngestTransaction) => Promise<T>): Promise<T> => {
+    let last: { deliveries: readonly DeliveryRef[]; counted: readonly NewEvent[] } | undefined;
+    return inTransaction(
+      pool,
+      (sql) =>
+        work({
+          findTenantsAndTargets: async (programIds, merchantIds) => {
+            const [known, targets] = await inOrder<[KnownTenants, RoutingTarget[]]>(sql, [
+              () => findTenants(sql, programIds, merchantIds),
+              () => loadRoutingTargets(sql, programIds, merchantIds),
+            ]);
+            return { known, targets };
           },
+          insertNewEvents: (batch) => insertNewEvents(sql, batch),
+          loadStoredEvents: (eventIds) => loadStoredEvents(sql, eventIds),
+          writeAtCommit: (writes) => {
+            if (last) throw new Error('writeAtCommit: the last writes are already given');
+            last = writes;
+          },
+        }),
+      {
+        last: () => {
+          if (!last) return [];
+          const counts = countsStatement(
+            last.counted.map(({ event, programId, merchantId }) => ({
+              programId,
+              ...(merchantId === undefined ? {} : { merchantId }),
+              origin: event.origin,
+              objectType: event.objectType,
+              createdAt: new Date(event.createdAt),
+            })),
+          );
+          return [...(last.deliveries.length > 0 ? [deliveryQueries.insert(last.deliveries)] : []), ...(counts ? [counts] : [])];
         },
-      );
+      },
+    );
+  };
+  return {
+    async transaction<T>(work: (tx: IngestTransaction) => Promise<T>): Promise<T> {
+      for (let tries = 1; ; tries += 1) {
+        try {
+          return await once(work);
+        } catch (error) {
+          if (!(error instanceof IngestMonthTurnedError) || tries === INGEST_TRIES) throw error;
+          await advanceIngestMonth(pool);
+        }
+      }
     },
   };
 }
