@@ -18,8 +18,8 @@ import { createRawPoster } from './raw-post';
 
 /** At most this many recording statements in flight: the delivery-worker's STATEMENTS_IN_FLIGHT. */
 const STATEMENTS_IN_FLIGHT = 2;
-/** The delivery-worker's STATEMENT_LINGER_MS, while other jobs run. */
-const STATEMENT_LINGER_MS = 1;
+/** The delivery-worker's RECORD_LINGER_MS, while other jobs run. */
+const RECORD_LINGER_MS = 1;
 /** Jobs in the processor now. */
 let running = 0;
 
@@ -66,7 +66,7 @@ const record = createCoalescer(
     if (rowCount !== attempts.length) throw new Error(`recorded ${rowCount} of ${attempts.length} attempts`);
     return attempts.map(() => undefined);
   },
-  { maxBatch: concurrency, maxInFlight: STATEMENTS_IN_FLIGHT, lingerMs: () => (running > 1 ? STATEMENT_LINGER_MS : 0) },
+  { maxBatch: concurrency, maxInFlight: STATEMENTS_IN_FLIGHT, lingerMs: () => (running > 1 ? RECORD_LINGER_MS : 0) },
 );
 
 const worker = new Worker<{ deliveryId: string }>(

@@ -28,12 +28,12 @@ const MAX_STALLED_COUNT = 3;
 const STATEMENTS_IN_FLIGHT = 2;
 
 /**
- * How long a job's load or record waits for those of the worker's other running jobs, to share
- * one statement with them. Only while other jobs run: a lone job's statements never wait. Under
- * load it halves the statements per callback, and with them takes a sixth off the worker's CPU
- * per callback and a third off PostgreSQL's (docs/benchmarks.md).
+ * How long a job's record waits for those of the worker's other running jobs, to share one
+ * statement and one commit with them. Only while other jobs run: a lone job's record never waits.
+ * The load does not wait: it stands between the job and its POST, and there a wait of 1 ms cost
+ * more callbacks per second than the statements it saved (docs/benchmarks.md).
  */
-const STATEMENT_LINGER_MS = 1;
+const RECORD_LINGER_MS = 1;
 
 /**
  * Margin of a gate slot's lease over the longest an attempt can take (two POSTs, after a 401, and a
@@ -110,7 +110,7 @@ export function startDeliveryWorker(deps: DeliveryWorkerDependencies): DeliveryW
   // Jobs of this worker in the processor now: a job's statements wait for others' only when there are others.
   let running = 0;
   const processor = createDeliveryProcessor({
-    deliveries: batchedDeliveryStore(pool, config, () => (running > 1 ? STATEMENT_LINGER_MS : 0)),
+    deliveries: batchedDeliveryStore(pool, config, () => (running > 1 ? RECORD_LINGER_MS : 0)),
     authFor: (target) => authStrategyFor(target, deps, tokenOutbound),
     send: createCallbackSender({ timeoutMs: config.callback.timeoutMs, responseMaxBytes: config.callback.responseMaxBytes, outbound }),
     gate,
@@ -145,16 +145,17 @@ export function startDeliveryWorker(deps: DeliveryWorkerDependencies): DeliveryW
 /**
  * The processor's reads and writes, gathered across the jobs this worker runs at once: one
  * statement loads the deliveries, targets and events of many jobs, one records their attempts.
- * `lingerMs`: how long a load or record made now waits for others to join its statement.
+ * A load joins the loads of the same tick, or of the time the statements in flight take; a record
+ * also waits up to `recordLingerMs` for others to join its statement.
  */
-function batchedDeliveryStore(pool: DatabasePool, config: WorkerConfig, lingerMs: () => number): DeliveryStore {
+function batchedDeliveryStore(pool: DatabasePool, config: WorkerConfig, recordLingerMs: () => number): DeliveryStore {
   const repository = deliveryAttemptRepository(pool, credentialsCipherFromConfig(config));
-  const options = { maxBatch: config.worker.concurrency, maxInFlight: STATEMENTS_IN_FLIGHT, lingerMs };
+  const options = { maxBatch: config.worker.concurrency, maxInFlight: STATEMENTS_IN_FLIGHT };
   const load = createCoalescer(async (ids: string[]) => {
     const found = await repository.loadForAttempts(ids);
     return ids.map((id) => found.get(id) ?? null);
   }, options);
-  const record = createCoalescer((records: AttemptRecord[]) => repository.recordAttempts(records), options);
+  const record = createCoalescer((records: AttemptRecord[]) => repository.recordAttempts(records), { ...options, lingerMs: recordLingerMs });
   // One statement in flight at a time: deferrals are history, never worth a second connection.
   const recordDeferral = createCoalescer(async (records: DeferralRecord[]) => {
     await repository.recordDeferrals(records);
