@@ -18,6 +18,12 @@ export interface DatabasePoolOptions {
    * statement_timeout, sent when each connects: no extra round trip per query). Default: no limit.
    */
   statementTimeoutMs?: number;
+  /**
+   * PostgreSQL ends the session of a connection of this pool that stays this long inside a
+   * transaction without sending a statement (idle_in_transaction_session_timeout, sent when each
+   * connects), rolling the transaction back and releasing its locks. Default: no limit.
+   */
+  idleInTransactionTimeoutMs?: number;
   /** Names the pool's connections in pg_stat_activity, e.g. `herald-api:merchant-reads`. */
   applicationName?: string;
   /**
@@ -61,12 +67,19 @@ export function createDatabasePool(databaseUrl: string, options: DatabasePoolOpt
     max: options.maxConnections ?? 10,
     connectionTimeoutMillis: options.connectionTimeoutMs ?? 5_000,
     ...(options.statementTimeoutMs === undefined ? {} : { statement_timeout: options.statementTimeoutMs }),
+    ...(options.idleInTransactionTimeoutMs === undefined ? {} : { idle_in_transaction_session_timeout: options.idleInTransactionTimeoutMs }),
     ...(options.applicationName === undefined ? {} : { application_name: options.applicationName }),
     ...(options.pipeline ? { pipeline: true } : {}),
     options: [NO_JIT, options.genericPlans && '-c plan_cache_mode=force_generic_plan', options.noParallelWorkers && '-c max_parallel_workers_per_gather=0'].filter(Boolean).join(' '),
   });
   // An idle connection that PostgreSQL closes emits 'error' on the pool; the next query reconnects.
   pool.on('error', () => undefined);
+  // A connection PostgreSQL closes while it is checked out (its session ended between two
+  // statements of a transaction) emits 'error' on the connection itself, where node-postgres
+  // listens only while it is idle: unheard, that event would end the process. The holder's next
+  // statement fails instead ("not queryable": database unavailable), and it releases the
+  // connection as broken.
+  pool.on('connect', (client) => client.on('error', () => undefined));
   return pool;
 }
 

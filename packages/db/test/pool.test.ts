@@ -64,6 +64,30 @@ describe('createDatabasePool', () => {
     }
   });
 
+  it('has PostgreSQL end a transaction of its pool left idle longer, releasing its locks, when asked', async () => {
+    const pool = createDatabasePool(testDatabaseUrl(), { idleInTransactionTimeoutMs: 200 });
+    const other = createDatabasePool(testDatabaseUrl());
+    const key = Math.floor(Math.random() * 1_000_000_000);
+    const client = await pool.connect();
+    let broken: Error | undefined;
+    try {
+      await client.query('BEGIN');
+      await client.query('SELECT pg_advisory_xact_lock($1)', [key]);
+      await new Promise((resolve) => setTimeout(resolve, 600));
+      // The session is gone with its transaction: another connection takes the lock at once.
+      expect((await other.query<{ taken: boolean }>('SELECT pg_try_advisory_lock($1) AS taken', [key])).rows[0]).toEqual({ taken: true });
+      broken = await client.query('SELECT 1').then(
+        () => undefined,
+        (error: Error) => error,
+      );
+      expect(isDatabaseUnavailable(broken)).toBe(true);
+    } finally {
+      client.release(broken ?? true);
+      await other.query('SELECT pg_advisory_unlock_all()');
+      await Promise.all([closeDatabasePool(pool), closeDatabasePool(other)]);
+    }
+  });
+
   it('opens at most maxConnections connections', async () => {
     const pool = createDatabasePool(testDatabaseUrl(), { maxConnections: 2, applicationName: 'herald-test:two' });
     try {
