@@ -25,6 +25,9 @@ const UNAVAILABLE_PG_MESSAGES = /^(timeout exceeded when trying to connect|Conne
 export function isDatabaseUnavailable(error: unknown): boolean {
   if (error === null || typeof error !== 'object') return false;
   if (isNodePostgresUnavailable(error)) return true;
+  // An ingest that kept finding the month turned (the database's clock stepping back and forth
+  // across a month's start): nothing was stored, and a retry stores it (repositories/events.ts).
+  if ((error as { name?: unknown }).name === 'IngestMonthTurnedError') return true;
   const { code, meta, name } = error as { code?: unknown; meta?: { driverAdapterError?: { cause?: { kind?: string; originalCode?: string } } }; name?: string };
   if (typeof code === 'string' && UNAVAILABLE_CODES.has(code)) return true;
   if (name === 'PrismaClientInitializationError') return true;

@@ -5,7 +5,8 @@ import { eventPartitionName, monthStart } from '../src/event-partitions';
 import { applyMigrations } from '../src/migrations';
 import { partitionMaintenance } from '../src/partitions';
 import { deliveryAttemptQueries, deliveryAttemptRepository } from '../src/repositories/delivery-attempts';
-import { eventQueries, loadStoredEvents, type NewEvent } from '../src/repositories/events';
+import { isDatabaseUnavailable } from '../src/database-errors';
+import { eventQueries, IngestMonthTurnedError, loadStoredEvents, type NewEvent } from '../src/repositories/events';
 import { ingestStore } from '../src/repositories/ingest-store';
 import { run } from '../src/sql';
 import { targetRepository } from '../src/repositories/targets';
@@ -120,6 +121,25 @@ describe('event ids across months', () => {
     expect(locks).toEqual([{ granted: true, n: 1 }]);
     expect(await ingestMonth()).toEqual([thisMonth.toISOString()]);
     expect(await advisoryLocks()).toEqual([]);
+  });
+
+  it('gives up as database unavailable, storing nothing, when the month keeps turning under the ingest', async () => {
+    // A clock stepping back and forth across a month's start, as the ingest sees it: every advance
+    // of the month leaves it stale again.
+    await pool.query(`
+      CREATE FUNCTION stale_month() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN NEW.month := '2000-01-01T00:00:00Z'; RETURN NEW; END $$;
+      CREATE TRIGGER stale_month BEFORE UPDATE ON event_ingest_month FOR EACH ROW EXECUTE FUNCTION stale_month();
+      UPDATE event_ingest_month SET month = month`);
+    const event = newEvent();
+    const error = await ingestStore(pool)
+      .transaction((tx) => tx.insertNewEvents([event]))
+      .then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+    expect(error).toBeInstanceOf(IngestMonthTurnedError);
+    expect(isDatabaseUnavailable(error)).toBe(true);
+    expect(await rowsOf(event.event.id)).toEqual([]);
   });
 
   it('stores each id once when concurrent batches carry the same ids in different orders, and none of them deadlocks', async () => {

@@ -30,6 +30,7 @@ export interface IngestTransaction {
 /**
  * How many times an ingest runs its transaction when it keeps finding the month turned: once more
  * after advancing the month is enough unless the database's clock steps back and forth across it.
+ * Past that, the ingest fails as database unavailable (503, retry later), with nothing stored.
  */
 const INGEST_TRIES = 3;
 
