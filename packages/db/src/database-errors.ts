@@ -8,6 +8,10 @@
 const UNAVAILABLE_CODES = new Set(['P1001', 'P1002', 'P1008', 'P1017', 'P2024']);
 // What the pg driver adapter reports underneath.
 const UNAVAILABLE_KINDS = new Set(['DatabaseNotReachable', 'ConnectionClosed', 'SocketTimeout', 'TooManyConnections', 'TlsConnectionError']);
+// Errors named so: Prisma could not connect; an ingest kept finding the month turned (the
+// database's clock stepping back and forth across a month's start: nothing was stored, and a
+// retry stores it, repositories/events.ts).
+const UNAVAILABLE_ERROR_NAMES = new Set(['PrismaClientInitializationError', 'IngestMonthTurnedError']);
 // PostgreSQL SQLSTATEs of a server going away or refusing work: admin/crash shutdown, cannot
 // connect now, and out of a resource (insufficient resources, disk full, out of memory, which
 // includes a full shared lock table, too many connections): the work is rolled back and may pass later.
@@ -25,12 +29,9 @@ const UNAVAILABLE_PG_MESSAGES = /^(timeout exceeded when trying to connect|Conne
 export function isDatabaseUnavailable(error: unknown): boolean {
   if (error === null || typeof error !== 'object') return false;
   if (isNodePostgresUnavailable(error)) return true;
-  // An ingest that kept finding the month turned (the database's clock stepping back and forth
-  // across a month's start): nothing was stored, and a retry stores it (repositories/events.ts).
-  if ((error as { name?: unknown }).name === 'IngestMonthTurnedError') return true;
   const { code, meta, name } = error as { code?: unknown; meta?: { driverAdapterError?: { cause?: { kind?: string; originalCode?: string } } }; name?: string };
   if (typeof code === 'string' && UNAVAILABLE_CODES.has(code)) return true;
-  if (name === 'PrismaClientInitializationError') return true;
+  if (name !== undefined && UNAVAILABLE_ERROR_NAMES.has(name)) return true;
   const cause = meta?.driverAdapterError?.cause;
   if (cause?.kind && UNAVAILABLE_KINDS.has(cause.kind)) return true;
   if (cause?.originalCode && UNAVAILABLE_SQLSTATES.has(cause.originalCode)) return true;
