@@ -1,6 +1,6 @@
 /**
- * The ceilings that separate Herald's own overhead from the database's (issue 18), and the
- * `--only ceilings` section that measures them beside Herald in a short run:
+ * The ceilings that separate Herald's own overhead from the database's (issue 18; measured beside
+ * Herald in bench/paired-rounds.ts):
  * - the durable delivery ceiling: bare BullMQ workers (bench/bare-durable-worker.ts) that per job
  *   do one POST and record it in the same tables the minimal durable way, batched like Herald;
  * - bare Express + the same SQL: Herald's GET /events page statement, built by the repository's
@@ -14,11 +14,8 @@ import autocannon from 'autocannon';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import pg from 'pg';
-import type { PrismaClient } from '@herald/db/prisma';
 import type { ServiceProcess } from '@herald/testing';
 import { eventQueries, type EventListQuery } from '../packages/db/src/repositories/events';
-import { ingestBatches } from './ingest-load';
-import { seedEvents } from './seed-events';
 
 /** What a drain of callbacks measured (bench/run.ts): the rate at the receiver, CPU per callback by process, the machine's busy share. */
 export interface DrainResult {
@@ -211,90 +208,3 @@ export const listSqlRows = {
     target: '>= 0.8',
   }),
 };
-
-export interface CeilingsSectionContext {
-  apiUrl: string;
-  receiverUrl: string;
-  databaseUrl: string;
-  redisUrl: string;
-  /** Queue prefix of the bare ceilings' queues (the caller deletes its keys). */
-  barePrefix: string;
-  adminToken: string;
-  ingestToken: string;
-  prisma: PrismaClient;
-  concurrency: number;
-  sizes: { bareJobs: number; ingestEvents: number; ingestBatch: number; listEvents: number; listSeconds: number };
-  drain: Drain;
-  resetReceiver: () => Promise<void>;
-  /** The bench's bare BullMQ + POST ceiling in 1 process. */
-  bareBullmq: () => Promise<DrainResult>;
-  /** A delivery-worker with the bench's settings. */
-  startHeraldWorker: () => ServiceProcess;
-  startProcess: (script: string, env: Record<string, string>) => ServiceProcess;
-  startListening: (script: string, env: Record<string, string>) => Promise<{ port: number }>;
-  addRow: (row: CeilingRow) => void;
-  log: (message: string) => void;
-}
-
-/**
- * `--only ceilings`: the two ceilings, each beside the ceiling it refines and Herald's figure
- * measured the same way as in the full run (1 delivery-worker draining queued payment callbacks;
- * GET /events page 1 of a merchant key over seeded events), in a short run.
- */
-export async function runCeilingsSection(ctx: CeilingsSectionContext): Promise<void> {
-  // --- Delivery: bare BullMQ + POST, the durable ceiling, Herald with 1 worker ---
-  await ctx.resetReceiver();
-  const bare = await ctx.bareBullmq();
-  ctx.addRow({ scenario: `ceiling: bare BullMQ worker + 1 POST, concurrency ${ctx.concurrency}`, figure: Math.round(bare.rate), unit: 'jobs/s', note: `machine ${Math.round(bare.busy * 100)} % busy`, cpu: bare.cpu });
-  await ctx.resetReceiver();
-  const durable = await durableDeliveryCeiling({
-    databaseUrl: ctx.databaseUrl,
-    redisUrl: ctx.redisUrl,
-    url: `${ctx.receiverUrl}/hook/durable`,
-    prefix: ctx.barePrefix,
-    concurrency: ctx.concurrency,
-    total: ctx.sizes.bareJobs,
-    processes: 1,
-    programId: 'bench-p',
-    merchantId: 'bench-m',
-    drain: ctx.drain,
-    startProcess: ctx.startProcess,
-  });
-  ctx.addRow(durableRows.ceiling(durable, ctx.concurrency, 1, bare));
-  await ingestBatches({ apiUrl: ctx.apiUrl, token: ctx.ingestToken, count: ctx.sizes.ingestEvents, batchSize: ctx.sizes.ingestBatch, inFlight: 2, programId: 'bench-p', merchantId: 'bench-m', objectType: 'payment' });
-  await ctx.resetReceiver();
-  const worker = ctx.startHeraldWorker();
-  const herald = await ctx.drain(2 * ctx.sizes.ingestEvents, [worker], 'delivery-worker');
-  await worker.stop('SIGTERM', 15_000);
-  ctx.addRow({ scenario: '1 delivery-worker, callbacks/s vs bare BullMQ + POST', figure: Math.round(herald.rate), unit: 'callbacks/s', ceiling: bare.rate, ceilingName: 'bare BullMQ + POST', target: '>= 0.6', note: `machine ${Math.round(herald.busy * 100)} % busy`, cpu: herald.cpu });
-  ctx.addRow(durableRows.herald(1, herald, durable));
-
-  // --- GET /events page 1: the static page, the same SQL, Herald ---
-  const call = async (method: string, route: string, body: unknown): Promise<any> => {
-    const res = await fetch(`${ctx.apiUrl}${route}`, { method, headers: { 'content-type': 'application/json', authorization: `Bearer ${ctx.adminToken}` }, body: JSON.stringify(body) });
-    if (res.status !== 201) throw new Error(`${method} ${route} answered ${res.status}: ${await res.text()}`);
-    return res.json();
-  };
-  await call('POST', '/admin/programs', { id: 'bench-l', name: 'list' });
-  for (let m = 0; m < 4; m += 1) await call('POST', '/admin/merchants', { id: `bench-l-m${m}`, programId: 'bench-l', name: 'list' });
-  const { key } = (await call('POST', '/admin/api-keys', { merchantId: 'bench-l-m0' })) as { key: string };
-  ctx.log(`seeding ${ctx.sizes.listEvents} events`);
-  await seedEvents(ctx.prisma, ctx.sizes.listEvents);
-  const perMerchant = ctx.sizes.listEvents / 4;
-  const headers = { 'x-api-key': key, 'content-type': 'application/json', 'accept-language': 'en-US', 'user-agent': 'herald-bench', origin: 'https://bench.example' };
-  const pageUrl = `${ctx.apiUrl}/events?page=1&pageSize=20`;
-  const res = await fetch(pageUrl, { headers });
-  const page = await res.text();
-  if (res.status !== 200 || (JSON.parse(page) as { count: number }).count !== perMerchant) throw new Error(`GET /events page 1 answered ${res.status}: ${page.slice(0, 300)}`);
-  const pageFile = path.join(mkdtempSync(path.join(os.tmpdir(), 'herald-bench-')), 'page.json');
-  writeFileSync(pageFile, page);
-  const staticApp = await ctx.startListening('bench/bare-express.ts', { BENCH_PAGE_FILE: pageFile });
-  const sqlUrl = await startBareSqlPage({ databaseUrl: ctx.databaseUrl, query: pageOneQuery('bench-l', 'bench-l-m0'), expectCount: perMerchant, startListening: ctx.startListening });
-  const staticPage = await cannon(`http://127.0.0.1:${staticApp.port}/events`, ctx.sizes.listSeconds);
-  ctx.addRow({ scenario: `ceiling: bare Express static page (${page.length} bytes), 32 connections`, figure: Math.round(staticPage.rps), unit: 'req/s', note: `p50 ${staticPage.p50} ms, p99 ${staticPage.p99} ms` });
-  const sql = await cannon(sqlUrl, ctx.sizes.listSeconds);
-  ctx.addRow(listSqlRows.ceiling(sql));
-  const page1 = await cannon(pageUrl, ctx.sizes.listSeconds, headers);
-  ctx.addRow({ scenario: `GET /events page 1, ${ctx.sizes.listEvents} events, req/s`, figure: Math.round(page1.rps), unit: 'req/s', ceiling: staticPage.rps, ceilingName: 'bare Express', target: '>= 0.5', note: `p50 ${page1.p50} ms, p99 ${page1.p99} ms` });
-  ctx.addRow(listSqlRows.herald(ctx.sizes.listEvents, page1, sql));
-}

@@ -16,20 +16,20 @@
  */
 import { execSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import autocannon from 'autocannon';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { applyMigrations, dropDatabase, ensureDatabase } from '@herald/db';
 import { createPrismaClient, type PrismaClient } from '@herald/db/prisma';
 import { databaseUrlFor, uniqueId, type ServiceProcess } from '@herald/testing';
 import { CpuAccounts, cpuPerUnit, machineBusy, type CpuSnapshot } from './cpu';
-import { bareIngest, ingestBatches } from './ingest-load';
+import { ingestBatches } from './ingest-load';
 import { runApiIsolation } from './api-isolation';
-import { durableDeliveryCeiling, durableRows, listSqlRows, pageOneQuery, runCeilingsSection, startBareSqlPage } from './ceilings';
+import { cannon, durableDeliveryCeiling, durableRows } from './ceilings';
 import { runIsolation } from './isolation';
+import { deliveryRoundRows, deliveryRounds, listRoundRows, listRounds, median, medianRound, runCeilingsSection, startListCeilings, type CeilingsSectionContext } from './paired-rounds';
 import { postJson } from './post-json';
 import { createRawPoster } from './raw-post';
 import { buildServices, createPaymentTenant, serviceEnv, startService } from './setup';
@@ -77,8 +77,8 @@ if (!(SOAK.seconds >= 30 && SOAK.rate > 0)) {
 
 /** Sizes of each scenario: every loop is bounded in count and in time. */
 const SIZE = QUICK
-  ? { ingestEvents: 1_000, ingestBatch: 250, rawPosts: 3_000, bareJobs: 3_000, listEvents: 20_000, deepPage: 200, listSeconds: 3, oauthEvents: 500, renewalLifetime: 2, renewalSeconds: 5, renewalRate: 40, e2eRate: 40, e2eSeconds: 3 }
-  : { ingestEvents: 15_000, ingestBatch: 500, rawPosts: 40_000, bareJobs: 30_000, listEvents: 1_000_000, deepPage: 10_000, listSeconds: 10, oauthEvents: 10_000, renewalLifetime: 10, renewalSeconds: 30, renewalRate: 100, e2eRate: 100, e2eSeconds: 15 };
+  ? { ingestEvents: 1_000, ingestBatch: 250, rawPosts: 3_000, bareJobs: 3_000, listEvents: 20_000, deepPage: 200, listSeconds: 3, rounds: 2, listRoundSeconds: 3, oauthEvents: 500, renewalLifetime: 2, renewalSeconds: 5, renewalRate: 40, e2eRate: 40, e2eSeconds: 3 }
+  : { ingestEvents: 15_000, ingestBatch: 500, rawPosts: 40_000, bareJobs: 30_000, listEvents: 1_000_000, deepPage: 10_000, listSeconds: 10, rounds: 3, listRoundSeconds: 5, oauthEvents: 10_000, renewalLifetime: 10, renewalSeconds: 30, renewalRate: 100, e2eRate: 100, e2eSeconds: 15 };
 /** Longest any wait for deliveries may take before the run fails. */
 const DRAIN_TIMEOUT_MS = QUICK ? 60_000 : 180_000;
 
@@ -432,31 +432,35 @@ async function main(): Promise<void> {
     report(runStarted);
     return;
   }
+  // Herald's figures with a ratio target, beside their ceilings in alternated rounds (bench/paired-rounds.ts).
+  const paired: CeilingsSectionContext = {
+    apiUrl,
+    receiverUrl,
+    databaseUrl,
+    redisUrl: REDIS_URL,
+    barePrefix,
+    adminToken: ADMIN_TOKEN,
+    ingestToken: INGEST_TOKEN,
+    prisma,
+    concurrency: WORKER_CONCURRENCY,
+    sizes: SIZE,
+    rounds: SIZE.rounds,
+    drain,
+    resetReceiver: reset,
+    bareBullmq: () => bareBullmq({ url: `${receiverUrl}/hook/bare`, concurrency: WORKER_CONCURRENCY, total: SIZE.bareJobs, prefix: barePrefix, processes: 1, drain }),
+    startHeraldWorker: () => {
+      const worker = startProcess('services/delivery-worker/src/main.ts', env);
+      serviceLogs.push(['delivery-worker (paired rounds)', worker]);
+      return worker;
+    },
+    startProcess,
+    startListening,
+    peakRssMb,
+    addRow,
+    log,
+  };
   if (ONLY === 'ceilings') {
-    await runCeilingsSection({
-      apiUrl,
-      receiverUrl,
-      databaseUrl,
-      redisUrl: REDIS_URL,
-      barePrefix,
-      adminToken: ADMIN_TOKEN,
-      ingestToken: INGEST_TOKEN,
-      prisma,
-      concurrency: WORKER_CONCURRENCY,
-      sizes: SIZE,
-      drain,
-      resetReceiver: reset,
-      bareBullmq: () => bareBullmq({ url: `${receiverUrl}/hook/bare`, concurrency: WORKER_CONCURRENCY, total: SIZE.bareJobs, prefix: barePrefix, processes: 1, drain }),
-      startHeraldWorker: () => {
-        const worker = startProcess('services/delivery-worker/src/main.ts', env);
-        serviceLogs.push(['delivery-worker (ceilings)', worker]);
-        return worker;
-      },
-      startProcess,
-      startListening,
-      addRow,
-      log,
-    });
+    await runCeilingsSection(paired);
     report(runStarted);
     return;
   }
@@ -470,38 +474,26 @@ async function main(): Promise<void> {
   addRow({ scenario: `ceiling: raw POST loop, ${WORKER_CONCURRENCY} in flight`, figure: round(raw16, 0), unit: 'req/s' });
   addRow({ scenario: `ceiling: raw POST loop, ${2 * WORKER_CONCURRENCY} in flight`, figure: round(raw32, 0), unit: 'req/s' });
   await reset();
-  const bare = await bareBullmq({ url: `${receiverUrl}/hook/bare`, concurrency: WORKER_CONCURRENCY, total: SIZE.bareJobs, prefix: barePrefix, processes: 1, drain });
-  addRow({ scenario: `ceiling: bare BullMQ worker + 1 POST, concurrency ${WORKER_CONCURRENCY}`, figure: round(bare.rate, 0), unit: 'jobs/s', ceiling: raw16, ceilingName: 'raw POST loop', note: busyNote(bare), cpu: bare.cpu });
-  await reset();
   const bareTwo = await bareBullmq({ url: `${receiverUrl}/hook/bare`, concurrency: WORKER_CONCURRENCY, total: SIZE.bareJobs, prefix: barePrefix, processes: 2, drain });
-  addRow({ scenario: `ceiling: 2 bare BullMQ worker processes + 1 POST, concurrency ${WORKER_CONCURRENCY} each`, figure: round(bareTwo.rate, 0), unit: 'jobs/s', ceiling: bare.rate, ceilingName: '1 bare worker', note: busyNote(bareTwo), cpu: bareTwo.cpu });
-  // The durable delivery ceiling (bench/ceilings.ts): the same, plus each attempt recorded in PostgreSQL.
-  const durableCeiling = async (processes: number): Promise<DrainResult> => {
-    await reset();
-    return durableDeliveryCeiling({ databaseUrl, redisUrl: REDIS_URL, url: `${receiverUrl}/hook/durable`, prefix: barePrefix, concurrency: WORKER_CONCURRENCY, total: SIZE.bareJobs, processes, programId: 'bench-p', merchantId: 'bench-m', drain, startProcess });
-  };
-  const durable = await durableCeiling(1);
-  addRow(durableRows.ceiling(durable, WORKER_CONCURRENCY, 1, bare));
-  const durableTwo = await durableCeiling(2);
+  // The durable delivery ceiling (bench/ceilings.ts) in 2 processes: the same, plus each attempt recorded in PostgreSQL.
+  await reset();
+  const durableTwo = await durableDeliveryCeiling({ databaseUrl, redisUrl: REDIS_URL, url: `${receiverUrl}/hook/durable`, prefix: barePrefix, concurrency: WORKER_CONCURRENCY, total: SIZE.bareJobs, processes: 2, programId: 'bench-p', merchantId: 'bench-m', drain, startProcess });
+
+  // --- Ingest and 1 delivery-worker, beside their ceilings in alternated rounds ---
+  const rounds = await deliveryRounds(paired, SIZE.rounds);
+  for (const row of deliveryRoundRows(rounds, { concurrency: WORKER_CONCURRENCY, ingestBatch: SIZE.ingestBatch })) addRow(row);
+  await deleteRedisKeys(barePrefix);
+  const bare = median(rounds.map((r) => r.delivery.bare.rate));
+  addRow({ scenario: `ceiling: 2 bare BullMQ worker processes + 1 POST, concurrency ${WORKER_CONCURRENCY} each`, figure: round(bareTwo.rate, 0), unit: 'jobs/s', ceiling: bare, ceilingName: '1 bare worker (median of the rounds)', note: busyNote(bareTwo), cpu: bareTwo.cpu });
   addRow(durableRows.ceiling(durableTwo, WORKER_CONCURRENCY, 2, bareTwo));
-  await deleteRedisKeys(barePrefix);
+  // The 1-worker figures the rows below compare with: those of the round with the median ratio to the durable ceiling.
+  const one = medianRound(rounds.map((r) => r.delivery), 'durable', (d) => d.rate).round.herald;
+  const rssOne = Math.max(...rounds.map((r) => r.heraldPeakRssMb));
+  addRow({ scenario: '1 delivery-worker, callbacks/s vs raw POST loop (16)', figure: round(one.rate, 0), unit: 'callbacks/s', ceiling: raw16, ceilingName: 'raw POST loop 16' });
 
-  // --- Ingest (no worker running, so jobs wait in Redis for the delivery phase) ---
-  const ingest = (count: number, programId: string, merchantId: string | undefined, objectType: string, idPrefix = ''): Promise<number> =>
-    ingestBatches({ apiUrl, token: INGEST_TOKEN, count, batchSize: SIZE.ingestBatch, inFlight: 2, programId, ...(merchantId ? { merchantId } : {}), objectType, idPrefix });
-  // Warm-up (JIT, pools) on a program with no target: no deliveries, nothing for the workers.
-  await http('POST', `${apiUrl}/admin/programs`, ADMIN_TOKEN, { id: 'bench-w', name: 'warm-up' }, [201]);
-  await ingest(SIZE.ingestBatch * 4, 'bench-w', undefined, 'payment', 'warm-');
-  const ingestRate = await ingest(SIZE.ingestEvents, 'bench-p', 'bench-m', 'payment');
-  // Ceiling, same run: the same rows (events, 2 deliveries each) and jobs written the bare way.
-  const bareLoad = { databaseUrl, redisUrl: REDIS_URL, queuePrefix: barePrefix, batchSize: SIZE.ingestBatch, inFlight: 2, programId: 'bench-p', merchantId: 'bench-m' };
-  await bareIngest({ ...bareLoad, count: SIZE.ingestBatch * 4 });
-  const bareIngestRate = await bareIngest({ ...bareLoad, count: SIZE.ingestEvents });
-  await deleteRedisKeys(barePrefix);
-  addRow({ scenario: `ceiling: bare INSERT ... unnest of the same rows + addBulk of the same jobs, batches of ${SIZE.ingestBatch}, 2 in flight`, figure: round(bareIngestRate, 0), unit: 'events/s' });
-  addRow({ scenario: `ingest, batches of ${SIZE.ingestBatch}, 2 in flight, fan-out 2`, figure: round(ingestRate, 0), unit: 'events/s', ceiling: bareIngestRate, ceilingName: 'bare INSERT + addBulk', target: '>= 10,000 events/s' });
-
-  // --- Delivery with N worker processes: drain the callbacks queued by the ingest ---
+  // --- Delivery with 2 worker processes: drain the callbacks of one more ingest ---
+  const ingest = (count: number, programId: string, merchantId: string | undefined, objectType: string): Promise<number> =>
+    ingestBatches({ apiUrl, token: INGEST_TOKEN, count, batchSize: SIZE.ingestBatch, inFlight: 2, programId, ...(merchantId ? { merchantId } : {}), objectType });
   const startWorkers = (n: number): ServiceProcess[] => {
     const workers = Array.from({ length: n }, () => startService('services/delivery-worker/src/main.ts', env));
     workers.forEach((w, i) => {
@@ -511,18 +503,9 @@ async function main(): Promise<void> {
     return workers;
   };
   const expected = 2 * SIZE.ingestEvents;
-  await reset();
-  let workers = startWorkers(1);
-  const one = await drain(expected, workers, 'delivery-worker');
-  const rssOne = peakRssMb(workers[0]!.child.pid);
-  for (const w of workers) await w.stop('SIGTERM', 15_000);
-  addRow({ scenario: '1 delivery-worker, callbacks/s vs bare BullMQ + POST', figure: round(one.rate, 0), unit: 'callbacks/s', ceiling: bare.rate, ceilingName: 'bare BullMQ + POST', target: '>= 0.6', note: busyNote(one), cpu: one.cpu });
-  addRow(durableRows.herald(1, one, durable));
-  addRow({ scenario: '1 delivery-worker, callbacks/s vs raw POST loop (16)', figure: round(one.rate, 0), unit: 'callbacks/s', ceiling: raw16, ceilingName: 'raw POST loop 16' });
-
   await ingest(SIZE.ingestEvents, 'bench-p', 'bench-m', 'payment');
   await reset();
-  workers = startWorkers(2);
+  const workers = startWorkers(2);
   const two = await drain(expected, workers, 'delivery-worker');
   const rssTwo = workers.map((w) => peakRssMb(w.child.pid));
   addRow({ scenario: '2 delivery-workers, callbacks/s vs 1 worker', figure: round(two.rate, 0), unit: 'callbacks/s', ceiling: one.rate, ceilingName: '1 worker', target: '>= 1.6', note: busyNote(two), cpu: two.cpu });
@@ -530,7 +513,7 @@ async function main(): Promise<void> {
   addRow({ scenario: '2 delivery-workers, callbacks/s vs 2 bare BullMQ worker processes + POST', figure: round(two.rate, 0), unit: 'callbacks/s', ceiling: bareTwo.rate, ceilingName: '2 bare BullMQ processes' });
   addRow(durableRows.herald(2, two, durableTwo));
   const attempts = Number((await prisma.$queryRaw<Array<{ n: bigint }>>`SELECT count(*) AS n FROM delivery_attempts`)[0]!.n);
-  if (attempts < 2 * expected) throw new Error(`expected ${2 * expected} recorded attempts, found ${attempts}`);
+  if (attempts < (SIZE.rounds + 1) * expected) throw new Error(`expected ${(SIZE.rounds + 1) * expected} recorded attempts, found ${attempts}`);
 
   // --- OAuth: one target, a 60 s token, callbacks spread over the 2 running workers ---
   await reset();
@@ -623,33 +606,22 @@ async function main(): Promise<void> {
   const page1 = await check('page=1&pageSize=20', perMerchant);
   await check('origin=api&objectType=payment&page=1&pageSize=20', filteredCount(SIZE.listEvents));
   await check(`page=${SIZE.deepPage}&pageSize=20`, perMerchant);
-  const pageFile = path.join(mkdtempSync(path.join(os.tmpdir(), 'herald-bench-')), 'page.json');
-  writeFileSync(pageFile, page1);
-  const bareApp = await startListening('bench/bare-express.ts', { BENCH_PAGE_FILE: pageFile });
 
-  const cannon = async (url: string): Promise<{ rps: number; p50: number; p99: number }> => {
-    const result = await autocannon({ url, connections: 32, duration: SIZE.listSeconds, headers: listHeaders });
-    if (result.errors > 0 || result.non2xx > 0 || result.timeouts > 0) throw new Error(`autocannon ${url}: ${result.errors} errors, ${result.non2xx} non-2xx, ${result.timeouts} timeouts`);
-    return { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99 };
-  };
-  const bareList = await cannon(`http://127.0.0.1:${bareApp.port}/events`);
-  addRow({ scenario: `ceiling: bare Express static page (${page1.length} bytes), 32 connections`, figure: round(bareList.rps, 0), unit: 'req/s', note: `p50 ${bareList.p50} ms, p99 ${bareList.p99} ms` });
-  const bareSqlUrl = await startBareSqlPage({ databaseUrl, query: pageOneQuery('bench-l', 'bench-l-m0'), expectCount: perMerchant, startListening });
-  const bareSql = await cannon(bareSqlUrl);
-  addRow(listSqlRows.ceiling(bareSql));
+  // Page 1 beside its two ceilings, in alternated rounds (bench/paired-rounds.ts).
+  const listCeilings = await startListCeilings({ databaseUrl, page: page1, expectCount: perMerchant, startListening });
+  const listRoundResults = await listRounds({ herald: `${apiUrl}/events?page=1&pageSize=20`, ...listCeilings }, listHeaders, SIZE.rounds, SIZE.listRoundSeconds);
+  for (const row of listRoundRows(listRoundResults, { events: SIZE.listEvents, pageBytes: page1.length })) addRow(row);
+  const page1P99 = medianRound(listRoundResults, 'static', (r) => r.rps).round.herald.p99;
+  // The other pages, once each, against page 1 of the rounds.
+  const staticRps = median(listRoundResults.map((r) => r.static.rps));
   const pages: Array<[string, string]> = [
-    ['page 1', 'page=1&pageSize=20'],
     ['filtered page 1 (origin=api, objectType=payment)', 'origin=api&objectType=payment&page=1&pageSize=20'],
     [`page ${SIZE.deepPage}`, `page=${SIZE.deepPage}&pageSize=20`],
   ];
-  let page1P99 = NaN;
   for (const [name, query] of pages) {
-    const r = await cannon(`${apiUrl}/events?${query}`);
-    if (name === 'page 1') page1P99 = r.p99;
-    addRow({ scenario: `GET /events ${name}, ${SIZE.listEvents} events, req/s`, figure: round(r.rps, 0), unit: 'req/s', ceiling: bareList.rps, ceilingName: 'bare Express', target: name === 'page 1' ? '>= 0.5' : undefined });
-    if (name === 'page 1') addRow(listSqlRows.herald(SIZE.listEvents, r, bareSql));
-    addRow({ scenario: `GET /events ${name}, p50 / p99 latency`, figure: r.p99, unit: 'ms p99', note: `p50 ${r.p50} ms`, ceiling: bareList.p99 || undefined, ceilingName: 'bare Express p99' });
-    if (name.startsWith('page ') && name !== 'page 1') {
+    const r = await cannon(`${apiUrl}/events?${query}`, SIZE.listSeconds, listHeaders);
+    addRow({ scenario: `GET /events ${name}, ${SIZE.listEvents} events, req/s`, figure: round(r.rps, 0), unit: 'req/s', ceiling: staticRps, ceilingName: 'bare Express (median of the rounds)', note: `p50 ${r.p50} ms, p99 ${r.p99} ms` });
+    if (name.startsWith('page ')) {
       addRow({ scenario: `GET /events ${name} p99 / page 1 p99`, figure: r.p99, unit: 'ms p99', ceiling: page1P99, ceilingName: 'page 1 p99', target: '<= 3' });
     }
   }
