@@ -1,6 +1,6 @@
 import type { DeliveryRef, RoutingTarget } from '@herald/domain';
 import type { DatabasePool } from '../pool';
-import { db, inTransaction, run, sql, type Sql } from '../sql';
+import { byShape, db, inTransaction, run, sql, type Sql } from '../sql';
 
 /**
  * Deliveries are the outbox between PostgreSQL and the queue. They are created in the transaction
@@ -34,37 +34,9 @@ const REF_COLUMNS = ['d.id as deliveryId', 'd.event_id as eventId', 'd.target_id
 /** Every statement of the outbox, built from its parameters (the SQL snapshot compiles each). */
 export const deliveryQueries = {
   insert: (refs: readonly DeliveryRef[]) =>
-    db
-      .insertInto('deliveries')
-      .columns(['id', 'event_id', 'target_id', 'updated_at', 'enqueued_at'])
-      .expression((eb) =>
-        eb
-          .selectFrom(
-            sql<{ id: string; event_id: string; target_id: string }>`unnest(${refs.map((r) => r.deliveryId)}::uuid[], ${refs.map((r) => r.eventId)}::text[], ${refs.map((r) => r.targetId)}::uuid[])`.as<'d'>(
-              sql`d(id, event_id, target_id)`,
-            ),
-          )
-          .select(['d.id', 'd.event_id', 'd.target_id', sql<Date>`now()`.as('updated_at'), sql<Date>`now()`.as('enqueued_at')]),
-      ),
+    insertStatement('insert', { ids: refs.map((r) => r.deliveryId), eventIds: refs.map((r) => r.eventId), targetIds: refs.map((r) => r.targetId) }),
 
-  routingTargets: (programIds: readonly string[], merchantIds: readonly string[]) =>
-    db
-      .selectFrom('notification_targets')
-      .select((eb) => [
-        'id',
-        'program_id as programId',
-        'merchant_id as merchantId',
-        'object_types as objectTypes',
-        'event_types as eventTypes',
-        'enabled',
-        eb('deleted_at', 'is not', null).$castTo<boolean>().as('deleted'),
-      ])
-      .where((eb) =>
-        eb.or([
-          eb.and([eb('merchant_id', 'is', null), eb('program_id', '=', eb.fn.any(sql<string[]>`${programIds}::text[]`))]),
-          eb('merchant_id', '=', eb.fn.any(sql<string[]>`${merchantIds}::text[]`)),
-        ]),
-      ),
+  routingTargets: (programIds: readonly string[], merchantIds: readonly string[]) => routingTargetsStatement('routing-targets', { programIds, merchantIds }),
 
   markEnqueued: (deliveryIds: readonly string[]) =>
     db
@@ -210,3 +182,38 @@ export function deliveryRepository(pool: DatabasePool) {
 }
 
 export type DeliveryRepository = ReturnType<typeof deliveryRepository>;
+
+// The ingest's statements, built and compiled once each (byShape): every ingest runs both.
+
+const insertStatement = byShape((_shape: 'insert', v: { ids: string[]; eventIds: string[]; targetIds: string[] }) =>
+  db
+    .insertInto('deliveries')
+    .columns(['id', 'event_id', 'target_id', 'updated_at', 'enqueued_at'])
+    .expression((eb) =>
+      eb
+        .selectFrom(
+          sql<{ id: string; event_id: string; target_id: string }>`unnest(${v.ids}::uuid[], ${v.eventIds}::text[], ${v.targetIds}::uuid[])`.as<'d'>(sql`d(id, event_id, target_id)`),
+        )
+        .select(['d.id', 'd.event_id', 'd.target_id', sql<Date>`now()`.as('updated_at'), sql<Date>`now()`.as('enqueued_at')]),
+    ),
+);
+
+const routingTargetsStatement = byShape((_shape: 'routing-targets', v: { programIds: readonly string[]; merchantIds: readonly string[] }) =>
+  db
+    .selectFrom('notification_targets')
+    .select((eb) => [
+      'id',
+      'program_id as programId',
+      'merchant_id as merchantId',
+      'object_types as objectTypes',
+      'event_types as eventTypes',
+      'enabled',
+      eb('deleted_at', 'is not', null).$castTo<boolean>().as('deleted'),
+    ])
+    .where((eb) =>
+      eb.or([
+        eb.and([eb('merchant_id', 'is', null), eb('program_id', '=', eb.fn.any(sql<string[]>`${v.programIds}::text[]`))]),
+        eb('merchant_id', '=', eb.fn.any(sql<string[]>`${v.merchantIds}::text[]`)),
+      ]),
+    ),
+);

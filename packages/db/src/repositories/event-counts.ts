@@ -138,26 +138,18 @@ export const eventCountQueries = {
    * touches thousands of buckets, more rows than PostgreSQL's 65,535 bind parameters allow as VALUES.
    */
   add: (totals: ReadonlyArray<Omit<Increment, 'granularity' | 'bucketStart'>>, buckets: readonly Increment[]) =>
-    db
-      .with('totals', (cte) =>
-        cte
-          .insertInto('event_counts')
-          .columns(['scope', 'origin', 'object_type', 'count'])
-          .expression(
-            sql`SELECT * FROM unnest(${totals.map((r) => r.scope)}::text[], ${totals.map((r) => r.origin)}::text[], ${totals.map((r) => r.objectType)}::text[], ${totals.map((r) => r.count)}::bigint[])`,
-          )
-          .onConflict((oc) => oc.columns(['scope', 'origin', 'object_type']).doUpdateSet((eb) => ({ count: eb('event_counts.count', '+', eb.ref('excluded.count')) }))),
-      )
-      .insertInto('event_bucket_counts')
-      .columns(['scope', 'origin', 'object_type', 'granularity', 'bucket_start', 'count'])
-      .expression(
-        sql`SELECT * FROM unnest(${buckets.map((r) => r.scope)}::text[], ${buckets.map((r) => r.origin)}::text[], ${buckets.map((r) => r.objectType)}::text[], ${buckets.map((r) => r.granularity)}::int[], ${buckets.map((r) => String(r.bucketStart))}::bigint[], ${buckets.map((r) => r.count)}::bigint[])`,
-      )
-      .onConflict((oc) =>
-        oc
-          .columns(['scope', 'origin', 'object_type', 'granularity', 'bucket_start'])
-          .doUpdateSet((eb) => ({ count: eb('event_bucket_counts.count', '+', eb.ref('excluded.count')) })),
-      ),
+    addStatement('add', {
+      totalScopes: totals.map((r) => r.scope),
+      totalOrigins: totals.map((r) => r.origin),
+      totalObjectTypes: totals.map((r) => r.objectType),
+      totalCounts: totals.map((r) => r.count),
+      bucketScopes: buckets.map((r) => r.scope),
+      bucketOrigins: buckets.map((r) => r.origin),
+      bucketObjectTypes: buckets.map((r) => r.objectType),
+      bucketGranularities: buckets.map((r) => r.granularity),
+      bucketStarts: buckets.map((r) => String(r.bucketStart)),
+      bucketCounts: buckets.map((r) => r.count),
+    }),
 
   /**
    * The walk's step at one granularity, within the bucket the previous step found: the first
@@ -169,6 +161,43 @@ export const eventCountQueries = {
       { ...step, offset: String(step.offset), from: within && String(within.from), to: within && String(within.to) },
     ),
 };
+
+/** Built and compiled once (byShape): every ingest runs it. */
+const addStatement = byShape(
+  (
+    _shape: 'add',
+    v: {
+      totalScopes: string[];
+      totalOrigins: string[];
+      totalObjectTypes: string[];
+      totalCounts: number[];
+      bucketScopes: string[];
+      bucketOrigins: string[];
+      bucketObjectTypes: string[];
+      bucketGranularities: number[];
+      bucketStarts: string[];
+      bucketCounts: number[];
+    },
+  ) =>
+    db
+      .with('totals', (cte) =>
+        cte
+          .insertInto('event_counts')
+          .columns(['scope', 'origin', 'object_type', 'count'])
+          .expression(sql`SELECT * FROM unnest(${v.totalScopes}::text[], ${v.totalOrigins}::text[], ${v.totalObjectTypes}::text[], ${v.totalCounts}::bigint[])`)
+          .onConflict((oc) => oc.columns(['scope', 'origin', 'object_type']).doUpdateSet((eb) => ({ count: eb('event_counts.count', '+', eb.ref('excluded.count')) }))),
+      )
+      .insertInto('event_bucket_counts')
+      .columns(['scope', 'origin', 'object_type', 'granularity', 'bucket_start', 'count'])
+      .expression(
+        sql`SELECT * FROM unnest(${v.bucketScopes}::text[], ${v.bucketOrigins}::text[], ${v.bucketObjectTypes}::text[], ${v.bucketGranularities}::int[], ${v.bucketStarts}::bigint[], ${v.bucketCounts}::bigint[])`,
+      )
+      .onConflict((oc) =>
+        oc
+          .columns(['scope', 'origin', 'object_type', 'granularity', 'bucket_start'])
+          .doUpdateSet((eb) => ({ count: eb('event_bucket_counts.count', '+', eb.ref('excluded.count')) })),
+      ),
+);
 
 /** Built once per shape: a deep page of GET /events runs three steps. */
 const walkStatement = byShape(
