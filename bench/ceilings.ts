@@ -1,6 +1,6 @@
 /**
- * The ceilings that separate Herald's own overhead from the database's (issue 18; measured beside
- * Herald in bench/paired-rounds.ts):
+ * The ceilings that separate Herald's own overhead from the database's (measured beside Herald in
+ * bench/paired-rounds.ts):
  * - the durable delivery ceiling: bare BullMQ workers (bench/bare-durable-worker.ts) that per job
  *   do one POST and record it in the same tables the minimal durable way, batched like Herald;
  * - bare Express + the same SQL: Herald's GET /events page statement, built by the repository's
@@ -25,7 +25,11 @@ export interface DrainResult {
   busy: number;
 }
 
-/** Resolves when the receiver has `expected` callbacks, timed from the first (bench/run.ts). */
+/**
+ * Resolves when the receiver has `expected` callbacks, timed from the first (bench/run.ts).
+ * `workers` (started, maybe not ready yet) are accounted as `role`; without a role, nothing is
+ * measured or logged (callbacks that arrived while the caller was still posting events).
+ */
 export type Drain = (expected: number, workers: ServiceProcess[], role?: string) => Promise<DrainResult>;
 
 /** A row of the bench's table (bench/run.ts). */

@@ -27,7 +27,7 @@ import { databaseUrlFor, uniqueId, type ServiceProcess } from '@herald/testing';
 import { CpuAccounts, cpuPerUnit, machineBusy, type CpuSnapshot } from './cpu';
 import { ingestBatches } from './ingest-load';
 import { runApiIsolation } from './api-isolation';
-import { cannon, durableDeliveryCeiling, durableRows } from './ceilings';
+import { cannon, durableDeliveryCeiling, durableRows, type Drain, type DrainResult } from './ceilings';
 import { runIsolation } from './isolation';
 import { deliveryRoundRows, deliveryRounds, listRoundRows, listRounds, median, medianRound, runCeilingsSection, startListCeilings, type CeilingsSectionContext } from './paired-rounds';
 import { postJson } from './post-json';
@@ -262,20 +262,6 @@ async function bareBullmq(options: { url: string; concurrency: number; total: nu
   }
 }
 
-/** What a drain of callbacks measured: the rate at the receiver, CPU per callback by process, the machine's busy share. */
-interface DrainResult {
-  rate: number;
-  seconds: number;
-  cpu: string;
-  busy: number;
-}
-
-/**
- * Resolves when the receiver has `expected` callbacks, timed from the first. `workers` (started,
- * maybe not ready yet) are accounted as `role`; without a role, nothing is measured or logged
- * (callbacks that arrived while the caller was still posting events).
- */
-type Drain = (expected: number, workers: ServiceProcess[], role?: string) => Promise<DrainResult>;
 
 async function main(): Promise<void> {
   const runStarted = Date.now();

@@ -1,5 +1,5 @@
 /**
- * The soak (issue 18): steady delivery at a moderate rate for many minutes, with retries in the
+ * The soak: steady delivery at a moderate rate for many minutes, with retries in the
  * mix, watching what a short run cannot show: whether a delivery-worker's memory grows, whether
  * latency drifts, and how much Redis memory each job held costs.
  *
