@@ -3,8 +3,8 @@
  * BullMQ worker whose processor does one raw POST to BENCH_TARGET_URL and then records it the
  * minimal durable way, in the same tables as Herald: the delivery's attempt row inserted and its
  * deliveries row updated (succeeded, attempts_made + 1), in one statement per batch (the attempt
- * in its delivery's week partition; the ids also an index condition on every partition, as in
- * Herald's statement). The jobs of a
+ * in its delivery's week partition; the ids also an index condition on every partition, and the
+ * batch's range of created_at, from the jobs, as in Herald's statement). The jobs of a
  * batch are gathered with Herald's own coalescer and options (as many as the worker's concurrency,
  * two statements in flight, a record waiting up to 1 ms for the others' while other jobs run),
  * so Herald's ratio to this is its own overhead, not the cost of recording attempts. Queue
@@ -34,7 +34,7 @@ WITH input AS (
   UPDATE deliveries AS d
   SET attempts_made = d.attempts_made + 1, status = 'succeeded', last_status_code = i.status_code, completed_at = now(), updated_at = now()
   FROM input AS i
-  WHERE d.id = i.delivery_id AND d.id = ANY($1::uuid[])
+  WHERE d.id = i.delivery_id AND d.id = ANY($1::uuid[]) AND d.created_at BETWEEN $6::timestamptz AND $7::timestamptz
   RETURNING d.id, d.created_at, d.attempts_made
 )
 INSERT INTO delivery_attempts (delivery_id, delivery_created_at, number, started_at, duration_ms, status_code, url)
@@ -43,6 +43,8 @@ FROM updated AS u JOIN input AS i ON i.delivery_id = u.id`;
 
 interface Attempt {
   deliveryId: string;
+  /** The delivery's created_at, from its job. */
+  storedAt: string;
   startedAt: Date;
   durationMs: number;
   statusCode: number;
@@ -58,10 +60,11 @@ const record = createCoalescer(
   async (attempts: Attempt[]) => {
     // Sorted, as Herald does, so that concurrent batches lock rows in the same order.
     const sorted = [...attempts].sort((a, b) => (a.deliveryId < b.deliveryId ? -1 : a.deliveryId > b.deliveryId ? 1 : 0));
+    const stored = attempts.map((a) => a.storedAt).sort();
     const { rowCount } = await pool.query({
       name: 'bench-durable-record',
       text: RECORD_SQL,
-      values: [sorted.map((a) => a.deliveryId), sorted.map((a) => a.startedAt), sorted.map((a) => a.durationMs), sorted.map((a) => a.statusCode), sorted.map(() => url)],
+      values: [sorted.map((a) => a.deliveryId), sorted.map((a) => a.startedAt), sorted.map((a) => a.durationMs), sorted.map((a) => a.statusCode), sorted.map(() => url), stored[0], stored.at(-1)],
     });
     if (rowCount !== attempts.length) throw new Error(`recorded ${rowCount} of ${attempts.length} attempts`);
     return attempts.map(() => undefined);
@@ -69,7 +72,7 @@ const record = createCoalescer(
   { maxBatch: concurrency, maxInFlight: STATEMENTS_IN_FLIGHT, lingerMs: () => (running > 1 ? RECORD_LINGER_MS : 0) },
 );
 
-const worker = new Worker<{ deliveryId: string }>(
+const worker = new Worker<{ deliveryId: string; storedAt: string }>(
   process.env.BENCH_QUEUE ?? 'bare-durable',
   async (job) => {
     running += 1;
@@ -77,7 +80,7 @@ const worker = new Worker<{ deliveryId: string }>(
       const startedAt = new Date();
       const started = performance.now();
       await poster.post(url);
-      await record({ deliveryId: job.data.deliveryId, startedAt, durationMs: Math.round(performance.now() - started), statusCode: 200 });
+      await record({ deliveryId: job.data.deliveryId, storedAt: job.data.storedAt, startedAt, durationMs: Math.round(performance.now() - started), statusCode: 200 });
     } finally {
       running -= 1;
     }

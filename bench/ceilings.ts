@@ -86,17 +86,20 @@ export async function durableDeliveryCeiling(options: DurableCeilingOptions): Pr
        SELECT id, $2, $3, now(), 'api', 'created', id, 'payment', md5(id) FROM unnest($1::text[]) AS e(id)`,
       [eventIds, options.programId, options.merchantId],
     );
-    // Marked enqueued, so that no delivery-worker's sweeper sends them.
-    await pool.query(
+    // Marked enqueued, so that no delivery-worker's sweeper sends them. Their created_at goes in
+    // the jobs, as Herald's ingest puts it in its own (storedAt).
+    const { rows: stored } = await pool.query<{ created_at: Date }>(
       `INSERT INTO deliveries (id, event_id, target_id, updated_at, enqueued_at)
-       SELECT id, event_id, target_id, now(), now() FROM unnest($1::uuid[], $2::text[], $3::uuid[]) AS d(id, event_id, target_id)`,
+       SELECT id, event_id, target_id, now(), now() FROM unnest($1::uuid[], $2::text[], $3::uuid[]) AS d(id, event_id, target_id)
+       RETURNING created_at`,
       [deliveryIds, deliveryIds.map((_, i) => eventIds[i >> 1]!), deliveryIds.map((_, i) => targets[i % 2]!)],
     );
+    const storedAt = stored[0]!.created_at.toISOString();
     for (let i = 0; i < deliveryIds.length; i += 1000) {
       await queue.addBulk(
         deliveryIds.slice(i, i + 1000).map((deliveryId, j) => ({
           name: 'delivery',
-          data: { deliveryId, eventId: eventIds[(i + j) >> 1]!, targetId: targets[(i + j) % 2]!, programId: options.programId, merchantId: options.merchantId },
+          data: { deliveryId, eventId: eventIds[(i + j) >> 1]!, targetId: targets[(i + j) % 2]!, programId: options.programId, merchantId: options.merchantId, storedAt },
           opts: { jobId: deliveryId, removeOnComplete: { age: 3600 }, attempts: 1 },
         })),
       );

@@ -124,7 +124,7 @@ export async function bareIngest(load: IngestLoad & { merchantId: string; databa
       }
       await queue.addBulk(
         deliveryIds.map((deliveryId, i) => {
-          const data = { deliveryId, eventId: ids[i >> 1]!, targetId: targets[i % 2]!, programId: load.programId, merchantId: load.merchantId };
+          const data = { deliveryId, eventId: ids[i >> 1]!, targetId: targets[i % 2]!, programId: load.programId, merchantId: load.merchantId, storedAt: now };
           return {
             name: `${data.eventId} -> ${i % 2 ? `merchant ${load.merchantId}` : `program ${load.programId}`}`,
             data,

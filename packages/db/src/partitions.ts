@@ -14,9 +14,10 @@ import { createEventMonthsAhead, DEFAULT_MONTHS_AHEAD, dropEventMonthsPastRetent
  *
  * Why weeks: at 10 million events a day with fan-out 2 a week is 140 M deliveries; with the default
  * 30-day retention, monthly partitions would keep up to 61 days of rows (twice the storage), daily
- * ones would keep 31 but make every lookup by delivery id (the BullMQ job id, which carries no
- * time, so no partition is pruned) probe over 30 partitions' indexes. Weeks keep at most 37 days
- * of rows in 6 partitions, plus the empty weeks ahead (an empty index costs a lookup next to nothing).
+ * ones would keep 31 but make every lookup by delivery id alone (a job queued without storedAt, an
+ * admin's lookup) probe over 30 partitions' indexes. Weeks keep at most 37 days of rows in 6
+ * partitions, plus the empty weeks ahead. The worker's own lookups name the week (the job's
+ * storedAt, see deliveryAttemptRepository), so PostgreSQL reads that week's partition only.
  *
  * Each maintenance pass (the delivery-worker runs one every PARTITION_MAINTENANCE_INTERVAL_MS):
  * 1. finishes any week a previous pass detached but did not drop (it died in between);

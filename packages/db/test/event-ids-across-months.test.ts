@@ -54,7 +54,7 @@ describe('event ids across months', () => {
     const other = newEvent();
     const repost = { ...event, contentHash: 'hash-2' };
     const { inserted, stored } = await ingestStore(pool).transaction(async (tx) => ({
-      inserted: await tx.insertNewEvents([repost, other, other]),
+      inserted: (await tx.insertNewEvents([repost, other, other])).created,
       stored: await tx.loadStoredEvents([event.event.id]),
     }));
     expect(inserted).toEqual(new Set([other.event.id]));
@@ -91,7 +91,7 @@ describe('event ids across months', () => {
       // until the first has committed...
       let settled = false;
       const second = ingestStore(pool)
-        .transaction(async (tx) => ({ inserted: await tx.insertNewEvents([event]), stored: await tx.loadStoredEvents([event.event.id]) }))
+        .transaction(async (tx) => ({ inserted: (await tx.insertNewEvents([event])).created, stored: await tx.loadStoredEvents([event.event.id]) }))
         .finally(() => {
           settled = true;
         });
@@ -116,7 +116,7 @@ describe('event ids across months', () => {
     // A database whose last ingest was last month: the first ingest of this month advances it.
     await pool.query('UPDATE event_ingest_month SET month = $1', [lastMonth]);
     const batch = Array.from({ length: 1_000 }, () => newEvent());
-    const { inserted, locks } = await ingestStore(pool).transaction(async (tx) => ({ inserted: await tx.insertNewEvents(batch), locks: await advisoryLocks() }));
+    const { inserted, locks } = await ingestStore(pool).transaction(async (tx) => ({ inserted: (await tx.insertNewEvents(batch)).created, locks: await advisoryLocks() }));
     expect(inserted.size).toBe(1_000);
     expect(locks).toEqual([{ granted: true, n: 1 }]);
     expect(await ingestMonth()).toEqual([thisMonth.toISOString()]);
@@ -146,7 +146,7 @@ describe('event ids across months', () => {
     const shared = Array.from({ length: 2_000 }, () => newEvent());
     const orders = [shared, [...shared].reverse(), [...shared.slice(1_000), ...shared.slice(0, 1_000)], [...shared].reverse()];
     const results = await Promise.all(orders.map((batch) => ingestStore(pool).transaction((tx) => tx.insertNewEvents(batch))));
-    expect(results.reduce((sum, inserted) => sum + inserted.size, 0)).toBe(2_000);
+    expect(results.reduce((sum, inserted) => sum + inserted.created.size, 0)).toBe(2_000);
     const { rows } = await pool.query<{ n: number; ids: number }>('SELECT count(*)::int AS n, count(DISTINCT id)::int AS ids FROM events');
     expect(rows[0]).toEqual({ n: 2_000, ids: 2_000 });
   });

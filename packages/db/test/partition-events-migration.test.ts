@@ -108,7 +108,7 @@ describe(`migration ${MIGRATION}`, () => {
       await applyMigrations(url);
       const oldest = batch.find((item) => before.events.find((row) => row.id === item.event.id)!.ingested_at < monthsAgo(2))!;
       const fresh: NewEvent = { ...batch[1]!, event: { ...batch[1]!.event, id: `Event-${randomUUID()}` } };
-      const inserted = await ingestStore(pool).transaction((tx) => tx.insertNewEvents([oldest, fresh]));
+      const { created: inserted } = await ingestStore(pool).transaction((tx) => tx.insertNewEvents([oldest, fresh]));
       expect(inserted).toEqual(new Set([fresh.event.id]));
       expect(await rowsOf(`SELECT tableoid::regclass::text AS partition FROM events WHERE id = '${fresh.event.id}'`)).toEqual([{ partition: eventPartitionName(monthStart(new Date())) }]);
     } finally {

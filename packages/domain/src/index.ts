@@ -51,7 +51,7 @@ export type { Validation, Violation } from './violation';
 export { examplePaymentSeriesEvent } from './examples/payment-series-event';
 export { HeraldError } from './errors/herald-error';
 export { TimeoutError } from './errors/timeout-error';
-export type { DeliveryRef } from './delivery-ref';
+export { storedAtOf, type DeliveryRef } from './delivery-ref';
 export { targetsToNotify, type RoutedEvent, type RoutingTarget } from './routing';
 export { ValidationError } from './errors/validation-error';
 export { compareStrings } from './compare-strings';

@@ -9,7 +9,7 @@ import { targetsToNotify, type DeliveryRef, type Event } from '@herald/domain';
  */
 export async function storeEvents(pool: DatabasePool, batch: readonly NewEvent[]): Promise<{ events: Event[]; deliveries: DeliveryRef[] }> {
   return ingestStore(pool).transaction(async (tx) => {
-    await tx.insertNewEvents(batch);
+    const { storedAt } = await tx.insertNewEvents(batch);
     const { targets } = await tx.findTenantsAndTargets(
       batch.map((b) => b.programId),
       batch.flatMap((b) => (b.merchantId ? [b.merchantId] : [])),
@@ -22,6 +22,7 @@ export async function storeEvents(pool: DatabasePool, batch: readonly NewEvent[]
         programId,
         merchantId: merchantId ?? null,
         targetOwner: target.merchantId === null ? ('program' as const) : ('merchant' as const),
+        storedAt: storedAt.toISOString(),
       })),
     );
     tx.writeAtCommit({ deliveries, counted: batch });

@@ -29,8 +29,8 @@ export type DeliveryOutcome = { outcome: 'delivered'; attempt: number; statusCod
 
 /** The processor's reads and writes, one delivery at a time (the worker batches them underneath). */
 export interface DeliveryStore {
-  /** The delivery with its target and event; null when there is no such delivery. */
-  load(deliveryId: string): Promise<DeliveryWork | null>;
+  /** The job's delivery with its target and event; null when there is no such delivery. */
+  load(job: DeliveryRef): Promise<DeliveryWork | null>;
   /**
    * Records one attempt, the delivery's new state and, when it may change, its target's health;
    * `disableTarget` asks for the target to be auto-disabled. Returns the attempt's number and
@@ -38,7 +38,7 @@ export interface DeliveryStore {
    */
   record(record: AttemptRecord): Promise<RecordedAttempt>;
   /** Records that the delivery's job was sent back to wait without a POST (not an attempt). */
-  recordDeferral(deliveryId: string, reason: DeferralReason): Promise<void>;
+  recordDeferral(job: DeliveryRef, reason: DeferralReason): Promise<void>;
 }
 
 /**
@@ -101,7 +101,7 @@ export function createDeliveryProcessor(deps: DeliveryProcessorDependencies): (j
     deps.metrics.deliveryDeferred(admission.reason);
     if (logger.isLevelEnabled('debug')) logger.debug('callback deferred', { deliveryId, targetId, reason: admission.reason, delayMs: admission.delayMs });
     // The job is already delayed: a deferral the database missed is only missing from the history.
-    await deps.deliveries.recordDeferral(deliveryId, admission.reason).catch((error: unknown) => {
+    await deps.deliveries.recordDeferral(job.data, admission.reason).catch((error: unknown) => {
       logger.warn('could not record a deferral', { deliveryId, error: error instanceof Error ? error.message : String(error) });
     });
     throw new DelayedError(`deferred: ${admission.reason}`);
@@ -182,6 +182,7 @@ export function createDeliveryProcessor(deps: DeliveryProcessorDependencies): (j
 
     const recorded = await deps.deliveries.record({
       deliveryId,
+      storedAt: delivery.storedAt,
       attempt: {
         startedAt,
         durationMs,
@@ -227,7 +228,7 @@ export function createDeliveryProcessor(deps: DeliveryProcessorDependencies): (j
     // A job of a target the gate lets in (the usual case) loads its delivery meanwhile: one round
     // trip less before its POST. A target whose jobs were turned away lately waits for the answer,
     // so that a busy or broken target's deferred jobs cost the database nothing.
-    const early = deps.gate.expectsAdmission(targetId) ? deps.deliveries.load(deliveryId) : undefined;
+    const early = deps.gate.expectsAdmission(targetId) ? deps.deliveries.load(job.data) : undefined;
     // Awaited below when the job goes in; a job turned away drops it, and so its failure.
     early?.catch(() => undefined);
     const admission = await deps.gate.admit(targetId, jobId, job.attemptsStarted > job.attemptsMade + 1);
@@ -237,7 +238,7 @@ export function createDeliveryProcessor(deps: DeliveryProcessorDependencies): (j
     let released: Promise<void> | undefined;
     const release = (verdict: GateVerdict): Promise<void> => (released ??= deps.gate.release(targetId, jobId, verdict, performance.now() - admittedAt));
     try {
-      return await attemptJob(job, early ?? deps.deliveries.load(deliveryId), release);
+      return await attemptJob(job, early ?? deps.deliveries.load(job.data), release);
     } finally {
       await release('neutral');
     }

@@ -3,8 +3,8 @@ import { hostname } from 'node:os';
 import { createAuthStrategy, type CallbackAuthStrategy } from '@herald/callback-auth';
 import { createCallbackSender } from '@herald/callbacks';
 import type { WorkerConfig } from '@herald/config';
-import { credentialsCipherFromConfig, deliveryAttemptRepository, type AttemptRecord, type DeferralRecord, type DatabasePool, type DeliveryTarget } from '@herald/db';
-import type { DeliveryRef } from '@herald/domain';
+import { credentialsCipherFromConfig, deliveryAttemptRepository, storedRange, type AttemptRecord, type DeferralRecord, type DatabasePool, type DeliveryTarget } from '@herald/db';
+import { storedAtOf, type DeliveryRef } from '@herald/domain';
 import type { Logger } from '@herald/logging';
 import type { HeraldMetrics } from '@herald/metrics';
 import { createConnectGuard, createOutboundClient, type OutboundClient } from '@herald/outbound';
@@ -151,8 +151,9 @@ export function startDeliveryWorker(deps: DeliveryWorkerDependencies): DeliveryW
 function batchedDeliveryStore(pool: DatabasePool, config: WorkerConfig, recordLingerMs: () => number): DeliveryStore {
   const repository = deliveryAttemptRepository(pool, credentialsCipherFromConfig(config));
   const options = { maxBatch: config.worker.concurrency, maxInFlight: STATEMENTS_IN_FLIGHT };
-  const load = createCoalescer(async (ids: string[]) => {
-    const found = await repository.loadForAttempts(ids);
+  const load = createCoalescer(async (jobs: DeliveryRef[]) => {
+    const ids = jobs.map((job) => job.deliveryId);
+    const found = await repository.loadForAttempts(ids, storedRange(jobs.map(storedAtOf)));
     return ids.map((id) => found.get(id) ?? null);
   }, options);
   const record = createCoalescer((records: AttemptRecord[]) => repository.recordAttempts(records), { ...options, lingerMs: recordLingerMs });
@@ -163,7 +164,7 @@ function batchedDeliveryStore(pool: DatabasePool, config: WorkerConfig, recordLi
   }, { maxBatch: 10 * config.worker.concurrency, maxInFlight: 1 });
   return {
     load,
-    recordDeferral: (deliveryId, reason) => recordDeferral({ deliveryId, reason, at: new Date() }),
+    recordDeferral: (job, reason) => recordDeferral({ deliveryId: job.deliveryId, reason, at: new Date(), storedAt: storedAtOf(job) }),
     async record(attempt) {
       const recorded = await record(attempt);
       if (recorded === undefined) throw new Error(`Delivery ${attempt.deliveryId} does not exist.`);

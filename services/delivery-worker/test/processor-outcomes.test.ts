@@ -14,7 +14,8 @@ import { CallbackAttemptError } from '../src/errors/callback-attempt-error';
 import { OutboundRequestError } from '@herald/outbound';
 import { createDeliveryProcessor, type DeliveryJob } from '../src/processor';
 
-const ref: DeliveryRef = { deliveryId: 'd-1', eventId: 'Event-1', targetId: 't-1', programId: 'p-1', merchantId: null, targetOwner: 'program' };
+const storedAt = new Date('2026-11-22T10:00:01.234Z');
+const ref: DeliveryRef = { deliveryId: 'd-1', eventId: 'Event-1', targetId: 't-1', programId: 'p-1', merchantId: null, targetOwner: 'program', storedAt: storedAt.toISOString() };
 const event = { id: 'Event-1', createdAt: '2026-11-22T10:00:00.000Z', origin: 'api', eventType: 'created', objectId: 'o-1', objectType: 'payment' } as Event;
 const programTarget: DeliveryTarget = {
   id: 't-1',
@@ -64,6 +65,7 @@ function strategy(mode: CallbackAuthStrategy['mode'], headers: () => Promise<Rec
 async function attempt(scene: Scene) {
   const recorded: Array<{ deliveryId: string; attempt: NewDeliveryAttempt; outcome: AttemptOutcome }> = [];
   const disableRequests: boolean[] = [];
+  const storedAts: Array<Date | undefined> = [];
   const healthWrites: Array<boolean | undefined> = [];
   const sent: CallbackRequest[] = [];
   const counted: string[] = [];
@@ -81,21 +83,22 @@ async function attempt(scene: Scene) {
 
   const process = createDeliveryProcessor({
     deliveries: {
-      load: async (deliveryId) =>
+      load: async ({ deliveryId }) =>
         order.push('load') && ++loads && scene.missing
           ? null
           : {
-              delivery: { id: deliveryId, eventId: ref.eventId, targetId: ref.targetId, status: scene.status ?? 'pending', attemptsMade },
+              delivery: { id: deliveryId, eventId: ref.eventId, targetId: ref.targetId, status: scene.status ?? 'pending', attemptsMade, storedAt },
               target: scene.target === undefined ? programTarget : scene.target,
               event: scene.event === undefined ? event : scene.event,
             },
-      record: async ({ deliveryId, attempt, outcome, disableTarget = false, changesTargetHealth }) => {
+      record: async ({ deliveryId, storedAt: recordedStoredAt, attempt, outcome, disableTarget = false, changesTargetHealth }) => {
         recorded.push({ deliveryId, attempt, outcome });
+        storedAts.push(recordedStoredAt);
         disableRequests.push(disableTarget);
         healthWrites.push(changesTargetHealth);
         return { number: attemptsMade + 1, targetAutoDisabled: disableTarget && scene.switchesOff !== false };
       },
-      recordDeferral: async (deliveryId, reason) => void deferrals.push({ deliveryId, reason }),
+      recordDeferral: async ({ deliveryId }, reason) => void deferrals.push({ deliveryId, reason }),
     },
     gate: {
       admit: async () => {
@@ -142,7 +145,7 @@ async function attempt(scene: Scene) {
     (value) => ({ value, error: undefined }),
     (error: unknown) => ({ value: undefined, error }),
   );
-  return { ...settled, recorded, disableRequests, healthWrites, sent, counted, warnings, deferrals, deferredCounted, released, moves, loads, order };
+  return { ...settled, recorded, storedAts, disableRequests, healthWrites, sent, counted, warnings, deferrals, deferredCounted, released, moves, loads, order };
 }
 
 const ok = (body = 'ok'): CallbackResponse => ({ status: 200, body });
@@ -169,6 +172,8 @@ describe('the delivery processor', () => {
         },
       ]);
       expect(r.recorded[0]!.attempt).not.toHaveProperty('errorKind');
+      // The record reads only the week its delivery was stored in.
+      expect(r.storedAts).toEqual([storedAt]);
       expect(r.counted).toEqual(['delivered']);
     });
 

@@ -72,7 +72,7 @@ describe('the Bull dashboard at /admin/queues', () => {
     expect(queue).toMatchObject({ name: 'deliveries', counts: { prioritized: 1 }, allowRetries: true, allowCompletedRetries: false });
     expect(queue.jobs).toHaveLength(1);
     expect(queue.jobs[0].name).toMatch(new RegExp(`^${eventId} -> program `));
-    expect(Object.keys(queue.jobs[0].data).sort()).toEqual(['deliveryId', 'eventId', 'merchantId', 'programId', 'targetId', 'targetOwner']);
+    expect(Object.keys(queue.jobs[0].data).sort()).toEqual(['deliveryId', 'eventId', 'merchantId', 'programId', 'storedAt', 'targetId', 'targetOwner']);
   });
 
   it("names each job by the target's owner and id, so an event's two deliveries read apart", async () => {

@@ -51,6 +51,8 @@ describe('fan-out of ingested events to notification targets', () => {
         programId: tenant.programId,
         merchantId: tenant.merchantId,
         targetOwner: delivery.targetId === programTarget ? 'program' : 'merchant',
+        // When the ingest stored the delivery: its partition key, which the worker reads by.
+        storedAt: delivery.createdAt.toISOString(),
       });
       const owner = delivery.targetId === programTarget ? `program ${tenant.programId}` : `merchant ${tenant.merchantId}`;
       expect(job?.name).toBe(`${event.id} -> ${owner} target ${delivery.targetId}`);

@@ -41,6 +41,8 @@ class FakeStore {
     ['m2', 'p2'],
   ]);
   targets: RoutingTarget[] = [target({ id: 'program-target' }), target({ id: 'merchant-target', merchantId: 'm1' })];
+  /** When the next transaction stores its rows, as the database would tell it. */
+  storedAt = new Date('2026-11-24T10:00:00.123Z');
 
   async transaction<T>(work: (tx: IngestTransaction) => Promise<T>): Promise<T> {
     const staged: Tables = { events: new Map(this.committed.events), deliveries: [...this.committed.deliveries], counted: [...this.committed.counted] };
@@ -64,7 +66,7 @@ class FakeStore {
           staged.events.set(item.event.id, { event: { ...item.event, createdAt: new Date(item.event.createdAt).toISOString() }, contentHash: item.contentHash });
           created.add(item.event.id);
         }
-        return created;
+        return { created, storedAt: this.storedAt };
       },
       loadStoredEvents: async (ids) => {
         call('loadStoredEvents');
@@ -131,6 +133,8 @@ describe('the ingest use case', () => {
     expect(deliveries.find((d) => d.eventId === payment.id)).toMatchObject({ programId: 'p1', merchantId: 'm1' });
     expect(deliveries.find((d) => d.eventId === programOnly.id)).toMatchObject({ programId: 'p1', merchantId: null });
     expect(new Set(deliveries.map((d) => d.deliveryId)).size).toBe(4);
+    // Each job names when the transaction stored its delivery and event: the worker's partition key.
+    expect(new Set(deliveries.map((d) => d.storedAt))).toEqual(new Set([store.storedAt.toISOString()]));
     // The answer tells the producer, per event in input order, what each delivery goes to.
     const told = (eventId: string) => deliveries.filter((d) => d.eventId === eventId).map((d) => d.deliveryId).sort();
     expect(result.deliveries.map((e) => e.eventId)).toEqual([payment.id, subscription.id, programOnly.id]);

@@ -66,7 +66,8 @@ SELECT
   CASE
     WHEN t.merchant_id IS NULL THEN 'program'
     ELSE 'merchant'
-  END AS "targetOwner"
+  END AS "targetOwner",
+  "d"."created_at" AS "storedAt"
 FROM
   "deliveries" AS "d"
   INNER JOIN "events" AS "e" ON "e"."id" = "d"."event_id"
@@ -100,7 +101,8 @@ SELECT
   CASE
     WHEN t.merchant_id IS NULL THEN 'program'
     ELSE 'merchant'
-  END AS "targetOwner"
+  END AS "targetOwner",
+  "d"."created_at" AS "storedAt"
 FROM
   "deliveries" AS "d"
   INNER JOIN "events" AS "e" ON "e"."id" = "d"."event_id"

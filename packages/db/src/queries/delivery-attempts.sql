@@ -8,6 +8,7 @@ SELECT
   "d"."target_id" AS "delivery_target_id",
   "d"."status" AS "delivery_status",
   "d"."attempts_made" AS "delivery_attempts_made",
+  "d"."created_at" AS "delivery_created_at",
   "t"."id" AS "target_id",
   "t"."program_id" AS "target_program_id",
   "t"."merchant_id" AS "target_merchant_id",
@@ -55,13 +56,15 @@ FROM
       "events"
     WHERE
       "events"."id" = "d"."event_id"
+      AND "events"."ingested_at" BETWEEN coalesce($1::timestamptz, '-infinity') AND coalesce($2::timestamptz, 'infinity')
     ORDER BY
       "events"."ingested_at" DESC
     LIMIT
       1
   ) AS "e" ON TRUE
 WHERE
-  "d"."id" = ANY ($1::UUID[]);
+  "d"."id" = ANY ($3::UUID[])
+  AND "d"."created_at" BETWEEN coalesce($4::timestamptz, '-infinity') AND coalesce($5::timestamptz, 'infinity');
 
 -- delivery-attempts: record
 WITH
@@ -118,6 +121,7 @@ WITH
     WHERE
       "d"."id" = "i"."delivery_id"
       AND "d"."id" = ANY ($10::UUID[])
+      AND "d"."created_at" BETWEEN coalesce($11::timestamptz, '-infinity') AND coalesce($12::timestamptz, 'infinity')
     RETURNING
       "d"."id",
       "d"."created_at",
@@ -169,7 +173,8 @@ FROM
   ) AS i (delivery_id, n, at, reason)
 WHERE
   "d"."id" = "i"."delivery_id"
-  AND "d"."id" = ANY ($5::UUID[]);
+  AND "d"."id" = ANY ($5::UUID[])
+  AND "d"."created_at" BETWEEN coalesce($6::timestamptz, '-infinity') AND coalesce($7::timestamptz, 'infinity');
 
 -- delivery-attempts: health
 WITH
@@ -202,6 +207,7 @@ WITH
       INNER JOIN "deliveries" AS "d" ON "d"."id" = "i"."delivery_id"
     WHERE
       "d"."id" = ANY ($5::UUID[])
+      AND "d"."created_at" BETWEEN coalesce($6::timestamptz, '-infinity') AND coalesce($7::timestamptz, 'infinity')
     GROUP BY
       "d"."target_id"
   ),
@@ -271,7 +277,8 @@ WHERE
   (
     "i"."disable"
     AND "u"."auto_disable"
-    AND "d"."id" = ANY ($6::UUID[])
+    AND "d"."id" = ANY ($8::UUID[])
+    AND "d"."created_at" BETWEEN coalesce($9::timestamptz, '-infinity') AND coalesce($10::timestamptz, 'infinity')
   )
 ORDER BY
   "d"."target_id",

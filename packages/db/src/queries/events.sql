@@ -24,7 +24,8 @@ SELECT
 
 -- events: ingestMonthIsCurrent
 SELECT
-  "month" = date_trunc('month', now()::timestamptz(3), 'UTC') AS "current"
+  "month" = date_trunc('month', now()::timestamptz(3), 'UTC') AS "current",
+  now()::timestamptz(3) AS "stored_at"
 FROM
   "event_ingest_month";
 

@@ -28,8 +28,21 @@ const uuids = (ids: readonly string[]) => sql<string[]>`${ids}::uuid[]`;
 /** `now()` minus a number of milliseconds. */
 const ago = (ms: number) => sql<Date>`now() - make_interval(secs => ${ms / 1000}::double precision)`;
 
-/** The ids of a delivery, its event's tenant and its target's owner, as the queue needs them (a DeliveryRef): d, e and t joined. */
-const REF_COLUMNS = ['d.id as deliveryId', 'd.event_id as eventId', 'd.target_id as targetId', 'e.program_id as programId', 'e.merchant_id as merchantId', targetOwner] as const;
+/** The ids of a delivery, its event's tenant and its target's owner, as the queue needs them (a DeliveryRef, via refOf): d, e and t joined. */
+const REF_COLUMNS = [
+  'd.id as deliveryId',
+  'd.event_id as eventId',
+  'd.target_id as targetId',
+  'e.program_id as programId',
+  'e.merchant_id as merchantId',
+  targetOwner,
+  'd.created_at as storedAt',
+] as const;
+
+/** A row of REF_COLUMNS as a DeliveryRef. */
+function refOf(row: Omit<DeliveryRef, 'storedAt'> & { storedAt: Date }): DeliveryRef {
+  return { ...row, storedAt: row.storedAt.toISOString() };
+}
 
 /** Every statement of the outbox, built from its parameters (the SQL snapshot compiles each). */
 export const deliveryQueries = {
@@ -150,7 +163,7 @@ export function deliveryRepository(pool: DatabasePool) {
       return inTransaction(pool, async (tx) => {
         const { rows } = await run(tx, deliveryQueries.unswept(options));
         if (rows.length === 0) return 0;
-        await enqueue(rows);
+        await enqueue(rows.map(refOf));
         await run(tx, deliveryQueries.swept(rows.map((r) => r.deliveryId)));
         return rows.length;
       });
@@ -171,7 +184,7 @@ export function deliveryRepository(pool: DatabasePool) {
       return inTransaction(pool, async (tx) => {
         const { rows } = await run(tx, deliveryQueries.stale(options));
         if (rows.length === 0) return { checked: 0, requeued: 0 };
-        const dead = await requeueDead(rows);
+        const dead = await requeueDead(rows.map(refOf));
         const requeued = rows.filter((r) => dead.has(r.deliveryId)).map((r) => r.deliveryId);
         const alive = rows.filter((r) => !dead.has(r.deliveryId)).map((r) => r.deliveryId);
         await run(tx, deliveryQueries.checked(alive, requeued));

@@ -23,6 +23,8 @@ export interface DeliveryToAttempt {
   status: DeliveryStatus;
   /** Attempts recorded so far, replays included. */
   attemptsMade: number;
+  /** When the ingest stored it (created_at, its partition key), which the record of its attempt passes on. */
+  storedAt: Date;
 }
 
 /** Everything one attempt needs, read in one statement. */
@@ -59,6 +61,8 @@ export type AttemptOutcome = DeliveryStatus;
 /** An attempt to record, with the state it leaves its delivery in. */
 export interface AttemptRecord {
   deliveryId: string;
+  /** When the delivery was stored (DeliveryToAttempt.storedAt): only its week's partition is read. Unknown: every week's. */
+  storedAt?: Date;
   attempt: NewDeliveryAttempt;
   outcome: AttemptOutcome;
   /**
@@ -104,9 +108,39 @@ type AttemptInput = {
 /** The columns of AttemptInput, one array each: the parameters of the record statement's unnest. */
 type AttemptColumns = { [K in keyof AttemptInput]: Array<AttemptInput[K]> };
 
+/**
+ * The time range within which a batch's deliveries were stored (their created_at, which is also
+ * their events' ingested_at: one ingest transaction writes both). The worker's statements look
+ * deliveries up by id, which names no partition; within this range PostgreSQL reads only the
+ * weeks of deliveries (and the months of events) that can hold them, decided once per execution
+ * of the generic plan, instead of every partition kept. Unbounded (null) when a time is unknown.
+ */
+export interface StoredRange {
+  from: Date | null;
+  to: Date | null;
+}
+
+const EVERY_PARTITION: StoredRange = { from: null, to: null };
+
+/** The range of these times; every partition when any is unknown. */
+export function storedRange(times: Iterable<Date | undefined>): StoredRange {
+  let from: Date | null = null;
+  let to: Date | null = null;
+  for (const at of times) {
+    if (at === undefined) return EVERY_PARTITION;
+    if (from === null || at < from) from = at;
+    if (to === null || at > to) to = at;
+  }
+  return { from, to };
+}
+
+/** `column` within `range` (the statement's values: byShape's stand-ins): a condition PostgreSQL prunes partitions by. */
+const storedWithin = (column: 'd.created_at' | 'events.ingested_at', range: StoredRange) =>
+  sql<boolean>`${sql.ref(column)} BETWEEN coalesce(${range.from}::timestamptz, '-infinity') AND coalesce(${range.to}::timestamptz, 'infinity')`;
+
 // The worker runs both statements on every batch of jobs: each is built and compiled once (byShape),
 // which Kysely would otherwise do per batch (measured: about a tenth of the worker's CPU).
-const loadStatement = byShape((_shape: 'load', v: { ids: readonly string[] }) =>
+const loadStatement = byShape((_shape: 'load', v: { ids: readonly string[] } & StoredRange) =>
   db
     .selectFrom('deliveries as d')
     // Looked up per delivery (LATERAL, with a LIMIT that keeps the planner from flattening it: a
@@ -117,12 +151,21 @@ const loadStatement = byShape((_shape: 'load', v: { ids: readonly string[] }) =>
       (eb) => eb.selectFrom('notification_targets').selectAll().whereRef('notification_targets.id', '=', 'd.target_id').limit(sql.lit(1)).as('t'),
       (join) => join.onTrue(),
     )
-    // An event id is in one month only, and a callback's event is almost always recent: looked up
+    // An event id is in one month only: the month of the batch's stored range, usually. Without the
+    // range (a job queued without storedAt), a callback's event is almost always recent: looked up
     // from the newest month back (ingested_at is the partition key, so PostgreSQL reads the months
     // in that order and stops at the first row), a delivery costs the months ahead (empty) and its
     // own, not one index probe per month kept (measured over 13 months: a quarter of the buffers).
     .leftJoinLateral(
-      (eb) => eb.selectFrom('events').selectAll().whereRef('events.id', '=', 'd.event_id').orderBy('events.ingested_at', 'desc').limit(sql.lit(1)).as('e'),
+      (eb) =>
+        eb
+          .selectFrom('events')
+          .selectAll()
+          .whereRef('events.id', '=', 'd.event_id')
+          .where(storedWithin('events.ingested_at', v))
+          .orderBy('events.ingested_at', 'desc')
+          .limit(sql.lit(1))
+          .as('e'),
       (join) => join.onTrue(),
     )
     .select([
@@ -131,6 +174,7 @@ const loadStatement = byShape((_shape: 'load', v: { ids: readonly string[] }) =>
       'd.target_id as delivery_target_id',
       'd.status as delivery_status',
       'd.attempts_made as delivery_attempts_made',
+      'd.created_at as delivery_created_at',
       't.id as target_id',
       't.program_id as target_program_id',
       't.merchant_id as target_merchant_id',
@@ -151,10 +195,11 @@ const loadStatement = byShape((_shape: 'load', v: { ids: readonly string[] }) =>
       't.signing_grace_ends_at as target_signing_grace_ends_at',
       ...EVENT_COLUMNS,
     ])
-    .where('d.id', '=', (eb) => eb.fn.any(sql<string[]>`${v.ids}::uuid[]`)),
+    .where('d.id', '=', (eb) => eb.fn.any(sql<string[]>`${v.ids}::uuid[]`))
+    .where(storedWithin('d.created_at', v)),
 );
 
-const recordStatement = byShape((_shape: 'record', c: AttemptColumns) =>
+const recordStatement = byShape((_shape: 'record', c: AttemptColumns & StoredRange) =>
   db
     .with('input', (cte) =>
       cte
@@ -191,6 +236,7 @@ const recordStatement = byShape((_shape: 'record', c: AttemptColumns) =>
         // The ids again, as an index condition each partition can use: joined to the unnest only,
         // a partition without statistics yet (a new week filling up) gets a sequential scan.
         .where('d.id', '=', (eb) => eb.fn.any(sql<string[]>`${c.delivery_id}::uuid[]`))
+        .where(storedWithin('d.created_at', c))
         .returning(['d.id', 'd.created_at', 'd.attempts_made']),
     )
     .insertInto('delivery_attempts')
@@ -213,9 +259,14 @@ export interface DeferralRecord {
   deliveryId: string;
   reason: DeferralReason;
   at: Date;
+  /**
+   * When the delivery was stored (its job's storedAt); unknown: every week's partition is read. A
+   * time that matches no row costs the deferral's count only (it is history, never retried).
+   */
+  storedAt?: Date;
 }
 
-const deferralStatement = byShape((_shape: 'defer', c: { ids: string[]; counts: number[]; ats: Date[]; reasons: string[] }) =>
+const deferralStatement = byShape((_shape: 'defer', c: { ids: string[]; counts: number[]; ats: Date[]; reasons: string[] } & StoredRange) =>
   db
     .updateTable('deliveries as d')
     .from(
@@ -230,7 +281,8 @@ const deferralStatement = byShape((_shape: 'defer', c: { ids: string[]; counts: 
     }))
     .whereRef('d.id', '=', 'i.delivery_id')
     // As in the record statement: an index condition on every partition, statistics or not.
-    .where('d.id', '=', (eb) => eb.fn.any(sql<string[]>`${c.ids}::uuid[]`)),
+    .where('d.id', '=', (eb) => eb.fn.any(sql<string[]>`${c.ids}::uuid[]`))
+    .where(storedWithin('d.created_at', c)),
 );
 
 
@@ -245,7 +297,7 @@ type TargetOutcomeColumns = { [K in keyof TargetOutcomeInput]: Array<TargetOutco
  * in id order first, so that two workers recording overlapping batches cannot deadlock. Returns,
  * for each target this batch switched off, the one attempt that reports it.
  */
-const healthStatement = byShape((_shape: 'health', c: TargetOutcomeColumns) =>
+const healthStatement = byShape((_shape: 'health', c: TargetOutcomeColumns & StoredRange) =>
   db
     .with('input', (cte) =>
       cte
@@ -262,6 +314,7 @@ const healthStatement = byShape((_shape: 'health', c: TargetOutcomeColumns) =>
         .innerJoin('deliveries as d', 'd.id', 'i.delivery_id')
         // As in the record statement: the ids as an index condition on every partition.
         .where('d.id', '=', (eb) => eb.fn.any(sql<string[]>`${c.delivery_id}::uuid[]`))
+        .where(storedWithin('d.created_at', c))
         .select((eb) => [
           'd.target_id',
           eb.fn<boolean>('bool_or', ['i.succeeded']).as('succeeded'),
@@ -321,15 +374,15 @@ const healthStatement = byShape((_shape: 'health', c: TargetOutcomeColumns) =>
     .innerJoin('updated as u', 'u.id', 'd.target_id')
     .distinctOn('d.target_id')
     .select('i.delivery_id')
-    .where((eb) => eb.and([eb.ref('i.disable'), eb.ref('u.auto_disable'), eb('d.id', '=', eb.fn.any(sql<string[]>`${c.delivery_id}::uuid[]`))]))
+    .where((eb) => eb.and([eb.ref('i.disable'), eb.ref('u.auto_disable'), eb('d.id', '=', eb.fn.any(sql<string[]>`${c.delivery_id}::uuid[]`)), storedWithin('d.created_at', c)]))
     .orderBy('d.target_id')
     .orderBy('i.delivery_id'),
 );
 
 /** Every statement of the repository, built from its parameters (the SQL snapshot compiles each). */
 export const deliveryAttemptQueries = {
-  /** Deliveries with their target and event, in one statement. */
-  load: (deliveryIds: readonly string[]) => loadStatement('load', { ids: deliveryIds }),
+  /** Deliveries stored within `stored`, with their target and event, in one statement. */
+  load: (deliveryIds: readonly string[], stored: StoredRange = EVERY_PARTITION) => loadStatement('load', { ids: deliveryIds, ...stored }),
 
   /**
    * Attempts of distinct deliveries, with their deliveries' new states. attempts_made goes up by
@@ -338,7 +391,7 @@ export const deliveryAttemptQueries = {
    * succeeded stays succeeded: a late failing attempt only adds its row. (In SET, the deliveries
    * columns read their values from before the update.)
    */
-  record: (attempts: readonly AttemptInput[]) =>
+  record: (attempts: readonly AttemptInput[], stored: StoredRange = EVERY_PARTITION) =>
     recordStatement('record', {
       delivery_id: attempts.map((a) => a.delivery_id),
       outcome: attempts.map((a) => a.outcome),
@@ -349,24 +402,27 @@ export const deliveryAttemptQueries = {
       error_message: attempts.map((a) => a.error_message),
       response_body: attempts.map((a) => a.response_body),
       url: attempts.map((a) => a.url),
+      ...stored,
     }),
 
   /** Adds deferrals to distinct deliveries, each with its latest time and reason. */
-  defer: (deferrals: ReadonlyArray<{ deliveryId: string; count: number; at: Date; reason: DeferralReason }>) =>
+  defer: (deferrals: ReadonlyArray<{ deliveryId: string; count: number; at: Date; reason: DeferralReason }>, stored: StoredRange = EVERY_PARTITION) =>
     deferralStatement('defer', {
       ids: deferrals.map((d) => d.deliveryId),
       counts: deferrals.map((d) => d.count),
       ats: deferrals.map((d) => d.at),
       reasons: deferrals.map((d) => d.reason),
+      ...stored,
     }),
 
   /** The targets' health after a batch of attempts (see healthStatement). */
-  health: (outcomes: readonly TargetOutcomeInput[]) =>
+  health: (outcomes: readonly TargetOutcomeInput[], stored: StoredRange = EVERY_PARTITION) =>
     healthStatement('health', {
       delivery_id: outcomes.map((o) => o.delivery_id),
       succeeded: outcomes.map((o) => o.succeeded),
       started_at: outcomes.map((o) => o.started_at),
       disable: outcomes.map((o) => o.disable),
+      ...stored,
     }),
 };
 
@@ -463,10 +519,38 @@ export function deliveryAttemptRepository(pool: DatabasePool, targetCipher: Cred
           response_body: storable(r.attempt.responseBody),
           url: r.attempt.url ?? null,
         })),
+        storedRange(sorted.map((r) => r.storedAt)),
       ),
       { prepared: 'record-attempts' },
     );
     return new Map(rows.map((row) => [row.delivery_id, row.number]));
+  };
+
+  /** One statement for the work of these deliveries, read within `stored`. */
+  const loadWork = async (ids: readonly string[], stored: StoredRange): Promise<Map<string, DeliveryWork>> => {
+    // A named statement: each pooled connection parses and plans it once.
+    const { rows } = await run(pool, deliveryAttemptQueries.load(ids, stored), { prepared: 'delivery-work' });
+    const work = new Map<string, DeliveryWork>();
+    // A batch often holds many deliveries of one target: its row (the same in every joined row
+    // of one statement) is decrypted once, and its deliveries share the result (read only).
+    const targets = new Map<string | null, Promise<DeliveryWork['target']>>();
+    for (const row of rows) {
+      let target = targets.get(row.target_id);
+      if (!target) targets.set(row.target_id, (target = targetOf(row)));
+      work.set(row.delivery_id, {
+        delivery: {
+          id: row.delivery_id,
+          eventId: row.delivery_event_id,
+          targetId: row.delivery_target_id,
+          status: row.delivery_status,
+          attemptsMade: row.delivery_attempts_made,
+          storedAt: row.delivery_created_at,
+        },
+        target: await target,
+        event: joinedEvent(row),
+      });
+    }
+    return work;
   };
 
   /** Updates the targets of recorded attempts; returns the deliveries whose target this switched off. */
@@ -474,6 +558,7 @@ export function deliveryAttemptRepository(pool: DatabasePool, targetCipher: Cred
     if (records.length === 0) return new Set();
     const statement = deliveryAttemptQueries.health(
       records.map((r) => ({ delivery_id: r.deliveryId, succeeded: r.outcome === 'succeeded', started_at: r.attempt.startedAt, disable: r.disableTarget === true })),
+      storedRange(records.map((r) => r.storedAt)),
     );
     const { rows } = await run(pool, statement, { prepared: 'record-target-health' });
     return new Set(rows.map((row) => row.delivery_id));
@@ -486,8 +571,10 @@ export function deliveryAttemptRepository(pool: DatabasePool, targetCipher: Cred
      */
     async recordDeferrals(records: readonly DeferralRecord[]): Promise<void> {
       const byDelivery = new Map<string, { deliveryId: string; count: number; at: Date; reason: DeferralReason }>();
+      const stored: Array<Date | undefined> = [];
       for (const record of records) {
         if (!isUuid(record.deliveryId)) continue;
+        stored.push(record.storedAt);
         const seen = byDelivery.get(record.deliveryId);
         if (!seen) byDelivery.set(record.deliveryId, { deliveryId: record.deliveryId, count: 1, at: record.at, reason: record.reason });
         else byDelivery.set(record.deliveryId, record.at >= seen.at ? { ...seen, count: seen.count + 1, at: record.at, reason: record.reason } : { ...seen, count: seen.count + 1 });
@@ -495,34 +582,21 @@ export function deliveryAttemptRepository(pool: DatabasePool, targetCipher: Cred
       if (byDelivery.size === 0) return;
       // Sorted, so that two workers writing overlapping batches lock rows in the same order.
       const sorted = [...byDelivery.values()].sort((a, b) => compareStrings(a.deliveryId, b.deliveryId));
-      await run(pool, deliveryAttemptQueries.defer(sorted), { prepared: 'record-deferrals' });
+      await run(pool, deliveryAttemptQueries.defer(sorted, storedRange(stored)), { prepared: 'record-deferrals' });
     },
 
-    /** What each delivery's attempt needs, by delivery id; unknown and malformed ids are absent. */
-    async loadForAttempts(deliveryIds: readonly string[]): Promise<Map<string, DeliveryWork>> {
+    /**
+     * What each delivery's attempt needs, by delivery id; unknown and malformed ids are absent.
+     * `stored` (storedRange of the jobs' storedAt) narrows the partitions read; a delivery or event
+     * not found within it (a time that does not match the rows) is looked for again in every partition.
+     */
+    async loadForAttempts(deliveryIds: readonly string[], stored: StoredRange = EVERY_PARTITION): Promise<Map<string, DeliveryWork>> {
       const ids = [...new Set(deliveryIds.filter((id) => isUuid(id)))];
       if (ids.length === 0) return new Map();
-      // A named statement: each pooled connection parses and plans it once.
-      const { rows } = await run(pool, deliveryAttemptQueries.load(ids), { prepared: 'delivery-work' });
-      const work = new Map<string, DeliveryWork>();
-      // A batch often holds many deliveries of one target: its row (the same in every joined row
-      // of one statement) is decrypted once, and its deliveries share the result (read only).
-      const targets = new Map<string | null, Promise<DeliveryWork['target']>>();
-      for (const row of rows) {
-        let target = targets.get(row.target_id);
-        if (!target) targets.set(row.target_id, (target = targetOf(row)));
-        work.set(row.delivery_id, {
-          delivery: {
-            id: row.delivery_id,
-            eventId: row.delivery_event_id,
-            targetId: row.delivery_target_id,
-            status: row.delivery_status,
-            attemptsMade: row.delivery_attempts_made,
-          },
-          target: await target,
-          event: joinedEvent(row),
-        });
-      }
+      const work = await loadWork(ids, stored);
+      if (stored.from === null) return work;
+      const missed = ids.filter((id) => !work.get(id)?.event);
+      if (missed.length > 0) for (const [id, found] of await loadWork(missed, EVERY_PARTITION)) work.set(id, found);
       return work;
     },
 

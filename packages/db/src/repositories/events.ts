@@ -142,7 +142,9 @@ export async function findTenants(executor: Sql, programIds: readonly string[], 
 
 /**
  * Inserts the events whose id is not stored yet, in any month, and leaves the others alone; returns
- * the ids it inserted. Call inside a READ COMMITTED transaction (the ingest's, ingestStore).
+ * the ids it inserted, and the time they were stored at: their ingested_at, which is also the
+ * created_at of the deliveries the same transaction stores (both columns default to its `now()`).
+ * Call inside a READ COMMITTED transaction (the ingest's, ingestStore).
  *
  * Events are partitioned by month of ingestion, and PostgreSQL only keeps an id unique within a
  * month (each partition's unique index on id). Across months: the transaction holds the ingest
@@ -154,7 +156,7 @@ export async function findTenants(executor: Sql, programIds: readonly string[], 
  * (advanceIngestMonth) and runs the transaction again. One advisory lock per transaction, whatever
  * the batch's size.
  */
-export async function insertNewEvents(executor: Sql, batch: readonly NewEvent[]): Promise<Set<string>> {
+export async function insertNewEvents(executor: Sql, batch: readonly NewEvent[]): Promise<{ created: Set<string>; storedAt: Date }> {
   // One round trip on a pipelining connection. PostgreSQL runs the statements in order: the check
   // and the insert take their snapshots once the lock is granted, so after any advance of the month.
   const [, month, { rows }] = await inOrder(executor, [
@@ -163,8 +165,9 @@ export async function insertNewEvents(executor: Sql, batch: readonly NewEvent[])
     () => run(executor, eventQueries.insertNew(batch)),
   ]);
   // What was inserted into the new month goes with the rollback.
-  if (month.rows[0]?.current !== true) throw new IngestMonthTurnedError();
-  return new Set(rows.map((r) => r.id));
+  const [state] = month.rows;
+  if (state?.current !== true) throw new IngestMonthTurnedError();
+  return { created: new Set(rows.map((r) => r.id)), storedAt: state.stored_at };
 }
 
 /** The month ingests store into has turned: roll back, advanceIngestMonth, and run the ingest again. */
@@ -208,10 +211,13 @@ const INGEST_MONTH_LOCK = sql.lit(0x4865_7261);
 const INGEST_MONTH_LOCK_KEY = sql.lit(1);
 
 /**
- * The month an ingest transaction stores into, as ingested_at rounds the transaction's start
- * (milliseconds): an ingest a fraction of a millisecond before midnight is the next month's.
+ * When an ingest transaction stores its rows: its start, rounded to milliseconds as the
+ * ingested_at and created_at columns round their default `now()`.
  */
-const TRANSACTION_MONTH = sql<Date>`date_trunc('month', now()::timestamptz(3), 'UTC')`;
+const TRANSACTION_TIME = sql<Date>`now()::timestamptz(3)`;
+
+/** The month an ingest transaction stores into: an ingest a fraction of a millisecond before midnight is the next month's. */
+const TRANSACTION_MONTH = sql<Date>`date_trunc('month', ${TRANSACTION_TIME}, 'UTC')`;
 
 // The ingest's statements, built and compiled once each (byShape): an ingest runs all of them for
 // every batch, however small (measured: a tenth less events-api CPU per single-event ingest than
@@ -235,7 +241,7 @@ const holdIngestMonthStatement = byShape((_shape: 'hold-ingest-month', _v: Recor
 );
 
 const ingestMonthIsCurrentStatement = byShape((_shape: 'ingest-month-is-current', _v: Record<string, never>) =>
-  db.selectFrom('event_ingest_month').select(sql<boolean>`"month" = ${TRANSACTION_MONTH}`.as('current')),
+  db.selectFrom('event_ingest_month').select([sql<boolean>`"month" = ${TRANSACTION_MONTH}`.as('current'), TRANSACTION_TIME.as('stored_at')]),
 );
 
 /** The columns of a batch of new events, one array each: the parameters of the insert's unnest. */

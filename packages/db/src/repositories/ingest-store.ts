@@ -12,8 +12,11 @@ export interface IngestTransaction {
    * round trip on a pool that pipelines, as the events-api's ingest pool does.
    */
   findTenantsAndTargets(programIds: readonly string[], merchantIds: readonly string[]): Promise<{ known: KnownTenants; targets: RoutingTarget[] }>;
-  /** Inserts the events whose id is new, leaves the others alone; returns the ids inserted. */
-  insertNewEvents(batch: readonly NewEvent[]): Promise<Set<string>>;
+  /**
+   * Inserts the events whose id is new, leaves the others alone; returns the ids inserted, and
+   * when the transaction stores its rows (their ingested_at and its deliveries' created_at).
+   */
+  insertNewEvents(batch: readonly NewEvent[]): Promise<{ created: Set<string>; storedAt: Date }>;
   /** The stored events with these ids, with their content hashes. */
   loadStoredEvents(eventIds: readonly string[]): Promise<Map<string, StoredEvent>>;
   /**

@@ -61,7 +61,15 @@ export function createReplay(deps: ReplayDependencies): (selection: ReplaySelect
 
     const needJobs = result.deliveries.filter((d) => !d.jobQueued);
     const added = await deps.outbox.publishUnmarked(
-      needJobs.map((d) => ({ deliveryId: d.id, eventId: d.eventId, targetId: d.targetId, programId: d.programId, merchantId: d.merchantId, targetOwner: d.targetOwner })),
+      needJobs.map((d) => ({
+        deliveryId: d.id,
+        eventId: d.eventId,
+        targetId: d.targetId,
+        programId: d.programId,
+        merchantId: d.merchantId,
+        targetOwner: d.targetOwner,
+        storedAt: d.createdAt.toISOString(),
+      })),
     );
 
     return {

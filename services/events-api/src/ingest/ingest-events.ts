@@ -90,11 +90,11 @@ export function createIngest(deps: IngestDependencies): (body: unknown) => Promi
       // new, and serve only those.
       const { known, targets: candidates } = await tx.findTenantsAndTargets(programIds, merchantIds);
       checkTenants(known, batch);
-      const createdIds = await tx.insertNewEvents(batch);
+      const { created: createdIds, storedAt } = await tx.insertNewEvents(batch);
       const existing = await storedBefore(tx, batch, createdIds);
       const created = batch.filter((item) => createdIds.has(item.event.id));
       // Re-posted events are not new: they get no second delivery.
-      const routed = route(candidates, created, newId);
+      const routed = route(candidates, created, storedAt, newId);
       const deliveries = routed.map((r) => r.ref);
       const createdFor = new Map<string, CreatedDelivery[]>();
       for (const { ref, created: delivery } of routed) createdFor.set(ref.eventId, [...(createdFor.get(ref.eventId) ?? []), delivery]);
@@ -200,14 +200,23 @@ async function storedBefore(tx: IngestTransaction, batch: readonly NewEvent[], c
   return events;
 }
 
-/** One delivery per new event and target the routing rule picks: what is stored, and what the producer is told. */
-function route(candidates: readonly RoutingTarget[], created: readonly NewEvent[], newId: () => string): Array<{ ref: DeliveryRef; created: CreatedDelivery }> {
+/**
+ * One delivery per new event and target the routing rule picks: what is stored (at `storedAt`, by
+ * the transaction that stores the events), and what the producer is told.
+ */
+function route(
+  candidates: readonly RoutingTarget[],
+  created: readonly NewEvent[],
+  storedAt: Date,
+  newId: () => string,
+): Array<{ ref: DeliveryRef; created: CreatedDelivery }> {
+  const stored = storedAt.toISOString();
   return created.flatMap(({ event, programId, merchantId }) =>
     targetsToNotify({ programId, merchantId, objectType: event.objectType, eventType: event.eventType }, candidates).map((target) => {
       const deliveryId = newId();
       const targetOwner = target.merchantId === null ? 'program' : 'merchant';
       return {
-        ref: { deliveryId, eventId: event.id, targetId: target.id, programId, merchantId: merchantId ?? null, targetOwner },
+        ref: { deliveryId, eventId: event.id, targetId: target.id, programId, merchantId: merchantId ?? null, targetOwner, storedAt: stored },
         created: { deliveryId, targetId: target.id, targetOwner },
       };
     }),
