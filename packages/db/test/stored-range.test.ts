@@ -110,9 +110,12 @@ describe("the worker's statements within their deliveries' stored range", () => 
     const { deliveryId, eventId, storedAt } = await ingestOne();
     const repository = deliveryAttemptRepository(pool, cipher);
     const weekEarlier = new Date(storedAt.getTime() - 7 * DAY_MS);
-    for (const range of [storedRange([weekEarlier]), storedRange([storedAt, new Date(storedAt.getTime() + 1)]), storedRange([undefined, storedAt])]) {
+    for (const range of [storedRange([weekEarlier]), storedRange([new Date(storedAt.getTime() + 1)]), storedRange([undefined, storedAt])]) {
       expect((await repository.loadForAttempts([deliveryId], range)).get(deliveryId)).toMatchObject({ delivery: { id: deliveryId, storedAt }, event: { id: eventId } });
     }
+    // A delivery found within the range whose event is not (stored at another time) gets its event too.
+    await pool.query("UPDATE events SET ingested_at = ingested_at - interval '1 millisecond' WHERE id = $1", [eventId]);
+    expect((await repository.loadForAttempts([deliveryId], storedRange([storedAt]))).get(deliveryId)).toMatchObject({ delivery: { storedAt }, event: { id: eventId } });
   });
 });
 
