@@ -56,6 +56,11 @@ export interface DurableCeilingOptions {
   /** Callbacks: one delivery each, two per event (fan-out 2, as Herald's drains). */
   total: number;
   processes: number;
+  /**
+   * Jobs with the priorities Herald's fair share gives two backlogged targets (the k-th job of
+   * each target gets k): BullMQ then serves them from its prioritized set, as it serves Herald's.
+   */
+  prioritized?: boolean;
   /** A program and its merchant, each with a target: the deliveries go to those two targets. */
   programId: string;
   merchantId: string;
@@ -100,7 +105,7 @@ export async function durableDeliveryCeiling(options: DurableCeilingOptions): Pr
         deliveryIds.slice(i, i + 1000).map((deliveryId, j) => ({
           name: 'delivery',
           data: { deliveryId, eventId: eventIds[(i + j) >> 1]!, targetId: targets[(i + j) % 2]!, programId: options.programId, merchantId: options.merchantId, storedAt },
-          opts: { jobId: deliveryId, removeOnComplete: { age: 3600 }, attempts: 1 },
+          opts: { jobId: deliveryId, removeOnComplete: { age: 3600 }, attempts: 1, ...(options.prioritized ? { priority: ((i + j) >> 1) + 1 } : {}) },
         })),
       );
     }
@@ -195,6 +200,24 @@ export const durableRows = {
     ceiling: durable.rate,
     ceilingName: 'durable ceiling',
     target: workers === 1 ? '>= 0.85' : undefined,
+  }),
+  /** The durable ceiling with prioritized jobs, against the plain one of the same round. */
+  prioritizedCeiling: (r: DrainResult, concurrency: number, plain: DrainResult): CeilingRow => ({
+    scenario: `ceiling: bare BullMQ worker + 1 POST + attempt recorded, jobs prioritized as Herald's fair share does, concurrency ${concurrency}`,
+    figure: Math.round(r.rate),
+    unit: 'jobs/s',
+    ceiling: plain.rate,
+    ceilingName: 'durable ceiling',
+    note: `machine ${Math.round(r.busy * 100)} % busy`,
+    cpu: r.cpu,
+  }),
+  /** Herald against the durable ceiling with prioritized jobs: its overhead beyond BullMQ's prioritized set. */
+  heraldVsPrioritized: (herald: DrainResult, prioritized: DrainResult): CeilingRow => ({
+    scenario: '1 delivery-worker, callbacks/s vs durable ceiling with prioritized jobs',
+    figure: Math.round(herald.rate),
+    unit: 'callbacks/s',
+    ceiling: prioritized.rate,
+    ceilingName: 'prioritized durable ceiling',
   }),
 };
 

@@ -69,8 +69,11 @@ export interface DeliveryRoundsContext {
 export interface DeliveryRound {
   /** Events per second: Herald's ingest, and the same rows and jobs written the bare way. */
   ingest: { herald: number; bare: number };
-  /** Callbacks per second: Herald with 1 worker, bare BullMQ + POST, and the durable ceiling. */
-  delivery: { herald: DrainResult; bare: DrainResult; durable: DrainResult };
+  /**
+   * Callbacks per second: Herald with 1 worker, bare BullMQ + POST, the durable ceiling, and the
+   * durable ceiling with jobs prioritized as Herald's are (what BullMQ's prioritized set costs).
+   */
+  delivery: { herald: DrainResult; bare: DrainResult; durable: DrainResult; prioritized: DrainResult };
   /** The Herald worker's peak RSS in MB. */
   heraldPeakRssMb: number;
 }
@@ -112,9 +115,9 @@ export async function deliveryRounds(ctx: DeliveryRoundsContext, rounds: number)
         await ctx.resetReceiver();
         delivery.bare = await ctx.bareBullmq();
       },
-      async () => {
+      ...([false, true] as const).map((prioritized) => async () => {
         await ctx.resetReceiver();
-        delivery.durable = await durableDeliveryCeiling({
+        delivery[prioritized ? 'prioritized' : 'durable'] = await durableDeliveryCeiling({
           databaseUrl: ctx.databaseUrl,
           redisUrl: ctx.redisUrl,
           url: `${ctx.receiverUrl}/hook/durable`,
@@ -122,12 +125,13 @@ export async function deliveryRounds(ctx: DeliveryRoundsContext, rounds: number)
           concurrency: ctx.concurrency,
           total: sizes.bareJobs,
           processes: 1,
+          prioritized,
           programId: 'bench-p',
           merchantId: 'bench-m',
           drain: ctx.drain,
           startProcess: ctx.startProcess,
         });
-      },
+      }),
     ];
     const heraldStep = async (): Promise<void> => {
       await ctx.resetReceiver();
@@ -151,6 +155,8 @@ export function deliveryRoundRows(results: readonly DeliveryRound[], options: { 
   const durableVsBare = medianRound(delivery.map((d) => ({ herald: d.durable, bare: d.bare })), 'bare', rate);
   const heraldVsBare = medianRound(delivery, 'bare', rate);
   const heraldVsDurable = medianRound(delivery, 'durable', rate);
+  const prioritizedVsDurable = medianRound(delivery.map((d) => ({ herald: d.prioritized, durable: d.durable })), 'durable', rate);
+  const heraldVsPrioritized = medianRound(delivery, 'prioritized', rate);
   const ingestVsBare = medianRound(ingest, 'bare', (n: number) => n);
   const bareRates = delivery.map((d) => d.bare.rate);
   return [
@@ -189,6 +195,11 @@ export function deliveryRoundRows(results: readonly DeliveryRound[], options: { 
       cpu: heraldVsBare.round.herald.cpu,
     },
     { ...durableRows.herald(1, heraldVsDurable.round.herald, heraldVsDurable.round.durable), note: roundsNote(heraldVsDurable.ratios) },
+    {
+      ...durableRows.prioritizedCeiling(prioritizedVsDurable.round.herald, options.concurrency, prioritizedVsDurable.round.durable),
+      note: `${busy(prioritizedVsDurable.round.herald)}; ${roundsNote(prioritizedVsDurable.ratios)}`,
+    },
+    { ...durableRows.heraldVsPrioritized(heraldVsPrioritized.round.herald, heraldVsPrioritized.round.prioritized), note: roundsNote(heraldVsPrioritized.ratios) },
   ];
 }
 
