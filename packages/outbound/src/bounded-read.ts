@@ -1,4 +1,5 @@
 import type { IncomingMessage } from 'node:http';
+import type { Deadline } from './deadline';
 import { errorCode } from './outbound-failure';
 
 /** What was read of a body, and why reading stopped. */
@@ -14,13 +15,14 @@ export interface BodyRead {
  * reading on. Over the stream's own events: a callback's answer is one small chunk, and an async
  * iterator over it (its promises, its extra listeners) cost more CPU than the rest of the read.
  */
-export function readBounded(stream: IncomingMessage, maxBytes: number, signal: AbortSignal): Promise<BodyRead> {
+export function readBounded(stream: IncomingMessage, maxBytes: number, deadline: Deadline): Promise<BodyRead> {
   return new Promise((resolve) => {
     const chunks: Buffer[] = [];
     let kept = 0;
     let end: BodyRead['end'] = 'complete';
     let causeCode: string | undefined;
     let done = false;
+    let stopWaiting = (): void => undefined;
 
     const finish = (): void => {
       if (done) return;
@@ -29,9 +31,9 @@ export function readBounded(stream: IncomingMessage, maxBytes: number, signal: A
       stream.off('data', onData);
       stream.off('end', finish);
       stream.off('close', finish);
-      signal.removeEventListener('abort', onAbort);
-      // A stream destroyed (by the abort, a reset) may close without an error and without its end.
-      if (end === 'complete' && !stream.complete) end = signal.aborted ? 'timeout' : 'broken';
+      stopWaiting();
+      // A stream destroyed (past the time limit, by a reset) may close without an error and without its end.
+      if (end === 'complete' && !stream.complete) end = deadline.expired ? 'timeout' : 'broken';
       const body = chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks).toString('utf8');
       resolve({ body, end, ...(causeCode === undefined ? {} : { causeCode }) });
     };
@@ -51,21 +53,17 @@ export function readBounded(stream: IncomingMessage, maxBytes: number, signal: A
     };
     const onError = (error: unknown): void => {
       if (done) return;
-      end = signal.aborted ? 'timeout' : 'broken';
+      end = deadline.expired ? 'timeout' : 'broken';
       causeCode = errorCode(error);
       finish();
     };
-    const onAbort = (): void => {
-      stream.destroy();
-    };
-
-    if (signal.aborted) {
+    if (deadline.expired) {
       stream.destroy();
       end = 'timeout';
       finish();
       return;
     }
-    signal.addEventListener('abort', onAbort, { once: true });
+    stopWaiting = deadline.onExpiry(() => stream.destroy());
     stream.on('data', onData);
     stream.once('end', finish);
     stream.on('error', onError);

@@ -1,6 +1,7 @@
 import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import { readBounded } from './bounded-read';
 import type { ConnectGuard } from './connect-guard';
+import { Deadline } from './deadline';
 import { bodyFailure, requestFailure } from './outbound-failure';
 import { parseRetryAfter } from './retry-after';
 import { axiosTransport } from './transports/axios-transport';
@@ -90,22 +91,21 @@ function clientOver(guard: ConnectGuard, transport: Transport): OutboundClient {
       } catch (error) {
         throw requestFailure(error, request.timeoutMs);
       }
-      const controller = new AbortController();
-      const timer = setTimeout(() => controller.abort(), request.timeoutMs);
+      const deadline = new Deadline(request.timeoutMs);
       try {
         let response: IncomingMessage;
         try {
-          response = await transport({ url, method: request.method, headers: requestHeaders(request), body: request.body, signal: controller.signal });
+          response = await transport({ url, method: request.method, headers: requestHeaders(request), body: request.body, deadline });
         } catch (error) {
-          throw requestFailure(error, request.timeoutMs, controller.signal.aborted);
+          throw requestFailure(error, request.timeoutMs, deadline.expired);
         }
         const status = response.statusCode ?? 0;
-        const read = await readBounded(response, request.maxResponseBytes, controller.signal);
+        const read = await readBounded(response, request.maxResponseBytes, deadline);
         if (read.end !== 'complete' && request.partialBody === 'fail') throw bodyFailure(read, status, request);
         const retryAfterMs = status === 429 || status === 503 ? parseRetryAfter(response.headers['retry-after']) : undefined;
         return { status, headers: response.headers, body: read.body, truncated: read.end !== 'complete', ...(retryAfterMs === undefined ? {} : { retryAfterMs }) };
       } finally {
-        clearTimeout(timer);
+        deadline.clear();
       }
     },
   };

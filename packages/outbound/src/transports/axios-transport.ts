@@ -31,7 +31,7 @@ export function axiosTransport(guard: ConnectGuard): Transport {
     }),
   })));
 
-  return async ({ url, method, headers, body, signal }) => {
+  return async ({ url, method, headers, body, deadline }) => {
     const { axios, instance } = await load();
     try {
       const response = await instance.request<IncomingMessage>({
@@ -40,7 +40,7 @@ export function axiosTransport(guard: ConnectGuard): Transport {
         // `false` keeps axios from adding its own; a caller's value replaces it.
         headers: { accept: false, 'accept-encoding': false, ...headers },
         data: body === undefined ? undefined : Buffer.from(body, 'utf8'),
-        signal,
+        signal: deadline.signal(),
       });
       return response.data;
     } catch (error) {

@@ -1,6 +1,7 @@
 import { Agent as HttpAgent, type IncomingMessage } from 'node:http';
 import { Agent as HttpsAgent } from 'node:https';
 import type { ConnectGuard } from '../connect-guard';
+import type { Deadline } from '../deadline';
 
 /** One request as a transport sends it: its URL already checked, its headers final. */
 export interface TransportRequest {
@@ -8,8 +9,8 @@ export interface TransportRequest {
   method: string;
   headers: Record<string, string>;
   body: string | undefined;
-  /** Aborts the request, the connection and the answer's body: the client's one time limit. */
-  signal: AbortSignal;
+  /** The client's one time limit: when it passes, the request, its connection and the answer's body are dropped. */
+  deadline: Deadline;
 }
 
 /**
