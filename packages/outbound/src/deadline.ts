@@ -1,8 +1,8 @@
 /**
  * A request's one time limit, from resolving the host to the last body byte read. Lighter than an
  * AbortController: every callback makes one, and an AbortSignal with the listeners Node's http
- * client and the body read put on it cost about 12 µs of the worker's CPU per callback, a fifth
- * of Herald's own code on that path (V8 profile, docs/benchmarks.md).
+ * client and the body read put on it cost about 26 µs of the worker's CPU per callback, as much as
+ * all of Herald's own code on that path (V8 profiles, docs/benchmarks.md).
  */
 export class Deadline {
   #expired = false;
