@@ -55,8 +55,9 @@ export type {
   ReplayResult,
   ReplaySelection,
 } from './repositories/delivery-history';
-export { deliveryAttemptRepository, storedRange } from './repositories/delivery-attempts';
-export type { AttemptOutcome, AttemptRecord, DeferralReason, DeferralRecord, DeliveryAttemptRepository, DeliveryToAttempt, DeliveryWork, NewDeliveryAttempt, RecordedAttempt, StoredRange } from './repositories/delivery-attempts';
+export { deliveryAttemptRepository } from './repositories/delivery-attempts';
+export { storedRange, type StoredRange } from './stored-range';
+export type { AttemptOutcome, AttemptRecord, DeferralReason, DeferralRecord, DeliveryAttemptRepository, DeliveryToAttempt, DeliveryWork, NewDeliveryAttempt, RecordedAttempt } from './repositories/delivery-attempts';
 export { DEFAULT_WEEKS_AHEAD, DELIVERY_PARTITIONED_TABLES, partitionMaintenance, partitionName, weekStart } from './partitions';
 export { createEventMonthsAhead, DEFAULT_MONTHS_AHEAD, eventPartitionName, monthStart, type DroppedMonth, type HeldMonth } from './event-partitions';
 export type { DroppedWeek, HeldWeek, PartitionMaintenance, PartitionMaintenanceOptions, PartitionMaintenanceReport } from './partitions';

@@ -5,7 +5,9 @@ import { eventPartitionName, monthStart } from '../src/event-partitions';
 import { applyMigrations } from '../src/migrations';
 import { partitionMaintenance, partitionName, weekStart } from '../src/partitions';
 import { closeDatabasePool, createDatabasePool, type DatabasePool } from '../src/pool';
-import { deliveryAttemptQueries, deliveryAttemptRepository, storedRange, type StoredRange } from '../src/repositories/delivery-attempts';
+import { deliveryAttemptQueries, deliveryAttemptRepository } from '../src/repositories/delivery-attempts';
+import { deliveryQueries } from '../src/repositories/deliveries';
+import { storedRange, type StoredRange } from '../src/stored-range';
 import type { NewEvent } from '../src/repositories/events';
 import { ingestStore } from '../src/repositories/ingest-store';
 import { targetRepository } from '../src/repositories/targets';
@@ -104,6 +106,19 @@ describe("the worker's statements within their deliveries' stored range", () => 
     const { rows } = await pool.query<{ name: string }>("SELECT inhrelid::regclass::text AS name FROM pg_inherits WHERE inhparent = 'deliveries'::regclass ORDER BY 1");
     expect(rows.length).toBeGreaterThan(5);
     for (const statement of writes(storedRange([undefined]))) expect(await partitionsRead(statement)).toEqual(rows.map((row) => row.name));
+  });
+
+  it("marks, clears and stamps the outbox's deliveries reading their week of deliveries only", async () => {
+    const { deliveryId, storedAt } = await ingestOne();
+    const stored = storedRange([storedAt]);
+    const statements = [
+      deliveryQueries.markEnqueued([deliveryId], stored),
+      deliveryQueries.clearEnqueued([deliveryId], stored),
+      deliveryQueries.swept([deliveryId], stored),
+      deliveryQueries.checked([deliveryId], [], stored),
+      deliveryQueries.checked([], [deliveryId], stored),
+    ];
+    for (const statement of statements) expect(await partitionsRead(statement)).toEqual([partitionName('deliveries', weekStart(storedAt))]);
   });
 
   it("finds a delivery and its event whatever time its job names: a storedAt that does not match the rows costs a second look, not the delivery", async () => {

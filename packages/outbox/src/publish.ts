@@ -39,7 +39,7 @@ export function createOutboxPublisher(deps: OutboxPublisherDependencies): Outbox
       try {
         await deps.producer.enqueue(refs);
       } catch (error) {
-        const cleared = await deps.deliveries.clearEnqueued(refs.map((r) => r.deliveryId)).then(
+        const cleared = await deps.deliveries.clearEnqueued(refs).then(
           () => true,
           () => false,
         );
@@ -59,7 +59,7 @@ export function createOutboxPublisher(deps: OutboxPublisherDependencies): Outbox
         return false;
       }
       try {
-        await deps.deliveries.markEnqueued(refs.map((r) => r.deliveryId));
+        await deps.deliveries.markEnqueued(refs);
       } catch (error) {
         // The jobs exist: the sweeper may add them again, which is a no-op (job id = delivery id).
         logger.warn('deliveries enqueued but not marked enqueued', { deliveries: refs.length, error: reason(error) });

@@ -16,7 +16,7 @@ function publisher(fail: Array<'enqueue' | 'clear' | 'mark'> = []) {
   };
   const outbox = createOutboxPublisher({
     producer: { enqueue: (jobs) => step('enqueue', jobs.map((j) => j.deliveryId)) },
-    deliveries: { clearEnqueued: (ids) => step('clear', ids), markEnqueued: (ids) => step('mark', ids) },
+    deliveries: { clearEnqueued: (refs) => step('clear', refs.map((r) => r.deliveryId)), markEnqueued: (refs) => step('mark', refs.map((r) => r.deliveryId)) },
     logger: { warn: (message) => void warnings.push(message) },
   });
   return { outbox, calls, warnings };

@@ -60,9 +60,8 @@ async function storeUnenqueued(n: number): Promise<string[]> {
       contentHash: randomUUID(),
     })),
   );
-  const ids = result.deliveries.map((d) => d.deliveryId);
-  await deliveries.clearEnqueued(ids);
-  return ids;
+  await deliveries.clearEnqueued(result.deliveries);
+  return result.deliveries.map((d) => d.deliveryId);
 }
 
 describe('the outbox sweeper', () => {

@@ -280,7 +280,7 @@ describe('the ingest use case', () => {
     const outbox = createOutboxPublisher({
       producer: { enqueue: () => Promise.reject(new Error('Redis is not connected')) },
       deliveries: {
-        clearEnqueued: async (ids) => void cleared.push(...ids),
+        clearEnqueued: async (refs) => void cleared.push(...refs.map((r) => r.deliveryId)),
         markEnqueued: async () => {},
       },
       logger: { warn: (message: string) => void warnings.push(message) },

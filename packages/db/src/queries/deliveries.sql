@@ -46,6 +46,7 @@ SET
   "updated_at" = now()
 WHERE
   "id" = ANY ($1::UUID[])
+  AND "deliveries"."created_at" BETWEEN coalesce($2::timestamptz, '-infinity') AND coalesce($3::timestamptz, 'infinity')
   AND "enqueued_at" IS NULL;
 
 -- deliveries: clearEnqueued
@@ -54,7 +55,8 @@ SET
   "enqueued_at" = $1,
   "updated_at" = now()
 WHERE
-  "id" = ANY ($2::UUID[]);
+  "id" = ANY ($2::UUID[])
+  AND "deliveries"."created_at" BETWEEN coalesce($3::timestamptz, '-infinity') AND coalesce($4::timestamptz, 'infinity');
 
 -- deliveries: unswept
 SELECT
@@ -89,7 +91,8 @@ SET
   "enqueued_at" = clock_timestamp(),
   "updated_at" = now()
 WHERE
-  "id" = ANY ($1::UUID[]);
+  "id" = ANY ($1::UUID[])
+  AND "deliveries"."created_at" BETWEEN coalesce($2::timestamptz, '-infinity') AND coalesce($3::timestamptz, 'infinity');
 
 -- deliveries: stale
 SELECT
@@ -131,4 +134,5 @@ WHERE
   (
     "id" = ANY ($2::UUID[])
     OR "id" = ANY ($3::UUID[])
-  );
+  )
+  AND "deliveries"."created_at" BETWEEN coalesce($4::timestamptz, '-infinity') AND coalesce($5::timestamptz, 'infinity');

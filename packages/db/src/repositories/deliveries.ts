@@ -1,6 +1,7 @@
-import type { DeliveryRef, RoutingTarget } from '@herald/domain';
+import { storedAtOf, type DeliveryRef, type RoutingTarget } from '@herald/domain';
 import type { DatabasePool } from '../pool';
 import { byShape, db, inTransaction, run, sql, type Sql } from '../sql';
+import { EVERY_PARTITION, storedRange, storedWithin, type StoredRange } from '../stored-range';
 
 /**
  * Deliveries are the outbox between PostgreSQL and the queue. They are created in the transaction
@@ -44,6 +45,10 @@ function refOf(row: Omit<DeliveryRef, 'storedAt'> & { storedAt: Date }): Deliver
   return { ...row, storedAt: row.storedAt.toISOString() };
 }
 
+const idsOf = (refs: readonly DeliveryRef[]) => refs.map((r) => r.deliveryId);
+/** Where refs' deliveries were stored: every partition when a ref does not say (a job written by hand). */
+const rangeOf = (refs: readonly DeliveryRef[]) => storedRange(refs.map(storedAtOf));
+
 /** Every statement of the outbox, built from its parameters (the SQL snapshot compiles each). */
 export const deliveryQueries = {
   insert: (refs: readonly DeliveryRef[]) =>
@@ -51,18 +56,23 @@ export const deliveryQueries = {
 
   routingTargets: (programIds: readonly string[], merchantIds: readonly string[]) => routingTargetsStatement('routing-targets', { programIds, merchantIds }),
 
-  markEnqueued: (deliveryIds: readonly string[]) =>
+  // The statements below that name deliveries by id also name the range they were stored in (their
+  // refs' storedAt, or the rows just read): PostgreSQL then reads their weeks only, not every week kept.
+
+  markEnqueued: (deliveryIds: readonly string[], stored: StoredRange = EVERY_PARTITION) =>
     db
       .updateTable('deliveries')
       .set({ enqueued_at: sql<Date>`now()`, updated_at: sql<Date>`now()` })
       .where('id', '=', (eb) => eb.fn.any(uuids(deliveryIds)))
+      .where(storedWithin('deliveries.created_at', stored))
       .where('enqueued_at', 'is', null),
 
-  clearEnqueued: (deliveryIds: readonly string[]) =>
+  clearEnqueued: (deliveryIds: readonly string[], stored: StoredRange = EVERY_PARTITION) =>
     db
       .updateTable('deliveries')
       .set({ enqueued_at: null, updated_at: sql<Date>`now()` })
-      .where('id', '=', (eb) => eb.fn.any(uuids(deliveryIds))),
+      .where('id', '=', (eb) => eb.fn.any(uuids(deliveryIds)))
+      .where(storedWithin('deliveries.created_at', stored)),
 
   /** Pending deliveries never marked enqueued, oldest first, locked for this sweeper only. */
   unswept: (options: SweepOptions) =>
@@ -79,11 +89,12 @@ export const deliveryQueries = {
       .forUpdate('d')
       .skipLocked(),
 
-  swept: (deliveryIds: readonly string[]) =>
+  swept: (deliveryIds: readonly string[], stored: StoredRange = EVERY_PARTITION) =>
     db
       .updateTable('deliveries')
       .set({ enqueued_at: sql<Date>`clock_timestamp()`, updated_at: sql<Date>`now()` })
-      .where('id', '=', (eb) => eb.fn.any(uuids(deliveryIds))),
+      .where('id', '=', (eb) => eb.fn.any(uuids(deliveryIds)))
+      .where(storedWithin('deliveries.created_at', stored)),
 
   /**
    * Pending deliveries enqueued, and last found alive in the queue, longer ago than `staleMs`,
@@ -106,7 +117,7 @@ export const deliveryQueries = {
       .skipLocked(),
 
   /** Stamps the checked deliveries; a requeued one counts as enqueued now, so its new job gets the whole stale period. */
-  checked: (alive: readonly string[], requeued: readonly string[]) =>
+  checked: (alive: readonly string[], requeued: readonly string[], stored: StoredRange = EVERY_PARTITION) =>
     db
       .updateTable('deliveries')
       .set((eb) => ({
@@ -114,7 +125,8 @@ export const deliveryQueries = {
         updated_at: sql<Date>`now()`,
         enqueued_at: eb.case().when('id', '=', eb.fn.any(uuids(requeued))).then(sql<Date>`clock_timestamp()`).else(eb.ref('enqueued_at')).end(),
       }))
-      .where((eb) => eb.or([eb('id', '=', eb.fn.any(uuids(alive))), eb('id', '=', eb.fn.any(uuids(requeued)))])),
+      .where((eb) => eb.or([eb('id', '=', eb.fn.any(uuids(alive))), eb('id', '=', eb.fn.any(uuids(requeued)))]))
+      .where(storedWithin('deliveries.created_at', stored)),
 };
 
 export interface SweepOptions {
@@ -142,15 +154,15 @@ export interface ReconcileResult {
 export function deliveryRepository(pool: DatabasePool) {
   return {
     /** Records that BullMQ holds these deliveries' jobs (replayed deliveries, which start unmarked). */
-    async markEnqueued(deliveryIds: readonly string[]): Promise<void> {
-      if (deliveryIds.length === 0) return;
-      await run(pool, deliveryQueries.markEnqueued(deliveryIds));
+    async markEnqueued(refs: readonly DeliveryRef[]): Promise<void> {
+      if (refs.length === 0) return;
+      await run(pool, deliveryQueries.markEnqueued(idsOf(refs), rangeOf(refs)));
     },
 
     /** Hands deliveries whose jobs could not be added to the sweeper: it takes pending ones left unmarked. */
-    async clearEnqueued(deliveryIds: readonly string[]): Promise<void> {
-      if (deliveryIds.length === 0) return;
-      await run(pool, deliveryQueries.clearEnqueued(deliveryIds));
+    async clearEnqueued(refs: readonly DeliveryRef[]): Promise<void> {
+      if (refs.length === 0) return;
+      await run(pool, deliveryQueries.clearEnqueued(idsOf(refs), rangeOf(refs)));
     },
 
     /**
@@ -164,7 +176,7 @@ export function deliveryRepository(pool: DatabasePool) {
         const { rows } = await run(tx, deliveryQueries.unswept(options));
         if (rows.length === 0) return 0;
         await enqueue(rows.map(refOf));
-        await run(tx, deliveryQueries.swept(rows.map((r) => r.deliveryId)));
+        await run(tx, deliveryQueries.swept(rows.map((r) => r.deliveryId), storedRange(rows.map((r) => r.storedAt))));
         return rows.length;
       });
     },
@@ -187,7 +199,7 @@ export function deliveryRepository(pool: DatabasePool) {
         const dead = await requeueDead(rows.map(refOf));
         const requeued = rows.filter((r) => dead.has(r.deliveryId)).map((r) => r.deliveryId);
         const alive = rows.filter((r) => !dead.has(r.deliveryId)).map((r) => r.deliveryId);
-        await run(tx, deliveryQueries.checked(alive, requeued));
+        await run(tx, deliveryQueries.checked(alive, requeued, storedRange(rows.map((r) => r.storedAt))));
         return { checked: rows.length, requeued: requeued.length };
       });
     },

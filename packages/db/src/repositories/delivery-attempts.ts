@@ -3,6 +3,7 @@ import type { DatabasePool } from '../pool';
 import { CredentialsCipherError, type CredentialsCipher } from '../credentials-cipher';
 import type { DeliveryStatus } from '../generated/kysely/schema';
 import { byShape, db, run, sql, type RowOf } from '../sql';
+import { EVERY_PARTITION, storedRange, storedWithin, type StoredRange } from '../stored-range';
 import { EVENT_COLUMNS, joinedEvent } from './events';
 import { deliveryTargetOf, storedSigning, type DeliveryTarget } from './targets';
 
@@ -107,36 +108,6 @@ type AttemptInput = {
 
 /** The columns of AttemptInput, one array each: the parameters of the record statement's unnest. */
 type AttemptColumns = { [K in keyof AttemptInput]: Array<AttemptInput[K]> };
-
-/**
- * The time range within which a batch's deliveries were stored (their created_at, which is also
- * their events' ingested_at: one ingest transaction writes both). The worker's statements look
- * deliveries up by id, which names no partition; within this range PostgreSQL reads only the
- * weeks of deliveries (and the months of events) that can hold them, decided once per execution
- * of the generic plan, instead of every partition kept. Unbounded (null) when a time is unknown.
- */
-export interface StoredRange {
-  from: Date | null;
-  to: Date | null;
-}
-
-const EVERY_PARTITION: StoredRange = { from: null, to: null };
-
-/** The range of these times; every partition when any is unknown. */
-export function storedRange(times: Iterable<Date | undefined>): StoredRange {
-  let from: Date | null = null;
-  let to: Date | null = null;
-  for (const at of times) {
-    if (at === undefined) return EVERY_PARTITION;
-    if (from === null || at < from) from = at;
-    if (to === null || at > to) to = at;
-  }
-  return { from, to };
-}
-
-/** `column` within `range` (the statement's values: byShape's stand-ins): a condition PostgreSQL prunes partitions by. */
-const storedWithin = (column: 'd.created_at' | 'events.ingested_at', range: StoredRange) =>
-  sql<boolean>`${sql.ref(column)} BETWEEN coalesce(${range.from}::timestamptz, '-infinity') AND coalesce(${range.to}::timestamptz, 'infinity')`;
 
 // The worker runs both statements on every batch of jobs: each is built and compiled once (byShape),
 // which Kysely would otherwise do per batch (measured: about a tenth of the worker's CPU).

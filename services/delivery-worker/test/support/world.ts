@@ -106,7 +106,7 @@ export class World {
       })),
     );
     await this.#producer.enqueue(deliveries);
-    await deliveryRepository(this.pool).markEnqueued(deliveries.map((d) => d.deliveryId));
+    await deliveryRepository(this.pool).markEnqueued(deliveries);
     return events.map((event) => ({ event, deliveryId: deliveries.find((d) => d.eventId === event.id)!.deliveryId }));
   }
 
