@@ -2,7 +2,8 @@
  * The second ceiling of GET /events: a bare Express 5 app that runs Herald's own page statement
  * (its text and parameters, built by the events repository's code and read from BENCH_QUERY_FILE
  * as `{ "text", "values" }`) with `pg` on DATABASE_URL, as a named prepared statement over a pool
- * of BENCH_POOL_SIZE connections like the events-api's merchant reads, and sends the rows as JSON.
+ * of BENCH_POOL_SIZE connections like the events-api's merchant reads, and sends the count and the
+ * events' JSON that the statement returns.
  * No authentication, rate limit, validation or mapping: Herald's ratio to this is its own overhead
  * over the database's. Prints `{"message":"listening","port":N}` on stdout once listening.
  */
@@ -14,8 +15,9 @@ const query = JSON.parse(readFileSync(process.env.BENCH_QUERY_FILE ?? '', 'utf8'
 const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: Number(process.env.BENCH_POOL_SIZE ?? 6) });
 const app = express();
 app.get('/events', async (_req, res) => {
-  const { rows } = await pool.query<{ total: string }>({ name: 'bench-events-page', text: query.text, values: query.values });
-  res.json({ count: Number(rows[0]?.total ?? 0), data: rows });
+  // One row: the count, and the page's events as the JSON text PostgreSQL wrote.
+  const { rows } = await pool.query<{ total: string; events: string }>({ name: 'bench-events-page', text: query.text, values: query.values });
+  res.type('json').send(`{"count":${Number(rows[0]?.total ?? 0)},"data":${rows[0]?.events ?? '[]'}}`);
 });
 const server = app.listen(0, '127.0.0.1', () => {
   const address = server.address();

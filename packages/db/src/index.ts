@@ -9,8 +9,8 @@ export { apiKeyRepository, hashApiKey, isWellFormedApiKey } from './repositories
 export type { ApiKeyRecord, ApiKeyRepository, ApiKeyScope } from './repositories/api-keys';
 export { tenantRepository, DuplicateIdError } from './repositories/tenants';
 export type { MerchantRecord, ProgramRecord, TenantRepository } from './repositories/tenants';
-export { eventRepository, pagesFoundThroughCounters } from './repositories/events';
-export type { EventListQuery, EventRepository, EventRepositoryOptions, KnownTenants, NewEvent, StoredEvent } from './repositories/events';
+export { eventJsonBytes, eventRepository, pagesFoundThroughCounters } from './repositories/events';
+export type { EventListPage, EventListQuery, EventRepository, EventRepositoryOptions, KnownTenants, NewEvent, StoredEvent } from './repositories/events';
 export { ingestStore } from './repositories/ingest-store';
 export type { IngestStore, IngestTransaction } from './repositories/ingest-store';
 export { createCredentialsCipher, credentialsCipherFromConfig, CredentialsCipherError } from './credentials-cipher';

@@ -167,8 +167,8 @@ describe('event ids across months', () => {
     expect(await rowsOf(old.event.id)).toEqual([eventPartitionName(lastMonth)]);
 
     const work = await deliveryAttemptRepository(pool, cipher).loadForAttempts([...deliveryOf.values()]);
-    expect(work.get(deliveryOf.get(recent.event.id)!)?.event?.id).toBe(recent.event.id);
-    expect(work.get(deliveryOf.get(old.event.id)!)?.event?.id).toBe(old.event.id);
+    expect(JSON.parse(work.get(deliveryOf.get(recent.event.id)!)!.eventJson!).id).toBe(recent.event.id);
+    expect(JSON.parse(work.get(deliveryOf.get(old.event.id)!)!.eventJson!).id).toBe(old.event.id);
 
     // Each month kept is one more index probe per delivery for a lookup that goes oldest first;
     // newest first, a recent event is found before any older month is read.

@@ -86,7 +86,7 @@ describe("the worker's statements within their deliveries' stored range", () => 
       [deliveryId],
     );
     expect(rows).toEqual([{ created_at: storedAt, ingested_at: storedAt }]);
-    expect((await deliveryAttemptRepository(pool, cipher).loadForAttempts([deliveryId])).get(deliveryId)).toMatchObject({ delivery: { storedAt }, event: { id: eventId } });
+    expect((await deliveryAttemptRepository(pool, cipher).loadForAttempts([deliveryId])).get(deliveryId)).toMatchObject({ delivery: { storedAt }, eventJson: expect.stringContaining(`{"id":"${eventId}",`) });
   });
 
   it('loads, records attempts and deferrals and the targets’ health reading one week of deliveries and one month of events', async () => {
@@ -126,11 +126,11 @@ describe("the worker's statements within their deliveries' stored range", () => 
     const repository = deliveryAttemptRepository(pool, cipher);
     const weekEarlier = new Date(storedAt.getTime() - 7 * DAY_MS);
     for (const range of [storedRange([weekEarlier]), storedRange([new Date(storedAt.getTime() + 1)]), storedRange([undefined, storedAt])]) {
-      expect((await repository.loadForAttempts([deliveryId], range)).get(deliveryId)).toMatchObject({ delivery: { id: deliveryId, storedAt }, event: { id: eventId } });
+      expect((await repository.loadForAttempts([deliveryId], range)).get(deliveryId)).toMatchObject({ delivery: { id: deliveryId, storedAt }, eventJson: expect.stringContaining(`{"id":"${eventId}",`) });
     }
     // A delivery found within the range whose event is not (stored at another time) gets its event too.
     await pool.query("UPDATE events SET ingested_at = ingested_at - interval '1 millisecond' WHERE id = $1", [eventId]);
-    expect((await repository.loadForAttempts([deliveryId], storedRange([storedAt]))).get(deliveryId)).toMatchObject({ delivery: { storedAt }, event: { id: eventId } });
+    expect((await repository.loadForAttempts([deliveryId], storedRange([storedAt]))).get(deliveryId)).toMatchObject({ delivery: { storedAt }, eventJson: expect.stringContaining(`{"id":"${eventId}",`) });
   });
 });
 

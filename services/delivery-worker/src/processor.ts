@@ -107,7 +107,7 @@ export function createDeliveryProcessor(deps: DeliveryProcessorDependencies): (j
     throw new DelayedError(`deferred: ${admission.reason}`);
   };
 
-  const attempt = async ({ delivery, target, event }: DeliveryWork, sent: SentTo): Promise<CallbackResult> => {
+  const attempt = async ({ delivery, target, eventJson }: DeliveryWork, sent: SentTo): Promise<CallbackResult> => {
     // Credentials no key decrypts: failureOf makes it a `configuration` failure, not retried.
     if (target instanceof CredentialsCipherError) throw target;
     if (!target || target.deletedAt !== null || !target.enabled) {
@@ -120,15 +120,15 @@ export function createDeliveryProcessor(deps: DeliveryProcessorDependencies): (j
             : 'is switched off';
       return { delivered: false, errorKind: 'target_unavailable', errorMessage: `the notification target ${state}; not sent`, retryable: false };
     }
-    if (!event) return { delivered: false, errorKind: 'internal', errorMessage: `event ${delivery.eventId} does not exist`, retryable: false };
+    if (eventJson === null) return { delivered: false, errorKind: 'internal', errorMessage: `event ${delivery.eventId} does not exist`, retryable: false };
     const auth = deps.authFor(target);
     return sendCallback(
       // The event exactly as GET /events shows it, to the target's current URL, signed with the
       // secrets in use now (the previous one too during a rotation's grace period).
       {
         url: target.url,
-        webhookId: event.id,
-        body: JSON.stringify(event),
+        webhookId: delivery.eventId,
+        body: eventJson,
         signingSecrets: signingSecretsInUse(target.signing.secrets, target.signing.graceEndsAt, new Date()),
       },
       // What the merchant's answer must not be stored with, should it echo the request back.

@@ -89,7 +89,7 @@ async function attempt(scene: Scene) {
           : {
               delivery: { id: deliveryId, eventId: ref.eventId, targetId: ref.targetId, status: scene.status ?? 'pending', attemptsMade, storedAt },
               target: scene.target === undefined ? programTarget : scene.target,
-              event: scene.event === undefined ? event : scene.event,
+              eventJson: scene.event === undefined ? JSON.stringify(event) : scene.event && JSON.stringify(scene.event),
             },
       record: async ({ deliveryId, storedAt: recordedStoredAt, attempt, outcome, disableTarget = false, changesTargetHealth }) => {
         recorded.push({ deliveryId, attempt, outcome });

@@ -1,4 +1,5 @@
 import { eventRepository } from '@herald/db';
+import type { Event } from '@herald/domain';
 import { createTestApi } from './support/api';
 import { ingestEvent } from './support/events';
 
@@ -54,7 +55,7 @@ describe('GET /events deep pages', () => {
     for (let page = 1; page <= 5; page += 1) {
       const result = await walking.list({ scope, origin: 'api', objectType: 'payment', page, pageSize: 97 });
       expect(result.count).toBe(450);
-      listed.push(...result.events.map((e) => e.id));
+      listed.push(...(JSON.parse(result.eventsJson) as Event[]).map((e) => e.id));
     }
     expect(listed).toEqual(order);
   });
@@ -136,7 +137,7 @@ describe('GET /events under createdFrom and createdTo', () => {
     for (let page = 1; page * 97 < order.length + 97; page += 1) {
       const result = await walking.list({ scope, createdFrom, createdTo, page, pageSize: 97 });
       expect(result.count).toBe(order.length);
-      listed.push(...result.events.map((e) => e.id));
+      listed.push(...(JSON.parse(result.eventsJson) as Event[]).map((e) => e.id));
     }
     expect(listed).toEqual(order);
   });

@@ -252,6 +252,13 @@ describe('the ingest use case', () => {
     expect(store.calls).toEqual([]);
   });
 
+  it('counts an event as its callback carries it: a space after each : and , in data and metadata, numbers in plain decimal', async () => {
+    const { ingest } = setUp();
+    // 104 bytes as JSON.stringify writes it; seven numbers of 301 digits each as stored.
+    const large = ingestEvent(tenant, { data: Array.from({ length: 7 }, () => ({ n: 1e300 })) });
+    await expect(ingest(large)).rejects.toMatchObject({ violations: [expect.objectContaining({ keyword: 'maxBytes', message: expect.stringMatching(/^is 2\d{3} bytes as JSON/) })] });
+  });
+
   it('takes an event of exactly EVENT_MAX_BYTES', async () => {
     const { ingest } = setUp();
     const probe = ingestEvent(tenant, { context: '' });

@@ -27,16 +27,31 @@ SELECT
   "t"."deleted_at" AS "target_deleted_at",
   "t"."signing_secrets" AS "target_signing_secrets",
   "t"."signing_grace_ends_at" AS "target_signing_grace_ends_at",
-  "e"."id",
-  "e"."created_at",
-  "e"."source_system",
-  "e"."origin",
-  "e"."event_type",
-  "e"."object_id",
-  "e"."object_type",
-  "e"."metadata",
-  "e"."data",
-  "e"."context"
+  CASE
+    WHEN "e"."id" IS NOT NULL THEN concat(
+      '{"id":',
+      to_json("e"."id")::text,
+      ',"createdAt":"',
+      to_char(
+        "e"."created_at" at time zone 'UTC',
+        'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'
+      ),
+      '"',
+      ',"sourceSystem":' || to_json("e"."source_system")::text,
+      ',"origin":',
+      to_json("e"."origin")::text,
+      ',"eventType":',
+      to_json("e"."event_type")::text,
+      ',"objectId":',
+      to_json("e"."object_id")::text,
+      ',"objectType":',
+      to_json("e"."object_type")::text,
+      ',"metadata":' || nullif("e"."metadata", 'null'::jsonb)::text,
+      ',"data":' || nullif("e"."data", 'null'::jsonb)::text,
+      ',"context":' || to_json("e"."context")::text,
+      '}'
+    )
+  END AS "event_json"
 FROM
   "deliveries" AS "d"
   LEFT JOIN LATERAL (

@@ -128,16 +128,41 @@ WITH
   )
 SELECT
   "c"."total",
-  "p"."id",
-  "p"."created_at",
-  "p"."source_system",
-  "p"."origin",
-  "p"."event_type",
-  "p"."object_id",
-  "p"."object_type",
-  "p"."metadata",
-  "p"."data",
-  "p"."context"
+  concat(
+    '[',
+    string_agg(
+      CASE
+        WHEN "p"."id" IS NOT NULL THEN concat(
+          '{"id":',
+          to_json("p"."id")::text,
+          ',"createdAt":"',
+          to_char(
+            "p"."created_at" at time zone 'UTC',
+            'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'
+          ),
+          '"',
+          ',"sourceSystem":' || to_json("p"."source_system")::text,
+          ',"origin":',
+          to_json("p"."origin")::text,
+          ',"eventType":',
+          to_json("p"."event_type")::text,
+          ',"objectId":',
+          to_json("p"."object_id")::text,
+          ',"objectType":',
+          to_json("p"."object_type")::text,
+          ',"metadata":' || nullif("p"."metadata", 'null'::jsonb)::text,
+          ',"data":' || nullif("p"."data", 'null'::jsonb)::text,
+          ',"context":' || to_json("p"."context")::text,
+          '}'
+        )
+      END,
+      ','
+      ORDER BY
+        "p"."created_at",
+        "p"."id"
+    ),
+    ']'
+  ) AS "events"
 FROM
   "c"
   LEFT JOIN LATERAL (
@@ -173,12 +198,14 @@ FROM
       ) AS "page"
       INNER JOIN "events" AS "e" ON "e"."id" = "page"."id"
       AND "e"."ingested_at" = "page"."ingested_at"
+    ORDER BY
+      "e"."created_at",
+      "e"."id"
+    LIMIT
+      $6
   ) AS "p" ON TRUE
-ORDER BY
-  "p"."created_at",
-  "p"."id"
-LIMIT
-  $6;
+GROUP BY
+  "c"."total";
 
 -- events: page (program, counted filters, deep: from the bucket walk)
 WITH
@@ -202,16 +229,41 @@ WITH
   )
 SELECT
   "c"."total",
-  "p"."id",
-  "p"."created_at",
-  "p"."source_system",
-  "p"."origin",
-  "p"."event_type",
-  "p"."object_id",
-  "p"."object_type",
-  "p"."metadata",
-  "p"."data",
-  "p"."context"
+  concat(
+    '[',
+    string_agg(
+      CASE
+        WHEN "p"."id" IS NOT NULL THEN concat(
+          '{"id":',
+          to_json("p"."id")::text,
+          ',"createdAt":"',
+          to_char(
+            "p"."created_at" at time zone 'UTC',
+            'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'
+          ),
+          '"',
+          ',"sourceSystem":' || to_json("p"."source_system")::text,
+          ',"origin":',
+          to_json("p"."origin")::text,
+          ',"eventType":',
+          to_json("p"."event_type")::text,
+          ',"objectId":',
+          to_json("p"."object_id")::text,
+          ',"objectType":',
+          to_json("p"."object_type")::text,
+          ',"metadata":' || nullif("p"."metadata", 'null'::jsonb)::text,
+          ',"data":' || nullif("p"."data", 'null'::jsonb)::text,
+          ',"context":' || to_json("p"."context")::text,
+          '}'
+        )
+      END,
+      ','
+      ORDER BY
+        "p"."created_at",
+        "p"."id"
+    ),
+    ']'
+  ) AS "events"
 FROM
   "c"
   LEFT JOIN LATERAL (
@@ -253,12 +305,14 @@ FROM
       ) AS "page"
       INNER JOIN "events" AS "e" ON "e"."id" = "page"."id"
       AND "e"."ingested_at" = "page"."ingested_at"
+    ORDER BY
+      "e"."created_at",
+      "e"."id"
+    LIMIT
+      $9
   ) AS "p" ON TRUE
-ORDER BY
-  "p"."created_at",
-  "p"."id"
-LIMIT
-  $9;
+GROUP BY
+  "c"."total";
 
 -- events: page (merchant, every filter)
 WITH
@@ -285,16 +339,41 @@ WITH
   )
 SELECT
   "c"."total",
-  "p"."id",
-  "p"."created_at",
-  "p"."source_system",
-  "p"."origin",
-  "p"."event_type",
-  "p"."object_id",
-  "p"."object_type",
-  "p"."metadata",
-  "p"."data",
-  "p"."context"
+  concat(
+    '[',
+    string_agg(
+      CASE
+        WHEN "p"."id" IS NOT NULL THEN concat(
+          '{"id":',
+          to_json("p"."id")::text,
+          ',"createdAt":"',
+          to_char(
+            "p"."created_at" at time zone 'UTC',
+            'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'
+          ),
+          '"',
+          ',"sourceSystem":' || to_json("p"."source_system")::text,
+          ',"origin":',
+          to_json("p"."origin")::text,
+          ',"eventType":',
+          to_json("p"."event_type")::text,
+          ',"objectId":',
+          to_json("p"."object_id")::text,
+          ',"objectType":',
+          to_json("p"."object_type")::text,
+          ',"metadata":' || nullif("p"."metadata", 'null'::jsonb)::text,
+          ',"data":' || nullif("p"."data", 'null'::jsonb)::text,
+          ',"context":' || to_json("p"."context")::text,
+          '}'
+        )
+      END,
+      ','
+      ORDER BY
+        "p"."created_at",
+        "p"."id"
+    ),
+    ']'
+  ) AS "events"
 FROM
   "c"
   LEFT JOIN LATERAL (
@@ -340,12 +419,14 @@ FROM
       ) AS "page"
       INNER JOIN "events" AS "e" ON "e"."id" = "page"."id"
       AND "e"."ingested_at" = "page"."ingested_at"
+    ORDER BY
+      "e"."created_at",
+      "e"."id"
+    LIMIT
+      $17
   ) AS "p" ON TRUE
-ORDER BY
-  "p"."created_at",
-  "p"."id"
-LIMIT
-  $17;
+GROUP BY
+  "c"."total";
 
 -- events: page (merchant, counted filters and a time range: counted from the buckets)
 WITH
@@ -474,16 +555,41 @@ WITH
   )
 SELECT
   "c"."total",
-  "p"."id",
-  "p"."created_at",
-  "p"."source_system",
-  "p"."origin",
-  "p"."event_type",
-  "p"."object_id",
-  "p"."object_type",
-  "p"."metadata",
-  "p"."data",
-  "p"."context"
+  concat(
+    '[',
+    string_agg(
+      CASE
+        WHEN "p"."id" IS NOT NULL THEN concat(
+          '{"id":',
+          to_json("p"."id")::text,
+          ',"createdAt":"',
+          to_char(
+            "p"."created_at" at time zone 'UTC',
+            'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'
+          ),
+          '"',
+          ',"sourceSystem":' || to_json("p"."source_system")::text,
+          ',"origin":',
+          to_json("p"."origin")::text,
+          ',"eventType":',
+          to_json("p"."event_type")::text,
+          ',"objectId":',
+          to_json("p"."object_id")::text,
+          ',"objectType":',
+          to_json("p"."object_type")::text,
+          ',"metadata":' || nullif("p"."metadata", 'null'::jsonb)::text,
+          ',"data":' || nullif("p"."data", 'null'::jsonb)::text,
+          ',"context":' || to_json("p"."context")::text,
+          '}'
+        )
+      END,
+      ','
+      ORDER BY
+        "p"."created_at",
+        "p"."id"
+    ),
+    ']'
+  ) AS "events"
 FROM
   "c"
   LEFT JOIN LATERAL (
@@ -525,12 +631,14 @@ FROM
       ) AS "page"
       INNER JOIN "events" AS "e" ON "e"."id" = "page"."id"
       AND "e"."ingested_at" = "page"."ingested_at"
+    ORDER BY
+      "e"."created_at",
+      "e"."id"
+    LIMIT
+      $45
   ) AS "p" ON TRUE
-ORDER BY
-  "p"."created_at",
-  "p"."id"
-LIMIT
-  $45;
+GROUP BY
+  "c"."total";
 
 -- events: page (program, deep under createdFrom: from the bucket walk)
 WITH
@@ -613,16 +721,41 @@ WITH
   )
 SELECT
   "c"."total",
-  "p"."id",
-  "p"."created_at",
-  "p"."source_system",
-  "p"."origin",
-  "p"."event_type",
-  "p"."object_id",
-  "p"."object_type",
-  "p"."metadata",
-  "p"."data",
-  "p"."context"
+  concat(
+    '[',
+    string_agg(
+      CASE
+        WHEN "p"."id" IS NOT NULL THEN concat(
+          '{"id":',
+          to_json("p"."id")::text,
+          ',"createdAt":"',
+          to_char(
+            "p"."created_at" at time zone 'UTC',
+            'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'
+          ),
+          '"',
+          ',"sourceSystem":' || to_json("p"."source_system")::text,
+          ',"origin":',
+          to_json("p"."origin")::text,
+          ',"eventType":',
+          to_json("p"."event_type")::text,
+          ',"objectId":',
+          to_json("p"."object_id")::text,
+          ',"objectType":',
+          to_json("p"."object_type")::text,
+          ',"metadata":' || nullif("p"."metadata", 'null'::jsonb)::text,
+          ',"data":' || nullif("p"."data", 'null'::jsonb)::text,
+          ',"context":' || to_json("p"."context")::text,
+          '}'
+        )
+      END,
+      ','
+      ORDER BY
+        "p"."created_at",
+        "p"."id"
+    ),
+    ']'
+  ) AS "events"
 FROM
   "c"
   LEFT JOIN LATERAL (
@@ -661,12 +794,14 @@ FROM
       ) AS "page"
       INNER JOIN "events" AS "e" ON "e"."id" = "page"."id"
       AND "e"."ingested_at" = "page"."ingested_at"
+    ORDER BY
+      "e"."created_at",
+      "e"."id"
+    LIMIT
+      $25
   ) AS "p" ON TRUE
-ORDER BY
-  "p"."created_at",
-  "p"."id"
-LIMIT
-  $25;
+GROUP BY
+  "c"."total";
 
 -- events: countBefore
 SELECT

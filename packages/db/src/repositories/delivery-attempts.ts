@@ -1,10 +1,10 @@
-import { AUTO_DISABLED_REASON, compareStrings, isUuid, LAST_SUCCESS_PRECISION_MS, type Event } from '@herald/domain';
+import { AUTO_DISABLED_REASON, compareStrings, isUuid, LAST_SUCCESS_PRECISION_MS } from '@herald/domain';
 import type { DatabasePool } from '../pool';
 import { CredentialsCipherError, type CredentialsCipher } from '../credentials-cipher';
 import type { DeliveryStatus } from '../generated/kysely/schema';
 import { byShape, db, run, sql, type RowOf } from '../sql';
 import { EVERY_PARTITION, storedRange, storedWithin, type StoredRange } from '../stored-range';
-import { EVENT_COLUMNS, joinedEvent } from './events';
+import { eventJson } from './events';
 import { deliveryTargetOf, storedSigning, type DeliveryTarget } from './targets';
 
 /**
@@ -36,8 +36,8 @@ export interface DeliveryWork {
    * (so that one unreadable target fails only its own deliveries); null when the row is gone.
    */
   target: DeliveryTarget | CredentialsCipherError | null;
-  /** The event exactly as GET /events returns it; null when the row is gone. */
-  event: Event | null;
+  /** The event's JSON exactly as GET /events returns it (eventJson); null when the row is gone. */
+  eventJson: string | null;
 }
 
 /** One try of a delivery, as the worker measured it. Text is stored as given: keep secrets out of it. */
@@ -164,7 +164,7 @@ const loadStatement = byShape((_shape: 'load', v: { ids: readonly string[] } & S
       't.deleted_at as target_deleted_at',
       't.signing_secrets as target_signing_secrets',
       't.signing_grace_ends_at as target_signing_grace_ends_at',
-      ...EVENT_COLUMNS,
+      eventJson('e').as('event_json'),
     ])
     .where('d.id', '=', (eb) => eb.fn.any(sql<string[]>`${v.ids}::uuid[]`))
     .where(storedWithin('d.created_at', v)),
@@ -518,7 +518,7 @@ export function deliveryAttemptRepository(pool: DatabasePool, targetCipher: Cred
           storedAt: row.delivery_created_at,
         },
         target: await target,
-        event: joinedEvent(row),
+        eventJson: row.event_json,
       });
     }
     return work;
@@ -566,7 +566,7 @@ export function deliveryAttemptRepository(pool: DatabasePool, targetCipher: Cred
       if (ids.length === 0) return new Map();
       const work = await loadWork(ids, stored);
       if (stored.from === null) return work;
-      const missed = ids.filter((id) => !work.get(id)?.event);
+      const missed = ids.filter((id) => !work.get(id)?.eventJson);
       if (missed.length > 0) for (const [id, found] of await loadWork(missed, EVERY_PARTITION)) work.set(id, found);
       return work;
     },

@@ -1,5 +1,5 @@
 import type { Event } from '@herald/domain';
-import type { ExpressionBuilder, Selectable } from 'kysely';
+import type { ExpressionBuilder, RawBuilder, Selectable } from 'kysely';
 import type { DatabasePool } from '../pool';
 import type { DB, Event as EventTable } from '../generated/kysely/schema';
 import { allOf, byShape, db, inOrder, inTransaction, run, sql, type Sql } from '../sql';
@@ -58,23 +58,14 @@ export interface EventRepositoryOptions {
 }
 
 /** The columns toEvent reads, of the events table aliased `e`. */
-export const EVENT_COLUMNS = ['e.id', 'e.created_at', 'e.source_system', 'e.origin', 'e.event_type', 'e.object_id', 'e.object_type', 'e.metadata', 'e.data', 'e.context'] as const;
+const EVENT_COLUMNS = ['e.id', 'e.created_at', 'e.source_system', 'e.origin', 'e.event_type', 'e.object_id', 'e.object_type', 'e.metadata', 'e.data', 'e.context'] as const;
 
 /** An events row as the statements selecting EVENT_COLUMNS read it (the schema's types). */
 export type EventRow = Pick<Selectable<EventTable>, 'id' | 'created_at' | 'source_system' | 'origin' | 'event_type' | 'object_id' | 'object_type' | 'metadata' | 'data' | 'context'>;
 
-/** EVENT_COLUMNS read through a LEFT JOIN: all null together when there is no event. */
-export type JoinedEventRow = { [K in keyof EventRow]: EventRow[K] | null };
-
-/** The event of a left-joined row, or null when the join found none. */
-export function joinedEvent(row: JoinedEventRow): Event | null {
-  // The columns are null together (id is the primary key), so a row with an id is a whole EventRow.
-  return row.id === null ? null : toEvent(row as EventRow);
-}
-
 /**
- * The event as a merchant sees it: optional fields that were not set are absent, not null. Built
- * field by field in the Event's order (no spread objects: it runs for every row of every page).
+ * The event as the ingest answers it: optional fields that were not set are absent, not null.
+ * Built field by field in the Event's order. (GET /events and callbacks send eventJson's text.)
  */
 export function toEvent(row: EventRow): Event {
   const event: Record<string, unknown> = { id: row.id, createdAt: row.created_at.toISOString() };
@@ -89,6 +80,70 @@ export function toEvent(row: EventRow): Event {
   return event as Event;
 }
 
+/**
+ * The JSON text of the event in the columns of `alias` (an events row), written by PostgreSQL with
+ * what toEvent and JSON.stringify would write: the same fields in the same order, absent when
+ * null, createdAt in UTC milliseconds. Inside metadata and data it is PostgreSQL's writing of
+ * jsonb: a space after each `:` and `,`, numbers in plain decimal (see eventJsonBytes). NULL when
+ * the row is absent (a left join that found none). GET /events sends its pages so and callbacks
+ * carry it as their body, byte for byte the same: the rows are never parsed into objects and
+ * written back.
+ */
+export function eventJson(alias: string) {
+  const column = (name: string) => sql.ref(`${alias}.${name}`);
+  const text = (name: string) => sql`to_json(${column(name)})::text`;
+  // `||` with NULL is NULL, and concat skips NULLs: an absent field writes nothing. A JSON null
+  // stored in a jsonb column is absent too, as toEvent reads it (pg parses it to null).
+  const optional = (field: string, value: RawBuilder<unknown>) => sql`${sql.lit(`,"${field}":`)} || ${value}`;
+  const jsonb = (name: string) => sql`nullif(${column(name)}, 'null'::jsonb)::text`;
+  return sql<string | null>`case when ${column('id')} is not null then concat(${sql.lit('{"id":')}, ${text('id')}, ${sql.lit(',"createdAt":"')}, to_char(${column('created_at')} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), '"', ${optional('sourceSystem', text('source_system'))}, ${sql.lit(',"origin":')}, ${text('origin')}, ${sql.lit(',"eventType":')}, ${text('event_type')}, ${sql.lit(',"objectId":')}, ${text('object_id')}, ${sql.lit(',"objectType":')}, ${text('object_type')}, ${optional('metadata', jsonb('metadata'))}, ${optional('data', jsonb('data'))}, ${optional('context', text('context'))}, '}') end`;
+}
+
+/**
+ * The UTF-8 bytes of eventJson's text of this event, as stored (createdAt in UTC milliseconds):
+ * its callback body's size. JSON.stringify's size, plus what PostgreSQL writes more in metadata
+ * and data (jsonbExtraBytes).
+ */
+export function eventJsonBytes(event: Event): number {
+  return Buffer.byteLength(JSON.stringify(event), 'utf8') + jsonbExtraBytes(event.metadata) + jsonbExtraBytes(event.data);
+}
+
+/**
+ * How many more bytes PostgreSQL's text of a jsonb value has than JSON.stringify's: a space after
+ * each `:` and `,`, and every number in plain decimal (1e+21 is written with 22 digits, 1e-7 as
+ * 0.0000001). Strings are escaped alike.
+ */
+function jsonbExtraBytes(value: unknown): number {
+  if (typeof value === 'number') return plainDecimalLength(value) - String(value).length;
+  if (value === null || typeof value !== 'object') return 0;
+  const items = Array.isArray(value) ? value : Object.values(value);
+  // One space after each `,` between items, and after the `:` of each of an object's keys.
+  let extra = Math.max(0, items.length - 1) + (Array.isArray(value) ? 0 : items.length);
+  for (const item of items) extra += jsonbExtraBytes(item);
+  return extra;
+}
+
+/** The length of a number as PostgreSQL's numeric writes it, from JavaScript's shortest form `d[.ddd]e±k`. */
+function plainDecimalLength(value: number): number {
+  const written = String(value);
+  const exponentAt = written.indexOf('e');
+  if (exponentAt < 0) return written.length;
+  const sign = written.startsWith('-') ? 1 : 0;
+  const exponent = Number(written.slice(exponentAt + 1));
+  const pointAt = written.indexOf('.');
+  const fractionDigits = pointAt < 0 ? 0 : exponentAt - pointAt - 1;
+  if (exponent < 0) return sign + '0.'.length + fractionDigits - exponent;
+  const remaining = Math.max(0, fractionDigits - exponent);
+  return sign + exponent + 1 + (remaining > 0 ? 1 + remaining : 0);
+}
+
+/** A page of events as GET /events sends it: the array's JSON text, built by PostgreSQL (eventJson). */
+export interface EventListPage {
+  count: number;
+  /** The page's events as a JSON array, each as eventJson writes it. */
+  eventsJson: string;
+}
+
 export function eventRepository(pool: DatabasePool, options: EventRepositoryOptions = {}) {
   const bucketWalkMinOffset = options.bucketWalkMinOffset ?? 2_000;
   return {
@@ -97,7 +152,7 @@ export function eventRepository(pool: DatabasePool, options: EventRepositoryOpti
      * matching events. Counts for the spec's filters and the createdFrom/createdTo range come from
      * the counters (event_counts, event_bucket_counts); eventType and objectId count over their index.
      */
-    async list(query: EventListQuery): Promise<{ count: number; events: Event[] }> {
+    async list(query: EventListQuery): Promise<EventListPage> {
       const offset = (query.page - 1) * query.pageSize;
       // A deep page starts from the second the bucket counters point at, so only the events of that
       // second are skipped; a shallow one skips index entries directly. (Past the last event the
@@ -113,10 +168,8 @@ export function eventRepository(pool: DatabasePool, options: EventRepositoryOpti
       const { rows } = await run(pool, eventQueries.page(query, start ? { fromSecond: Number(start.fromSecond), skip: start.skip } : { skip: offset }), {
         prepared: 'events-page',
       });
-      return {
-        count: Number(rows[0]?.total ?? 0),
-        events: rows.flatMap((row) => joinedEvent(row) ?? []),
-      };
+      const [row] = rows;
+      return { count: Number(row?.total ?? 0), eventsJson: row?.events ?? '[]' };
     },
   };
 }
@@ -425,7 +478,7 @@ function pageValues(query: EventListQuery, start: PageStart): PageValues {
 }
 
 /**
- * One round trip for the count and the page. The count is computed once (MATERIALIZED); the page
+ * One round trip for the count and the page's JSON. The count is computed once (MATERIALIZED); the page
  * is read only when the count says it exists (a one-time filter), and through a deferred join: the
  * page's keys (id, ingestedAt) are found on the narrow index first, then only those rows are read,
  * each from its own month's partition. Built once per
@@ -457,13 +510,15 @@ const pageStatement = byShape((shape: PageShape, v: PageValues) =>
           // On the whole primary key: each row is read from its own month's partition only.
           .innerJoin('events as e', (join) => join.onRef('e.id', '=', 'page.id').onRef('e.ingested_at', '=', 'page.ingested_at'))
           .select(EVENT_COLUMNS)
+          .orderBy('e.created_at')
+          .orderBy('e.id')
+          .limit(v.limit)
           .as('p'),
       (join) => join.onTrue(),
     )
-    .select(['c.total', 'p.id', 'p.created_at', 'p.source_system', 'p.origin', 'p.event_type', 'p.object_id', 'p.object_type', 'p.metadata', 'p.data', 'p.context'])
-    .orderBy('p.created_at')
-    .orderBy('p.id')
-    .limit(v.limit),
+    // The page as one JSON array: `[]` when empty (string_agg skips the left join's row of nulls).
+    .select(['c.total', sql<string>`concat('[', string_agg(${eventJson('p')}, ',' order by ${sql.ref('p.created_at')}, ${sql.ref('p.id')}), ']')`.as('events')])
+    .groupBy('c.total'),
 );
 
 /**

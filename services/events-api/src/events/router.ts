@@ -1,6 +1,5 @@
 import type { RequestHandler, Response } from 'express';
-import { isWellFormedApiKey, type EventRepository } from '@herald/db';
-import type { EventPage } from '@herald/domain';
+import { isWellFormedApiKey, type EventListPage, type EventListQuery, type EventRepository } from '@herald/db';
 import type { ApiKeyAuthenticator } from '../auth/api-key-cache';
 import type { FailedAuthThrottle } from '../auth/failed-auth-throttle';
 import { HttpError } from '../http/http-error';
@@ -53,32 +52,25 @@ export function listEvents(deps: EventsRouterDependencies): RequestHandler {
     // Only the reads that count and skip over the index take a turn of the key: the others cost
     // a few small counter rows whatever the data, and a busy key's cheap pages need no queue.
     // They are bounded in time too, checked before the turn so that a key over its budget holds no turn.
-    let result: Awaited<ReturnType<typeof list>>;
+    let result: EventListPage;
     if (isExpensive(query)) {
       await deps.timeBudget.check(auth.keyId);
       result = await deps.concurrency(auth.keyId, () => deps.timeBudget.spend(auth.keyId, list));
     } else {
       result = await list();
     }
-    const { count, events } = result;
-    const page: EventPage = {
-      page: query.page,
-      pageSize: query.pageSize,
-      count,
-      totalPages: Math.ceil(count / query.pageSize),
-      data: events,
-    };
-    sendPage(res, page);
+    sendPage(res, query, result);
   };
 }
 
 /**
- * Writes the page as JSON, serialised once. res.json would serialise it, then hash the body for
- * an ETag that no client of a list revalidates with (measured: a tenth of the events-api's CPU per
- * request went to res.json and res.send).
+ * Writes the page envelope around the events' JSON that PostgreSQL built: nothing is parsed or
+ * serialised again. Not res.json, which would also hash the body for an ETag that no client of a
+ * list revalidates with (measured: a tenth of the events-api's CPU per request).
  */
-function sendPage(res: Response, page: EventPage): void {
-  const body = JSON.stringify(page);
+function sendPage(res: Response, query: Pick<EventListQuery, 'page' | 'pageSize'>, { count, eventsJson }: EventListPage): void {
+  const totalPages = Math.ceil(count / query.pageSize);
+  const body = `{"page":${query.page},"pageSize":${query.pageSize},"count":${count},"totalPages":${totalPages},"data":${eventsJson}}`;
   res.setHeader('Content-Type', 'application/json; charset=utf-8');
   res.setHeader('Content-Length', Buffer.byteLength(body));
   res.end(body);

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { IngestTransaction, KnownTenants, NewEvent } from '@herald/db';
+import { eventJsonBytes, type IngestTransaction, type KnownTenants, type NewEvent } from '@herald/db';
 import {
   targetsToNotify,
   toDate,
@@ -148,15 +148,16 @@ function checkBatch(inputs: readonly IngestEvent[], pointerBase: string): void {
 }
 
 /**
- * Every event within `maxBytes` as its callback body will be (its JSON with the id and createdAt it
- * is stored with); ValidationError naming each larger one by its batch index otherwise. A 400 and
+ * Every event within `maxBytes` as its callback body will be (its JSON as stored, with the id and
+ * createdAt it is stored with, written as PostgreSQL writes it: eventJsonBytes); ValidationError
+ * naming each larger one by its batch index otherwise. A 400 and
  * not a 413: the request itself is within INGEST_BODY_LIMIT_BYTES, and splitting the batch would
  * not help; the event must shrink.
  */
 function checkSizes(batch: readonly NewEvent[], pointerBase: string, maxBytes: number): void {
   const violations: Violation[] = [];
   batch.forEach(({ event }, index) => {
-    const bytes = Buffer.byteLength(JSON.stringify(event), 'utf8');
+    const bytes = eventJsonBytes(asStored(event));
     if (bytes <= maxBytes) return;
     violations.push({
       pointer: pointerBase ? `${pointerBase}${index}` : '',
