@@ -48,6 +48,19 @@ interface ReceiverStats {
   hang: { received: number; held: number; answered: number };
 }
 
+/** A target's breaker as GET …/notification-target shows it (null while Redis cannot be read). */
+interface BreakerAtReturn {
+  state: 'closed' | 'open' | 'half_open';
+  halfOpenAt: string | null;
+}
+
+/** The breaker's state at `at`, in the words of the recovery row's note. */
+function breakerState(breaker: BreakerAtReturn | null, at: Date): string {
+  if (!breaker) return 'unknown: Redis could not be read';
+  if (breaker.state === 'open' && breaker.halfOpenAt) return `was open then, half-opening ${((Date.parse(breaker.halfOpenAt) - at.getTime()) / 1000).toFixed(1)} s later`;
+  return breaker.state === 'half_open' ? 'was half-open then' : 'was closed then';
+}
+
 const HEALTHY_EVENTS = 20;
 const SLOW_ANSWER_MS = 3_000;
 
@@ -156,6 +169,9 @@ export async function runIsolation(ctx: IsolationContext): Promise<void> {
     p99Row(`isolation: hanging endpoint (${size.hanging} callbacks queued), then ${HEALTHY_EVENTS} of a healthy merchant: ingest -> arrival`, latencies, HEALTHY_EVENTS, size.healthyWaitMs, '<= 1000 ms', `${(await stats()).hang.received} requests reached the hanging endpoint`);
 
     // --- (d) recovery: the hanging endpoint comes back ---
+    // Its breaker's state at that moment explains the recovery time: an open breaker lets nothing
+    // through until it half-opens, then one probe, then the rest (open periods double after a failed probe).
+    const breakerAtReturn = (await admin('GET', `/merchants/${hanging.merchantId}/notification-target`)).health.breaker as BreakerAtReturn | null;
     const downUntil = new Date();
     await call('POST', `${ctx.receiverUrl}/hang-control/up`);
     const recoveryDeadline = Date.now() + size.recoveryWaitMs;
@@ -181,7 +197,7 @@ export async function runIsolation(ctx: IsolationContext): Promise<void> {
       figure: delivered,
       unit: `of ${size.hanging} delivered`,
       target: 'all delivered, no attempt while its breaker was open',
-      note: `${pending === 0 ? `all in ${recoverySeconds.toFixed(1)} s after it came back` : `${pending} still pending after ${recoverySeconds.toFixed(0)} s`}; attempts failed while it was down: ${spent}${failedWhileDown.length > 0 ? ` (${failedWhileDown.map((row) => `${row.kind} ${row.n}`).join(', ')})` : ''}; ${heldThenDelivered} held then answered when it came back`,
+      note: `${pending === 0 ? `all in ${recoverySeconds.toFixed(1)} s after it came back` : `${pending} still pending after ${recoverySeconds.toFixed(0)} s`} (its breaker ${breakerState(breakerAtReturn, downUntil)}); attempts failed while it was down: ${spent}${failedWhileDown.length > 0 ? ` (${failedWhileDown.map((row) => `${row.kind} ${row.n}`).join(', ')})` : ''}; ${heldThenDelivered} held then answered when it came back`,
     });
     // Whatever is left of it (retries waiting out their backoff) would only add fast callbacks.
 
