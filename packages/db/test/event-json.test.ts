@@ -87,7 +87,7 @@ describe("the page's JSON, written by PostgreSQL", () => {
     expect(Object.keys(fromPostgres[2]!)).toEqual(['id', 'createdAt', 'sourceSystem', 'origin', 'eventType', 'objectId', 'objectType', 'metadata', 'data', 'context']);
   });
 
-  it("is as long as eventJsonBytes says, the size the ingest holds to EVENT_MAX_BYTES", async () => {
+  it('is as long as eventJsonBytes says, the size the ingest holds to EVENT_MAX_BYTES', async () => {
     const events = [
       stored({ id: 'Event-plain', createdAt: '2026-11-01T00:00:00.000Z', objectId: 'o-1' }),
       stored({
