@@ -57,17 +57,17 @@ export interface EventRepositoryOptions {
   bucketWalkMinOffset?: number;
 }
 
-/** The columns toEvent reads, of the events table aliased `e`. */
+/** The columns of an event (toEvent and eventJson read them), of the events table aliased `e`. */
 const EVENT_COLUMNS = ['e.id', 'e.created_at', 'e.source_system', 'e.origin', 'e.event_type', 'e.object_id', 'e.object_type', 'e.metadata', 'e.data', 'e.context'] as const;
 
 /** An events row as the statements selecting EVENT_COLUMNS read it (the schema's types). */
-export type EventRow = Pick<Selectable<EventTable>, 'id' | 'created_at' | 'source_system' | 'origin' | 'event_type' | 'object_id' | 'object_type' | 'metadata' | 'data' | 'context'>;
+type EventRow = Pick<Selectable<EventTable>, 'id' | 'created_at' | 'source_system' | 'origin' | 'event_type' | 'object_id' | 'object_type' | 'metadata' | 'data' | 'context'>;
 
 /**
  * The event as the ingest answers it: optional fields that were not set are absent, not null.
  * Built field by field in the Event's order. (GET /events and callbacks send eventJson's text.)
  */
-export function toEvent(row: EventRow): Event {
+function toEvent(row: EventRow): Event {
   const event: Record<string, unknown> = { id: row.id, createdAt: row.created_at.toISOString() };
   if (row.source_system !== null) event.sourceSystem = row.source_system;
   event.origin = row.origin;

@@ -101,7 +101,7 @@ export function createIngest(deps: IngestDependencies): (body: unknown) => Promi
       // Last, with the COMMIT: every ingest of a program updates the same counter rows.
       tx.writeAtCommit({ deliveries, counted: created });
       return {
-        events: batch.map((item) => existing.get(item.event.id) ?? asStored(item.event)),
+        events: batch.map((item) => existing.get(item.event.id) ?? item.event),
         createdCount: created.length,
         deliveries,
         perEvent: batch.map((item) => ({ eventId: item.event.id, deliveries: createdFor.get(item.event.id) ?? [] })),
@@ -148,16 +148,15 @@ function checkBatch(inputs: readonly IngestEvent[], pointerBase: string): void {
 }
 
 /**
- * Every event within `maxBytes` as its callback body will be (its JSON as stored, with the id and
- * createdAt it is stored with, written as PostgreSQL writes it: eventJsonBytes); ValidationError
- * naming each larger one by its batch index otherwise. A 400 and
- * not a 413: the request itself is within INGEST_BODY_LIMIT_BYTES, and splitting the batch would
- * not help; the event must shrink.
+ * Every event within `maxBytes` as its callback body will be (the event as stored, written as
+ * PostgreSQL writes it: eventJsonBytes); ValidationError naming each larger one by its batch index
+ * otherwise. A 400 and not a 413: the request itself is within INGEST_BODY_LIMIT_BYTES, and
+ * splitting the batch would not help; the event must shrink.
  */
 function checkSizes(batch: readonly NewEvent[], pointerBase: string, maxBytes: number): void {
   const violations: Violation[] = [];
   batch.forEach(({ event }, index) => {
-    const bytes = eventJsonBytes(asStored(event));
+    const bytes = eventJsonBytes(event);
     if (bytes <= maxBytes) return;
     violations.push({
       pointer: pointerBase ? `${pointerBase}${index}` : '',
@@ -173,7 +172,10 @@ function toNewEvent(input: IngestEvent, receivedAt: string, newId: () => string)
   // The producer's content, as sent: a retry of the same body hashes the same. The id is the key,
   // not content; an absent createdAt stays absent so a retry without it is still the same content.
   const { id: _id, ...content } = input;
-  const event = { ...fields, id: input.id ?? `Event-${newId()}`, createdAt: input.createdAt ?? receivedAt } as Event;
+  // createdAt as it is stored and read back (UTC milliseconds): the size check and the answer see
+  // the event as stored.
+  const createdAt = input.createdAt === undefined ? receivedAt : toDate(input.createdAt).toISOString();
+  const event = { ...fields, id: input.id ?? `Event-${newId()}`, createdAt } as Event;
   return { event, programId, ...(merchantId === undefined ? {} : { merchantId }), contentHash: contentHash(content) };
 }
 
@@ -222,11 +224,6 @@ function route(
       };
     }),
   );
-}
-
-/** What a new event reads back as once stored (createdAt normalised to UTC milliseconds). */
-function asStored(event: Event): Event {
-  return { ...event, createdAt: toDate(event.createdAt).toISOString() };
 }
 
 function unique(values: readonly string[]): string[] {
