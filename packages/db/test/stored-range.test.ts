@@ -7,6 +7,7 @@ import { partitionMaintenance, partitionName, weekStart } from '../src/partition
 import { closeDatabasePool, createDatabasePool, type DatabasePool } from '../src/pool';
 import { deliveryAttemptQueries, deliveryAttemptRepository } from '../src/repositories/delivery-attempts';
 import { deliveryQueries } from '../src/repositories/deliveries';
+import { run } from '../src/sql';
 import { storedRange, type StoredRange } from '../src/stored-range';
 import type { NewEvent } from '../src/repositories/events';
 import { ingestStore } from '../src/repositories/ingest-store';
@@ -61,6 +62,12 @@ describe("the worker's statements within their deliveries' stored range", () => 
 
   /** The partitions of deliveries and events that the statement's generic plan keeps after its initial pruning. */
   async function partitionsRead(statement: Compilable<unknown>): Promise<string[]> {
+    const plan = await explained(statement);
+    return [...new Set(planNodes(plan).flatMap((node) => (node['Relation Name']?.match(/^(deliveries|events)_p/) ? [node['Relation Name']] : [])))].sort();
+  }
+
+  /** The plan the statement ran with, under EXPLAIN ANALYZE, as the pool's prepared statements run. */
+  async function explained(statement: Compilable<unknown>): Promise<PlanNode> {
     const { sql, parameters } = statement.compile();
     const client = await pool.connect();
     try {
@@ -70,13 +77,19 @@ describe("the worker's statements within their deliveries' stored range", () => 
       // EXECUTE takes no bind parameters: the values go in as literals, typed by the statement's casts.
       const values = parameters.map((value) => (value === null ? 'NULL' : client.escapeLiteral(asText(value)))).join(', ');
       const { rows } = await client.query<{ 'QUERY PLAN': [{ Plan: PlanNode }] }>(`EXPLAIN (ANALYZE, FORMAT JSON) EXECUTE checked(${values})`);
-      return [...new Set(planNodes(rows[0]!['QUERY PLAN'][0].Plan).flatMap((node) => (node['Relation Name']?.match(/^(deliveries|events)_p/) ? [node['Relation Name']] : [])))].sort();
+      return rows[0]!['QUERY PLAN'][0].Plan;
     } finally {
       await client.query('ROLLBACK');
       // A prepared statement outlives the transaction.
       await client.query('DEALLOCATE ALL');
       client.release();
     }
+  }
+
+  /** The partitions of events that the statement's plan reads from at least once when it runs (its pruning at run time included). */
+  async function eventPartitionsExecuted(statement: Compilable<unknown>): Promise<string[]> {
+    const plan = await explained(statement);
+    return [...new Set(planNodes(plan).flatMap((node) => (node['Relation Name']?.startsWith('events_p') && (node['Actual Loops'] ?? 0) > 0 ? [node['Relation Name']] : [])))].sort();
   }
 
   it("stores a delivery at its event's ingested_at, the time the ingest reports for the job", async () => {
@@ -121,6 +134,21 @@ describe("the worker's statements within their deliveries' stored range", () => 
     for (const statement of statements) expect(await partitionsRead(statement)).toEqual([partitionName('deliveries', weekStart(storedAt))]);
   });
 
+  it("sweeps and reconciles deliveries reading their event's month of events only", async () => {
+    const { deliveryId, eventId, storedAt } = await ingestOne();
+    const ownMonth = eventPartitionName(monthStart(storedAt));
+    await pool.query('UPDATE deliveries SET enqueued_at = NULL WHERE id = $1', [deliveryId]);
+    expect(await eventPartitionsExecuted(deliveryQueries.unswept({ limit: 10, graceMs: 0 }))).toEqual([ownMonth]);
+    await pool.query("UPDATE deliveries SET enqueued_at = now() - interval '1 hour' WHERE id = $1", [deliveryId]);
+    expect(await eventPartitionsExecuted(deliveryQueries.stale({ limit: 10, staleMs: 0 }))).toEqual([ownMonth]);
+
+    // An event stored at another time than its delivery is still found, in every month.
+    await pool.query("UPDATE events SET ingested_at = ingested_at - interval '1 millisecond' WHERE id = $1", [eventId]);
+    expect((await run(pool, deliveryQueries.stale({ limit: 10, staleMs: 0 }))).rows).toEqual([expect.objectContaining({ deliveryId, eventId, programId, merchantId: null })]);
+    await pool.query('UPDATE deliveries SET enqueued_at = NULL WHERE id = $1', [deliveryId]);
+    expect((await run(pool, deliveryQueries.unswept({ limit: 10, graceMs: 0 }))).rows).toEqual([expect.objectContaining({ deliveryId, eventId, programId, merchantId: null })]);
+  });
+
   it("finds a delivery and its event whatever time its job names: a storedAt that does not match the rows costs a second look, not the delivery", async () => {
     const { deliveryId, eventId, storedAt } = await ingestOne();
     const repository = deliveryAttemptRepository(pool, cipher);
@@ -141,7 +169,7 @@ function asText(value: unknown): string {
   return String(value);
 }
 
-type PlanNode = { 'Relation Name'?: string; Plans?: PlanNode[] };
+type PlanNode = { 'Relation Name'?: string; 'Actual Loops'?: number; Plans?: PlanNode[] };
 
 function planNodes(node: PlanNode): PlanNode[] {
   return [node, ...(node.Plans ?? []).flatMap(planNodes)];

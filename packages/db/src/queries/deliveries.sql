@@ -72,7 +72,26 @@ SELECT
   "d"."created_at" AS "storedAt"
 FROM
   "deliveries" AS "d"
-  INNER JOIN "events" AS "e" ON "e"."id" = "d"."event_id"
+  INNER JOIN LATERAL (
+    SELECT
+      "program_id",
+      "merchant_id"
+    FROM
+      "events"
+    WHERE
+      "events"."id" = "d"."event_id"
+      AND "events"."ingested_at" = "d"."created_at"
+    UNION ALL
+    SELECT
+      "program_id",
+      "merchant_id"
+    FROM
+      "events"
+    WHERE
+      "events"."id" = "d"."event_id"
+    LIMIT
+      1
+  ) AS "e" ON TRUE
   INNER JOIN "notification_targets" AS "t" ON "t"."id" = "d"."target_id"
 WHERE
   "d"."status" = $1
@@ -108,7 +127,26 @@ SELECT
   "d"."created_at" AS "storedAt"
 FROM
   "deliveries" AS "d"
-  INNER JOIN "events" AS "e" ON "e"."id" = "d"."event_id"
+  INNER JOIN LATERAL (
+    SELECT
+      "program_id",
+      "merchant_id"
+    FROM
+      "events"
+    WHERE
+      "events"."id" = "d"."event_id"
+      AND "events"."ingested_at" = "d"."created_at"
+    UNION ALL
+    SELECT
+      "program_id",
+      "merchant_id"
+    FROM
+      "events"
+    WHERE
+      "events"."id" = "d"."event_id"
+    LIMIT
+      1
+  ) AS "e" ON TRUE
   INNER JOIN "notification_targets" AS "t" ON "t"."id" = "d"."target_id"
 WHERE
   "d"."status" = $1
