@@ -35,7 +35,7 @@ import { createKeyTimeBudget } from './http/key-time-budget';
 import { pathGuard } from './http/path-guard';
 import { plainRouter } from './http/plain-adapter';
 import { createRateLimit } from './http/rate-limit';
-import { requestLog } from './http/request-log';
+import { installRequestLog } from './http/request-log';
 import { createIngest } from './ingest/ingest-events';
 import { MAX_BODY_DEPTH, refuseDeepJson } from './ingest/json-depth';
 import { ingestRouter } from './ingest/router';
@@ -91,7 +91,7 @@ export function createApp(deps: AppDependencies): Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('trust proxy', false);
-  app.use(requestLog(logger, metrics));
+  installRequestLog(app, logger, metrics);
   app.use(pathGuard);
   // The merchant API first: GET /events is the hot path, and every router before it is one more
   // match per request.

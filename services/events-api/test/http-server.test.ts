@@ -53,6 +53,38 @@ describe('createHttpServer', () => {
   });
 });
 
+// Express gives every request and response its app's prototypes; the server makes them with those
+// prototypes already, so that Express changes no object's prototype (see createHttpServer).
+describe('createHttpServer request objects', () => {
+  const app = express();
+  app.get('/', (req, res) => res.status(201).json({ path: req.path, query: req.query, ip: req.ip, app: req.app === app }));
+  const server = createHttpServer(app, loadApiConfig({}).http);
+  // As the server hands them over, before Express sees them.
+  const made: Array<{ request: boolean; response: boolean }> = [];
+  server.prependListener('request', (req, res) => made.push({ request: Object.getPrototypeOf(req) === app.request, response: Object.getPrototypeOf(res) === app.response }));
+  let port: number;
+
+  beforeAll(async () => {
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    port = (server.address() as AddressInfo).port;
+  });
+  afterAll(async () => {
+    await new Promise((resolve) => server.close(resolve));
+  });
+
+  it("makes each request and response with the app's prototypes, which Express's own methods then serve", async () => {
+    for (let i = 0; i < 2; i += 1) {
+      const answer = await fetch(`http://127.0.0.1:${port}/?n=${i}`);
+      expect(answer.status).toBe(201);
+      expect(await answer.json()).toEqual({ path: '/', query: { n: String(i) }, ip: '127.0.0.1', app: true });
+    }
+    expect(made).toEqual([
+      { request: true, response: true },
+      { request: true, response: true },
+    ]);
+  });
+});
+
 // Slow clients are dropped within the configured limits, not after Node's defaults (minutes).
 describe('createHttpServer limits', () => {
   const limits: HttpServerConfig = { headersTimeoutMs: 300, requestTimeoutMs: 600, keepAliveTimeoutMs: 300, maxConnections: 3 };
