@@ -8,8 +8,10 @@
  * over the database's. Prints `{"message":"listening","port":N}` on stdout once listening.
  */
 import { readFileSync } from 'node:fs';
+import { createServer } from 'node:http';
 import express from 'express';
 import pg from 'pg';
+import { withAppPrototypes } from '../services/events-api/src/http/app-prototypes';
 
 const query = JSON.parse(readFileSync(process.env.BENCH_QUERY_FILE ?? '', 'utf8')) as { text: string; values: unknown[] };
 const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: Number(process.env.BENCH_POOL_SIZE ?? 6) });
@@ -19,7 +21,8 @@ app.get('/events', async (_req, res) => {
   const { rows } = await pool.query<{ total: string; events: string }>({ name: 'bench-events-page', text: query.text, values: query.values });
   res.type('json').send(`{"count":${Number(rows[0]?.total ?? 0)},"data":${rows[0]?.events ?? '[]'}}`);
 });
-const server = app.listen(0, '127.0.0.1', () => {
+// Served as the events-api serves: requests made with the app's prototypes (withAppPrototypes).
+const server = createServer(withAppPrototypes(app), app).listen(0, '127.0.0.1', () => {
   const address = server.address();
   process.stdout.write(`${JSON.stringify({ message: 'listening', port: typeof address === 'object' && address ? address.port : 0 })}\n`);
 });

@@ -1,8 +1,9 @@
-import { createServer, IncomingMessage, ServerResponse, type Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Express } from 'express';
 import type { HttpServerConfig } from '@herald/config';
 import { problemResponse, problemType, type ProblemDetails } from '@herald/lifecycle';
+import { withAppPrototypes } from './app-prototypes';
 
 // Node checks the headers and request timeouts on a timer (30 s by default), so a slow client could
 // outlive its timeout by that much; checking at least this often keeps the drop close to the limit.
@@ -29,31 +30,6 @@ export function createHttpServer(app: Express, limits: HttpServerConfig): Server
   server.maxConnections = limits.maxConnections;
   server.on('clientError', answerParserError);
   return server;
-}
-
-/**
- * Request and response classes whose objects are made with the app's own prototypes (`app.request`,
- * `app.response`). Express sets those prototypes on every request it handles; on objects that have
- * them already, that is a no-op. Changing the prototype of an object already made costs far more
- * than the call: V8 then kept a third of what each request allocated alive through young
- * collections, to be promoted to the old generation and collected by a full mark-compact every few
- * seconds at 100 requests/s, whose pauses were the slowest ingests (docs/benchmarks.md).
- *
- * Node's own constructors are called on the new object (`.call`), as Node's own subclasses do:
- * made by Reflect.construct instead, each object got a shape of its own and the cost came back.
- * Should a Node version make them classes, which cannot be called so, the server keeps Node's own.
- */
-function withAppPrototypes(app: Express): { IncomingMessage?: typeof IncomingMessage; ServerResponse?: typeof ServerResponse } {
-  if ([IncomingMessage, ServerResponse].some((constructor) => Function.prototype.toString.call(constructor).startsWith('class'))) return {};
-  function AppRequest(this: IncomingMessage, ...args: ConstructorParameters<typeof IncomingMessage>): void {
-    (IncomingMessage as unknown as (...params: typeof args) => void).apply(this, args);
-  }
-  AppRequest.prototype = app.request;
-  function AppResponse(this: ServerResponse, ...args: ConstructorParameters<typeof ServerResponse>): void {
-    (ServerResponse as unknown as (...params: typeof args) => void).apply(this, args);
-  }
-  AppResponse.prototype = app.response;
-  return { IncomingMessage: AppRequest as unknown as typeof IncomingMessage, ServerResponse: AppResponse as unknown as typeof ServerResponse };
 }
 
 function answerParserError(error: NodeJS.ErrnoException, socket: Duplex): void {
