@@ -44,64 +44,111 @@ ON CONFLICT (
 SET
   "count" = "event_bucket_counts"."count" + "excluded"."count";
 
--- event-counts: walk (first step)
+-- event-counts: walk
+WITH
+  "start" AS (
+    SELECT
+      0::bigint AS "before"
+  ),
+  "day" AS (
+    SELECT
+      w.bucket_start AS "bucket_start",
+      "start"."before" + w.before AS "before"
+    FROM
+      "start" AS "start"
+      INNER JOIN LATERAL (
+        SELECT
+          "bucket_start",
+          "count",
+          (
+            sum("count") OVER (
+              ORDER BY
+                "bucket_start"
+            ) - "count"
+          )::bigint AS "before"
+        FROM
+          "event_bucket_counts"
+        WHERE
+          "scope" = $1
+          AND "origin" = $2
+          AND "object_type" = $3
+          AND "granularity" = 86400
+      ) AS "w" ON TRUE
+    WHERE
+      "start"."before" + w.before + w.count > $4::bigint
+    ORDER BY
+      w.bucket_start
+    LIMIT
+      1
+  ),
+  "minute" AS (
+    SELECT
+      w.bucket_start AS "bucket_start",
+      "day"."before" + w.before AS "before"
+    FROM
+      "day" AS "day"
+      INNER JOIN LATERAL (
+        SELECT
+          "bucket_start",
+          "count",
+          (
+            sum("count") OVER (
+              ORDER BY
+                "bucket_start"
+            ) - "count"
+          )::bigint AS "before"
+        FROM
+          "event_bucket_counts"
+        WHERE
+          "scope" = $5
+          AND "origin" = $6
+          AND "object_type" = $7
+          AND "granularity" = 60
+          AND "bucket_start" >= "day"."bucket_start"
+          AND "bucket_start" < "day"."bucket_start" + 86400
+      ) AS "w" ON TRUE
+    WHERE
+      "day"."before" + w.before + w.count > $8::bigint
+    ORDER BY
+      w.bucket_start
+    LIMIT
+      1
+  ),
+  "second" AS (
+    SELECT
+      w.bucket_start AS "bucket_start",
+      "minute"."before" + w.before AS "before"
+    FROM
+      "minute" AS "minute"
+      INNER JOIN LATERAL (
+        SELECT
+          "bucket_start",
+          "count",
+          (
+            sum("count") OVER (
+              ORDER BY
+                "bucket_start"
+            ) - "count"
+          )::bigint AS "before"
+        FROM
+          "event_bucket_counts"
+        WHERE
+          "scope" = $9
+          AND "origin" = $10
+          AND "object_type" = $11
+          AND "granularity" = 1
+          AND "bucket_start" >= "minute"."bucket_start"
+          AND "bucket_start" < "minute"."bucket_start" + 60
+      ) AS "w" ON TRUE
+    WHERE
+      "minute"."before" + w.before + w.count > $12::bigint
+    ORDER BY
+      w.bucket_start
+    LIMIT
+      1
+  )
 SELECT
   "bucket_start",
   "before"
 FROM
-  (
-    SELECT
-      "bucket_start",
-      "count",
-      (
-        sum("count") OVER (
-          ORDER BY
-            "bucket_start"
-        ) - "count"
-      )::bigint AS "before"
-    FROM
-      "event_bucket_counts"
-    WHERE
-      "scope" = $1
-      AND "origin" = $2
-      AND "object_type" = $3
-      AND "granularity" = $4
-  ) AS "walk"
-WHERE
-  "before" + "count" > $5
-ORDER BY
-  "bucket_start"
-LIMIT
-  1;
-
--- event-counts: walk (within the bucket found)
-SELECT
-  "bucket_start",
-  "before"
-FROM
-  (
-    SELECT
-      "bucket_start",
-      "count",
-      (
-        sum("count") OVER (
-          ORDER BY
-            "bucket_start"
-        ) - "count"
-      )::bigint AS "before"
-    FROM
-      "event_bucket_counts"
-    WHERE
-      "scope" = $1
-      AND "origin" = $2
-      AND "object_type" = $3
-      AND "granularity" = $4
-      AND "bucket_start" >= $5
-      AND "bucket_start" < $6
-  ) AS "walk"
-WHERE
-  "before" + "count" > $7
-ORDER BY
-  "bucket_start"
-LIMIT
-  1;
+  "second";

@@ -99,20 +99,12 @@ function sortedValues<T>(map: Map<string, T>): T[] {
  * Null when the counters hold no such position (then the caller skips the plain way).
  */
 export async function locateOffset(executor: Sql, key: CountKey, offset: number): Promise<{ fromSecond: bigint; skip: number } | null> {
-  let remaining = BigInt(offset);
-  let from: bigint | null = null;
-  let to: bigint | null = null;
-  for (const granularity of BUCKET_GRANULARITIES) {
-    const step = { scope: key.scope, origin: key.origin ?? '', objectType: key.objectType ?? '', granularity, offset: remaining };
-    // Named statements (parsed once per connection); int8 columns come back as strings.
-    const { rows } = await run(executor, eventCountQueries.walk(step, from === null || to === null ? undefined : { from, to }), { prepared: 'events-walk' });
-    const bucket = rows[0];
-    if (!bucket) return null;
-    remaining -= BigInt(bucket.before);
-    from = BigInt(bucket.bucket_start);
-    to = from + BigInt(granularity);
-  }
-  return from === null ? null : { fromSecond: from, skip: Number(remaining) };
+  // A named statement (parsed once per connection); int8 columns come back as strings.
+  const { rows } = await run(executor, eventCountQueries.walk({ scope: key.scope, origin: key.origin ?? '', objectType: key.objectType ?? '', offset: BigInt(offset) }), {
+    prepared: 'events-walk',
+  });
+  const [second] = rows;
+  return second ? { fromSecond: BigInt(second.bucket_start), skip: Number(BigInt(offset) - BigInt(second.before)) } : null;
 }
 
 /** A time's second, and the starts of its second, minute and day, as the bucket counters key them. */
@@ -152,14 +144,10 @@ export const eventCountQueries = {
     }),
 
   /**
-   * The walk's step at one granularity, within the bucket the previous step found: the first
-   * bucket whose running total passes the offset, and how many events come before it.
+   * The second that holds the event at `offset` (bucket_start) and how many events come before
+   * it (before), found through the day, minute and second buckets in one statement.
    */
-  walk: (step: { scope: string; origin: string; objectType: string; granularity: number; offset: bigint }, within?: { from: bigint; to: bigint }) =>
-    walkStatement(
-      { within: within !== undefined },
-      { ...step, offset: String(step.offset), from: within && String(within.from), to: within && String(within.to) },
-    ),
+  walk: (v: { scope: string; origin: string; objectType: string; offset: bigint }) => walkStatement('walk', { ...v, offset: String(v.offset) }),
 };
 
 /** Built and compiled once (byShape): every ingest runs it. */
@@ -199,26 +187,47 @@ const addStatement = byShape(
       ),
 );
 
-/** Built once per shape: a deep page of GET /events runs three steps. */
-const walkStatement = byShape(
-  (
-    shape: { within: boolean },
-    v: { scope: string; origin: string; objectType: string; granularity: number; offset: string; from: string | undefined; to: string | undefined },
-  ) =>
-    db
-      .selectFrom((sub) =>
-        sub
+/**
+ * The walk, in one round trip: the day bucket that holds the event at `offset`, then its minute,
+ * then its second, each found among the finer buckets of the coarser one, with the number of events
+ * before it (its `before`, counted from the first event). One round trip instead of one per
+ * granularity: each cost the events-api a statement's work. Built and compiled once (byShape).
+ */
+const walkStatement = byShape((_shape: 'walk', v: { scope: string; origin: string; objectType: string; offset: string }) => {
+  const [day, minute, second] = BUCKET_GRANULARITIES;
+  /**
+   * The first bucket of `granularity` whose events reach past the offset, among those within the
+   * bucket found at the coarser step `within` (any bucket from the start), with the events before it.
+   */
+  const holding = (granularity: number, within: { step: 'start' } | { step: 'day' | 'minute'; width: number }) => {
+    const outer = (column: string) => sql.ref(`${within.step}.${column}`);
+    const before = sql<string>`${outer('before')} + w.before`;
+    return db
+      .selectFrom(sql<{ bucket_start: string; before: string }>`${sql.table(within.step)}`.as(within.step))
+      .innerJoinLateral(
+        db
           .selectFrom('event_bucket_counts')
           .select((eb) => ['bucket_start', 'count', sql<string>`(${eb.fn.sum('count').over((over) => over.orderBy('bucket_start'))} - ${eb.ref('count')})::bigint`.as('before')])
           .where('scope', '=', v.scope)
           .where('origin', '=', v.origin)
           .where('object_type', '=', v.objectType)
-          .where('granularity', '=', v.granularity)
-          .$if(shape.within, (q) => q.where('bucket_start', '>=', v.from!).where('bucket_start', '<', v.to!))
-          .as('walk'),
+          .where('granularity', '=', sql.lit(granularity))
+          .$if(within.step !== 'start', (q) =>
+            q.where('bucket_start', '>=', sql<string>`${outer('bucket_start')}`).where('bucket_start', '<', sql<string>`${outer('bucket_start')} + ${sql.lit('width' in within ? within.width : 0)}`),
+          )
+          .as('w'),
+        (join) => join.onTrue(),
       )
-      .select(['bucket_start', 'before'])
-      .where((eb) => eb(eb('before', '+', eb.ref('count')), '>', v.offset))
-      .orderBy('bucket_start')
-      .limit(sql.lit(1)),
-);
+      .select([sql<string>`w.bucket_start`.as('bucket_start'), before.as('before')])
+      .where(sql<boolean>`${before} + w.count > ${v.offset}::bigint`)
+      .orderBy(sql`w.bucket_start`)
+      .limit(sql.lit(1));
+  };
+  return db
+    .with('start', () => db.selectNoFrom(sql<string>`0::bigint`.as('before')))
+    .with('day', () => holding(day, { step: 'start' }))
+    .with('minute', () => holding(minute, { step: 'day', width: day }))
+    .with('second', () => holding(second, { step: 'minute', width: minute }))
+    .selectFrom('second')
+    .select(['bucket_start', 'before']);
+});
