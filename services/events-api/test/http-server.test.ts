@@ -1,3 +1,4 @@
+import type { Server } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { connect } from 'node:net';
 import express from 'express';
@@ -7,20 +8,12 @@ import { createHttpServer } from '../src/http/http-server';
 // Requests Node's parser refuses before Express sees them still get a problem+json answer.
 describe('createHttpServer', () => {
   const server = createHttpServer(express().get('/', (_req, res) => res.send('ok')), loadApiConfig({}).http);
-  let port: number;
-
-  beforeAll(async () => {
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    port = (server.address() as AddressInfo).port;
-  });
-  afterAll(async () => {
-    await new Promise((resolve) => server.close(resolve));
-  });
+  const listening = listenDuringTests(server);
 
   /** Writes `request` as raw bytes and reads the whole answer (the server closes the connection). */
   function exchange(request: string): Promise<string> {
     return new Promise((resolve, reject) => {
-      const socket = connect(port, '127.0.0.1', () => socket.end(request));
+      const socket = connect(listening.port(), '127.0.0.1', () => socket.end(request));
       let answer = '';
       socket.setEncoding('utf8');
       socket.on('data', (chunk: string) => (answer += chunk));
@@ -62,19 +55,11 @@ describe('createHttpServer request objects', () => {
   // As the server hands them over, before Express sees them.
   const made: Array<{ request: boolean; response: boolean }> = [];
   server.prependListener('request', (req, res) => made.push({ request: Object.getPrototypeOf(req) === app.request, response: Object.getPrototypeOf(res) === app.response }));
-  let port: number;
-
-  beforeAll(async () => {
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    port = (server.address() as AddressInfo).port;
-  });
-  afterAll(async () => {
-    await new Promise((resolve) => server.close(resolve));
-  });
+  const listening = listenDuringTests(server);
 
   it("makes each request and response with the app's prototypes, which Express's own methods then serve", async () => {
     for (let i = 0; i < 2; i += 1) {
-      const answer = await fetch(`http://127.0.0.1:${port}/?n=${i}`);
+      const answer = await fetch(`http://127.0.0.1:${listening.port()}/?n=${i}`);
       expect(answer.status).toBe(201);
       expect(await answer.json()).toEqual({ path: '/', query: { n: String(i) }, ip: '127.0.0.1', app: true });
     }
@@ -94,22 +79,15 @@ describe('createHttpServer limits', () => {
     .get('/', (_req, res) => res.send('ok'))
     .post('/', express.text({ type: '*/*' }), (req, res) => res.send(`got ${String(req.body).length}`));
   const server = createHttpServer(app, limits);
-  let port: number;
+  const listening = listenDuringTests(server);
   const sockets: Socket[] = [];
 
-  beforeAll(async () => {
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    port = (server.address() as AddressInfo).port;
-  });
   afterEach(() => {
     for (const socket of sockets.splice(0)) socket.destroy();
   });
-  afterAll(async () => {
-    await new Promise((resolve) => server.close(resolve));
-  });
 
   /** Opens a raw connection, writes `first`, and resolves with what came back and when the server closed it. */
-  function open(first: string, to = port): { closed: Promise<{ answer: string; afterMs: number }>; socket: Socket } {
+  function open(first: string, to = listening.port()): { closed: Promise<{ answer: string; afterMs: number }>; socket: Socket } {
     const started = Date.now();
     const socket = connect(to, '127.0.0.1', () => socket.write(first));
     sockets.push(socket);
@@ -186,3 +164,14 @@ describe('createHttpServer limits', () => {
     }
   });
 });
+
+/** Listens on a free port of 127.0.0.1 from before the block's first test until after its last. */
+function listenDuringTests(server: Server): { port(): number } {
+  beforeAll(async () => {
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  });
+  afterAll(async () => {
+    await new Promise((resolve) => server.close(resolve));
+  });
+  return { port: () => (server.address() as AddressInfo).port };
+}
