@@ -11,7 +11,7 @@ import type { Express } from 'express';
  * static page answered 2.8 times as many requests/s with them (docs/benchmarks.md). The options of
  * node:http's createServer, for the events-api's server and the bench's bare Express ceilings.
  *
- * Node's own constructors are called on the new object (`.call`), as Node's own subclasses do:
+ * Node's own constructors are called on the new object (`apply`), as Node's own subclasses do:
  * made by Reflect.construct instead, each object got a shape of its own and the cost came back.
  * Should a Node version make them classes, which cannot be called so, the server keeps Node's own.
  */
