@@ -195,15 +195,17 @@ const addStatement = byShape(
  */
 const walkStatement = byShape((_shape: 'walk', v: { scope: string; origin: string; objectType: string; offset: string }) => {
   const [day, minute, second] = BUCKET_GRANULARITIES;
+  /** Each step's bucket width, by the name of the step that found it. */
+  const widthOf = { day, minute };
   /**
    * The first bucket of `granularity` whose events reach past the offset, among those within the
    * bucket found at the coarser step `within` (any bucket from the start), with the events before it.
    */
-  const holding = (granularity: number, within: { step: 'start' } | { step: 'day' | 'minute'; width: number }) => {
-    const outer = (column: string) => sql.ref(`${within.step}.${column}`);
+  const holding = (granularity: number, within: 'start' | keyof typeof widthOf) => {
+    const outer = (column: string) => sql.ref(`${within}.${column}`);
     const before = sql<string>`${outer('before')} + w.before`;
     return db
-      .selectFrom(sql<{ bucket_start: string; before: string }>`${sql.table(within.step)}`.as(within.step))
+      .selectFrom(sql<{ bucket_start: string; before: string }>`${sql.table(within)}`.as(within))
       .innerJoinLateral(
         db
           .selectFrom('event_bucket_counts')
@@ -212,8 +214,8 @@ const walkStatement = byShape((_shape: 'walk', v: { scope: string; origin: strin
           .where('origin', '=', v.origin)
           .where('object_type', '=', v.objectType)
           .where('granularity', '=', sql.lit(granularity))
-          .$if(within.step !== 'start', (q) =>
-            q.where('bucket_start', '>=', sql<string>`${outer('bucket_start')}`).where('bucket_start', '<', sql<string>`${outer('bucket_start')} + ${sql.lit('width' in within ? within.width : 0)}`),
+          .$if(within !== 'start', (q) =>
+            q.where('bucket_start', '>=', sql<string>`${outer('bucket_start')}`).where('bucket_start', '<', sql<string>`${outer('bucket_start')} + ${sql.lit(widthOf[within as keyof typeof widthOf])}`),
           )
           .as('w'),
         (join) => join.onTrue(),
@@ -225,9 +227,9 @@ const walkStatement = byShape((_shape: 'walk', v: { scope: string; origin: strin
   };
   return db
     .with('start', () => db.selectNoFrom(sql<string>`0::bigint`.as('before')))
-    .with('day', () => holding(day, { step: 'start' }))
-    .with('minute', () => holding(minute, { step: 'day', width: day }))
-    .with('second', () => holding(second, { step: 'minute', width: minute }))
+    .with('day', () => holding(day, 'start'))
+    .with('minute', () => holding(minute, 'day'))
+    .with('second', () => holding(second, 'minute'))
     .selectFrom('second')
     .select(['bucket_start', 'before']);
 });
