@@ -4,6 +4,7 @@
  */
 export { DELIVERIES_QUEUE } from './delivery-job';
 export {
+  ADD_CHUNK_JOBS,
   createDeliveryProducer,
   createDeliveryQueue,
   deliveryJobOptions,

@@ -1,7 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { DeliveryRef } from '@herald/domain';
 import { Worker } from 'bullmq';
-import { createDeliveryProducer, createRedisConnection, fairShareKey } from '../src';
+import { ADD_CHUNK_JOBS, createDeliveryProducer, createRedisConnection, fairShareKey } from '../src';
 
 // The Redis every test uses; REDIS_URL set in the shell is the running system's, not the tests'.
 const REDIS_URL = 'redis://127.0.0.1:6379';
@@ -18,6 +18,26 @@ describe('the delivery producer', () => {
       const delivery = ref();
       await producer.enqueue([delivery]);
       expect((await producer.queue.getJob(delivery.deliveryId))?.data).toEqual(delivery);
+    } finally {
+      await producer.queue.obliterate({ force: true }).catch(() => undefined);
+      await connection.del(fairShareKey(producer.queue)).catch(() => undefined);
+      await producer.close();
+      connection.disconnect();
+    }
+  });
+
+  it('adds every job of a batch larger than one pipeline, each target\'s jobs in the order given', async () => {
+    const connection = createRedisConnection(REDIS_URL, { role: 'client' });
+    const producer = createDeliveryProducer(connection, { prefix: `test_${randomBytes(6).toString('hex')}`, retry: RETRY, timeoutMs: 5_000 });
+    // Three targets in turn, over two and a half pipelines: a pipeline ends between jobs of one
+    // priority, which BullMQ serves in the order they were added.
+    const targets = [randomUUID(), randomUUID(), randomUUID()];
+    const refs = Array.from({ length: Math.floor(ADD_CHUNK_JOBS * 2.5) }, (_, i) => ({ ...ref(), targetId: targets[i % 3]! }));
+    try {
+      await producer.enqueue(refs);
+      // The order BullMQ will serve them in: by priority, then by when each was added.
+      const served = (await producer.queue.getJobs(['prioritized'], 0, -1, true)).map((job) => job.id);
+      expect(served).toEqual(refs.map((r) => r.deliveryId));
     } finally {
       await producer.queue.obliterate({ force: true }).catch(() => undefined);
       await connection.del(fairShareKey(producer.queue)).catch(() => undefined);
