@@ -47,6 +47,7 @@ export {
   validatePaymentSeries,
   type Validator,
 } from './validation';
+export { pointerTo } from './violation';
 export type { Validation, Violation } from './violation';
 export { examplePaymentSeriesEvent } from './examples/payment-series-event';
 export { HeraldError } from './errors/herald-error';

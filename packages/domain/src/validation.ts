@@ -10,7 +10,7 @@ import { oauthTokenResponseSchema } from './schemas/oauth-token-response';
 import { paymentSeriesSchema } from './schemas/payment-series';
 import { DOMAIN_SCHEMAS } from './schemas/registry';
 import type { BillingAgreement, Event, EventPage, IngestBatch, IngestEvent, OAuthTokenResponse, PaymentSeries } from './types';
-import type { Validation, Violation } from './violation';
+import { pointerTo, type Validation, type Violation } from './violation';
 
 /**
  * Schema annotation: a sentence added to the message of any rule of that (sub)schema that is broken,
@@ -55,25 +55,39 @@ const UNSTORABLE_CHARACTER = /[\u0000\p{Cs}]/u;
 /** A violation for every string or property name in `input` that PostgreSQL could not store. */
 function unstorableTextViolations(input: unknown): Violation[] {
   const violations: Violation[] = [];
-  // Iterative: the input may be nested far deeper than the call stack allows.
-  const pending: Array<{ value: unknown; pointer: string }> = [{ value: input, pointer: '' }];
+  // Iterative: the input may be nested far deeper than the call stack allows. Each value keeps the
+  // way to it, and its pointer is written only for a violation.
+  const pending: Reached[] = [{ value: input, key: '', parent: undefined }];
   for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
-    const { value, pointer } = next;
+    const { value } = next;
     if (typeof value === 'string') {
-      if (UNSTORABLE_CHARACTER.test(value)) violations.push(unstorableText(pointer));
+      if (UNSTORABLE_CHARACTER.test(value)) violations.push(unstorableText(next));
     } else if (value !== null && typeof value === 'object') {
-      for (const [key, item] of Object.entries(value)) {
-        const itemPointer = `${pointer}/${escapePointerToken(key)}`;
-        if (UNSTORABLE_CHARACTER.test(key)) violations.push(unstorableText(itemPointer));
-        pending.push({ value: item, pointer: itemPointer });
+      for (const key of Object.keys(value)) {
+        const item: Reached = { value: (value as Record<string, unknown>)[key], key, parent: next };
+        if (UNSTORABLE_CHARACTER.test(key)) violations.push(unstorableText(item));
+        pending.push(item);
       }
     }
   }
   return violations;
 }
 
-function unstorableText(pointer: string): Violation {
-  return { pointer, keyword: 'unstorableText', message: 'must not contain U+0000 or an unpaired UTF-16 surrogate' };
+/** A value of the input, its key in its parent, and the parent (none for the input itself). */
+interface Reached {
+  value: unknown;
+  key: string;
+  parent: Reached | undefined;
+}
+
+function pointerOfReached(reached: Reached): string {
+  const keys: string[] = [];
+  for (let at: Reached = reached; at.parent !== undefined; at = at.parent) keys.push(at.key);
+  return pointerTo(keys.reverse());
+}
+
+function unstorableText(reached: Reached): Violation {
+  return { pointer: pointerOfReached(reached), keyword: 'unstorableText', message: 'must not contain U+0000 or an unpaired UTF-16 surrogate' };
 }
 
 /** Checks an Event (as stored and listed). */
@@ -122,10 +136,8 @@ function isNullBranchError(error: ErrorObject): boolean {
 
 // ajv reports a missing or an extra property at its parent; the violation names the property itself.
 function pointerOf(error: ErrorObject): string {
-  if (error.keyword === 'required') return `${error.instancePath}/${escapePointerToken(error.params['missingProperty'])}`;
-  if (error.keyword === 'additionalProperties') {
-    return `${error.instancePath}/${escapePointerToken(error.params['additionalProperty'])}`;
-  }
+  if (error.keyword === 'required') return pointerTo([error.params['missingProperty']], error.instancePath);
+  if (error.keyword === 'additionalProperties') return pointerTo([error.params['additionalProperty']], error.instancePath);
   return error.instancePath;
 }
 
@@ -148,8 +160,4 @@ function ruleMessageOf(error: ErrorObject): string {
   if (error.keyword === 'enum') return `must be one of: ${(error.params['allowedValues'] as unknown[]).map(String).join(', ')}`;
   if (error.keyword === 'format' && error.params['format'] === 'date-time') return DATE_TIME_RULE;
   return error.message ?? 'is invalid';
-}
-
-function escapePointerToken(token: string): string {
-  return token.replaceAll('~', '~0').replaceAll('/', '~1');
 }

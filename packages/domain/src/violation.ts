@@ -10,3 +10,8 @@ export interface Violation {
 
 /** The typed value when the input is valid, else every violation found. */
 export type Validation<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly violations: Violation[] };
+
+/** The JSON Pointer (RFC 6901) of the member or item reached through `keys`, from `base`. */
+export function pointerTo(keys: readonly string[], base = ''): string {
+  return base + keys.map((key) => `/${key.replaceAll('~', '~0').replaceAll('/', '~1')}`).join('');
+}

@@ -1,4 +1,4 @@
-import { ValidationError, type Violation } from '@herald/domain';
+import { pointerTo, ValidationError, type Violation } from '@herald/domain';
 import { HttpError } from '../http/http-error';
 
 /** Deepest an event's content may nest, the event object itself counting 1. Deeper than any payment series (event > data > item > address > field is 5) with room to spare. */
@@ -12,14 +12,19 @@ export const MAX_BODY_DEPTH = MAX_JSON_DEPTH + 2;
  * first place that goes deeper than `maxDepth`, or none.
  */
 export function depthViolations(value: unknown, maxDepth: number, pointer = ''): Violation[] {
-  if (value === null || typeof value !== 'object') return [];
-  if (maxDepth === 0) return [{ pointer, keyword: 'maxDepth', message: 'is nested too deeply' }];
-  const entries = Array.isArray(value) ? value.map((item, i) => [String(i), item] as const) : Object.entries(value);
-  for (const [key, item] of entries) {
-    const found = depthViolations(item, maxDepth - 1, `${pointer}/${escapePointerToken(key)}`);
-    if (found.length > 0) return found;
-  }
-  return [];
+  // The keys down to where the walk stands; a pointer is written only for the violation.
+  const keys: string[] = [];
+  const tooDeep = (item: unknown, depthLeft: number): boolean => {
+    if (item === null || typeof item !== 'object') return false;
+    if (depthLeft === 0) return true;
+    for (const key of Object.keys(item)) {
+      keys.push(key);
+      if (tooDeep((item as Record<string, unknown>)[key], depthLeft - 1)) return true;
+      keys.pop();
+    }
+    return false;
+  };
+  return tooDeep(value, maxDepth) ? [{ pointer: pointerTo(keys, pointer), keyword: 'maxDepth', message: 'is nested too deeply' }] : [];
 }
 
 const QUOTE = 0x22;
@@ -125,7 +130,7 @@ function utf8(body: Buffer, encoding: string): Uint8Array {
 
 /** The JSON Pointer of the value the frames stand at. */
 function pointerOf(text: Uint8Array, frames: readonly Frame[]): string {
-  return frames.map((frame) => `/${frame.array ? String(frame.index) : escapePointerToken(memberName(text, frame))}`).join('');
+  return pointerTo(frames.map((frame) => (frame.array ? String(frame.index) : memberName(text, frame))));
 }
 
 function memberName(text: Uint8Array, frame: Frame): string {
@@ -135,8 +140,4 @@ function memberName(text: Uint8Array, frame: Frame): string {
   } catch {
     return '';
   }
-}
-
-function escapePointerToken(token: string): string {
-  return token.replaceAll('~', '~0').replaceAll('/', '~1');
 }
