@@ -1,5 +1,5 @@
 // Preloaded with NODE_OPTIONS=--require (where --cpu-prof is not allowed): profiles the process
-// from start to exit and writes CPU_PROFILE_DIR/<pid>.cpuprofile. Used by bench/profile-api.ts only.
+// from start to exit and writes CPU_PROFILE_DIR/<pid>.cpuprofile. Used by bench/profile.ts only.
 const { Session } = require('node:inspector');
 const { writeFileSync } = require('node:fs');
 const path = require('node:path');

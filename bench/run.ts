@@ -60,6 +60,11 @@ if (SCALE && !(Number.isInteger(SCALE_EVENTS) && SCALE_EVENTS >= 100_000)) {
 /** What this run is, in the results file's name and the table's title. */
 const MODE = SCALE ? 'scale' : `${QUICK ? 'quick' : 'full'}${ONLY ? `, ${ONLY} only` : ''}`;
 const ROOT = path.resolve(__dirname, '..');
+/**
+ * The commit the run measures (`+uncommitted` when the tree had changes), read at the start, when
+ * the services are built: a file edited while the run lasts does not mark it.
+ */
+const MEASURED_COMMIT = gitCommit();
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const ADMIN_TOKEN = 'dev-admin-token';
 const INGEST_TOKEN = 'dev-ingest-token';
@@ -647,7 +652,7 @@ async function apiIsolation(context: { databaseUrl: string; queuePrefix: string;
 
 /** Writes the results file and prints the table. */
 function report(runStarted: number): void {
-  const commit = gitCommit();
+  const commit = MEASURED_COMMIT;
   const result = {
     date: new Date().toISOString(),
     mode: MODE,
