@@ -114,9 +114,9 @@ export function createDeliveryProducer(connection: RedisConnection, options: { p
     queue,
     async enqueue(jobs) {
       if (jobs.length === 0) return;
-      // Two round trips for the whole batch (the priorities, then the jobs' pipelines). The job id is the
-      // delivery id, so adding a delivery that is already queued (the sweeper racing the API, a
-      // retried enqueue) is a no-op.
+      // Two round trips for the whole batch (the priorities, then the jobs' pipelines, sent back to
+      // back). The job id is the delivery id, so adding a delivery that is already queued (the
+      // sweeper racing the API, a retried enqueue) is a no-op.
       await bounded('enqueue', () => add(jobs));
     },
     async removeFinishedJobs(deliveryIds) {

@@ -1,3 +1,4 @@
+import { pointerTo } from '@herald/domain';
 import Ajv2020 from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
 import type { Response } from 'supertest';
@@ -32,9 +33,7 @@ export function expectDocumented(document: OpenApiDocument, name: string, pathTe
   const ajv = new Ajv2020({ strict: false, allErrors: true });
   addFormats(ajv);
   ajv.addSchema(document, name);
-  const pointer = ['paths', pathTemplate, method, 'responses', String(res.status), 'content', mediaType, 'schema']
-    .map((token) => token.replaceAll('~', '~0').replaceAll('/', '~1'))
-    .join('/');
-  const validate = ajv.compile({ $ref: `${name}#/${pointer}` });
+  const pointer = pointerTo(['paths', pathTemplate, method, 'responses', String(res.status), 'content', mediaType, 'schema']);
+  const validate = ajv.compile({ $ref: `${name}#${pointer}` });
   if (!validate(res.body)) throw new Error(`${res.status} answer of ${pathTemplate} breaks the ${name} document: ${ajv.errorsText(validate.errors)}\n${res.text}`);
 }
