@@ -350,7 +350,8 @@ export const eventQueries = {
       ids: batch.map((b) => b.event.id),
       programIds: batch.map((b) => b.programId),
       merchantIds: batch.map((b) => b.merchantId ?? null),
-      createdAts: batch.map((b) => new Date(b.event.createdAt).toISOString()),
+      // An RFC 3339 time as the event carries it (the ingest has normalised it): PostgreSQL reads it.
+      createdAts: batch.map((b) => b.event.createdAt),
       sourceSystems: batch.map((b) => b.event.sourceSystem ?? null),
       origins: batch.map((b) => b.event.origin),
       eventTypes: batch.map((b) => b.event.eventType),
