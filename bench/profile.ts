@@ -20,7 +20,9 @@
  * ingest request to its callback's arrival. `--build` runs the events-api and the workers from
  * the production build.
  * `--cpu-prof` writes a V8 profile of the events-api (of the first worker, with `deliver`) to
- * bench/results/profiles/ and prints the functions with the most self time. `--keep-db NAME`
+ * bench/results/profiles/ and prints the functions with the most self time; with `deliver
+ * --durable` it profiles the ceiling's first process too and prints both sides' self time per
+ * package in µs per callback, over their drains only: where Herald's own overhead is. `--keep-db NAME`
  * reuses (or creates and keeps) a seeded database. `--set NAME=VALUE` (repeatable) gives the workers
  * a setting other than the bench's, for an A/B of it (`--set TARGET_MAX_IN_FLIGHT=0`).
  */
@@ -55,6 +57,8 @@ const workerSettings: Record<string, string> = Object.fromEntries(
   process.argv.flatMap((value, i) => (process.argv[i - 1] === '--set' ? [value.split(/=(.*)/s).slice(0, 2)] : [])),
 );
 const profileDir = path.join(ROOT, 'bench/results/profiles');
+/** The environment that makes a service write a V8 profile of its whole life to profileDir. */
+const profiling = { NODE_OPTIONS: `--require ${path.join(ROOT, 'bench/cpu-profile-hook.cjs')}`, CPU_PROFILE_DIR: profileDir };
 
 async function main(): Promise<void> {
   const keep = arg('keep-db', '');
@@ -68,7 +72,6 @@ async function main(): Promise<void> {
   let api: ServiceProcess | undefined;
   try {
     mkdirSync(profileDir, { recursive: true });
-    const profiling = { NODE_OPTIONS: `--require ${path.join(ROOT, 'bench/cpu-profile-hook.cjs')}`, CPU_PROFILE_DIR: profileDir };
     const env = serviceEnv({ databaseUrl, redisUrl: REDIS_URL, queuePrefix });
     // With --build the services run from the production build, as in the bench.
     const fromBuild = process.argv.includes('--build');
@@ -95,6 +98,7 @@ async function main(): Promise<void> {
     if (!keep) await dropDatabase(databaseUrl);
   }
   if (cpuProf) summariseLatestProfile();
+  if (cpuProf && profiledDrains.length > 1) compareDrainProfiles();
 }
 
 async function post(url: string, body: unknown, token: string): Promise<any> {
@@ -184,6 +188,7 @@ async function profileDelivery(apiUrl: string, workerEnv: Record<string, string>
   const workers: ServiceProcess[] = [];
   let statsRedis: Redis | undefined;
   const workerScript = 'services/delivery-worker/src/main.ts';
+  let ceilingProcesses = 0;
   try {
     await createPaymentTenant(apiUrl, 'dev-admin-token', `${receiverUrl}/hook`);
     const events = Number(arg('events', '5000'));
@@ -201,7 +206,8 @@ async function profileDelivery(apiUrl: string, workerEnv: Record<string, string>
         programId: 'bench-p',
         merchantId: 'bench-m',
         drain: (total, processes) => drainAtReceiver(receiverUrl, total, processes, 'bare durable worker'),
-        startProcess: (script, env) => startService(script, env),
+        // With --cpu-prof the ceiling's first process is profiled too, for compareDrainProfiles.
+        startProcess: (script, env) => startService(script, { ...env, ...(cpuProf && ceilingProcesses++ === 0 ? profiling : {}) }),
       });
       console.log(`durable ceiling, ${count} process(es): ${Math.round(durable.rate)} callbacks/s\n  CPU per callback: ${durable.cpu}`);
       await fetch(`${receiverUrl}/reset`, { method: 'POST' });
@@ -221,14 +227,15 @@ async function profileDelivery(apiUrl: string, workerEnv: Record<string, string>
     }
     await Promise.all(workers.map((w) => w.waitForLog('delivery-worker ready', 30_000)));
     const stats = async (): Promise<number> => ((await (await fetch(`${receiverUrl}/stats`)).json()) as { callbacks: number }).callbacks;
-    let first: { at: number; callbacks: number; cpu: CpuSnapshot; xacts: number; redisCalls: number } | undefined;
+    let first: { at: number; callbacks: number; cpu: CpuSnapshot; xacts: number; redisCalls: number; clock: number } | undefined;
     const deadline = Date.now() + 300_000;
     for (;;) {
       const callbacks = await stats();
-      if (!first && callbacks > 0) first = { at: performance.now(), callbacks, cpu: cpu.snapshot(), xacts: await xacts(), redisCalls: await redisCalls() };
+      if (!first && callbacks > 0) first = { at: performance.now(), callbacks, cpu: cpu.snapshot(), xacts: await xacts(), redisCalls: await redisCalls(), clock: monotonicMicros() };
       if (callbacks >= expected && first) {
         const seconds = (performance.now() - first.at) / 1000;
         const done = callbacks - first.callbacks;
+        profiledDrains.push({ role: 'delivery-worker', pid: workers[0]!.child.pid!, from: first.clock, to: monotonicMicros(), callbacks: done / count });
         const rss = workers.map((w) => /VmHWM:\s+(\d+)/.exec(readFileSync(`/proc/${w.child.pid}/status`, 'utf8'))?.[1]).map((kb) => `${Math.round(Number(kb) / 1024)} MB`);
         console.log(`${count} worker(s): ${Math.round(done / seconds)} callbacks/s (${done} in ${seconds.toFixed(1)} s), peak RSS ${rss.join(', ')}`);
         console.log(`  CPU per callback: ${cpuPerUnit(first.cpu, cpu.snapshot(), done)}`);
@@ -337,18 +344,32 @@ async function profileLatency(apiUrl: string, workerEnv: Record<string, string>,
 /** The CPU accounts of this run's processes (set once the database is known). */
 let cpu: CpuAccounts;
 
+/** A drain whose first process was profiled: its window on the monotonic clock and the callbacks it made. */
+interface ProfiledDrain {
+  role: string;
+  pid: number;
+  from: number;
+  to: number;
+  callbacks: number;
+}
+const profiledDrains: ProfiledDrain[] = [];
+
+/** Microseconds on the monotonic clock, the clock of V8's profile timestamps. */
+const monotonicMicros = (): number => Number(process.hrtime.bigint() / 1000n);
+
 /** The durable ceiling's drain (bench/ceilings.ts): its rate at the receiver and CPU per callback, from the first callback to the last. */
 async function drainAtReceiver(receiverUrl: string, expected: number, processes: ServiceProcess[], role: string): Promise<{ rate: number; seconds: number; cpu: string; busy: number }> {
   processes.forEach((p) => cpu.add(p.child.pid, role));
   const stats = async (): Promise<number> => ((await (await fetch(`${receiverUrl}/stats`)).json()) as { callbacks: number }).callbacks;
   const deadline = Date.now() + 300_000;
-  let first: { at: number; callbacks: number; cpu: CpuSnapshot } | undefined;
+  let first: { at: number; callbacks: number; cpu: CpuSnapshot; clock: number } | undefined;
   for (;;) {
     const callbacks = await stats();
-    if (!first && callbacks > 0) first = { at: performance.now(), callbacks, cpu: cpu.snapshot() };
+    if (!first && callbacks > 0) first = { at: performance.now(), callbacks, cpu: cpu.snapshot(), clock: monotonicMicros() };
     if (first && callbacks >= expected) {
       const seconds = (performance.now() - first.at) / 1000;
       const done = callbacks - first.callbacks;
+      profiledDrains.push({ role, pid: processes[0]!.child.pid!, from: first.clock, to: monotonicMicros(), callbacks: done / processes.length });
       return { rate: done / seconds, seconds, cpu: cpuPerUnit(first.cpu, cpu.snapshot(), done), busy: NaN };
     }
     if (Date.now() > deadline) throw new Error(`${role}: only ${callbacks} of ${expected} callbacks`);
@@ -386,9 +407,7 @@ function summariseLatestProfile(): void {
   // Self time per package (or node internals, native code, Herald's own files).
   const byPackage = new Map<string, number>();
   for (const id of profile.samples) {
-    const { url, functionName } = byId.get(id)!.callFrame;
-    const pkg = /node_modules\/\.pnpm\/[^/]+\/node_modules\/((@[^/]+\/)?[^/]+)/.exec(url)?.[1]
-      ?? (url.startsWith('node:') ? 'node internals' : url.includes('/work/') ? 'herald' : url ? url.slice(0, 30) : `(${functionName || 'native'})`);
+    const pkg = packageOf(byId.get(id)!.callFrame);
     byPackage.set(pkg, (byPackage.get(pkg) ?? 0) + 1);
   }
   console.log([...byPackage].sort((a, b) => b[1] - a[1]).slice(0, 15).map(([k, n]) => `${k} ${((100 * n) / total).toFixed(1)}%`).join(', '));
@@ -410,6 +429,55 @@ function summariseLatestProfile(): void {
     for (const [key, n] of [...inclusive].sort((a, b) => b[1] - a[1]).slice(0, Number(process.env.INCLUSIVE))) console.log(`incl ${((100 * n) / total).toFixed(1).padStart(5)}%  ${key}`);
   }
   for (const [key, n] of [...self].sort((a, b) => b[1] - a[1]).slice(0, 25)) console.log(`${((100 * n) / total).toFixed(1).padStart(5)}%  ${key}`);
+}
+
+/** Where a profiled function lives: its npm package, node internals, Herald's own files, or what V8 calls it. */
+function packageOf({ url, functionName }: { url: string; functionName: string }): string {
+  return /node_modules\/\.pnpm\/[^/]+\/node_modules\/((@[^/]+\/)?[^/]+)/.exec(url)?.[1]
+    ?? (url.startsWith('node:') ? 'node internals' : url.includes(ROOT) ? 'herald' : url ? url.slice(0, 30) : `(${functionName || 'native'})`);
+}
+
+/**
+ * `deliver --durable --cpu-prof`: the self time per package of Herald's worker and of the durable
+ * ceiling's, in µs per callback, from the samples taken while each drained (the start of each
+ * process, its module loading and compiling, left out): where Herald's own overhead is.
+ */
+function compareDrainProfiles(): void {
+  const files = readdirSync(profileDir);
+  const sides = profiledDrains.flatMap((drain) => {
+    const file = files.find((f) => f.endsWith(`-${drain.pid}.cpuprofile`));
+    if (!file) return [];
+    const profile = JSON.parse(readFileSync(path.join(profileDir, file), 'utf8')) as {
+      nodes: Array<{ id: number; callFrame: { functionName: string; url: string } }>;
+      samples: number[];
+      timeDeltas: number[];
+      startTime: number;
+    };
+    const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+    const micros = new Map<string, number>();
+    let at = profile.startTime;
+    profile.samples.forEach((id, i) => {
+      at += profile.timeDeltas[i]!;
+      // A sample stands for the time until the next one.
+      if (at < drain.from || at > drain.to) return;
+      const pkg = packageOf(byId.get(id)!.callFrame);
+      micros.set(pkg, (micros.get(pkg) ?? 0) + (profile.timeDeltas[i + 1] ?? 0) / drain.callbacks);
+    });
+    micros.delete('((idle))');
+    return [{ role: drain.role, micros }];
+  });
+  if (sides.length < 2) return;
+  const [herald, ceiling] = [sides.at(-1)!, sides[0]!];
+  const total = (side: typeof herald): number => [...side.micros.values()].reduce((a, b) => a + b, 0);
+  const rows = [...new Set([...herald.micros.keys(), ...ceiling.micros.keys()])]
+    .map((pkg) => ({ pkg, a: herald.micros.get(pkg) ?? 0, b: ceiling.micros.get(pkg) ?? 0 }))
+    .sort((x, y) => Math.abs(y.a - y.b) - Math.abs(x.a - x.b))
+    .slice(0, 15);
+  const cell = (n: number): string => n.toFixed(1).padStart(10);
+  console.log(`\nself time per callback while draining, µs (V8 profiles of each side's first process):\n${'package'.padEnd(24)}${herald.role.padStart(18)}${ceiling.role.padStart(22)}  difference`);
+  for (const { pkg, a, b } of [{ pkg: 'busy, in all', a: total(herald), b: total(ceiling) }, ...rows]) {
+    console.log(`${pkg.slice(0, 23).padEnd(24)}${cell(a).padStart(18)}${cell(b).padStart(22)}  ${(a >= b ? '+' : '') + (a - b).toFixed(1)}`);
+  }
 }
 
 // A reader that stops early (`… | head`) closes stdout: the rest of the output is dropped, and
