@@ -458,9 +458,9 @@ function compareDrainProfiles(): void {
     let at = profile.startTime;
     profile.samples.forEach((id, i) => {
       at += profile.timeDeltas[i]!;
-      // A sample stands for the time until the next one.
       if (at < drain.from || at > drain.to) return;
       const pkg = packageOf(byId.get(id)!.callFrame);
+      // A sample stands for the time until the next one.
       micros.set(pkg, (micros.get(pkg) ?? 0) + (profile.timeDeltas[i + 1] ?? 0) / drain.callbacks);
     });
     micros.delete('((idle))');
@@ -470,13 +470,13 @@ function compareDrainProfiles(): void {
   const [herald, ceiling] = [sides.at(-1)!, sides[0]!];
   const total = (side: typeof herald): number => [...side.micros.values()].reduce((a, b) => a + b, 0);
   const rows = [...new Set([...herald.micros.keys(), ...ceiling.micros.keys()])]
-    .map((pkg) => ({ pkg, a: herald.micros.get(pkg) ?? 0, b: ceiling.micros.get(pkg) ?? 0 }))
-    .sort((x, y) => Math.abs(y.a - y.b) - Math.abs(x.a - x.b))
+    .map((pkg) => ({ pkg, ours: herald.micros.get(pkg) ?? 0, ceilings: ceiling.micros.get(pkg) ?? 0 }))
+    .sort((x, y) => Math.abs(y.ours - y.ceilings) - Math.abs(x.ours - x.ceilings))
     .slice(0, 15);
   const cell = (n: number): string => n.toFixed(1).padStart(10);
   console.log(`\nself time per callback while draining, µs (V8 profiles of each side's first process):\n${'package'.padEnd(24)}${herald.role.padStart(18)}${ceiling.role.padStart(22)}  difference`);
-  for (const { pkg, a, b } of [{ pkg: 'busy, in all', a: total(herald), b: total(ceiling) }, ...rows]) {
-    console.log(`${pkg.slice(0, 23).padEnd(24)}${cell(a).padStart(18)}${cell(b).padStart(22)}  ${(a >= b ? '+' : '') + (a - b).toFixed(1)}`);
+  for (const { pkg, ours, ceilings } of [{ pkg: 'busy, in all', ours: total(herald), ceilings: total(ceiling) }, ...rows]) {
+    console.log(`${pkg.slice(0, 23).padEnd(24)}${cell(ours).padStart(18)}${cell(ceilings).padStart(22)}  ${(ours >= ceilings ? '+' : '') + (ours - ceilings).toFixed(1)}`);
   }
 }
 
