@@ -15,13 +15,16 @@ import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import type { ServiceProcess } from '@herald/testing';
+import { cpuAgainst, formatCpu, type CpuByRole } from './cpu';
 import { eventQueries, type EventListQuery } from '../packages/db/src/repositories/events';
 
 /** What a drain of callbacks measured (bench/run.ts): the rate at the receiver, CPU per callback by process, the machine's busy share. */
 export interface DrainResult {
   rate: number;
   seconds: number;
-  cpu: string;
+  /** CPU µs per callback by role; the drained processes are `role`. */
+  cpu: CpuByRole;
+  role: string;
   busy: number;
 }
 
@@ -191,15 +194,17 @@ export const durableRows = {
     ceiling: bare.rate,
     ceilingName: processes === 1 ? 'bare BullMQ + POST' : `${processes} bare BullMQ processes`,
     note: `machine ${Math.round(r.busy * 100)} % busy`,
-    cpu: r.cpu,
+    cpu: formatCpu(r.cpu),
   }),
-  herald: (workers: number, herald: DrainResult, durable: DrainResult): CeilingRow => ({
+  /** Herald against the durable ceiling, with where its CPU per callback differs (`rounds`: the note on the alternated rounds). */
+  herald: (workers: number, herald: DrainResult, durable: DrainResult, rounds?: string): CeilingRow => ({
     scenario: `${workers === 1 ? '1 delivery-worker' : `${workers} delivery-workers`}, callbacks/s vs durable ceiling (${workers === 1 ? 'bare BullMQ' : `${workers} bare processes`} + POST + attempt recorded)`,
     figure: Math.round(herald.rate),
     unit: 'callbacks/s',
     ceiling: durable.rate,
     ceilingName: 'durable ceiling',
     target: workers === 1 ? '>= 0.85' : undefined,
+    note: [rounds, `per callback: ${cpuAgainst(herald, durable)}`].filter(Boolean).join('; '),
   }),
   /** The durable ceiling with prioritized jobs, against the plain one of the same round. */
   prioritizedCeiling: (r: DrainResult, concurrency: number, plain: DrainResult): CeilingRow => ({
@@ -209,7 +214,7 @@ export const durableRows = {
     ceiling: plain.rate,
     ceilingName: 'durable ceiling',
     note: `machine ${Math.round(r.busy * 100)} % busy`,
-    cpu: r.cpu,
+    cpu: formatCpu(r.cpu),
   }),
   /** Herald against the durable ceiling with prioritized jobs: its overhead beyond BullMQ's prioritized set. */
   heraldVsPrioritized: (herald: DrainResult, prioritized: DrainResult): CeilingRow => ({

@@ -58,20 +58,53 @@ export class CpuAccounts {
   }
 }
 
+/** CPU µs per unit of work by role, largest first. */
+export type CpuByRole = ReadonlyMap<string, number>;
+
 /**
- * CPU µs per unit of work by role between two snapshots, largest first, e.g. "delivery-worker 420 µs, …".
- * Counts the processes alive at `after` (one started meanwhile from zero); the CPU of one that
- * ended meanwhile is missed.
+ * CPU µs per unit of work by role between two snapshots, largest first. Counts the processes
+ * alive at `after` (one started meanwhile from zero); the CPU of one that ended meanwhile is missed.
  */
-export function cpuPerUnit(before: CpuSnapshot, after: CpuSnapshot, units: number): string {
+export function cpuByRole(before: CpuSnapshot, after: CpuSnapshot, units: number): CpuByRole {
   const byRole = new Map<string, number>();
   for (const [pid, { role, ms }] of after.byPid) byRole.set(role, (byRole.get(role) ?? 0) + ms - (before.byPid.get(pid)?.ms ?? 0));
-  return [...byRole]
-    .map(([role, ms]) => [role, Math.round((ms / units) * 1000)] as const)
-    .filter(([, us]) => us > 0)
-    .sort((a, b) => b[1] - a[1])
-    .map(([role, us]) => `${role} ${us} µs`)
-    .join(', ');
+  return new Map(
+    [...byRole]
+      .map(([role, ms]) => [role, Math.round((ms / units) * 1000)] as const)
+      .filter(([, us]) => us > 0)
+      .sort((a, b) => b[1] - a[1]),
+  );
+}
+
+/** "delivery-worker 420 µs, PostgreSQL (its database) 130 µs, …" */
+export function formatCpu(cpu: CpuByRole): string {
+  return [...cpu].map(([role, us]) => `${role} ${us} µs`).join(', ');
+}
+
+/** CPU µs per unit of work by role between two snapshots, as formatCpu writes it. */
+export function cpuPerUnit(before: CpuSnapshot, after: CpuSnapshot, units: number): string {
+  return formatCpu(cpuByRole(before, after, units));
+}
+
+/**
+ * Herald's CPU per unit of work against a ceiling's, all processes counted: both totals, the
+ * ceiling's as a share of Herald's, and the difference role by role, largest first, Herald's
+ * worker set against the ceiling's. When the machine's cores bound both, the share is about the
+ * ratio of their rates, and the differences say where Herald's part of the gap is spent.
+ */
+export function cpuAgainst(ours: { cpu: CpuByRole; role: string }, ceiling: { cpu: CpuByRole; role: string }): string {
+  const total = (cpu: CpuByRole): number => [...cpu.values()].reduce((a, b) => a + b, 0);
+  const roles = new Set([...ours.cpu.keys(), ...ceiling.cpu.keys()].filter((role) => role !== ours.role && role !== ceiling.role));
+  const differences: Array<[string, number]> = [
+    [`${ours.role} (against ${ceiling.role})`, (ours.cpu.get(ours.role) ?? 0) - (ceiling.cpu.get(ceiling.role) ?? 0)],
+    ...[...roles].map((role): [string, number] => [role, (ours.cpu.get(role) ?? 0) - (ceiling.cpu.get(role) ?? 0)]),
+  ];
+  const listed = differences
+    .filter(([, us]) => us !== 0)
+    .sort((a, b) => Math.abs(b[1]) - Math.abs(a[1]))
+    .map(([role, us]) => `${role} ${us > 0 ? '+' : ''}${us} µs`);
+  const [oursTotal, ceilingTotal] = [total(ours.cpu), total(ceiling.cpu)];
+  return `CPU of all processes ${oursTotal} µs against ${ceilingTotal} µs (the ceiling's ${(ceilingTotal / oursTotal).toFixed(3)} of Herald's); the difference: ${listed.join(', ')}`;
 }
 
 /** Share of all the machine's cores that were busy between two snapshots, 0 to 1. */

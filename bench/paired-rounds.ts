@@ -11,6 +11,7 @@ import path from 'node:path';
 import type { PrismaClient } from '@herald/db/prisma';
 import type { ServiceProcess } from '@herald/testing';
 import { cannon, durableDeliveryCeiling, durableRows, listSqlRows, pageOneQuery, startBareSqlPage, type CeilingRow, type Drain, type DrainResult } from './ceilings';
+import { formatCpu } from './cpu';
 import { bareIngest, ingestBatches } from './ingest-load';
 import { seedEvents } from './seed-events';
 
@@ -192,9 +193,9 @@ export function deliveryRoundRows(results: readonly DeliveryRound[], options: { 
       ceilingName: 'bare BullMQ + POST',
       target: '>= 0.6',
       note: `${busy(heraldVsBare.round.herald)}; ${roundsNote(heraldVsBare.ratios)}`,
-      cpu: heraldVsBare.round.herald.cpu,
+      cpu: formatCpu(heraldVsBare.round.herald.cpu),
     },
-    { ...durableRows.herald(1, heraldVsDurable.round.herald, heraldVsDurable.round.durable), note: roundsNote(heraldVsDurable.ratios) },
+    durableRows.herald(1, heraldVsDurable.round.herald, heraldVsDurable.round.durable, roundsNote(heraldVsDurable.ratios)),
     {
       ...durableRows.prioritizedCeiling(prioritizedVsDurable.round.herald, options.concurrency, prioritizedVsDurable.round.durable),
       note: `${busy(prioritizedVsDurable.round.herald)}; ${roundsNote(prioritizedVsDurable.ratios)}`,

@@ -13,7 +13,8 @@
  * `deliver` ingests payment events (fan-out 2) with no worker running, then starts the workers and
  * times the drain at bench/receiver.ts, with the CPU time each process spent per callback;
  * `--durable` first drains as many callbacks with the durable delivery ceiling (bench/ceilings.ts),
- * so that Herald's figure has its ratio to a ceiling of the same run; `--build` runs the services
+ * so that Herald's figure has its ratio to a ceiling of the same run, and sets the CPU per callback
+ * of all processes against the ceiling's, role by role (bench/cpu.ts); `--build` runs the services
  * from the production build, as the bench does (the workers' peak RSS is then production's).
  * `e2e` posts single events at a fixed rate to running workers, as the bench's end-to-end latency
  * section does, after a second of the same load to warm them up, and prints the latency from each
@@ -37,8 +38,8 @@ import { createPrismaClient } from '@herald/db/prisma';
 import { databaseUrlFor, startService, uniqueId, type ServiceProcess } from '@herald/testing';
 import { buildAll } from '../scripts/build';
 import { bundleOf } from '../scripts/bundles';
-import { CpuAccounts, cpuPerUnit, machineBusy, type CpuSnapshot } from './cpu';
-import { durableDeliveryCeiling, pageOneQuery, startBareSqlPage } from './ceilings';
+import { CpuAccounts, cpuAgainst, cpuByRole, cpuPerUnit, formatCpu, machineBusy, type CpuSnapshot } from './cpu';
+import { durableDeliveryCeiling, pageOneQuery, startBareSqlPage, type DrainResult } from './ceilings';
 import { bareIngest, ingestBatches } from './ingest-load';
 import { postJson } from './post-json';
 import { seedEvents } from './seed-events';
@@ -189,13 +190,14 @@ async function profileDelivery(apiUrl: string, workerEnv: Record<string, string>
   let statsRedis: Redis | undefined;
   const workerScript = 'services/delivery-worker/src/main.ts';
   let ceilingProcesses = 0;
+  let durable: DrainResult | undefined;
   try {
     await createPaymentTenant(apiUrl, 'dev-admin-token', `${receiverUrl}/hook`);
     const events = Number(arg('events', '5000'));
     const expected = 2 * events;
     const count = Number(arg('workers', '1'));
     if (process.argv.includes('--durable')) {
-      const durable = await durableDeliveryCeiling({
+      durable = await durableDeliveryCeiling({
         databaseUrl,
         redisUrl: REDIS_URL,
         url: `${receiverUrl}/hook/durable`,
@@ -209,7 +211,7 @@ async function profileDelivery(apiUrl: string, workerEnv: Record<string, string>
         // With --cpu-prof the ceiling's first process is profiled too, for compareDrainProfiles.
         startProcess: (script, env) => startService(script, { ...env, ...(cpuProf && ceilingProcesses++ === 0 ? profiling : {}) }),
       });
-      console.log(`durable ceiling, ${count} process(es): ${Math.round(durable.rate)} callbacks/s\n  CPU per callback: ${durable.cpu}`);
+      console.log(`durable ceiling, ${count} process(es): ${Math.round(durable.rate)} callbacks/s\n  CPU per callback: ${formatCpu(durable.cpu)}`);
       await fetch(`${receiverUrl}/reset`, { method: 'POST' });
     }
     await ingestBatches({ apiUrl, token: 'dev-ingest-token', count: events, batchSize: 500, inFlight: 2, programId: 'bench-p', merchantId: 'bench-m', objectType: 'payment' });
@@ -238,7 +240,9 @@ async function profileDelivery(apiUrl: string, workerEnv: Record<string, string>
         profiledDrains.push({ role: 'delivery-worker', pid: workers[0]!.child.pid!, from: first.clock, to: monotonicMicros(), callbacks: done / count });
         const rss = workers.map((w) => /VmHWM:\s+(\d+)/.exec(readFileSync(`/proc/${w.child.pid}/status`, 'utf8'))?.[1]).map((kb) => `${Math.round(Number(kb) / 1024)} MB`);
         console.log(`${count} worker(s): ${Math.round(done / seconds)} callbacks/s (${done} in ${seconds.toFixed(1)} s), peak RSS ${rss.join(', ')}`);
-        console.log(`  CPU per callback: ${cpuPerUnit(first.cpu, cpu.snapshot(), done)}`);
+        const heraldCpu = cpuByRole(first.cpu, cpu.snapshot(), done);
+        console.log(`  CPU per callback: ${formatCpu(heraldCpu)}`);
+        if (durable) console.log(`  against the durable ceiling: ${cpuAgainst({ cpu: heraldCpu, role: 'delivery-worker' }, durable)}`);
         const perCallback = (n: number): string => (n / done).toFixed(3);
         console.log(`  per callback: ${perCallback((await xacts()) - first.xacts)} PostgreSQL transactions, ${perCallback((await redisCalls()) - first.redisCalls)} Redis commands (whole server)`);
         break;
@@ -358,7 +362,7 @@ const profiledDrains: ProfiledDrain[] = [];
 const monotonicMicros = (): number => Number(process.hrtime.bigint() / 1000n);
 
 /** The durable ceiling's drain (bench/ceilings.ts): its rate at the receiver and CPU per callback, from the first callback to the last. */
-async function drainAtReceiver(receiverUrl: string, expected: number, processes: ServiceProcess[], role: string): Promise<{ rate: number; seconds: number; cpu: string; busy: number }> {
+async function drainAtReceiver(receiverUrl: string, expected: number, processes: ServiceProcess[], role: string): Promise<DrainResult> {
   processes.forEach((p) => cpu.add(p.child.pid, role));
   const stats = async (): Promise<number> => ((await (await fetch(`${receiverUrl}/stats`)).json()) as { callbacks: number }).callbacks;
   const deadline = Date.now() + 300_000;
@@ -370,7 +374,7 @@ async function drainAtReceiver(receiverUrl: string, expected: number, processes:
       const seconds = (performance.now() - first.at) / 1000;
       const done = callbacks - first.callbacks;
       profiledDrains.push({ role, pid: processes[0]!.child.pid!, from: first.clock, to: monotonicMicros(), callbacks: done / processes.length });
-      return { rate: done / seconds, seconds, cpu: cpuPerUnit(first.cpu, cpu.snapshot(), done), busy: NaN };
+      return { rate: done / seconds, seconds, cpu: cpuByRole(first.cpu, cpu.snapshot(), done), role, busy: NaN };
     }
     if (Date.now() > deadline) throw new Error(`${role}: only ${callbacks} of ${expected} callbacks`);
     await new Promise((resolve) => setTimeout(resolve, 50));

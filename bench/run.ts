@@ -24,7 +24,7 @@ import { Redis } from 'ioredis';
 import { applyMigrations, dropDatabase, ensureDatabase } from '@herald/db';
 import { createPrismaClient, type PrismaClient } from '@herald/db/prisma';
 import { databaseUrlFor, uniqueId, type ServiceProcess } from '@herald/testing';
-import { CpuAccounts, cpuPerUnit, machineBusy, type CpuSnapshot } from './cpu';
+import { CpuAccounts, cpuByRole, cpuPerUnit, formatCpu, machineBusy, type CpuSnapshot } from './cpu';
 import { ingestBatches } from './ingest-load';
 import { runApiIsolation } from './api-isolation';
 import { cannon, durableDeliveryCeiling, durableRows, type Drain, type DrainResult } from './ceilings';
@@ -362,8 +362,8 @@ async function main(): Promise<void> {
         const after = cpu.snapshot();
         const seconds = (now - first.at) / 1000;
         const done = callbacks - first.count;
-        const result = { rate: seconds > 0 ? done / seconds : NaN, seconds, cpu: cpuPerUnit(first.cpu, after, done), busy: machineBusy(first.cpu, after) };
-        if (role) log(`${role}: ${Math.round(result.rate)} callbacks/s, machine ${Math.round(result.busy * 100)} % busy, CPU per callback: ${result.cpu}`);
+        const result = { rate: seconds > 0 ? done / seconds : NaN, seconds, cpu: cpuByRole(first.cpu, after, done), role: role ?? '', busy: machineBusy(first.cpu, after) };
+        if (role) log(`${role}: ${Math.round(result.rate)} callbacks/s, machine ${Math.round(result.busy * 100)} % busy, CPU per callback: ${formatCpu(result.cpu)}`);
         return result;
       }
       // A worker that died (at start, say) fails the run now rather than at the deadline.
@@ -475,7 +475,7 @@ async function main(): Promise<void> {
   for (const row of deliveryRoundRows(rounds, { concurrency: WORKER_CONCURRENCY, ingestBatch: SIZE.ingestBatch })) addRow(row);
   await deleteRedisKeys(barePrefix);
   const bare = median(rounds.map((r) => r.delivery.bare.rate));
-  addRow({ scenario: `ceiling: 2 bare BullMQ worker processes + 1 POST, concurrency ${WORKER_CONCURRENCY} each`, figure: round(bareTwo.rate, 0), unit: 'jobs/s', ceiling: bare, ceilingName: '1 bare worker (median of the rounds)', note: busyNote(bareTwo), cpu: bareTwo.cpu });
+  addRow({ scenario: `ceiling: 2 bare BullMQ worker processes + 1 POST, concurrency ${WORKER_CONCURRENCY} each`, figure: round(bareTwo.rate, 0), unit: 'jobs/s', ceiling: bare, ceilingName: '1 bare worker (median of the rounds)', note: busyNote(bareTwo), cpu: formatCpu(bareTwo.cpu) });
   addRow(durableRows.ceiling(durableTwo, WORKER_CONCURRENCY, 2, bareTwo));
   // The 1-worker rate the rows below compare with: the median of the rounds' rates, as the bare
   // worker's above (the round with the median ratio to a ceiling may be a slow minute of the machine).
@@ -500,7 +500,7 @@ async function main(): Promise<void> {
   const workers = startWorkers(2);
   const two = await drain(expected, workers, 'delivery-worker');
   const rssTwo = workers.map((w) => peakRssMb(w.child.pid));
-  addRow({ scenario: '2 delivery-workers, callbacks/s vs 1 worker', figure: round(two.rate, 0), unit: 'callbacks/s', ceiling: oneWorkerRate, ceilingName: '1 worker (median of the rounds)', target: '>= 1.6', note: busyNote(two), cpu: two.cpu });
+  addRow({ scenario: '2 delivery-workers, callbacks/s vs 1 worker', figure: round(two.rate, 0), unit: 'callbacks/s', ceiling: oneWorkerRate, ceilingName: '1 worker (median of the rounds)', target: '>= 1.6', note: busyNote(two), cpu: formatCpu(two.cpu) });
   addRow({ scenario: '2 delivery-workers, callbacks/s vs raw POST loop (32)', figure: round(two.rate, 0), unit: 'callbacks/s', ceiling: raw32, ceilingName: 'raw POST loop 32' });
   addRow({ scenario: '2 delivery-workers, callbacks/s vs 2 bare BullMQ worker processes + POST', figure: round(two.rate, 0), unit: 'callbacks/s', ceiling: bareTwo.rate, ceilingName: '2 bare BullMQ processes' });
   addRow(durableRows.herald(2, two, durableTwo));
