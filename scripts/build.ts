@@ -55,6 +55,25 @@ function thirdPartyExternal(bundleDir: string): Plugin {
   };
 }
 
+/**
+ * The root package.json, imported for its version (the User-Agent's), enters the bundles as its
+ * version alone: its scripts and development dependencies stay out of production code. A named
+ * import would let esbuild drop the rest, but under tsx a named import of JSON is undefined.
+ */
+function rootManifestVersionOnly(): Plugin {
+  const manifest = path.join(ROOT, 'package.json');
+  return {
+    name: 'root-manifest-version-only',
+    setup(build) {
+      build.onLoad({ filter: /[\\/]package\.json$/ }, async (args) => {
+        if (args.path !== manifest) return undefined;
+        const { version } = JSON.parse(await readFile(manifest, 'utf8')) as { version: string };
+        return { contents: JSON.stringify({ version }), loader: 'json' };
+      });
+    },
+  };
+}
+
 /** `@scope/name` or `name` of an import like `@scope/name/sub/path`. */
 function packageName(specifier: string): string {
   const parts = specifier.split('/');
@@ -103,7 +122,7 @@ export async function buildAll(only: readonly BuildEntry[] = Object.keys(BUILD_E
       keepNames: true,
       // The CLI runs as a command; the other bundles are started with node and ignore the line.
       banner: name === 'cli' ? { js: '#!/usr/bin/env node' } : undefined,
-      plugins: [thirdPartyExternal(path.dirname(path.join(ROOT, bundle)))],
+      plugins: [thirdPartyExternal(path.dirname(path.join(ROOT, bundle))), rootManifestVersionOnly()],
       write: false,
       logLevel: 'warning',
     });

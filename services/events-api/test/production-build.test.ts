@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { dropDatabase } from '@herald/db';
 import { databaseUrlFor, startHttpRecorder, startService, testProcessEnv, uniqueId, type HttpRecorder, type ServiceProcess } from '@herald/testing';
+import rootPackage from '../../../package.json';
 import { buildAll } from '../../../scripts/build';
 import { BUILD_ENTRIES } from '../../../scripts/bundles';
 
@@ -111,6 +112,15 @@ describe('the production build', () => {
     expect(readFileSync(path.join(ROOT, BUILD_ENTRIES.api.bundle), 'utf8')).toContain('node_modules/ajv/dist/2020.js');
   });
 
+  it("keeps the root package.json out of the bundles but for its version, the User-Agent's", () => {
+    // Its scripts and development dependencies are no business of a production process.
+    for (const { bundle } of Object.values(BUILD_ENTRIES)) {
+      const code = readFileSync(path.join(ROOT, bundle), 'utf8');
+      expect(code).not.toContain('devDependencies');
+      expect(code).not.toContain('test:faults');
+    }
+  });
+
   it('requires each package outside the bundles through a workspace package that lists it as a production dependency', () => {
     // The Docker image installs production dependencies only: a bundle requiring a development
     // dependency would start here and fail there.
@@ -168,6 +178,7 @@ describe('the production build', () => {
     while (merchant.requests.length === 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
     expect(merchant.requests).toHaveLength(1);
     expect(merchant.requests[0]).toMatchObject({ method: 'POST', url: '/hooks' });
+    expect(merchant.requests[0]!.headers['user-agent']).toBe(`Herald/${rootPackage.version}`);
     expect(JSON.parse(merchant.requests[0]!.body)).toMatchObject({ id: eventId, eventType: 'created', objectId: 'pay-1' });
   }, 40_000);
 
