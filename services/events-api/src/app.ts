@@ -1,4 +1,4 @@
-import express, { type Express } from 'express';
+import express, { type Express, type NextFunction, type Request, type Response } from 'express';
 import { withTimeout } from '@herald/domain';
 import type { ApiConfig } from '@herald/config';
 import {
@@ -91,7 +91,12 @@ export function createApp(deps: AppDependencies): Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('trust proxy', false);
+  // Answers hold one tenant's data or an operator's, chosen by a header (x-api-key, a bearer
+  // token) that shared caches do not key on: no cache may store them, and with nothing stored
+  // no validator is needed. The API reference's static assets set their own caching.
+  app.set('etag', false);
   installRequestLog(app, logger, metrics);
+  app.use(noStore);
   app.use(pathGuard);
   // The merchant API first: GET /events is the hot path, and every router before it is one more
   // match per request.
@@ -159,6 +164,11 @@ export function createApp(deps: AppDependencies): Express {
   app.use(notFound);
   app.use(errorHandler(logger));
   return app;
+}
+
+function noStore(_req: Request, res: Response, next: NextFunction): void {
+  res.setHeader('Cache-Control', 'no-store');
+  next();
 }
 
 /**

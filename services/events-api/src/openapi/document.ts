@@ -88,7 +88,11 @@ export function buildMerchantDocument(): Schema {
             ...Object.entries(eventsQuerySchema.properties).map(([name, schema]) => ({ name, in: 'query', required: false, schema })),
           ],
           responses: {
-            200: { description: 'One page of events.', content: json(schemaRef(eventPageSchema.title)) },
+            200: {
+              description: 'One page of events. Like every answer of the API, not to be stored by any cache.',
+              headers: { 'Cache-Control': { schema: { type: 'string', const: 'no-store' } } },
+              content: json(schemaRef(eventPageSchema.title)),
+            },
             400: problem(
               'A required header is missing or wrong, or a query parameter is invalid or unknown (`errors` names each), or (page_too_deep) the page would skip more events than the server allows under eventType or objectId: move createdFrom instead.',
             ),

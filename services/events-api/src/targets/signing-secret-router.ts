@@ -1,5 +1,5 @@
-import { Router, type Response } from 'express';
-import type { SigningSecretRecord, TargetRepository } from '@herald/db';
+import { Router } from 'express';
+import type { TargetRepository } from '@herald/db';
 import { noTarget, ownerOf } from './router';
 
 export interface SigningSecretRouterDependencies {
@@ -12,7 +12,8 @@ export interface SigningSecretRouterDependencies {
  * The Standard Webhooks signing secret of a program's or a merchant's notification target (mounted
  * under /admin, behind the admin token): the one place any API shows it. GET shows it (a target
  * stored before signatures gets one now); POST …/rotate replaces it, and callbacks carry the
- * replaced secret's signature too until `previousSecretExpiresAt`.
+ * replaced secret's signature too until `previousSecretExpiresAt`. Like every answer of the API,
+ * these are `Cache-Control: no-store` (app.ts).
  */
 export function signingSecretRouter(deps: SigningSecretRouterDependencies): Router {
   const router = Router();
@@ -21,12 +22,12 @@ export function signingSecretRouter(deps: SigningSecretRouterDependencies): Rout
 
     router.get(path, async (req, res) => {
       const owner = ownerOf(kind, req);
-      send(res, (await deps.targets.signingSecret(owner)) ?? notFoundFor(owner));
+      res.json((await deps.targets.signingSecret(owner)) ?? notFoundFor(owner));
     });
 
     router.post(`${path}/rotate`, async (req, res) => {
       const owner = ownerOf(kind, req);
-      send(res, (await deps.targets.rotateSigningSecret(owner, deps.rotationGraceSeconds)) ?? notFoundFor(owner));
+      res.json((await deps.targets.rotateSigningSecret(owner, deps.rotationGraceSeconds)) ?? notFoundFor(owner));
     });
   }
   return router;
@@ -34,9 +35,4 @@ export function signingSecretRouter(deps: SigningSecretRouterDependencies): Rout
 
 function notFoundFor(owner: Parameters<typeof noTarget>[0]): never {
   throw noTarget(owner);
-}
-
-function send(res: Response, record: SigningSecretRecord): void {
-  // A secret: no shared cache, and no browser cache, may keep the answer.
-  res.set('Cache-Control', 'no-store').json(record);
 }
