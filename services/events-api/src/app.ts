@@ -93,7 +93,7 @@ export function createApp(deps: AppDependencies): Express {
   app.set('trust proxy', false);
   // Answers hold one tenant's data or an operator's, chosen by a header (x-api-key, a bearer
   // token) that shared caches do not key on: no cache may store them, and with nothing stored
-  // no validator is needed. The API reference's static assets set their own caching.
+  // no validator is needed. The API reference's and the dashboard's static files set their own.
   app.set('etag', false);
   installRequestLog(app, logger, metrics);
   app.use(noStore);

@@ -112,6 +112,18 @@ describe('the Bull dashboard at /admin/queues', () => {
     expect(res.text).toContain('static/css/');
   });
 
+  it("lets a browser keep bull-board's own files and revalidate them, and keeps the page and its data uncached", async () => {
+    const page = await dashboard('get', '/').expect(200);
+    expect(page.headers['cache-control']).toBe('no-store');
+    expect((await dashboard('get', '/api/queues?activeQueue=deliveries&status=latest&page=1&jobsPerPage=10').expect(200)).headers['cache-control']).toBe('no-store');
+
+    const script = /src="[^"]*?(static\/js\/[^"]+\.js)"/.exec(page.text)![1]!;
+    const asset = await dashboard('get', `/${script}`).expect(200);
+    expect(asset.headers['cache-control']).toBe('no-cache');
+    expect(asset.headers.etag).toBeDefined();
+    await dashboard('get', `/${script}`).set('If-None-Match', asset.headers.etag!).expect(304);
+  });
+
   it('retries a failed job: it waits again', async () => {
     await deliveryWithPassword(`pw-${randomUUID()}`);
     const [deliveryId] = await worker.runAll(() => ({ outcome: 'failed' }));

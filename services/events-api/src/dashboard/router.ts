@@ -103,6 +103,16 @@ const withoutOutsideLinks: RequestHandler = (_req, res, next) => {
 };
 
 /**
+ * bull-board's own scripts, styles and images (under /static/, with its ETags) are the same for
+ * everyone: a browser may keep them and revalidate them, rather than fetch about a megabyte again
+ * at every visit. The page and the JSON API, which show job data, stay no-store (app.ts).
+ */
+const revalidatedAssets: RequestHandler = (req, res, next) => {
+  if (req.path.startsWith('/static/')) res.setHeader('Cache-Control', 'no-cache');
+  next();
+};
+
+/**
  * The Bull dashboard of the deliveries queue, behind HTTP Basic with the dashboard credentials.
  * Mount it at DASHBOARD_PATH, before the bearer-token admin routes.
  */
@@ -121,7 +131,7 @@ export function dashboardRouter(deps: {
     options: { uiConfig: { boardTitle: 'Herald deliveries' }, handlerHooks: hooks(deps.queue, audit) },
   });
   const router = Router();
-  router.use(requireBasicAuth(deps.credentials, 'Herald dashboard', deps.failedAuth), problemErrors, withoutOutsideLinks, serverAdapter.getRouter(), notFound);
+  router.use(requireBasicAuth(deps.credentials, 'Herald dashboard', deps.failedAuth), problemErrors, withoutOutsideLinks, revalidatedAssets, serverAdapter.getRouter(), notFound);
   return router;
 }
 
