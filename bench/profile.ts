@@ -23,7 +23,8 @@
  * `--cpu-prof` writes a V8 profile of the events-api (of the first worker, with `deliver`) to
  * bench/results/profiles/ and prints the functions with the most self time; with `deliver
  * --durable` it profiles the ceiling's first process too and prints both sides' self time per
- * package in µs per callback, over their drains only: where Herald's own overhead is. `--keep-db NAME`
+ * package in µs per callback, over their drains only, and with `list` bare Express + the same SQL,
+ * in µs per request of page 1: where Herald's own overhead is. `--keep-db NAME`
  * reuses (or creates and keeps) a seeded database. `--set NAME=VALUE` (repeatable) gives the workers
  * a setting other than the bench's, for an A/B of it (`--set TARGET_MAX_IN_FLIGHT=0`).
  */
@@ -84,7 +85,7 @@ async function main(): Promise<void> {
     cpu.add(api.child.pid, 'events-api');
     const apiUrl = `http://127.0.0.1:${port}`;
     if (mode === 'ingest') await profileIngest(apiUrl, databaseUrl, queuePrefix);
-    else if (mode === 'list') await profileList(apiUrl, databaseUrl, prisma, Boolean(keep));
+    else if (mode === 'list') await profileList(apiUrl, api.child.pid!, databaseUrl, prisma, Boolean(keep));
     else if (mode === 'deliver') await profileDelivery(apiUrl, { ...env, ...(cpuProf ? profiling : {}) }, prisma, databaseUrl, queuePrefix);
     else if (mode === 'e2e') await profileLatency(apiUrl, env, prisma);
     else throw new Error('mode: ingest, list, deliver or e2e');
@@ -99,7 +100,7 @@ async function main(): Promise<void> {
     if (!keep) await dropDatabase(databaseUrl);
   }
   if (cpuProf) summariseLatestProfile();
-  if (cpuProf && profiledDrains.length > 1) compareDrainProfiles();
+  if (cpuProf && profiledWindows.length > 1) compareProfiles(mode === 'list' ? 'request' : 'callback');
 }
 
 async function post(url: string, body: unknown, token: string): Promise<any> {
@@ -128,7 +129,10 @@ async function profileIngest(apiUrl: string, databaseUrl: string, queuePrefix: s
   }
 }
 
-async function profileList(apiUrl: string, databaseUrl: string, prisma: ReturnType<typeof createPrismaClient>, keep: boolean): Promise<void> {
+/** The query of page 1, as the bench and the same-SQL ceiling ask for it. */
+const PAGE_ONE = 'page=1&pageSize=20';
+
+async function profileList(apiUrl: string, apiPid: number, databaseUrl: string, prisma: ReturnType<typeof createPrismaClient>, keep: boolean): Promise<void> {
   const total = Number(arg('events', '1000000'));
   const seeded = Number((await prisma.$queryRaw<Array<{ n: bigint }>>`SELECT count(*) AS n FROM events`)[0]!.n);
   if (!keep || seeded === 0) {
@@ -152,25 +156,30 @@ async function profileList(apiUrl: string, databaseUrl: string, prisma: ReturnTy
     query: pageOneQuery('bench-l', 'bench-l-m0'),
     expectCount: JSON.parse(page1).count,
     startListening: async (script, env) => {
-      const proc = startService(script, env);
+      const proc = startService(script, { ...env, ...(cpuProf ? profiling : {}) });
       bareSqlProcesses.push(proc);
       cpu.add(proc.child.pid, 'bare Express + SQL');
       return { port: Number((await proc.waitForLog(/listening/, 30_000)).port) };
     },
   });
   const seconds = Number(arg('seconds', '10'));
-  const cannon = async (url: string) => {
+  // With --cpu-prof, page 1's windows of the events-api and of bare Express + SQL (which runs
+  // page 1's statement whatever the query) are set against each other by compareProfiles.
+  const cannon = async (url: string, profiled?: { role: string; pid: number }) => {
     const before = cpu.snapshot();
+    const from = monotonicMicros();
     const r = await autocannon({ url, connections: 32, duration: seconds, headers });
+    if (profiled) profiledWindows.push({ ...profiled, from, to: monotonicMicros(), units: r.requests.total });
     console.log(`  CPU per request: ${cpuPerUnit(before, cpu.snapshot(), r.requests.total)}`);
     if (r.non2xx || r.errors) throw new Error(`${url}: ${r.non2xx} non-2xx, ${r.errors} errors`);
     return `${Math.round(r.requests.average)} req/s, p50 ${r.latency.p50} ms, p99 ${r.latency.p99} ms`;
   };
   try {
-    for (const query of (arg('queries', 'page=1&pageSize=20')).split(',')) {
+    for (const query of (arg('queries', PAGE_ONE)).split(',')) {
+      const pageOne = cpuProf && query === PAGE_ONE && profiledWindows.length === 0;
       console.log(`bare:   ${await cannon(`http://127.0.0.1:${barePort}/events`)}`);
-      console.log(`bare Express + SQL: ${await cannon(bareSqlUrl)}`);
-      console.log(`${query}: ${await cannon(`${apiUrl}/events?${query}`)}`);
+      console.log(`bare Express + SQL: ${await cannon(bareSqlUrl, pageOne ? { role: 'bare Express + SQL', pid: bareSqlProcesses[0]!.child.pid! } : undefined)}`);
+      console.log(`${query}: ${await cannon(`${apiUrl}/events?${query}`, pageOne ? { role: 'events-api', pid: apiPid } : undefined)}`);
     }
   } finally {
     await bare.stop();
@@ -208,7 +217,7 @@ async function profileDelivery(apiUrl: string, workerEnv: Record<string, string>
         programId: 'bench-p',
         merchantId: 'bench-m',
         drain: (total, processes) => drainAtReceiver(receiverUrl, total, processes, 'bare durable worker'),
-        // With --cpu-prof the ceiling's first process is profiled too, for compareDrainProfiles.
+        // With --cpu-prof the ceiling's first process is profiled too, for compareProfiles.
         startProcess: (script, env) => startService(script, { ...env, ...(cpuProf && ceilingProcesses++ === 0 ? profiling : {}) }),
       });
       console.log(`durable ceiling, ${count} process(es): ${Math.round(durable.rate)} callbacks/s\n  CPU per callback: ${formatCpu(durable.cpu)}`);
@@ -237,7 +246,7 @@ async function profileDelivery(apiUrl: string, workerEnv: Record<string, string>
       if (callbacks >= expected && first) {
         const seconds = (performance.now() - first.at) / 1000;
         const done = callbacks - first.callbacks;
-        profiledDrains.push({ role: 'delivery-worker', pid: workers[0]!.child.pid!, from: first.clock, to: monotonicMicros(), callbacks: done / count });
+        profiledWindows.push({ role: 'delivery-worker', pid: workers[0]!.child.pid!, from: first.clock, to: monotonicMicros(), units: done / count });
         const rss = workers.map((w) => /VmHWM:\s+(\d+)/.exec(readFileSync(`/proc/${w.child.pid}/status`, 'utf8'))?.[1]).map((kb) => `${Math.round(Number(kb) / 1024)} MB`);
         console.log(`${count} worker(s): ${Math.round(done / seconds)} callbacks/s (${done} in ${seconds.toFixed(1)} s), peak RSS ${rss.join(', ')}`);
         const heraldCpu = cpuByRole(first.cpu, cpu.snapshot(), done);
@@ -348,15 +357,18 @@ async function profileLatency(apiUrl: string, workerEnv: Record<string, string>,
 /** The CPU accounts of this run's processes (set once the database is known). */
 let cpu: CpuAccounts;
 
-/** A drain whose first process was profiled: its window on the monotonic clock and the callbacks it made. */
-interface ProfiledDrain {
+/**
+ * A profiled process's measured load: its window on the monotonic clock and the units of work it
+ * did there (a drain's callbacks per process, a page's requests), for compareProfiles.
+ */
+interface ProfiledWindow {
   role: string;
   pid: number;
   from: number;
   to: number;
-  callbacks: number;
+  units: number;
 }
-const profiledDrains: ProfiledDrain[] = [];
+const profiledWindows: ProfiledWindow[] = [];
 
 /** Microseconds on the monotonic clock, the clock of V8's profile timestamps. */
 const monotonicMicros = (): number => Number(process.hrtime.bigint() / 1000n);
@@ -373,7 +385,7 @@ async function drainAtReceiver(receiverUrl: string, expected: number, processes:
     if (first && callbacks >= expected) {
       const seconds = (performance.now() - first.at) / 1000;
       const done = callbacks - first.callbacks;
-      profiledDrains.push({ role, pid: processes[0]!.child.pid!, from: first.clock, to: monotonicMicros(), callbacks: done / processes.length });
+      profiledWindows.push({ role, pid: processes[0]!.child.pid!, from: first.clock, to: monotonicMicros(), units: done / processes.length });
       return { rate: done / seconds, seconds, cpu: cpuByRole(first.cpu, cpu.snapshot(), done), role, busy: NaN };
     }
     if (Date.now() > deadline) throw new Error(`${role}: only ${callbacks} of ${expected} callbacks`);
@@ -442,14 +454,15 @@ function packageOf({ url, functionName }: { url: string; functionName: string })
 }
 
 /**
- * `deliver --durable --cpu-prof`: the self time per package of Herald's worker and of the durable
- * ceiling's, in µs per callback, from the samples taken while each drained (the start of each
- * process, its module loading and compiling, left out): where Herald's own overhead is.
+ * `deliver --durable --cpu-prof` and `list --cpu-prof`: the self time per package of Herald's
+ * process and of its ceiling's (the durable ceiling's worker, bare Express + the same SQL), in µs
+ * per callback or request, from the samples taken in each one's measured window only (the start
+ * of each process, its module loading and compiling, left out): where Herald's own overhead is.
  */
-function compareDrainProfiles(): void {
+function compareProfiles(unit: 'callback' | 'request'): void {
   const files = readdirSync(profileDir);
-  const sides = profiledDrains.flatMap((drain) => {
-    const file = files.find((f) => f.endsWith(`-${drain.pid}.cpuprofile`));
+  const sides = profiledWindows.flatMap((window) => {
+    const file = files.find((f) => f.endsWith(`-${window.pid}.cpuprofile`));
     if (!file) return [];
     const profile = JSON.parse(readFileSync(path.join(profileDir, file), 'utf8')) as {
       nodes: Array<{ id: number; callFrame: { functionName: string; url: string } }>;
@@ -462,13 +475,13 @@ function compareDrainProfiles(): void {
     let at = profile.startTime;
     profile.samples.forEach((id, i) => {
       at += profile.timeDeltas[i]!;
-      if (at < drain.from || at > drain.to) return;
+      if (at < window.from || at > window.to) return;
       const pkg = packageOf(byId.get(id)!.callFrame);
       // A sample stands for the time until the next one.
-      micros.set(pkg, (micros.get(pkg) ?? 0) + (profile.timeDeltas[i + 1] ?? 0) / drain.callbacks);
+      micros.set(pkg, (micros.get(pkg) ?? 0) + (profile.timeDeltas[i + 1] ?? 0) / window.units);
     });
     micros.delete('((idle))');
-    return [{ role: drain.role, micros }];
+    return [{ role: window.role, micros }];
   });
   if (sides.length < 2) return;
   const [herald, ceiling] = [sides.at(-1)!, sides[0]!];
@@ -478,7 +491,7 @@ function compareDrainProfiles(): void {
     .sort((x, y) => Math.abs(y.ours - y.ceilings) - Math.abs(x.ours - x.ceilings))
     .slice(0, 15);
   const cell = (n: number): string => n.toFixed(1).padStart(10);
-  console.log(`\nself time per callback while draining, µs (V8 profiles of each side's first process):\n${'package'.padEnd(24)}${herald.role.padStart(18)}${ceiling.role.padStart(22)}  difference`);
+  console.log(`\nself time per ${unit} under load, µs (V8 profiles of each side's first process):\n${'package'.padEnd(24)}${herald.role.padStart(18)}${ceiling.role.padStart(22)}  difference`);
   for (const { pkg, ours, ceilings } of [{ pkg: 'busy, in all', ours: total(herald), ceilings: total(ceiling) }, ...rows]) {
     console.log(`${pkg.slice(0, 23).padEnd(24)}${cell(ours).padStart(18)}${cell(ceilings).padStart(22)}  ${(ours >= ceilings ? '+' : '') + (ours - ceilings).toFixed(1)}`);
   }
