@@ -1,7 +1,7 @@
-import { always, callbacksPerEvent, startService, useMigratedDatabase, type ServiceProcess } from '@herald/testing';
+import { always, callbacksPerEvent, startService, useMigratedDatabase, waitFor, type ServiceProcess } from '@herald/testing';
 import { report } from './support/report';
 import { saveServiceLog } from './support/run-dir';
-import { useHttpRecorders, useWorlds, waitFor } from './support/world';
+import { useHttpRecorders, useWorlds } from './support/world';
 
 // Scenario 1: a delivery-worker process is killed with SIGKILL in the middle of 1,000 callbacks (no
 // graceful shutdown, jobs left locked); a new worker is started. Every delivery must be delivered

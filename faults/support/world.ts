@@ -4,7 +4,7 @@ import { saveRedisDump, saveServiceLog } from './run-dir';
 
 // The delivery-worker's own test world (program, target, events enqueued through the real
 // producer), reused so the fault suite wires the worker's dependencies the way its tests do.
-export { useHttpRecorders, waitFor, type World } from '../../services/delivery-worker/test/support/world';
+export { useHttpRecorders, type World } from '../../services/delivery-worker/test/support/world';
 
 /**
  * The worker tests' `useWorlds`, plus: before each world is closed, its in-process workers' logs

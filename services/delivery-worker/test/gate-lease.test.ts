@@ -2,9 +2,9 @@
 // healthy target's jobs go in without a script run each, the lease follows a breaker that other
 // workers open, and its slots go back when the jobs stop coming or the worker closes.
 import { randomUUID } from 'node:crypto';
+import { waitFor } from '@herald/testing';
 import { readTargetHealth, targetKeys } from '@herald/queue';
 import { useWorkerGates } from './support/worker-gates';
-import { waitFor } from './support/world';
 
 const gates = useWorkerGates();
 /** Counts the gate's script runs on the test's connection from now on. */

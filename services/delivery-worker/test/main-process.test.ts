@@ -1,5 +1,5 @@
-import { always, callbacksPerEvent, startService, uniqueId, useMigratedDatabase, type ServiceProcess } from '@herald/testing';
-import { useHttpRecorders, useWorlds, waitFor, type World } from './support/world';
+import { always, callbacksPerEvent, startService, uniqueId, useMigratedDatabase, waitFor, type ServiceProcess } from '@herald/testing';
+import { useHttpRecorders, useWorlds, type World } from './support/world';
 
 // Real worker processes, on a database of their own: a worker's sweeper enqueues every forgotten
 // delivery it finds, and must not find the other test files' deliveries.

@@ -5,10 +5,10 @@ import type { DeliveryRef } from '@herald/domain';
 import { createLogger } from '@herald/logging';
 import { createMetrics } from '@herald/metrics';
 import { createDeliveryProducer, createRedisConnection, DELIVERIES_QUEUE, pingRedis, type DeliveryProducer, type RedisConnection } from '@herald/queue';
-import { always, metricValue, useMigratedDatabase } from '@herald/testing';
+import { always, metricValue, useMigratedDatabase, waitFor } from '@herald/testing';
 import { Worker } from 'bullmq';
 import { startReconciler, type Reconciler } from '@herald/outbox';
-import { useHttpRecorders, useWorlds, waitFor, type World } from './support/world';
+import { useHttpRecorders, useWorlds, type World } from './support/world';
 
 // The reconciler requeues deliveries of every queue prefix it finds in its database: a database
 // of this file's own keeps it away from the deliveries other test files are working on.

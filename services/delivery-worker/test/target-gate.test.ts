@@ -3,8 +3,8 @@
 // packages/queue/test/target-gate.test.ts; here, what they mean for deliveries and attempts.
 import type { ServerResponse } from 'node:http';
 import { countBreakers, createRedisConnection, readTargetHealth } from '@herald/queue';
-import { callbacksPerEvent, metricValue, startService, useMigratedDatabase, type Reply, type ServiceProcess } from '@herald/testing';
-import { useHttpRecorders, useWorlds, waitFor, type World } from './support/world';
+import { callbacksPerEvent, metricValue, startService, useMigratedDatabase, waitFor, type Reply, type ServiceProcess } from '@herald/testing';
+import { useHttpRecorders, useWorlds, type World } from './support/world';
 
 // Worker processes run their sweepers: a database of their own, as in main-process.test.ts.
 const database = useMigratedDatabase('herald_worker_gate');

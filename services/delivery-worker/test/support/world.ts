@@ -7,7 +7,7 @@ import type { Event } from '@herald/domain';
 import { createLogger } from '@herald/logging';
 import { createMetrics, type HeraldMetrics } from '@herald/metrics';
 import { createDeliveryProducer, createRedisConnection, type DeliveryProducer, type DeliveryQueue, type RedisConnection } from '@herald/queue';
-import { startHttpRecorder, storeEvents, testDatabaseUrl, uniqueId, type HttpRecorder, type Responder } from '@herald/testing';
+import { startHttpRecorder, storeEvents, testDatabaseUrl, uniqueId, waitFor, type HttpRecorder, type Responder } from '@herald/testing';
 import { startDeliveryWorker, type DeliveryWorker } from '../../src/worker';
 
 /** Settings that keep the suite fast: tiny backoff, short timeouts; each test overrides what it checks. */
@@ -179,13 +179,3 @@ export function useHttpRecorders(): (responder?: Responder) => Promise<HttpRecor
   };
 }
 
-/** Polls `read` until `done` holds; fails with `what` after `timeoutMs`. */
-export async function waitFor<T>(read: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 15_000, what = 'the condition'): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await read();
-    if (done(value)) return value;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-}
