@@ -113,8 +113,18 @@ export interface HttpServerConfig {
    * request. Behind a load balancer, keep it above the balancer's idle timeout. 100 to 600000. Default 5000.
    */
   readonly keepAliveTimeoutMs: number;
-  /** HTTP_MAX_CONNECTIONS: open connections one process holds at once; more are closed on arrival. 1 to 1000000. Default 1000. */
+  /**
+   * HTTP_MAX_CONNECTIONS: open connections one process holds at once. At the cap a new connection
+   * takes the place of the one idle longest (still sending its headers, or an idle keep-alive); it
+   * is closed on arrival only when every connection has a request being answered. 1 to 1000000. Default 1000.
+   */
   readonly maxConnections: number;
+  /**
+   * HTTP_MAX_CONNECTIONS_PER_ADDRESS: open connections one client address (an IPv6 /64) holds at
+   * once; more are closed on arrival. The address is the TCP peer's: behind a load balancer or proxy
+   * that connects from a few addresses, raise it to HTTP_MAX_CONNECTIONS. 1 to 1000000. Default 100.
+   */
+  readonly maxConnectionsPerAddress: number;
 }
 
 /**
@@ -237,6 +247,7 @@ function readHttpServer(env: Env): HttpServerConfig {
     requestTimeoutMs,
     keepAliveTimeoutMs: integer(env, 'HTTP_KEEP_ALIVE_TIMEOUT_MS', 5_000, 100, 600_000),
     maxConnections: integer(env, 'HTTP_MAX_CONNECTIONS', 1_000, 1, 1_000_000),
+    maxConnectionsPerAddress: integer(env, 'HTTP_MAX_CONNECTIONS_PER_ADDRESS', 100, 1, 1_000_000),
   };
 }
 

@@ -119,13 +119,19 @@ describe('loadApiConfig', () => {
   });
 
   describe('the HTTP server limits', () => {
-    it('default to 10 s for headers, 30 s per request, 5 s of keep-alive and 1,000 connections', () => {
-      expect(loadApiConfig({}).http).toEqual({ headersTimeoutMs: 10_000, requestTimeoutMs: 30_000, keepAliveTimeoutMs: 5_000, maxConnections: 1_000 });
+    it('default to 10 s for headers, 30 s per request, 5 s of keep-alive, 1,000 connections and 100 per address', () => {
+      expect(loadApiConfig({}).http).toEqual({ headersTimeoutMs: 10_000, requestTimeoutMs: 30_000, keepAliveTimeoutMs: 5_000, maxConnections: 1_000, maxConnectionsPerAddress: 100 });
     });
 
-    it('are read from HTTP_HEADERS_TIMEOUT_MS, HTTP_REQUEST_TIMEOUT_MS, HTTP_KEEP_ALIVE_TIMEOUT_MS and HTTP_MAX_CONNECTIONS', () => {
-      const config = loadApiConfig({ HTTP_HEADERS_TIMEOUT_MS: '2000', HTTP_REQUEST_TIMEOUT_MS: '4000', HTTP_KEEP_ALIVE_TIMEOUT_MS: '1000', HTTP_MAX_CONNECTIONS: '50' });
-      expect(config.http).toEqual({ headersTimeoutMs: 2_000, requestTimeoutMs: 4_000, keepAliveTimeoutMs: 1_000, maxConnections: 50 });
+    it('are read from HTTP_HEADERS_TIMEOUT_MS, HTTP_REQUEST_TIMEOUT_MS, HTTP_KEEP_ALIVE_TIMEOUT_MS, HTTP_MAX_CONNECTIONS and HTTP_MAX_CONNECTIONS_PER_ADDRESS', () => {
+      const config = loadApiConfig({
+        HTTP_HEADERS_TIMEOUT_MS: '2000',
+        HTTP_REQUEST_TIMEOUT_MS: '4000',
+        HTTP_KEEP_ALIVE_TIMEOUT_MS: '1000',
+        HTTP_MAX_CONNECTIONS: '50',
+        HTTP_MAX_CONNECTIONS_PER_ADDRESS: '8',
+      });
+      expect(config.http).toEqual({ headersTimeoutMs: 2_000, requestTimeoutMs: 4_000, keepAliveTimeoutMs: 1_000, maxConnections: 50, maxConnectionsPerAddress: 8 });
     });
 
     it.each([
@@ -133,6 +139,7 @@ describe('loadApiConfig', () => {
       ['HTTP_REQUEST_TIMEOUT_MS', '0', /HTTP_REQUEST_TIMEOUT_MS: must be between 100 and 3600000/],
       ['HTTP_KEEP_ALIVE_TIMEOUT_MS', '0', /HTTP_KEEP_ALIVE_TIMEOUT_MS: must be between 100 and 600000/],
       ['HTTP_MAX_CONNECTIONS', '0', /HTTP_MAX_CONNECTIONS: must be between 1 and 1000000/],
+      ['HTTP_MAX_CONNECTIONS_PER_ADDRESS', '0', /HTTP_MAX_CONNECTIONS_PER_ADDRESS: must be between 1 and 1000000/],
       ['HTTP_HEADERS_TIMEOUT_MS', '40000', /HTTP_HEADERS_TIMEOUT_MS: must not exceed HTTP_REQUEST_TIMEOUT_MS \(30000\)/],
     ])('refuse %s=%s', (name, value, message) => {
       const error = configErrorOf(loadApiConfig, { [name]: value });

@@ -3,6 +3,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import { connect } from 'node:net';
 import express from 'express';
 import { loadApiConfig, type HttpServerConfig } from '@herald/config';
+import { waitFor } from '@herald/testing';
 import { createHttpServer } from '../src/http/http-server';
 
 // Requests Node's parser refuses before Express sees them still get a problem+json answer.
@@ -72,7 +73,7 @@ describe('createHttpServer request objects', () => {
 
 // Slow clients are dropped within the configured limits, not after Node's defaults (minutes).
 describe('createHttpServer limits', () => {
-  const limits: HttpServerConfig = { headersTimeoutMs: 300, requestTimeoutMs: 600, keepAliveTimeoutMs: 300, maxConnections: 3 };
+  const limits: HttpServerConfig = { headersTimeoutMs: 300, requestTimeoutMs: 600, keepAliveTimeoutMs: 300, maxConnections: 3, maxConnectionsPerAddress: 3 };
   // The timeouts are checked periodically, so a drop may come up to one check interval late.
   const SLACK_MS = 700;
   const app = express()
@@ -139,29 +140,117 @@ describe('createHttpServer limits', () => {
     expect(afterMs).toBeLessThan(limits.keepAliveTimeoutMs + 1_000 + SLACK_MS);
   });
 
-  it('closes connections beyond the connection cap at once', async () => {
-    // Its own server with long timeouts: the held clients must not be dropped while the test knocks.
-    const capped = createHttpServer(app, { ...limits, headersTimeoutMs: 10_000, requestTimeoutMs: 10_000 });
-    await new Promise<void>((resolve) => capped.listen(0, '127.0.0.1', resolve));
-    const cappedPort = (capped.address() as AddressInfo).port;
-    try {
-      // Fill the cap with clients that stay connected mid-headers, then knock once more.
-      const held = Array.from({ length: limits.maxConnections }, () => open('GET / HTTP/1.1\r\n', cappedPort));
-      await Promise.all(held.map(({ socket }) => new Promise((resolve) => socket.once('ready', resolve))));
-      await new Promise((resolve) => setTimeout(resolve, 100));
-      const { closed } = open('GET / HTTP/1.1\r\nHost: x\r\n\r\n', cappedPort);
-      const { answer, afterMs } = await closed;
-      expect(answer).toBe('');
-      expect(afterMs).toBeLessThan(5_000);
-      // Once a held client leaves, a new one is served again.
-      held[0]?.socket.destroy();
-      await new Promise((resolve) => setTimeout(resolve, 100));
-      expect((await open('GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n', cappedPort).closed).answer).toMatch(/^HTTP\/1\.1 200 /);
-    } finally {
-      for (const socket of sockets.splice(0)) socket.destroy();
-      capped.closeAllConnections();
-      await new Promise((resolve) => capped.close(resolve));
-    }
+});
+
+// Many connections that send part of a request and then neither read nor close, from one address or
+// from many (each test's clients come from their own addresses of 127.0.0.0/8): a new client is
+// still served, at once.
+describe('createHttpServer under a connection flood', () => {
+  const base: HttpServerConfig = { headersTimeoutMs: 10_000, requestTimeoutMs: 10_000, keepAliveTimeoutMs: 5_000, maxConnections: 20, maxConnectionsPerAddress: 5 };
+  const sockets: Socket[] = [];
+  const servers: Server[] = [];
+  // /slow answers once the test calls release(): until then its connections are busy.
+  let release: () => void = () => undefined;
+  let released = Promise.resolve();
+  beforeEach(() => {
+    released = new Promise<void>((resolve) => (release = resolve));
+  });
+  const app = express()
+    .get('/', (_req, res) => res.send('ok'))
+    .get('/slow', async (_req, res) => {
+      await released;
+      res.send('slow');
+    });
+
+  afterEach(async () => {
+    release();
+    for (const socket of sockets.splice(0)) socket.destroy();
+    await Promise.all(
+      servers.splice(0).map((server) => {
+        server.closeAllConnections();
+        return new Promise((resolve) => server.close(resolve));
+      }),
+    );
+  });
+
+  async function start(limits: HttpServerConfig): Promise<{ server: Server; port: number }> {
+    const server = createHttpServer(app, limits);
+    servers.push(server);
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    return { server, port: (server.address() as AddressInfo).port };
+  }
+
+  /** A client from `from` (an address of 127.0.0.0/8) that writes `first` and then neither reads nor closes. */
+  async function holdOpen(port: number, from: string, first: string): Promise<Socket> {
+    const socket = connect({ port, host: '127.0.0.1', localAddress: from });
+    sockets.push(socket);
+    socket.on('error', () => undefined);
+    await new Promise((resolve) => socket.once('connect', resolve));
+    socket.pause();
+    socket.write(first);
+    return socket;
+  }
+
+  /** One request from `from` with `Connection: close`; resolves with the whole answer ('' when the server hung up). */
+  function request(port: number, from: string, path = '/'): Promise<string> {
+    return new Promise((resolve) => {
+      const socket = connect({ port, host: '127.0.0.1', localAddress: from }, () => socket.write(`GET ${path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`));
+      sockets.push(socket);
+      let answer = '';
+      socket.setEncoding('utf8');
+      socket.on('data', (chunk: string) => (answer += chunk));
+      socket.on('error', () => undefined);
+      socket.on('close', () => resolve(answer));
+    });
+  }
+
+  const connections = (server: Server): Promise<number> => new Promise((resolve, reject) => server.getConnections((error, count) => (error ? reject(error) : resolve(count))));
+
+  /** Fills `count` connections, `perAddress` from each of the addresses 127.0.<block>.1, .2, …, each mid-request-line. */
+  async function flood(server: Server, port: number, block: number, count: number, perAddress: number): Promise<Socket[]> {
+    const held: Socket[] = [];
+    for (let i = 0; i < count; i += 1) held.push(await holdOpen(port, `127.0.${block}.${1 + Math.floor(i / perAddress)}`, 'GET /slowly-'));
+    await waitFor(() => connections(server), (n) => n === count, 5_000, `${count} held connections`);
+    return held;
+  }
+
+  it('forgets a client it answered 408, even one that neither reads the answer nor closes', async () => {
+    const limits = { ...base, headersTimeoutMs: 300, requestTimeoutMs: 300 };
+    const { server, port } = await start(limits);
+    await flood(server, port, 1, limits.maxConnections, limits.maxConnectionsPerAddress);
+    // Half-closed sockets left behind would keep counting against the cap, and close the API to everyone.
+    await waitFor(() => connections(server), (n) => n === 0, 5_000, 'the answered connections to be gone');
+    expect(await request(port, '127.0.1.100')).toMatch(/^HTTP\/1\.1 200 /);
+  });
+
+  it('closes a connection over the per-address cap at once, and serves every other address', async () => {
+    const { server, port } = await start(base);
+    const held = await flood(server, port, 2, base.maxConnectionsPerAddress, base.maxConnectionsPerAddress);
+    expect(await request(port, '127.0.2.1')).toBe('');
+    expect(await request(port, '127.0.2.2')).toMatch(/^HTTP\/1\.1 200 /);
+    expect(await connections(server)).toBe(base.maxConnectionsPerAddress);
+    // Once one of its connections leaves, the address is served again.
+    held[0]!.destroy();
+    await waitFor(() => connections(server), (n) => n === base.maxConnectionsPerAddress - 1, 5_000, 'the closed connection to be gone');
+    expect(await request(port, '127.0.2.1')).toMatch(/^HTTP\/1\.1 200 /);
+  });
+
+  it('makes room for a new client by closing the oldest connection still waiting for its headers', async () => {
+    const { server, port } = await start(base);
+    const held = await flood(server, port, 3, base.maxConnections, base.maxConnectionsPerAddress);
+    const oldestClosed = new Promise((resolve) => held[0]!.once('close', resolve));
+    expect(await request(port, '127.0.3.100')).toMatch(/^HTTP\/1\.1 200 /);
+    await oldestClosed;
+    expect(held.slice(1).every((socket) => !socket.destroyed && !socket.readableEnded)).toBe(true);
+  });
+
+  it('never closes a connection whose request is being answered to make room', async () => {
+    const { server, port } = await start(base);
+    const busy = Array.from({ length: base.maxConnections }, (_, i) => request(port, `127.0.4.${1 + Math.floor(i / base.maxConnectionsPerAddress)}`, '/slow'));
+    await waitFor(() => connections(server), (n) => n === base.maxConnections, 5_000, 'the busy connections');
+    expect(await request(port, '127.0.4.100')).toBe('');
+    release();
+    for (const answer of await Promise.all(busy)) expect(answer).toMatch(/^HTTP\/1\.1 200 [\s\S]*slow$/);
   });
 });
 

@@ -1,6 +1,6 @@
 import type { Request } from 'express';
-import ipaddr from 'ipaddr.js';
 import type { AuthFailuresConfig } from '@herald/config';
+import { addressKey } from '../http/client-address';
 import { HttpError } from '../http/http-error';
 
 /**
@@ -76,14 +76,9 @@ export function createFailedAuthThrottle(options: FailedAuthThrottleOptions): Fa
 }
 
 /**
- * Whose failures a request counts as: its IPv4 address, or the /64 network of its IPv6 address
- * (one host usually holds a whole /64, so counting single IPv6 addresses would give it billions of
- * budgets). `req.ip` follows Express's `trust proxy` setting, which the app leaves off: the TCP peer.
+ * Whose failures a request counts as (see addressKey). `req.ip` follows Express's `trust proxy`
+ * setting, which the app leaves off: the TCP peer.
  */
 export function clientKey(req: Request): string {
-  const address = req.ip ?? req.socket.remoteAddress;
-  if (!address || !ipaddr.isValid(address)) return 'unknown';
-  const parsed = ipaddr.process(address);
-  if (parsed.kind() === 'ipv4') return parsed.toString();
-  return `${(parsed as ipaddr.IPv6).parts.slice(0, 4).map((part) => part.toString(16)).join(':')}::/64`;
+  return addressKey(req.ip ?? req.socket.remoteAddress);
 }

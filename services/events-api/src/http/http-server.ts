@@ -4,6 +4,12 @@ import type { Express } from 'express';
 import type { HttpServerConfig } from '@herald/config';
 import { problemResponse, problemType, type ProblemDetails } from '@herald/lifecycle';
 import { withAppPrototypes } from './app-prototypes';
+import { guardConnections } from './connection-guard';
+
+// How long a client may take to read a refusal (408, 400, 431) and close its end; past it the socket
+// is destroyed. Without this bound a client that never reads or closes keeps a half-closed socket,
+// which Node still counts as open, for as long as it likes.
+const REFUSAL_LINGER_MS = 1_000;
 
 // Node checks the headers and request timeouts on a timer (30 s by default), so a slow client could
 // outlive its timeout by that much; checking at least this often keeps the drop close to the limit.
@@ -13,7 +19,8 @@ const MAX_TIMEOUT_CHECK_INTERVAL_MS = 1_000;
  * The events-api's HTTP server. Requests Node's own parser refuses (headers over 16 KiB, a broken
  * request line, or headers or a body that arrive too slowly) never reach Express; without this they
  * would get a bare status line, and every error of the API is meant to be problem+json.
- * `limits` replaces Node's defaults (minutes for slow clients, no connection cap).
+ * `limits` replaces Node's defaults (minutes for slow clients, no connection cap); the connection
+ * caps are guardConnections'.
  */
 export function createHttpServer(app: Express, limits: HttpServerConfig): Server {
   const server = createServer(
@@ -26,8 +33,7 @@ export function createHttpServer(app: Express, limits: HttpServerConfig): Server
     },
     app,
   );
-  // Connections over the cap are closed on arrival, before any byte is read.
-  server.maxConnections = limits.maxConnections;
+  guardConnections(server, limits);
   server.on('clientError', answerParserError);
   return server;
 }
@@ -47,6 +53,10 @@ function answerParserError(error: NodeJS.ErrnoException, socket: Duplex): void {
       'Connection: close\r\n\r\n' +
       body,
   );
+  // end() only half-closes: the socket stays open (and counted) until the client closes its end.
+  // A well-behaved client reads the answer and closes within the linger; any other is cut off.
+  const linger = setTimeout(() => socket.destroy(), REFUSAL_LINGER_MS);
+  socket.once('close', () => clearTimeout(linger));
 }
 
 function parserProblem(code: string | undefined): ProblemDetails {
