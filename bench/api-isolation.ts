@@ -79,7 +79,11 @@ async function atRate(intervalMs: number, until: () => boolean, fn: () => Promis
 export async function runApiIsolation(options: ApiIsolationOptions): Promise<ApiIsolationResult> {
   const { apiUrl, log } = options;
   const admin = async (path: string, body: unknown): Promise<any> => {
-    const res = await fetch(`${apiUrl}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${options.adminToken}` }, body: JSON.stringify(body) });
+    const res = await fetch(`${apiUrl}${path}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${options.adminToken}` },
+      body: JSON.stringify(body),
+    });
     if (res.status !== 201) throw new Error(`POST ${path} answered ${res.status}: ${await res.text()}`);
     return res.json();
   };
@@ -97,7 +101,8 @@ export async function runApiIsolation(options: ApiIsolationOptions): Promise<Api
   log(`api isolation: seeded in ${(performance.now() - seedStarted) / 1000} s`);
 
   const quietUrl = `${apiUrl}/events?page=1&pageSize=20`;
-  const quietRequest = (): Promise<{ status: number | 'error'; ms: number; body: string }> => timed(quietUrl, { headers: { ...HEADERS, 'x-api-key': quietKey } });
+  const quietRequest = (): Promise<{ status: number | 'error'; ms: number; body: string }> =>
+    timed(quietUrl, { headers: { ...HEADERS, 'x-api-key': quietKey } });
   const first = await quietRequest();
   if (first.status !== 200) throw new Error(`the quiet tenant's GET /events answered ${first.status}: ${first.body.slice(0, 300)}`);
 
@@ -122,10 +127,14 @@ export async function runApiIsolation(options: ApiIsolationOptions): Promise<Api
   // The quiet tenant alone, as the reference.
   const aloneLatencies: number[] = [];
   const aloneUntil = performance.now() + 3_000;
-  await atRate(1000 / QUIET_RATE, () => performance.now() > aloneUntil, async () => {
-    const r = await quietRequest();
-    if (r.status === 200) aloneLatencies.push(r.ms);
-  });
+  await atRate(
+    1000 / QUIET_RATE,
+    () => performance.now() > aloneUntil,
+    async () => {
+      const r = await quietRequest();
+      if (r.status === 200) aloneLatencies.push(r.ms);
+    },
+  );
 
   // The noisy key's loops: each sends its next request as soon as the last is answered, whatever
   // the answer (429s included): the worst a client within its rate limit can do.

@@ -64,7 +64,15 @@ const record = createCoalescer(
     const { rowCount } = await pool.query({
       name: 'bench-durable-record',
       text: RECORD_SQL,
-      values: [sorted.map((a) => a.deliveryId), sorted.map((a) => a.startedAt), sorted.map((a) => a.durationMs), sorted.map((a) => a.statusCode), sorted.map(() => url), stored[0], stored.at(-1)],
+      values: [
+        sorted.map((a) => a.deliveryId),
+        sorted.map((a) => a.startedAt),
+        sorted.map((a) => a.durationMs),
+        sorted.map((a) => a.statusCode),
+        sorted.map(() => url),
+        stored[0],
+        stored.at(-1),
+      ],
     });
     if (rowCount !== attempts.length) throw new Error(`recorded ${rowCount} of ${attempts.length} attempts`);
     return attempts.map(() => undefined);
@@ -80,7 +88,13 @@ const worker = new Worker<{ deliveryId: string; storedAt: string }>(
       const startedAt = new Date();
       const started = performance.now();
       await poster.post(url);
-      await record({ deliveryId: job.data.deliveryId, storedAt: job.data.storedAt, startedAt, durationMs: Math.round(performance.now() - started), statusCode: 200 });
+      await record({
+        deliveryId: job.data.deliveryId,
+        storedAt: job.data.storedAt,
+        startedAt,
+        durationMs: Math.round(performance.now() - started),
+        statusCode: 200,
+      });
     } finally {
       running -= 1;
     }

@@ -87,7 +87,12 @@ export async function durableDeliveryCeiling(options: DurableCeilingOptions): Pr
   const eventIds = Array.from({ length: Math.ceil(options.total / 2) }, (_, i) => `Event-durable-${run}-${i}`);
   const deliveryIds = eventIds.flatMap(() => [randomUUID(), randomUUID()]).slice(0, options.total);
   try {
-    const targets = (await pool.query<{ id: string }>('SELECT id::text FROM notification_targets WHERE program_id = $1 AND (merchant_id IS NULL OR merchant_id = $2) ORDER BY merchant_id NULLS FIRST', [options.programId, options.merchantId])).rows.map((r) => r.id);
+    const targets = (
+      await pool.query<{ id: string }>(
+        'SELECT id::text FROM notification_targets WHERE program_id = $1 AND (merchant_id IS NULL OR merchant_id = $2) ORDER BY merchant_id NULLS FIRST',
+        [options.programId, options.merchantId],
+      )
+    ).rows.map((r) => r.id);
     if (targets.length !== 2) throw new Error(`durable ceiling: expected 2 targets of ${options.programId}, found ${targets.length}`);
     await pool.query(
       `INSERT INTO events (id, program_id, merchant_id, created_at, origin, event_type, object_id, object_type, content_hash)
@@ -107,7 +112,14 @@ export async function durableDeliveryCeiling(options: DurableCeilingOptions): Pr
       await queue.addBulk(
         deliveryIds.slice(i, i + 1000).map((deliveryId, j) => ({
           name: 'delivery',
-          data: { deliveryId, eventId: eventIds[(i + j) >> 1]!, targetId: targets[(i + j) % 2]!, programId: options.programId, merchantId: options.merchantId, storedAt },
+          data: {
+            deliveryId,
+            eventId: eventIds[(i + j) >> 1]!,
+            targetId: targets[(i + j) % 2]!,
+            programId: options.programId,
+            merchantId: options.merchantId,
+            storedAt,
+          },
           opts: { jobId: deliveryId, removeOnComplete: { age: 3600 }, attempts: 1, ...(options.prioritized ? { priority: ((i + j) >> 1) + 1 } : {}) },
         })),
       );
@@ -168,7 +180,11 @@ export async function startBareSqlPage(options: {
   const compiled = eventQueries.page(options.query, { skip: (options.query.page - 1) * options.query.pageSize }).compile();
   const queryFile = path.join(mkdtempSync(path.join(os.tmpdir(), 'herald-bench-')), 'query.json');
   writeFileSync(queryFile, JSON.stringify({ text: compiled.sql, values: compiled.parameters }));
-  const { port } = await options.startListening('bench/bare-express-sql.ts', { DATABASE_URL: options.databaseUrl, BENCH_QUERY_FILE: queryFile, BENCH_POOL_SIZE: '6' });
+  const { port } = await options.startListening('bench/bare-express-sql.ts', {
+    DATABASE_URL: options.databaseUrl,
+    BENCH_QUERY_FILE: queryFile,
+    BENCH_POOL_SIZE: '6',
+  });
   const url = `http://127.0.0.1:${port}/events`;
   const res = await fetch(url);
   const body = (await res.json()) as { count: number; data: unknown[] };
@@ -181,7 +197,8 @@ export async function startBareSqlPage(options: {
 /** autocannon, 32 connections, as the bench's GET /events scenarios; throws on any error or non-2xx. */
 export async function cannon(url: string, seconds: number, headers: Record<string, string> = {}): Promise<{ rps: number; p50: number; p99: number }> {
   const result = await autocannon({ url, connections: 32, duration: seconds, headers });
-  if (result.errors > 0 || result.non2xx > 0 || result.timeouts > 0) throw new Error(`autocannon ${url}: ${result.errors} errors, ${result.non2xx} non-2xx, ${result.timeouts} timeouts`);
+  if (result.errors > 0 || result.non2xx > 0 || result.timeouts > 0)
+    throw new Error(`autocannon ${url}: ${result.errors} errors, ${result.non2xx} non-2xx, ${result.timeouts} timeouts`);
   return { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99 };
 }
 

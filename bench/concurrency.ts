@@ -132,7 +132,16 @@ async function main(): Promise<void> {
       await http('POST', `${receiverUrl}/reset`);
 
       const callbacks = concurrency * ROUNDS;
-      await ingestBatches({ apiUrl, token: INGEST_TOKEN, count: callbacks, batchSize: 500, inFlight: 2, programId: 'bench-c', objectType: 'subscription', idPrefix: `c${concurrency}-` });
+      await ingestBatches({
+        apiUrl,
+        token: INGEST_TOKEN,
+        count: callbacks,
+        batchSize: 500,
+        inFlight: 2,
+        programId: 'bench-c',
+        objectType: 'subscription',
+        idPrefix: `c${concurrency}-`,
+      });
       sent += callbacks;
       const rssSamples: number[] = [];
       let maxDb = 0;
@@ -170,7 +179,10 @@ async function main(): Promise<void> {
         idealPerSecond: round(concurrency / (HOLD_MS / 1000)),
         maxInFlight,
         maxDbConnections: maxDb,
-        errorLogLines: worker.output().split('\n').filter((line) => /"level":"(error|warn)"/.test(line)).length,
+        errorLogLines: worker
+          .output()
+          .split('\n')
+          .filter((line) => /"level":"(error|warn)"/.test(line)).length,
       };
       levels.push(level);
       log(JSON.stringify(level));
@@ -180,14 +192,43 @@ async function main(): Promise<void> {
     const succeeded = statuses.rows.find((row) => row.status === 'succeeded')?.n ?? 0;
     if (succeeded !== sent) throw new Error(`expected ${sent} delivered, found ${JSON.stringify(statuses.rows)}`);
 
-    const head = ['concurrency', 'idle RSS MB', 'busy RSS MB', 'peak RSS MB', 'KB per in-flight', 'CPU µs/callback', 'callbacks/s', 'ideal/s', 'max in flight', 'max DB conns', 'warn/error lines'];
-    const lines = levels.map((l) => [l.concurrency, l.idleRssMb, l.busyRssMb, l.peakRssMb, l.rssPerInFlightKb, l.cpuPerCallbackUs, l.callbacksPerSecond, l.idealPerSecond, l.maxInFlight, l.maxDbConnections, l.errorLogLines].map(String));
+    const head = [
+      'concurrency',
+      'idle RSS MB',
+      'busy RSS MB',
+      'peak RSS MB',
+      'KB per in-flight',
+      'CPU µs/callback',
+      'callbacks/s',
+      'ideal/s',
+      'max in flight',
+      'max DB conns',
+      'warn/error lines',
+    ];
+    const lines = levels.map((l) =>
+      [
+        l.concurrency,
+        l.idleRssMb,
+        l.busyRssMb,
+        l.peakRssMb,
+        l.rssPerInFlightKb,
+        l.cpuPerCallbackUs,
+        l.callbacksPerSecond,
+        l.idealPerSecond,
+        l.maxInFlight,
+        l.maxDbConnections,
+        l.errorLogLines,
+      ].map(String),
+    );
     const widths = head.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i]!.length)));
     const fmt = (cells: string[]): string => `| ${cells.map((c, i) => c.padStart(widths[i]!)).join(' | ')} |`;
     console.log(`delivery-worker cost per in-flight callback (receiver holds each ${HOLD_MS} ms, ${ROUNDS} rounds per level)`);
     console.log(fmt(head));
     for (const l of lines) console.log(fmt(l));
-    writeFileSync(path.join(ROOT, 'bench/results/concurrency.json'), `${JSON.stringify({ date: new Date().toISOString(), holdMs: HOLD_MS, rounds: ROUNDS, levels }, null, 2)}\n`);
+    writeFileSync(
+      path.join(ROOT, 'bench/results/concurrency.json'),
+      `${JSON.stringify({ date: new Date().toISOString(), holdMs: HOLD_MS, rounds: ROUNDS, levels }, null, 2)}\n`,
+    );
   } finally {
     await cleanup();
   }

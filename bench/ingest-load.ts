@@ -79,7 +79,9 @@ export async function bareIngest(load: IngestLoad & { merchantId: string; databa
   const queue = new Queue('bare-ingest', { connection: redis, prefix: load.queuePrefix });
   const written = { events: [] as string[], deliveries: [] as string[] };
   try {
-    const targets = (await pool.query<{ id: string }>('SELECT id::text FROM notification_targets WHERE program_id = $1 ORDER BY merchant_id NULLS FIRST', [load.programId])).rows.map((r) => r.id);
+    const targets = (
+      await pool.query<{ id: string }>('SELECT id::text FROM notification_targets WHERE program_id = $1 ORDER BY merchant_id NULLS FIRST', [load.programId])
+    ).rows.map((r) => r.id);
     if (targets.length !== 2) throw new Error(`bare ingest: expected 2 targets of ${load.programId}, found ${targets.length}`);
     const runId = randomUUID().slice(0, 8);
     const batches = paymentEvents(load, 'payment', `bare-${runId}-`);

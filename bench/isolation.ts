@@ -57,7 +57,8 @@ interface BreakerAtReturn {
 /** The breaker's state at `at`, in the words of the recovery row's note. */
 function breakerState(breaker: BreakerAtReturn | null, at: Date): string {
   if (!breaker) return 'unknown: Redis could not be read';
-  if (breaker.state === 'open' && breaker.halfOpenAt) return `was open then, half-opening ${((Date.parse(breaker.halfOpenAt) - at.getTime()) / 1000).toFixed(1)} s later`;
+  if (breaker.state === 'open' && breaker.halfOpenAt)
+    return `was open then, half-opening ${((Date.parse(breaker.halfOpenAt) - at.getTime()) / 1000).toFixed(1)} s later`;
   return breaker.state === 'half_open' ? 'was half-open then' : 'was closed then';
 }
 
@@ -85,18 +86,32 @@ export async function runIsolation(ctx: IsolationContext): Promise<void> {
   const reset = (): Promise<void> => call('POST', `${ctx.receiverUrl}/reset`);
 
   /** A program with one merchant whose (only) target is `path` on the receiver; returns the target's id. */
-  const merchant = async (name: string, path: string): Promise<{ programId: string; merchantId: string; targetId: string; setTarget(enabled: boolean): Promise<void> }> => {
+  const merchant = async (
+    name: string,
+    path: string,
+  ): Promise<{ programId: string; merchantId: string; targetId: string; setTarget(enabled: boolean): Promise<void> }> => {
     const programId = `bench-iso-${name}`;
     const merchantId = `${programId}-m`;
     await admin('POST', '/programs', { id: programId, name });
     await admin('POST', '/merchants', { id: merchantId, programId, name });
-    const setTarget = (enabled: boolean): Promise<void> => admin('PUT', `/merchants/${merchantId}/notification-target`, { url: `${ctx.receiverUrl}${path}`, auth: { mode: 'none' }, enabled });
+    const setTarget = (enabled: boolean): Promise<void> =>
+      admin('PUT', `/merchants/${merchantId}/notification-target`, { url: `${ctx.receiverUrl}${path}`, auth: { mode: 'none' }, enabled });
     await setTarget(true);
     const [row] = await ctx.prisma.$queryRaw<Array<{ id: string }>>`SELECT id::text FROM notification_targets WHERE merchant_id = ${merchantId}`;
     return { programId, merchantId, targetId: row!.id, setTarget };
   };
   const queueTo = (target: { programId: string; merchantId: string }, count: number): Promise<number> =>
-    ingestBatches({ apiUrl: ctx.apiUrl, token: ctx.ingestToken, count, batchSize: 500, inFlight: 2, programId: target.programId, merchantId: target.merchantId, objectType: 'payment', idPrefix: `${randomUUID().slice(0, 8)}-` });
+    ingestBatches({
+      apiUrl: ctx.apiUrl,
+      token: ctx.ingestToken,
+      count,
+      batchSize: 500,
+      inFlight: 2,
+      programId: target.programId,
+      merchantId: target.merchantId,
+      objectType: 'payment',
+      idPrefix: `${randomUUID().slice(0, 8)}-`,
+    });
 
   /**
    * Ingests `count` events of the healthy merchant at once; returns when each was sent, by event id
@@ -131,7 +146,10 @@ export async function runIsolation(ctx: IsolationContext): Promise<void> {
     const deadline = Date.now() + timeoutMs;
     while ((await stats()).callbacks < sentAt.size && Date.now() < deadline) await sleep(100);
     const arrivals = (await call('GET', `${ctx.receiverUrl}/arrivals`)) as Record<string, number>;
-    return [...sentAt].map(([id, at]) => (arrivals[id] ?? NaN) - at).filter(Number.isFinite).sort((a, b) => a - b);
+    return [...sentAt]
+      .map(([id, at]) => (arrivals[id] ?? NaN) - at)
+      .filter(Number.isFinite)
+      .sort((a, b) => a - b);
   };
   const p99Row = (scenario: string, latencies: number[], expected: number, timeoutMs: number, target: string, note: string): void => {
     const all = latencies.length === expected;
@@ -150,7 +168,9 @@ export async function runIsolation(ctx: IsolationContext): Promise<void> {
     });
   };
   const pendingOf = async (targetId: string): Promise<number> =>
-    Number((await ctx.prisma.$queryRaw<Array<{ n: bigint }>>`SELECT count(*) AS n FROM deliveries WHERE target_id = ${targetId}::uuid AND status = 'pending'`)[0]!.n);
+    Number(
+      (await ctx.prisma.$queryRaw<Array<{ n: bigint }>>`SELECT count(*) AS n FROM deliveries WHERE target_id = ${targetId}::uuid AND status = 'pending'`)[0]!.n,
+    );
 
   const healthy = await merchant('healthy', '/hook/iso-healthy');
   const hanging = await merchant('hanging', '/hang/iso');
@@ -166,7 +186,14 @@ export async function runIsolation(ctx: IsolationContext): Promise<void> {
     await call('POST', `${ctx.receiverUrl}/hang-control/down`);
     await queueTo(hanging, size.hanging);
     let latencies = await healthyLatencies(await healthyEvents(HEALTHY_EVENTS), size.healthyWaitMs);
-    p99Row(`isolation: hanging endpoint (${size.hanging} callbacks queued), then ${HEALTHY_EVENTS} of a healthy merchant: ingest -> arrival`, latencies, HEALTHY_EVENTS, size.healthyWaitMs, '<= 1000 ms', `${(await stats()).hang.received} requests reached the hanging endpoint`);
+    p99Row(
+      `isolation: hanging endpoint (${size.hanging} callbacks queued), then ${HEALTHY_EVENTS} of a healthy merchant: ingest -> arrival`,
+      latencies,
+      HEALTHY_EVENTS,
+      size.healthyWaitMs,
+      '<= 1000 ms',
+      `${(await stats()).hang.received} requests reached the hanging endpoint`,
+    );
 
     // --- (d) recovery: the hanging endpoint comes back ---
     // Its breaker's state at that moment explains the recovery time: an open breaker lets nothing
@@ -182,7 +209,11 @@ export async function runIsolation(ctx: IsolationContext): Promise<void> {
     }
     const recoverySeconds = (Date.now() - downUntil.getTime()) / 1000;
     const delivered = Number(
-      (await ctx.prisma.$queryRaw<Array<{ n: bigint }>>`SELECT count(*) AS n FROM deliveries WHERE target_id = ${hanging.targetId}::uuid AND status = 'succeeded'`)[0]!.n,
+      (
+        await ctx.prisma.$queryRaw<
+          Array<{ n: bigint }>
+        >`SELECT count(*) AS n FROM deliveries WHERE target_id = ${hanging.targetId}::uuid AND status = 'succeeded'`
+      )[0]!.n,
     );
     // Attempts started while it was down. Those still held when it came back were answered then
     // (delivered); the others failed (timeouts, mostly): these were spent on a target known bad.
@@ -205,7 +236,14 @@ export async function runIsolation(ctx: IsolationContext): Promise<void> {
     await reset();
     await queueTo(slow, size.slow);
     latencies = await healthyLatencies(await healthyEvents(HEALTHY_EVENTS), size.healthyWaitMs);
-    p99Row(`isolation: slow endpoint (${SLOW_ANSWER_MS / 1000} s answers, ${size.slow} callbacks queued), then ${HEALTHY_EVENTS} of a healthy merchant: ingest -> arrival`, latencies, HEALTHY_EVENTS, size.healthyWaitMs, '<= 1000 ms', `${(await stats()).slow.received} requests reached the slow endpoint`);
+    p99Row(
+      `isolation: slow endpoint (${SLOW_ANSWER_MS / 1000} s answers, ${size.slow} callbacks queued), then ${HEALTHY_EVENTS} of a healthy merchant: ingest -> arrival`,
+      latencies,
+      HEALTHY_EVENTS,
+      size.healthyWaitMs,
+      '<= 1000 ms',
+      `${(await stats()).slow.received} requests reached the slow endpoint`,
+    );
     // Its backlog is not part of (c): switched off, the rest of its jobs fail at once without a POST.
     await slow.setTarget(false);
     const slowDeadline = Date.now() + 60_000;

@@ -10,7 +10,17 @@ import os from 'node:os';
 import path from 'node:path';
 import type { PrismaClient } from '@herald/db/prisma';
 import type { ServiceProcess } from '@herald/testing';
-import { cannon, durableDeliveryCeiling, durableRows, listSqlRows, pageOneQuery, startBareSqlPage, type CeilingRow, type Drain, type DrainResult } from './ceilings';
+import {
+  cannon,
+  durableDeliveryCeiling,
+  durableRows,
+  listSqlRows,
+  pageOneQuery,
+  startBareSqlPage,
+  type CeilingRow,
+  type Drain,
+  type DrainResult,
+} from './ceilings';
 import { formatCpu } from './cpu';
 import { bareIngest, ingestBatches } from './ingest-load';
 import { seedEvents } from './seed-events';
@@ -20,7 +30,11 @@ import { seedEvents } from './seed-events';
  * whose Herald-to-`ceiling` ratio is the median (the lower middle of an even count), and every
  * round's ratio in order.
  */
-export function medianRound<R extends { herald: unknown }>(rounds: readonly R[], ceiling: Exclude<keyof R, 'herald'>, value: (measured: R['herald']) => number): { round: R; ratios: number[] } {
+export function medianRound<R extends { herald: unknown }>(
+  rounds: readonly R[],
+  ceiling: Exclude<keyof R, 'herald'>,
+  value: (measured: R['herald']) => number,
+): { round: R; ratios: number[] } {
   if (rounds.length === 0) throw new Error('medianRound: no rounds');
   const ratios = rounds.map((round) => value(round.herald) / value(round[ceiling] as R['herald']));
   const byRatio = rounds.map((round, i) => ({ round, ratio: ratios[i]! })).sort((a, b) => a.ratio - b.ratio);
@@ -88,8 +102,26 @@ export interface DeliveryRound {
 export async function deliveryRounds(ctx: DeliveryRoundsContext, rounds: number): Promise<DeliveryRound[]> {
   const { sizes } = ctx;
   const heraldIngest = (count: number, programId: string, merchantId: string | undefined, idPrefix: string): Promise<number> =>
-    ingestBatches({ apiUrl: ctx.apiUrl, token: ctx.ingestToken, count, batchSize: sizes.ingestBatch, inFlight: 2, programId, ...(merchantId ? { merchantId } : {}), objectType: 'payment', idPrefix });
-  const bareLoad = { databaseUrl: ctx.databaseUrl, redisUrl: ctx.redisUrl, queuePrefix: ctx.barePrefix, batchSize: sizes.ingestBatch, inFlight: 2, programId: 'bench-p', merchantId: 'bench-m' };
+    ingestBatches({
+      apiUrl: ctx.apiUrl,
+      token: ctx.ingestToken,
+      count,
+      batchSize: sizes.ingestBatch,
+      inFlight: 2,
+      programId,
+      ...(merchantId ? { merchantId } : {}),
+      objectType: 'payment',
+      idPrefix,
+    });
+  const bareLoad = {
+    databaseUrl: ctx.databaseUrl,
+    redisUrl: ctx.redisUrl,
+    queuePrefix: ctx.barePrefix,
+    batchSize: sizes.ingestBatch,
+    inFlight: 2,
+    programId: 'bench-p',
+    merchantId: 'bench-m',
+  };
   // Warm-up (JIT, pools): Herald's on a program with no target (no deliveries, nothing for the workers).
   const warmUp = await fetch(`${ctx.apiUrl}/admin/programs`, {
     method: 'POST',
@@ -153,10 +185,18 @@ export function deliveryRoundRows(results: readonly DeliveryRound[], options: { 
   const busy = (r: DrainResult): string => `machine ${Math.round(r.busy * 100)} % busy`;
   const delivery = results.map((r) => r.delivery);
   const ingest = results.map((r) => r.ingest);
-  const durableVsBare = medianRound(delivery.map((d) => ({ herald: d.durable, bare: d.bare })), 'bare', rate);
+  const durableVsBare = medianRound(
+    delivery.map((d) => ({ herald: d.durable, bare: d.bare })),
+    'bare',
+    rate,
+  );
   const heraldVsBare = medianRound(delivery, 'bare', rate);
   const heraldVsDurable = medianRound(delivery, 'durable', rate);
-  const prioritizedVsDurable = medianRound(delivery.map((d) => ({ herald: d.prioritized, durable: d.durable })), 'durable', rate);
+  const prioritizedVsDurable = medianRound(
+    delivery.map((d) => ({ herald: d.prioritized, durable: d.durable })),
+    'durable',
+    rate,
+  );
   const heraldVsPrioritized = medianRound(delivery, 'prioritized', rate);
   const ingestVsBare = medianRound(ingest, 'bare', (n: number) => n);
   const bareRates = delivery.map((d) => d.bare.rate);
@@ -200,7 +240,10 @@ export function deliveryRoundRows(results: readonly DeliveryRound[], options: { 
       ...durableRows.prioritizedCeiling(prioritizedVsDurable.round.herald, options.concurrency, prioritizedVsDurable.round.durable),
       note: `${busy(prioritizedVsDurable.round.herald)}; ${roundsNote(prioritizedVsDurable.ratios)}`,
     },
-    { ...durableRows.heraldVsPrioritized(heraldVsPrioritized.round.herald, heraldVsPrioritized.round.prioritized), note: roundsNote(heraldVsPrioritized.ratios) },
+    {
+      ...durableRows.heraldVsPrioritized(heraldVsPrioritized.round.herald, heraldVsPrioritized.round.prioritized),
+      note: roundsNote(heraldVsPrioritized.ratios),
+    },
   ];
 }
 
@@ -215,7 +258,12 @@ export type ListRound = { herald: CannonResult; static: CannonResult; sql: Canno
  * the same SQL, `seconds` each under autocannon's 32 connections, in `rounds` alternated rounds
  * after a second of each.
  */
-export async function listRounds(urls: { herald: string; static: string; sql: string }, headers: Record<string, string>, rounds: number, seconds: number): Promise<ListRound[]> {
+export async function listRounds(
+  urls: { herald: string; static: string; sql: string },
+  headers: Record<string, string>,
+  rounds: number,
+  seconds: number,
+): Promise<ListRound[]> {
   // Warm-up (JIT, pools), so that no side's first round is measured cold.
   for (const url of [urls.static, urls.sql]) await cannon(url, 1);
   await cannon(urls.herald, 1, headers);
@@ -277,7 +325,11 @@ export async function runCeilingsSection(ctx: CeilingsSectionContext): Promise<v
   for (const row of deliveryRoundRows(delivery, { concurrency: ctx.concurrency, ingestBatch: ctx.sizes.ingestBatch })) ctx.addRow(row);
 
   const call = async (method: string, route: string, body: unknown): Promise<any> => {
-    const res = await fetch(`${ctx.apiUrl}${route}`, { method, headers: { 'content-type': 'application/json', authorization: `Bearer ${ctx.adminToken}` }, body: JSON.stringify(body) });
+    const res = await fetch(`${ctx.apiUrl}${route}`, {
+      method,
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${ctx.adminToken}` },
+      body: JSON.stringify(body),
+    });
     if (res.status !== 201) throw new Error(`${method} ${route} answered ${res.status}: ${await res.text()}`);
     return res.json();
   };
@@ -287,11 +339,18 @@ export async function runCeilingsSection(ctx: CeilingsSectionContext): Promise<v
   ctx.log(`seeding ${ctx.sizes.listEvents} events`);
   await seedEvents(ctx.prisma, ctx.sizes.listEvents);
   const perMerchant = ctx.sizes.listEvents / 4;
-  const headers = { 'x-api-key': key, 'content-type': 'application/json', 'accept-language': 'en-US', 'user-agent': 'herald-bench', origin: 'https://bench.example' };
+  const headers = {
+    'x-api-key': key,
+    'content-type': 'application/json',
+    'accept-language': 'en-US',
+    'user-agent': 'herald-bench',
+    origin: 'https://bench.example',
+  };
   const pageUrl = `${ctx.apiUrl}/events?page=1&pageSize=20`;
   const res = await fetch(pageUrl, { headers });
   const page = await res.text();
-  if (res.status !== 200 || (JSON.parse(page) as { count: number }).count !== perMerchant) throw new Error(`GET /events page 1 answered ${res.status}: ${page.slice(0, 300)}`);
+  if (res.status !== 200 || (JSON.parse(page) as { count: number }).count !== perMerchant)
+    throw new Error(`GET /events page 1 answered ${res.status}: ${page.slice(0, 300)}`);
   const list = await startListCeilings({ databaseUrl: ctx.databaseUrl, page, expectCount: perMerchant, startListening: ctx.startListening });
   const rounds = await listRounds({ herald: pageUrl, ...list }, headers, ctx.rounds, ctx.sizes.listRoundSeconds);
   for (const row of listRoundRows(rounds, { events: ctx.sizes.listEvents, pageBytes: page.length })) ctx.addRow(row);
@@ -310,6 +369,11 @@ export async function startListCeilings(options: {
   const pageFile = path.join(mkdtempSync(path.join(os.tmpdir(), 'herald-bench-')), 'page.json');
   writeFileSync(pageFile, options.page);
   const staticApp = await options.startListening('bench/bare-express.ts', { BENCH_PAGE_FILE: pageFile });
-  const sql = await startBareSqlPage({ databaseUrl: options.databaseUrl, query: pageOneQuery('bench-l', 'bench-l-m0'), expectCount: options.expectCount, startListening: options.startListening });
+  const sql = await startBareSqlPage({
+    databaseUrl: options.databaseUrl,
+    query: pageOneQuery('bench-l', 'bench-l-m0'),
+    expectCount: options.expectCount,
+    startListening: options.startListening,
+  });
   return { static: `http://127.0.0.1:${staticApp.port}/events`, sql };
 }

@@ -49,7 +49,10 @@ async function main(): Promise<void> {
     const programId = 'bench-parts';
     const cipher = createCredentialsCipher({ currentKeyId: 'k1', keyring: { k1: randomBytes(32) } });
     await tenantRepository(pool).createProgram({ id: programId, name: 'Program' });
-    const target = await targetRepository(pool, cipher).upsert({ kind: 'program', programId }, { url: 'http://127.0.0.1:9/hooks', auth: { mode: 'none' }, notifications: {}, enabled: true });
+    const target = await targetRepository(pool, cipher).upsert(
+      { kind: 'program', programId },
+      { url: 'http://127.0.0.1:9/hooks', auth: { mode: 'none' }, notifications: {}, enabled: true },
+    );
 
     // The past: its partitions, as the maintenance passes of those days created them, then rows in them.
     const client = await pool.connect();
@@ -76,13 +79,28 @@ async function main(): Promise<void> {
     const jobs: Array<{ deliveryId: string; storedAt: Date }> = [];
     for (let stored = 0; stored < batches * BATCH; stored += 500) {
       const batch: NewEvent[] = Array.from({ length: 500 }, () => ({
-        event: { id: `Event-${randomUUID()}`, createdAt: new Date().toISOString(), origin: 'api', eventType: 'created', objectId: 'o-1', objectType: 'payment' },
+        event: {
+          id: `Event-${randomUUID()}`,
+          createdAt: new Date().toISOString(),
+          origin: 'api',
+          eventType: 'created',
+          objectId: 'o-1',
+          objectType: 'payment',
+        },
         programId,
         contentHash: 'h',
       }));
       await ingestStore(pool).transaction(async (tx) => {
         const { storedAt } = await tx.insertNewEvents(batch);
-        const refs = batch.map((item) => ({ deliveryId: randomUUID(), eventId: item.event.id, targetId: target.id, programId, merchantId: null, targetOwner: 'program' as const, storedAt: storedAt.toISOString() }));
+        const refs = batch.map((item) => ({
+          deliveryId: randomUUID(),
+          eventId: item.event.id,
+          targetId: target.id,
+          programId,
+          merchantId: null,
+          targetOwner: 'program' as const,
+          storedAt: storedAt.toISOString(),
+        }));
         tx.writeAtCommit({ deliveries: refs, counted: [] });
         jobs.push(...refs.map((ref) => ({ deliveryId: ref.deliveryId, storedAt })));
       });
@@ -119,7 +137,11 @@ async function main(): Promise<void> {
 }
 
 /** One batch as the worker runs it: the load, then the record of an attempt of each delivery. */
-async function loadAndRecord(repository: DeliveryAttemptRepository, batch: ReadonlyArray<{ deliveryId: string; storedAt: Date }>, ranged: boolean): Promise<void> {
+async function loadAndRecord(
+  repository: DeliveryAttemptRepository,
+  batch: ReadonlyArray<{ deliveryId: string; storedAt: Date }>,
+  ranged: boolean,
+): Promise<void> {
   const work = await repository.loadForAttempts(
     batch.map((job) => job.deliveryId),
     ranged ? storedRange(batch.map((job) => job.storedAt)) : undefined,

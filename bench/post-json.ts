@@ -13,7 +13,12 @@ export function postJson(url: string, token: string, body: unknown): Promise<{ s
     const payload = Buffer.from(JSON.stringify(body));
     const request = http.request(
       url,
-      { method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': payload.length, authorization: `Bearer ${token}` }, timeout: 60_000 },
+      {
+        method: 'POST',
+        agent,
+        headers: { 'content-type': 'application/json', 'content-length': payload.length, authorization: `Bearer ${token}` },
+        timeout: 60_000,
+      },
       (response) => {
         const chunks: Buffer[] = [];
         response.on('data', (chunk: Buffer) => chunks.push(chunk));

@@ -92,7 +92,10 @@ async function main(): Promise<void> {
   } finally {
     if (api) {
       await api.stop('SIGTERM', 30_000);
-      const errors = api.output().split('\n').filter((l) => /"level":"(error|warn)"/.test(l));
+      const errors = api
+        .output()
+        .split('\n')
+        .filter((l) => /"level":"(error|warn)"/.test(l));
       if (errors.length) console.log(errors.slice(-5).join('\n'));
     }
     await prisma.$disconnect();
@@ -104,7 +107,11 @@ async function main(): Promise<void> {
 }
 
 async function post(url: string, body: unknown, token: string): Promise<any> {
-  const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` }, body: JSON.stringify(body) });
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+    body: JSON.stringify(body),
+  });
   const text = await res.text();
   if (res.status >= 300) throw new Error(`${url}: ${res.status} ${text}`);
   return JSON.parse(text);
@@ -117,13 +124,32 @@ async function profileIngest(apiUrl: string, databaseUrl: string, queuePrefix: s
   const rounds = Number(arg('rounds', '3'));
   for (let r = 0; r < rounds; r += 1) {
     const before = cpu.snapshot();
-    const rate = await ingestBatches({ apiUrl, token: 'dev-ingest-token', count: events, batchSize: 500, inFlight: 2, programId: 'bench-p', merchantId: 'bench-m', objectType: 'payment', idPrefix: `r${r}-` });
+    const rate = await ingestBatches({
+      apiUrl,
+      token: 'dev-ingest-token',
+      count: events,
+      batchSize: 500,
+      inFlight: 2,
+      programId: 'bench-p',
+      merchantId: 'bench-m',
+      objectType: 'payment',
+      idPrefix: `r${r}-`,
+    });
     console.log(`ingest round ${r + 1}: ${Math.round(rate)} events/s; CPU per event: ${cpuPerUnit(before, cpu.snapshot(), events)}`);
   }
   if (process.argv.includes('--bare')) {
     for (let r = 0; r < rounds; r += 1) {
       const before = cpu.snapshot();
-      const bare = await bareIngest({ databaseUrl, redisUrl: REDIS_URL, queuePrefix: `${queuePrefix}_bare`, count: events, batchSize: 500, inFlight: 2, programId: 'bench-p', merchantId: 'bench-m' });
+      const bare = await bareIngest({
+        databaseUrl,
+        redisUrl: REDIS_URL,
+        queuePrefix: `${queuePrefix}_bare`,
+        count: events,
+        batchSize: 500,
+        inFlight: 2,
+        programId: 'bench-p',
+        merchantId: 'bench-m',
+      });
       console.log(`bare ingest round ${r + 1}: ${Math.round(bare)} events/s; CPU per event: ${cpuPerUnit(before, cpu.snapshot(), events)}`);
     }
   }
@@ -143,7 +169,13 @@ async function profileList(apiUrl: string, apiPid: number, databaseUrl: string, 
     console.log(`seeded ${total} in ${Math.round(performance.now() - started)} ms`);
   }
   const { key } = (await post(`${apiUrl}/admin/api-keys`, { merchantId: 'bench-l-m0' }, 'dev-admin-token')) as { key: string };
-  const headers = { 'x-api-key': key, 'content-type': 'application/json', 'accept-language': 'en-US', 'user-agent': 'herald-bench', origin: 'https://bench.example' };
+  const headers = {
+    'x-api-key': key,
+    'content-type': 'application/json',
+    'accept-language': 'en-US',
+    'user-agent': 'herald-bench',
+    origin: 'https://bench.example',
+  };
   const page1 = await (await fetch(`${apiUrl}/events?page=1&pageSize=20`, { headers })).text();
   const pageFile = path.join(mkdtempSync(path.join(os.tmpdir(), 'herald-prof-')), 'page.json');
   writeFileSync(pageFile, page1);
@@ -175,10 +207,12 @@ async function profileList(apiUrl: string, apiPid: number, databaseUrl: string, 
     return `${Math.round(r.requests.average)} req/s, p50 ${r.latency.p50} ms, p99 ${r.latency.p99} ms`;
   };
   try {
-    for (const query of (arg('queries', PAGE_ONE)).split(',')) {
+    for (const query of arg('queries', PAGE_ONE).split(',')) {
       const pageOne = cpuProf && query === PAGE_ONE && profiledWindows.length === 0;
       console.log(`bare:   ${await cannon(`http://127.0.0.1:${barePort}/events`)}`);
-      console.log(`bare Express + SQL: ${await cannon(bareSqlUrl, pageOne ? { role: 'bare Express + SQL', pid: bareSqlProcesses[0]!.child.pid! } : undefined)}`);
+      console.log(
+        `bare Express + SQL: ${await cannon(bareSqlUrl, pageOne ? { role: 'bare Express + SQL', pid: bareSqlProcesses[0]!.child.pid! } : undefined)}`,
+      );
       console.log(`${query}: ${await cannon(`${apiUrl}/events?${query}`, pageOne ? { role: 'events-api', pid: apiPid } : undefined)}`);
     }
   } finally {
@@ -191,7 +225,13 @@ async function profileList(apiUrl: string, apiPid: number, databaseUrl: string, 
  * `deliver`: payment events (fan-out 2) ingested with no worker running, then `--workers` worker
  * processes (the first one profiled with --cpu-prof) drain them to bench/receiver.ts.
  */
-async function profileDelivery(apiUrl: string, workerEnv: Record<string, string>, prisma: ReturnType<typeof createPrismaClient>, databaseUrl: string, queuePrefix: string): Promise<void> {
+async function profileDelivery(
+  apiUrl: string,
+  workerEnv: Record<string, string>,
+  prisma: ReturnType<typeof createPrismaClient>,
+  databaseUrl: string,
+  queuePrefix: string,
+): Promise<void> {
   const receiver = startService('bench/receiver.ts', {});
   const receiverUrl = `http://127.0.0.1:${Number((await receiver.waitForLog(/listening/, 30_000)).port)}`;
   cpu.add(receiver.child.pid, 'receiver');
@@ -223,8 +263,18 @@ async function profileDelivery(apiUrl: string, workerEnv: Record<string, string>
       console.log(`durable ceiling, ${count} process(es): ${Math.round(durable.rate)} callbacks/s\n  CPU per callback: ${formatCpu(durable.cpu)}`);
       await fetch(`${receiverUrl}/reset`, { method: 'POST' });
     }
-    await ingestBatches({ apiUrl, token: 'dev-ingest-token', count: events, batchSize: 500, inFlight: 2, programId: 'bench-p', merchantId: 'bench-m', objectType: 'payment' });
-    const xacts = async (): Promise<number> => Number((await prisma.$queryRaw<Array<{ n: bigint }>>`SELECT xact_commit AS n FROM pg_stat_database WHERE datname = current_database()`)[0]!.n);
+    await ingestBatches({
+      apiUrl,
+      token: 'dev-ingest-token',
+      count: events,
+      batchSize: 500,
+      inFlight: 2,
+      programId: 'bench-p',
+      merchantId: 'bench-m',
+      objectType: 'payment',
+    });
+    const xacts = async (): Promise<number> =>
+      Number((await prisma.$queryRaw<Array<{ n: bigint }>>`SELECT xact_commit AS n FROM pg_stat_database WHERE datname = current_database()`)[0]!.n);
     // Statements and commands per callback: how well the worker's batching works. Redis counts every client of the server.
     statsRedis = new Redis(REDIS_URL);
     const redisCalls = async (): Promise<number> => Number(/total_commands_processed:(\d+)/.exec(await statsRedis!.info('stats'))![1]);
@@ -232,7 +282,12 @@ async function profileDelivery(apiUrl: string, workerEnv: Record<string, string>
     // must not land in the measured window, on this process's CPU and the machine's.
     await Promise.all([xacts(), redisCalls()]);
     for (let i = 0; i < count; i += 1) {
-      const worker = startService(process.argv.includes('--build') ? bundleOf(workerScript)! : workerScript, { WORKER_CONCURRENCY: '16', ...workerEnv, ...workerSettings, ...(i > 0 ? { NODE_OPTIONS: '' } : {}) });
+      const worker = startService(process.argv.includes('--build') ? bundleOf(workerScript)! : workerScript, {
+        WORKER_CONCURRENCY: '16',
+        ...workerEnv,
+        ...workerSettings,
+        ...(i > 0 ? { NODE_OPTIONS: '' } : {}),
+      });
       workers.push(worker);
       cpu.add(worker.child.pid, 'delivery-worker');
     }
@@ -242,18 +297,23 @@ async function profileDelivery(apiUrl: string, workerEnv: Record<string, string>
     const deadline = Date.now() + 300_000;
     for (;;) {
       const callbacks = await stats();
-      if (!first && callbacks > 0) first = { at: performance.now(), callbacks, cpu: cpu.snapshot(), xacts: await xacts(), redisCalls: await redisCalls(), clock: monotonicMicros() };
+      if (!first && callbacks > 0)
+        first = { at: performance.now(), callbacks, cpu: cpu.snapshot(), xacts: await xacts(), redisCalls: await redisCalls(), clock: monotonicMicros() };
       if (callbacks >= expected && first) {
         const seconds = (performance.now() - first.at) / 1000;
         const done = callbacks - first.callbacks;
         profiledWindows.push({ role: 'delivery-worker', pid: workers[0]!.child.pid!, from: first.clock, to: monotonicMicros(), units: done / count });
-        const rss = workers.map((w) => /VmHWM:\s+(\d+)/.exec(readFileSync(`/proc/${w.child.pid}/status`, 'utf8'))?.[1]).map((kb) => `${Math.round(Number(kb) / 1024)} MB`);
+        const rss = workers
+          .map((w) => /VmHWM:\s+(\d+)/.exec(readFileSync(`/proc/${w.child.pid}/status`, 'utf8'))?.[1])
+          .map((kb) => `${Math.round(Number(kb) / 1024)} MB`);
         console.log(`${count} worker(s): ${Math.round(done / seconds)} callbacks/s (${done} in ${seconds.toFixed(1)} s), peak RSS ${rss.join(', ')}`);
         const heraldCpu = cpuByRole(first.cpu, cpu.snapshot(), done);
         console.log(`  CPU per callback: ${formatCpu(heraldCpu)}`);
         if (durable) console.log(`  against the durable ceiling: ${cpuAgainst({ cpu: heraldCpu, role: 'delivery-worker' }, durable)}`);
         const perCallback = (n: number): string => (n / done).toFixed(3);
-        console.log(`  per callback: ${perCallback((await xacts()) - first.xacts)} PostgreSQL transactions, ${perCallback((await redisCalls()) - first.redisCalls)} Redis commands (whole server)`);
+        console.log(
+          `  per callback: ${perCallback((await xacts()) - first.xacts)} PostgreSQL transactions, ${perCallback((await redisCalls()) - first.redisCalls)} Redis commands (whole server)`,
+        );
         break;
       }
       if (Date.now() > deadline) throw new Error(`only ${callbacks} of ${expected} callbacks`);
@@ -262,7 +322,9 @@ async function profileDelivery(apiUrl: string, workerEnv: Record<string, string>
     const attempts = Number((await prisma.$queryRaw<Array<{ n: bigint }>>`SELECT count(*) AS n FROM delivery_attempts`)[0]!.n);
     if (attempts !== expected) throw new Error(`${attempts} attempt rows for ${expected} callbacks`);
     // Jobs the target gate sent away to wait (a target at its limit): each costs a trip through the delayed set.
-    const [deferred] = await prisma.$queryRaw<Array<{ deferrals: bigint; deliveries: bigint }>>`SELECT coalesce(sum(deferrals), 0) AS deferrals, count(*) FILTER (WHERE deferrals > 0) AS deliveries FROM deliveries`;
+    const [deferred] = await prisma.$queryRaw<
+      Array<{ deferrals: bigint; deliveries: bigint }>
+    >`SELECT coalesce(sum(deferrals), 0) AS deferrals, count(*) FILTER (WHERE deferrals > 0) AS deliveries FROM deliveries`;
     console.log(`  target gate: ${deferred!.deferrals} deferrals, of ${deferred!.deliveries} deliveries`);
   } finally {
     for (const worker of workers) await worker.stop('SIGTERM', 30_000);
@@ -284,7 +346,9 @@ async function profileLatency(apiUrl: string, workerEnv: Record<string, string>,
   try {
     await createPaymentTenant(apiUrl, 'dev-admin-token', `${receiverUrl}/hook`);
     for (let i = 0; i < Number(arg('workers', '1')); i += 1) {
-      workers.push(startService(process.argv.includes('--build') ? bundleOf(workerScript)! : workerScript, { WORKER_CONCURRENCY: '16', ...workerEnv, ...workerSettings }));
+      workers.push(
+        startService(process.argv.includes('--build') ? bundleOf(workerScript)! : workerScript, { WORKER_CONCURRENCY: '16', ...workerEnv, ...workerSettings }),
+      );
     }
     workers.forEach((w) => cpu.add(w.child.pid, 'delivery-worker'));
     cpu.add(receiver.child.pid, 'receiver');
@@ -293,7 +357,11 @@ async function profileLatency(apiUrl: string, workerEnv: Record<string, string>,
     // A second of the same load first, not measured: the first requests of a process pay for its
     // lazy initialisation and the JIT, which the bench's own run has paid long before its latency section.
     for (let i = 0; i < rate; i += 1) {
-      await post(`${apiUrl}/internal/events`, { id: `Event-${randomUUID()}`, programId: 'bench-p', origin: 'api', eventType: 'created', objectId: `warm-${i}`, objectType: 'subscription' }, 'dev-ingest-token');
+      await post(
+        `${apiUrl}/internal/events`,
+        { id: `Event-${randomUUID()}`, programId: 'bench-p', origin: 'api', eventType: 'created', objectId: `warm-${i}`, objectType: 'subscription' },
+        'dev-ingest-token',
+      );
     }
     for (let waited = 0; ((await (await fetch(`${receiverUrl}/stats`)).json()) as { callbacks: number }).callbacks < rate; waited += 100) {
       if (waited > 30_000) throw new Error('the warm-up callbacks did not all arrive within 30 s');
@@ -315,7 +383,14 @@ async function profileLatency(apiUrl: string, workerEnv: Record<string, string>,
       const id = `Event-${randomUUID()}`;
       sentAt.set(id, Date.now());
       requests.push(
-        postJson(`${apiUrl}/internal/events`, 'dev-ingest-token', { id, programId: 'bench-p', origin: 'api', eventType: 'created', objectId: `e2e-${i}`, objectType: 'subscription' }).then(
+        postJson(`${apiUrl}/internal/events`, 'dev-ingest-token', {
+          id,
+          programId: 'bench-p',
+          origin: 'api',
+          eventType: 'created',
+          objectId: `e2e-${i}`,
+          objectType: 'subscription',
+        }).then(
           ({ status, text }) => {
             if (status !== 201) return new Error(`ingest answered ${status}: ${text.slice(0, 300)}`);
             answeredAt.set(id, Date.now());
@@ -334,19 +409,31 @@ async function profileLatency(apiUrl: string, workerEnv: Record<string, string>,
       arrivals = (await (await fetch(`${receiverUrl}/arrivals`)).json()) as Record<string, number>;
     }
     const cpuAfter = cpu.snapshot();
-    const latencies = [...sentAt].map(([id, at]) => (arrivals[id] ?? NaN) - at).filter(Number.isFinite).sort((a, b) => a - b);
+    const latencies = [...sentAt]
+      .map(([id, at]) => (arrivals[id] ?? NaN) - at)
+      .filter(Number.isFinite)
+      .sort((a, b) => a - b);
     const percentiles = (sorted: number[]): string =>
-      [50, 95, 99].map((p) => `p${p} ${sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]} ms`).join(', ') + `, max ${sorted.at(-1)} ms`;
+      [50, 95, 99].map((p) => `p${p} ${sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]} ms`).join(', ') +
+      `, max ${sorted.at(-1)} ms`;
     const ingest = [...sentAt].map(([id, at]) => answeredAt.get(id)! - at).sort((a, b) => a - b);
-    const delivery = [...answeredAt].map(([id, at]) => (arrivals[id] ?? NaN) - at).filter(Number.isFinite).sort((a, b) => a - b);
+    const delivery = [...answeredAt]
+      .map(([id, at]) => (arrivals[id] ?? NaN) - at)
+      .filter(Number.isFinite)
+      .sort((a, b) => a - b);
     console.log(`${latencies.length} of ${count} callbacks at ${rate}/s, ingest request to callback: ${percentiles(latencies)}`);
     console.log(`  ingest request to its 201: ${percentiles(ingest)}; 201 to callback: ${percentiles(delivery)}`);
     console.log(`  CPU per event: ${cpuPerUnit(cpuBefore, cpuAfter, count)}; the machine's cores ${Math.round(machineBusy(cpuBefore, cpuAfter) * 100)} % busy`);
     // When the slowest arrived: a cluster points at something periodic (a sweep, a GC, a flush).
-    const slowest = [...sentAt].map(([id, sent]) => ({ sent: sent - started, latency: (arrivals[id] ?? NaN) - sent })).sort((a, b) => b.latency - a.latency).slice(0, 10);
+    const slowest = [...sentAt]
+      .map(([id, sent]) => ({ sent: sent - started, latency: (arrivals[id] ?? NaN) - sent }))
+      .sort((a, b) => b.latency - a.latency)
+      .slice(0, 10);
     console.log(`slowest (ms after the start: latency): ${slowest.map((s) => `${s.sent}: ${s.latency}`).join(', ')}`);
     // Jobs the target gate sent back to wait (target busy, breaker open): each waited 50 ms or more.
-    const [deferred] = await prisma.$queryRaw<Array<{ deliveries: bigint; deferrals: bigint }>>`SELECT count(*) FILTER (WHERE deferrals > 0) AS deliveries, coalesce(sum(deferrals), 0) AS deferrals FROM deliveries`;
+    const [deferred] = await prisma.$queryRaw<
+      Array<{ deliveries: bigint; deferrals: bigint }>
+    >`SELECT count(*) FILTER (WHERE deferrals > 0) AS deliveries, coalesce(sum(deferrals), 0) AS deferrals FROM deliveries`;
     console.log(`deferred by the target gate: ${deferred!.deliveries} deliveries, ${deferred!.deferrals} deferrals`);
   } finally {
     for (const worker of workers) await worker.stop('SIGTERM', 30_000);
@@ -406,7 +493,10 @@ async function deleteKeys(prefix: string): Promise<void> {
 
 /** Prints the 25 functions with the most self time in the newest profile. */
 function summariseLatestProfile(): void {
-  const newest = readdirSync(profileDir).filter((f) => f.endsWith('.cpuprofile')).sort().pop();
+  const newest = readdirSync(profileDir)
+    .filter((f) => f.endsWith('.cpuprofile'))
+    .sort()
+    .pop();
   if (!newest) return;
   const profile = JSON.parse(readFileSync(path.join(profileDir, newest), 'utf8')) as {
     nodes: Array<{ id: number; callFrame: { functionName: string; url: string; lineNumber: number } }>;
@@ -426,7 +516,13 @@ function summariseLatestProfile(): void {
     const pkg = packageOf(byId.get(id)!.callFrame);
     byPackage.set(pkg, (byPackage.get(pkg) ?? 0) + 1);
   }
-  console.log([...byPackage].sort((a, b) => b[1] - a[1]).slice(0, 15).map(([k, n]) => `${k} ${((100 * n) / total).toFixed(1)}%`).join(', '));
+  console.log(
+    [...byPackage]
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, 15)
+      .map(([k, n]) => `${k} ${((100 * n) / total).toFixed(1)}%`)
+      .join(', '),
+  );
   console.log(`profile ${newest}: ${total} samples`);
   // Inclusive time of each function (a sample counts once per distinct function on its stack).
   const parent = new Map<number, number>();
@@ -442,15 +538,18 @@ function summariseLatestProfile(): void {
     for (const key of seen) inclusive.set(key, (inclusive.get(key) ?? 0) + 1);
   }
   if (process.env.INCLUSIVE) {
-    for (const [key, n] of [...inclusive].sort((a, b) => b[1] - a[1]).slice(0, Number(process.env.INCLUSIVE))) console.log(`incl ${((100 * n) / total).toFixed(1).padStart(5)}%  ${key}`);
+    for (const [key, n] of [...inclusive].sort((a, b) => b[1] - a[1]).slice(0, Number(process.env.INCLUSIVE)))
+      console.log(`incl ${((100 * n) / total).toFixed(1).padStart(5)}%  ${key}`);
   }
   for (const [key, n] of [...self].sort((a, b) => b[1] - a[1]).slice(0, 25)) console.log(`${((100 * n) / total).toFixed(1).padStart(5)}%  ${key}`);
 }
 
 /** Where a profiled function lives: its npm package, node internals, Herald's own files, or what V8 calls it. */
 function packageOf({ url, functionName }: { url: string; functionName: string }): string {
-  return /node_modules\/\.pnpm\/[^/]+\/node_modules\/((@[^/]+\/)?[^/]+)/.exec(url)?.[1]
-    ?? (url.startsWith('node:') ? 'node internals' : url.includes(ROOT) ? 'herald' : url ? url.slice(0, 30) : `(${functionName || 'native'})`);
+  return (
+    /node_modules\/\.pnpm\/[^/]+\/node_modules\/((@[^/]+\/)?[^/]+)/.exec(url)?.[1] ??
+    (url.startsWith('node:') ? 'node internals' : url.includes(ROOT) ? 'herald' : url ? url.slice(0, 30) : `(${functionName || 'native'})`)
+  );
 }
 
 /**
@@ -491,9 +590,13 @@ function compareProfiles(unit: 'callback' | 'request'): void {
     .sort((x, y) => Math.abs(y.ours - y.ceilings) - Math.abs(x.ours - x.ceilings))
     .slice(0, 15);
   const cell = (n: number): string => n.toFixed(1).padStart(10);
-  console.log(`\nself time per ${unit} under load, µs (V8 profiles of each side's first process):\n${'package'.padEnd(24)}${herald.role.padStart(18)}${ceiling.role.padStart(22)}  difference`);
+  console.log(
+    `\nself time per ${unit} under load, µs (V8 profiles of each side's first process):\n${'package'.padEnd(24)}${herald.role.padStart(18)}${ceiling.role.padStart(22)}  difference`,
+  );
   for (const { pkg, ours, ceilings } of [{ pkg: 'busy, in all', ours: total(herald), ceilings: total(ceiling) }, ...rows]) {
-    console.log(`${pkg.slice(0, 23).padEnd(24)}${cell(ours).padStart(18)}${cell(ceilings).padStart(22)}  ${(ours >= ceilings ? '+' : '') + (ours - ceilings).toFixed(1)}`);
+    console.log(
+      `${pkg.slice(0, 23).padEnd(24)}${cell(ours).padStart(18)}${cell(ceilings).padStart(22)}  ${(ours >= ceilings ? '+' : '') + (ours - ceilings).toFixed(1)}`,
+    );
   }
 }
 

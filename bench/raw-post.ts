@@ -20,10 +20,14 @@ export function createRawPoster(): { post(url: string): Promise<void>; close(): 
   return {
     post: (url) =>
       new Promise((resolve, reject) => {
-        const req = request(url, { method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(RAW_CALLBACK_BODY) }, timeout: 10_000 }, (res) => {
-          res.resume();
-          res.on('end', () => (res.statusCode === 200 ? resolve() : reject(new Error(`receiver answered ${res.statusCode}`))));
-        });
+        const req = request(
+          url,
+          { method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(RAW_CALLBACK_BODY) }, timeout: 10_000 },
+          (res) => {
+            res.resume();
+            res.on('end', () => (res.statusCode === 200 ? resolve() : reject(new Error(`receiver answered ${res.statusCode}`))));
+          },
+        );
         req.on('timeout', () => req.destroy(new Error('raw POST timed out')));
         req.on('error', reject);
         req.end(RAW_CALLBACK_BODY);

@@ -47,11 +47,14 @@ const server = createServer((req, res) => {
       ok(res);
     } else if (req.method === 'POST' && url.startsWith('/slow/')) {
       slow.received += 1;
-      const timer = setTimeout(() => {
-        slowTimers.delete(timer);
-        slow.answered += 1;
-        ok(res);
-      }, Number(/^\/slow\/(\d+)/.exec(url)?.[1] ?? 1000));
+      const timer = setTimeout(
+        () => {
+          slowTimers.delete(timer);
+          slow.answered += 1;
+          ok(res);
+        },
+        Number(/^\/slow\/(\d+)/.exec(url)?.[1] ?? 1000),
+      );
       slowTimers.add(timer);
     } else if (req.method === 'POST' && url.startsWith('/hang/')) {
       hang.received += 1;
@@ -94,7 +97,9 @@ const server = createServer((req, res) => {
       const body = JSON.stringify({ access_token: `bench-token-${tokenTimes.length}`, token_type: 'Bearer', expires_in: lifetime });
       res.writeHead(200, { 'content-type': 'application/json' }).end(body);
     } else if (req.method === 'GET' && url === '/stats') {
-      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ callbacks, tokens: tokenTimes.length, tokenTimes, lastCallbackAt, slow, hang }));
+      res
+        .writeHead(200, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ callbacks, tokens: tokenTimes.length, tokenTimes, lastCallbackAt, slow, hang }));
     } else if (req.method === 'GET' && url === '/arrivals') {
       res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(Object.fromEntries(arrivals)));
     } else if (req.method === 'POST' && url === '/reset') {

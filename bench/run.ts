@@ -29,7 +29,17 @@ import { ingestBatches } from './ingest-load';
 import { runApiIsolation } from './api-isolation';
 import { cannon, durableDeliveryCeiling, durableRows, type Drain, type DrainResult } from './ceilings';
 import { runIsolation } from './isolation';
-import { deliveryRoundRows, deliveryRounds, listRoundRows, listRounds, median, medianRound, runCeilingsSection, startListCeilings, type CeilingsSectionContext } from './paired-rounds';
+import {
+  deliveryRoundRows,
+  deliveryRounds,
+  listRoundRows,
+  listRounds,
+  median,
+  medianRound,
+  runCeilingsSection,
+  startListCeilings,
+  type CeilingsSectionContext,
+} from './paired-rounds';
 import { postJson } from './post-json';
 import { createRawPoster } from './raw-post';
 import { buildServices, createPaymentTenant, serviceEnv, startService } from './setup';
@@ -82,8 +92,40 @@ if (!(SOAK.seconds >= 30 && SOAK.rate > 0)) {
 
 /** Sizes of each scenario: every loop is bounded in count and in time. */
 const SIZE = QUICK
-  ? { ingestEvents: 1_000, ingestBatch: 250, rawPosts: 3_000, bareJobs: 3_000, listEvents: 20_000, deepPage: 200, listSeconds: 3, rounds: 2, listRoundSeconds: 3, oauthEvents: 500, renewalLifetime: 2, renewalSeconds: 5, renewalRate: 40, e2eRate: 40, e2eSeconds: 3 }
-  : { ingestEvents: 15_000, ingestBatch: 500, rawPosts: 40_000, bareJobs: 30_000, listEvents: 1_000_000, deepPage: 10_000, listSeconds: 10, rounds: 3, listRoundSeconds: 5, oauthEvents: 10_000, renewalLifetime: 10, renewalSeconds: 30, renewalRate: 100, e2eRate: 100, e2eSeconds: 15 };
+  ? {
+      ingestEvents: 1_000,
+      ingestBatch: 250,
+      rawPosts: 3_000,
+      bareJobs: 3_000,
+      listEvents: 20_000,
+      deepPage: 200,
+      listSeconds: 3,
+      rounds: 2,
+      listRoundSeconds: 3,
+      oauthEvents: 500,
+      renewalLifetime: 2,
+      renewalSeconds: 5,
+      renewalRate: 40,
+      e2eRate: 40,
+      e2eSeconds: 3,
+    }
+  : {
+      ingestEvents: 15_000,
+      ingestBatch: 500,
+      rawPosts: 40_000,
+      bareJobs: 30_000,
+      listEvents: 1_000_000,
+      deepPage: 10_000,
+      listSeconds: 10,
+      rounds: 3,
+      listRoundSeconds: 5,
+      oauthEvents: 10_000,
+      renewalLifetime: 10,
+      renewalSeconds: 30,
+      renewalRate: 100,
+      e2eRate: 100,
+      e2eSeconds: 15,
+    };
 /** Longest any wait for deliveries may take before the run fails. */
 const DRAIN_TIMEOUT_MS = QUICK ? 60_000 : 180_000;
 
@@ -172,7 +214,13 @@ interface ReceiverStats {
  * 201; returns when each was sent, by event id (and fills `answeredAt`, when given, with when each
  * was answered).
  */
-async function postEventsAtRate(apiUrl: string, count: number, rate: number, fields: (i: number) => Record<string, string>, answeredAt?: Map<string, number>): Promise<Map<string, number>> {
+async function postEventsAtRate(
+  apiUrl: string,
+  count: number,
+  rate: number,
+  fields: (i: number) => Record<string, string>,
+  answeredAt?: Map<string, number>,
+): Promise<Map<string, number>> {
   const sentAt = new Map<string, number>();
   const started = Date.now();
   const pending: Array<Promise<unknown>> = [];
@@ -236,7 +284,15 @@ async function rawPostLoop(url: string, concurrency: number, total: number): Pro
  * whose processor does one raw POST to the receiver. Returns the rate the receiver saw them at.
  */
 async function bareBullmq(options: { url: string; concurrency: number; total: number; prefix: string; processes: number; drain: Drain }): Promise<DrainResult> {
-  const queue = new Queue('bare', { connection: { host: '127.0.0.1', port: Number(new URL(REDIS_URL).port || 6379), db: Number(new URL(REDIS_URL).pathname.slice(1) || 0), maxRetriesPerRequest: null }, prefix: options.prefix });
+  const queue = new Queue('bare', {
+    connection: {
+      host: '127.0.0.1',
+      port: Number(new URL(REDIS_URL).port || 6379),
+      db: Number(new URL(REDIS_URL).pathname.slice(1) || 0),
+      maxRetriesPerRequest: null,
+    },
+    prefix: options.prefix,
+  });
   const workers: ServiceProcess[] = [];
   try {
     for (let i = 0; i < options.total; i += 1000) {
@@ -266,7 +322,6 @@ async function bareBullmq(options: { url: string; concurrency: number; total: nu
     await queue.close();
   }
 }
-
 
 async function main(): Promise<void> {
   const runStarted = Date.now();
@@ -305,10 +360,16 @@ async function main(): Promise<void> {
   await createPaymentTenant(apiUrl, ADMIN_TOKEN, `${receiverUrl}/hook`);
   await http('POST', `${apiUrl}/admin/programs`, ADMIN_TOKEN, { id: 'bench-o', name: 'oauth' }, [201]);
   // ?verify=false: the scenario counts the worker's token requests, not the check a PUT makes.
-  await http('PUT', `${apiUrl}/admin/programs/bench-o/notification-target?verify=false`, ADMIN_TOKEN, {
-    url: `${receiverUrl}/hook/oauth`,
-    auth: { mode: 'oauth', authUrl: `${receiverUrl}/token`, username: 'bench-client', password: 'bench-secret' },
-  }, [200, 201]);
+  await http(
+    'PUT',
+    `${apiUrl}/admin/programs/bench-o/notification-target?verify=false`,
+    ADMIN_TOKEN,
+    {
+      url: `${receiverUrl}/hook/oauth`,
+      auth: { mode: 'oauth', authUrl: `${receiverUrl}/token`, username: 'bench-client', password: 'bench-secret' },
+    },
+    [200, 201],
+  );
 
   const cpu = new CpuAccounts(`herald_${id}`);
   cpu.add(receiver.proc.child.pid, 'receiver');
@@ -324,7 +385,10 @@ async function main(): Promise<void> {
         await ensureDatabase(url);
         cleanups.push(() => dropDatabase(url));
         await applyMigrations(url);
-        const small = await startListening('services/events-api/src/server.ts', { ...serviceEnv({ databaseUrl: url, redisUrl: REDIS_URL, queuePrefix }), PORT: '0' });
+        const small = await startListening('services/events-api/src/server.ts', {
+          ...serviceEnv({ databaseUrl: url, redisUrl: REDIS_URL, queuePrefix }),
+          PORT: '0',
+        });
         serviceLogs.push(['events-api (smaller table)', small.proc]);
         cpu.add(small.proc.child.pid, 'events-api');
         return { databaseUrl: url, apiUrl: `http://127.0.0.1:${small.port}` };
@@ -362,8 +426,15 @@ async function main(): Promise<void> {
         const after = cpu.snapshot();
         const seconds = (now - first.at) / 1000;
         const done = callbacks - first.count;
-        const result = { rate: seconds > 0 ? done / seconds : NaN, seconds, cpu: cpuByRole(first.cpu, after, done), role: role ?? '', busy: machineBusy(first.cpu, after) };
-        if (role) log(`${role}: ${Math.round(result.rate)} callbacks/s, machine ${Math.round(result.busy * 100)} % busy, CPU per callback: ${formatCpu(result.cpu)}`);
+        const result = {
+          rate: seconds > 0 ? done / seconds : NaN,
+          seconds,
+          cpu: cpuByRole(first.cpu, after, done),
+          role: role ?? '',
+          busy: machineBusy(first.cpu, after),
+        };
+        if (role)
+          log(`${role}: ${Math.round(result.rate)} callbacks/s, machine ${Math.round(result.busy * 100)} % busy, CPU per callback: ${formatCpu(result.cpu)}`);
         return result;
       }
       // A worker that died (at start, say) fails the run now rather than at the deadline.
@@ -438,7 +509,8 @@ async function main(): Promise<void> {
     rounds: SIZE.rounds,
     drain,
     resetReceiver: reset,
-    bareBullmq: () => bareBullmq({ url: `${receiverUrl}/hook/bare`, concurrency: WORKER_CONCURRENCY, total: SIZE.bareJobs, prefix: barePrefix, processes: 1, drain }),
+    bareBullmq: () =>
+      bareBullmq({ url: `${receiverUrl}/hook/bare`, concurrency: WORKER_CONCURRENCY, total: SIZE.bareJobs, prefix: barePrefix, processes: 1, drain }),
     startHeraldWorker: () => {
       const worker = startProcess('services/delivery-worker/src/main.ts', env);
       serviceLogs.push(['delivery-worker (paired rounds)', worker]);
@@ -465,27 +537,69 @@ async function main(): Promise<void> {
   addRow({ scenario: `ceiling: raw POST loop, ${WORKER_CONCURRENCY} in flight`, figure: round(raw16, 0), unit: 'req/s' });
   addRow({ scenario: `ceiling: raw POST loop, ${2 * WORKER_CONCURRENCY} in flight`, figure: round(raw32, 0), unit: 'req/s' });
   await reset();
-  const bareTwo = await bareBullmq({ url: `${receiverUrl}/hook/bare`, concurrency: WORKER_CONCURRENCY, total: SIZE.bareJobs, prefix: barePrefix, processes: 2, drain });
+  const bareTwo = await bareBullmq({
+    url: `${receiverUrl}/hook/bare`,
+    concurrency: WORKER_CONCURRENCY,
+    total: SIZE.bareJobs,
+    prefix: barePrefix,
+    processes: 2,
+    drain,
+  });
   // The durable delivery ceiling (bench/ceilings.ts) in 2 processes: the same, plus each attempt recorded in PostgreSQL.
   await reset();
-  const durableTwo = await durableDeliveryCeiling({ databaseUrl, redisUrl: REDIS_URL, url: `${receiverUrl}/hook/durable`, prefix: barePrefix, concurrency: WORKER_CONCURRENCY, total: SIZE.bareJobs, processes: 2, programId: 'bench-p', merchantId: 'bench-m', drain, startProcess });
+  const durableTwo = await durableDeliveryCeiling({
+    databaseUrl,
+    redisUrl: REDIS_URL,
+    url: `${receiverUrl}/hook/durable`,
+    prefix: barePrefix,
+    concurrency: WORKER_CONCURRENCY,
+    total: SIZE.bareJobs,
+    processes: 2,
+    programId: 'bench-p',
+    merchantId: 'bench-m',
+    drain,
+    startProcess,
+  });
 
   // --- Ingest and 1 delivery-worker, beside their ceilings in alternated rounds ---
   const rounds = await deliveryRounds(paired, SIZE.rounds);
   for (const row of deliveryRoundRows(rounds, { concurrency: WORKER_CONCURRENCY, ingestBatch: SIZE.ingestBatch })) addRow(row);
   await deleteRedisKeys(barePrefix);
   const bare = median(rounds.map((r) => r.delivery.bare.rate));
-  addRow({ scenario: `ceiling: 2 bare BullMQ worker processes + 1 POST, concurrency ${WORKER_CONCURRENCY} each`, figure: round(bareTwo.rate, 0), unit: 'jobs/s', ceiling: bare, ceilingName: '1 bare worker (median of the rounds)', note: busyNote(bareTwo), cpu: formatCpu(bareTwo.cpu) });
+  addRow({
+    scenario: `ceiling: 2 bare BullMQ worker processes + 1 POST, concurrency ${WORKER_CONCURRENCY} each`,
+    figure: round(bareTwo.rate, 0),
+    unit: 'jobs/s',
+    ceiling: bare,
+    ceilingName: '1 bare worker (median of the rounds)',
+    note: busyNote(bareTwo),
+    cpu: formatCpu(bareTwo.cpu),
+  });
   addRow(durableRows.ceiling(durableTwo, WORKER_CONCURRENCY, 2, bareTwo));
   // The 1-worker rate the rows below compare with: the median of the rounds' rates, as the bare
   // worker's above (the round with the median ratio to a ceiling may be a slow minute of the machine).
   const oneWorkerRate = median(rounds.map((r) => r.delivery.herald.rate));
   const rssOne = Math.max(...rounds.map((r) => r.heraldPeakRssMb));
-  addRow({ scenario: '1 delivery-worker, callbacks/s vs raw POST loop (16)', figure: round(oneWorkerRate, 0), unit: 'callbacks/s', ceiling: raw16, ceilingName: 'raw POST loop 16' });
+  addRow({
+    scenario: '1 delivery-worker, callbacks/s vs raw POST loop (16)',
+    figure: round(oneWorkerRate, 0),
+    unit: 'callbacks/s',
+    ceiling: raw16,
+    ceilingName: 'raw POST loop 16',
+  });
 
   // --- Delivery with 2 worker processes: drain the callbacks of one more ingest ---
   const ingest = (count: number, programId: string, merchantId: string | undefined, objectType: string): Promise<number> =>
-    ingestBatches({ apiUrl, token: INGEST_TOKEN, count, batchSize: SIZE.ingestBatch, inFlight: 2, programId, ...(merchantId ? { merchantId } : {}), objectType });
+    ingestBatches({
+      apiUrl,
+      token: INGEST_TOKEN,
+      count,
+      batchSize: SIZE.ingestBatch,
+      inFlight: 2,
+      programId,
+      ...(merchantId ? { merchantId } : {}),
+      objectType,
+    });
   const startWorkers = (n: number): ServiceProcess[] => {
     const workers = Array.from({ length: n }, () => startService('services/delivery-worker/src/main.ts', env));
     workers.forEach((w, i) => {
@@ -500,9 +614,30 @@ async function main(): Promise<void> {
   const workers = startWorkers(2);
   const two = await drain(expected, workers, 'delivery-worker');
   const rssTwo = workers.map((w) => peakRssMb(w.child.pid));
-  addRow({ scenario: '2 delivery-workers, callbacks/s vs 1 worker', figure: round(two.rate, 0), unit: 'callbacks/s', ceiling: oneWorkerRate, ceilingName: '1 worker (median of the rounds)', target: '>= 1.6', note: busyNote(two), cpu: formatCpu(two.cpu) });
-  addRow({ scenario: '2 delivery-workers, callbacks/s vs raw POST loop (32)', figure: round(two.rate, 0), unit: 'callbacks/s', ceiling: raw32, ceilingName: 'raw POST loop 32' });
-  addRow({ scenario: '2 delivery-workers, callbacks/s vs 2 bare BullMQ worker processes + POST', figure: round(two.rate, 0), unit: 'callbacks/s', ceiling: bareTwo.rate, ceilingName: '2 bare BullMQ processes' });
+  addRow({
+    scenario: '2 delivery-workers, callbacks/s vs 1 worker',
+    figure: round(two.rate, 0),
+    unit: 'callbacks/s',
+    ceiling: oneWorkerRate,
+    ceilingName: '1 worker (median of the rounds)',
+    target: '>= 1.6',
+    note: busyNote(two),
+    cpu: formatCpu(two.cpu),
+  });
+  addRow({
+    scenario: '2 delivery-workers, callbacks/s vs raw POST loop (32)',
+    figure: round(two.rate, 0),
+    unit: 'callbacks/s',
+    ceiling: raw32,
+    ceilingName: 'raw POST loop 32',
+  });
+  addRow({
+    scenario: '2 delivery-workers, callbacks/s vs 2 bare BullMQ worker processes + POST',
+    figure: round(two.rate, 0),
+    unit: 'callbacks/s',
+    ceiling: bareTwo.rate,
+    ceilingName: '2 bare BullMQ processes',
+  });
   addRow(durableRows.herald(2, two, durableTwo));
   const attempts = Number((await prisma.$queryRaw<Array<{ n: bigint }>>`SELECT count(*) AS n FROM delivery_attempts`)[0]!.n);
   if (attempts < (SIZE.rounds + 1) * expected) throw new Error(`expected ${(SIZE.rounds + 1) * expected} recorded attempts, found ${attempts}`);
@@ -525,13 +660,25 @@ async function main(): Promise<void> {
   const lifetime = SIZE.renewalLifetime;
   const renewalPeriod = lifetime * 0.9;
   await http('POST', `${apiUrl}/admin/programs`, ADMIN_TOKEN, { id: 'bench-r', name: 'renewal' }, [201]);
-  await http('PUT', `${apiUrl}/admin/programs/bench-r/notification-target?verify=false`, ADMIN_TOKEN, {
-    url: `${receiverUrl}/hook/renewal`,
-    auth: { mode: 'oauth', authUrl: `${receiverUrl}/token/${lifetime}`, username: 'bench-client', password: 'bench-secret' },
-  }, [200, 201]);
+  await http(
+    'PUT',
+    `${apiUrl}/admin/programs/bench-r/notification-target?verify=false`,
+    ADMIN_TOKEN,
+    {
+      url: `${receiverUrl}/hook/renewal`,
+      auth: { mode: 'oauth', authUrl: `${receiverUrl}/token/${lifetime}`, username: 'bench-client', password: 'bench-secret' },
+    },
+    [200, 201],
+  );
   await reset();
   const renewalCount = SIZE.renewalRate * SIZE.renewalSeconds;
-  await postEventsAtRate(apiUrl, renewalCount, SIZE.renewalRate, (i) => ({ programId: 'bench-r', origin: 'automated', eventType: 'updated', objectId: `renewal-${i}`, objectType: 'subscription' }));
+  await postEventsAtRate(apiUrl, renewalCount, SIZE.renewalRate, (i) => ({
+    programId: 'bench-r',
+    origin: 'automated',
+    eventType: 'updated',
+    objectId: `renewal-${i}`,
+    objectType: 'subscription',
+  }));
   await drain(renewalCount, []);
   const renewal = await stats();
   const tokenSpan = (renewal.lastCallbackAt - (renewal.tokenTimes[0] ?? renewal.lastCallbackAt)) / 1000;
@@ -549,11 +696,20 @@ async function main(): Promise<void> {
   const e2eCount = SIZE.e2eRate * SIZE.e2eSeconds;
   const answeredAt = new Map<string, number>();
   const e2eCpu = cpu.snapshot();
-  const sentAt = await postEventsAtRate(apiUrl, e2eCount, SIZE.e2eRate, (i) => ({ programId: 'bench-p', origin: 'api', eventType: 'created', objectId: `e2e-${i}`, objectType: 'subscription' }), answeredAt);
+  const sentAt = await postEventsAtRate(
+    apiUrl,
+    e2eCount,
+    SIZE.e2eRate,
+    (i) => ({ programId: 'bench-p', origin: 'api', eventType: 'created', objectId: `e2e-${i}`, objectType: 'subscription' }),
+    answeredAt,
+  );
   await drain(e2eCount, []);
   const e2eCpuAfter = cpu.snapshot();
   const arrivals = (await http('GET', `${receiverUrl}/arrivals`, undefined)) as Record<string, number>;
-  const latencies = [...sentAt].map(([eventId, at]) => (arrivals[eventId] ?? NaN) - at).filter(Number.isFinite).sort((a, b) => a - b);
+  const latencies = [...sentAt]
+    .map(([eventId, at]) => (arrivals[eventId] ?? NaN) - at)
+    .filter(Number.isFinite)
+    .sort((a, b) => a - b);
   if (latencies.length !== e2eCount) throw new Error(`latency: ${latencies.length} of ${e2eCount} callbacks matched`);
   for (const p of [50, 95, 99]) {
     addRow({ scenario: `end-to-end ingest -> receiver p${p} at ${SIZE.e2eRate} events/s (2 workers)`, figure: percentile(latencies, p), unit: 'ms' });
@@ -561,8 +717,13 @@ async function main(): Promise<void> {
   // Where the tail comes from: the ingest request itself, or the delivery after its 201 (which
   // includes any wait the target gate imposed: a deferral is 50 ms or more).
   const ingestTimes = [...sentAt].map(([eventId, at]) => answeredAt.get(eventId)! - at).sort((a, b) => a - b);
-  const afterAnswer = [...answeredAt].map(([eventId, at]) => (arrivals[eventId] ?? NaN) - at).filter(Number.isFinite).sort((a, b) => a - b);
-  const [e2eDeferred] = await prisma.$queryRaw<Array<{ n: bigint }>>`SELECT coalesce(sum(d.deferrals), 0) AS n FROM deliveries d JOIN events e ON e.id = d.event_id WHERE e.object_id LIKE 'e2e-%'`;
+  const afterAnswer = [...answeredAt]
+    .map(([eventId, at]) => (arrivals[eventId] ?? NaN) - at)
+    .filter(Number.isFinite)
+    .sort((a, b) => a - b);
+  const [e2eDeferred] = await prisma.$queryRaw<
+    Array<{ n: bigint }>
+  >`SELECT coalesce(sum(d.deferrals), 0) AS n FROM deliveries d JOIN events e ON e.id = d.event_id WHERE e.object_id LIKE 'e2e-%'`;
   addRow({
     scenario: `end-to-end at ${SIZE.e2eRate} events/s: ingest request -> 201 p99, 201 -> receiver p99`,
     figure: percentile(ingestTimes, 99),
@@ -580,19 +741,27 @@ async function main(): Promise<void> {
   log(`seeding ${SIZE.listEvents} events`);
   const seedStarted = performance.now();
   await http('POST', `${apiUrl}/admin/programs`, ADMIN_TOKEN, { id: 'bench-l', name: 'list' }, [201]);
-  for (let m = 0; m < 4; m += 1) await http('POST', `${apiUrl}/admin/merchants`, ADMIN_TOKEN, { id: `bench-l-m${m}`, programId: 'bench-l', name: 'list' }, [201]);
+  for (let m = 0; m < 4; m += 1)
+    await http('POST', `${apiUrl}/admin/merchants`, ADMIN_TOKEN, { id: `bench-l-m${m}`, programId: 'bench-l', name: 'list' }, [201]);
   const { key } = (await http('POST', `${apiUrl}/admin/api-keys`, ADMIN_TOKEN, { merchantId: 'bench-l-m0' }, [201])) as { key: string };
   await seedEvents(prisma, SIZE.listEvents);
   log(`seeded in ${round((performance.now() - seedStarted) / 1000, 1)} s`);
 
-  const listHeaders = { 'x-api-key': key, 'content-type': 'application/json', 'accept-language': 'en-US', 'user-agent': 'herald-bench', origin: 'https://bench.example' };
+  const listHeaders = {
+    'x-api-key': key,
+    'content-type': 'application/json',
+    'accept-language': 'en-US',
+    'user-agent': 'herald-bench',
+    origin: 'https://bench.example',
+  };
   const perMerchant = SIZE.listEvents / 4;
   const check = async (query: string, expectCount: number): Promise<string> => {
     const res = await fetch(`${apiUrl}/events?${query}`, { headers: listHeaders });
     const text = await res.text();
     if (res.status !== 200) throw new Error(`GET /events?${query} answered ${res.status}: ${text.slice(0, 300)}`);
     const body = JSON.parse(text) as { count: number; data: unknown[] };
-    if (body.count !== expectCount || body.data.length !== 20) throw new Error(`GET /events?${query}: count ${body.count} (expected ${expectCount}), ${body.data.length} items`);
+    if (body.count !== expectCount || body.data.length !== 20)
+      throw new Error(`GET /events?${query}: count ${body.count} (expected ${expectCount}), ${body.data.length} items`);
     return text;
   };
   const page1 = await check('page=1&pageSize=20', perMerchant);
@@ -601,7 +770,12 @@ async function main(): Promise<void> {
 
   // Page 1 beside its two ceilings, in alternated rounds (bench/paired-rounds.ts).
   const listCeilings = await startListCeilings({ databaseUrl, page: page1, expectCount: perMerchant, startListening });
-  const listRoundResults = await listRounds({ herald: `${apiUrl}/events?page=1&pageSize=20`, ...listCeilings }, listHeaders, SIZE.rounds, SIZE.listRoundSeconds);
+  const listRoundResults = await listRounds(
+    { herald: `${apiUrl}/events?page=1&pageSize=20`, ...listCeilings },
+    listHeaders,
+    SIZE.rounds,
+    SIZE.listRoundSeconds,
+  );
   for (const row of listRoundRows(listRoundResults, { events: SIZE.listEvents, pageBytes: page1.length })) addRow(row);
   const page1P99 = medianRound(listRoundResults, 'static', (r) => r.rps).round.herald.p99;
   // The other pages, once each, against page 1 of the rounds.
@@ -612,7 +786,14 @@ async function main(): Promise<void> {
   ];
   for (const [name, query] of pages) {
     const r = await cannon(`${apiUrl}/events?${query}`, SIZE.listSeconds, listHeaders);
-    addRow({ scenario: `GET /events ${name}, ${SIZE.listEvents} events, req/s`, figure: round(r.rps, 0), unit: 'req/s', ceiling: staticRps, ceilingName: 'bare Express (median of the rounds)', note: `p50 ${r.p50} ms, p99 ${r.p99} ms` });
+    addRow({
+      scenario: `GET /events ${name}, ${SIZE.listEvents} events, req/s`,
+      figure: round(r.rps, 0),
+      unit: 'req/s',
+      ceiling: staticRps,
+      ceilingName: 'bare Express (median of the rounds)',
+      note: `p50 ${r.p50} ms, p99 ${r.p99} ms`,
+    });
     if (name.startsWith('page ')) {
       addRow({ scenario: `GET /events ${name} p99 / page 1 p99`, figure: r.p99, unit: 'ms p99', ceiling: page1P99, ceilingName: 'page 1 p99', target: '<= 3' });
     }
@@ -627,7 +808,10 @@ async function main(): Promise<void> {
 // --- API isolation: one key's 32 expensive reads beside another tenant (bench/api-isolation.ts) ---
 async function apiIsolation(context: { databaseUrl: string; queuePrefix: string; prisma: PrismaClient }): Promise<void> {
   // An events-api of its own, on the default settings but the rate limit (as every bench API).
-  const api = await startListening('services/events-api/src/server.ts', { ...serviceEnv({ databaseUrl: context.databaseUrl, redisUrl: REDIS_URL, queuePrefix: context.queuePrefix }), PORT: '0' });
+  const api = await startListening('services/events-api/src/server.ts', {
+    ...serviceEnv({ databaseUrl: context.databaseUrl, redisUrl: REDIS_URL, queuePrefix: context.queuePrefix }),
+    PORT: '0',
+  });
   serviceLogs.push(['events-api (isolation)', api.proc]);
   const noisyEvents = QUICK ? 100_000 : 1_000_000;
   const r = await runApiIsolation({
@@ -641,13 +825,43 @@ async function apiIsolation(context: { databaseUrl: string; queuePrefix: string;
   });
   await api.proc.stop('SIGTERM', 15_000);
   const scenario = `API isolation, 1 key x 32 loops of GET /events?${r.noisy.query} over ${noisyEvents} events`;
-  const statuses = (counts: Record<string, number>): string => Object.entries(counts).map(([status, n]) => `${n} x ${status}`).join(', ');
-  addRow({ scenario: `${scenario}: another tenant's GET /events p99`, figure: r.quiet.p99, unit: 'ms', target: '<= 250 ms', note: `p50 ${r.quiet.p50} ms; alone p50 ${r.quietAlone.p50} ms, p99 ${r.quietAlone.p99} ms; ${r.quiet.requests} requests at 20/s` });
+  const statuses = (counts: Record<string, number>): string =>
+    Object.entries(counts)
+      .map(([status, n]) => `${n} x ${status}`)
+      .join(', ');
+  addRow({
+    scenario: `${scenario}: another tenant's GET /events p99`,
+    figure: r.quiet.p99,
+    unit: 'ms',
+    target: '<= 250 ms',
+    note: `p50 ${r.quiet.p50} ms; alone p50 ${r.quietAlone.p50} ms, p99 ${r.quietAlone.p99} ms; ${r.quiet.requests} requests at 20/s`,
+  });
   addRow({ scenario: `${scenario}: another tenant's 503s`, figure: r.quiet.statuses['503'] ?? 0, unit: '503s', target: '0', note: statuses(r.quiet.statuses) });
-  addRow({ scenario: `${scenario}: /readyz answers other than 200`, figure: r.readyz.polls - (r.readyz.statuses['200'] ?? 0), unit: 'polls', target: '0', note: `${r.readyz.polls} polls: ${statuses(r.readyz.statuses)}` });
-  addRow({ scenario: `${scenario}: ingest p99 (single events, 5/s)`, figure: r.ingest.p99, unit: 'ms', note: `p50 ${r.ingest.p50} ms; ${statuses(r.ingest.statuses)}` });
-  addRow({ scenario: `${scenario}: the noisy key's answers`, figure: round((r.noisy.statuses['200'] ?? 0) / r.noisy.seconds, 1), unit: '200s/s', note: statuses(r.noisy.statuses) });
-  addRow({ scenario: `API isolation: the issue's GET /events?createdFrom=1970-01-01T00:00:00Z&page=9999&pageSize=100 alone, ${noisyEvents} events`, figure: r.issueQuery.ms, unit: 'ms', note: `answered ${r.issueQuery.status}` });
+  addRow({
+    scenario: `${scenario}: /readyz answers other than 200`,
+    figure: r.readyz.polls - (r.readyz.statuses['200'] ?? 0),
+    unit: 'polls',
+    target: '0',
+    note: `${r.readyz.polls} polls: ${statuses(r.readyz.statuses)}`,
+  });
+  addRow({
+    scenario: `${scenario}: ingest p99 (single events, 5/s)`,
+    figure: r.ingest.p99,
+    unit: 'ms',
+    note: `p50 ${r.ingest.p50} ms; ${statuses(r.ingest.statuses)}`,
+  });
+  addRow({
+    scenario: `${scenario}: the noisy key's answers`,
+    figure: round((r.noisy.statuses['200'] ?? 0) / r.noisy.seconds, 1),
+    unit: '200s/s',
+    note: statuses(r.noisy.statuses),
+  });
+  addRow({
+    scenario: `API isolation: the issue's GET /events?createdFrom=1970-01-01T00:00:00Z&page=9999&pageSize=100 alone, ${noisyEvents} events`,
+    figure: r.issueQuery.ms,
+    unit: 'ms',
+    note: `answered ${r.issueQuery.status}`,
+  });
 }
 
 /** Writes the results file and prints the table. */
@@ -731,10 +945,13 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   });
 }
 // The whole run is bounded: a hang past this fails the run (after cleaning up).
-const watchdog = setTimeout(() => {
-  log('run exceeded its time limit');
-  void cleanup().finally(() => process.exit(1));
-}, SCALE ? 45 * 60_000 : (QUICK ? 9 * 60_000 : 20 * 60_000) + (ONLY === 'soak' || (!QUICK && ONLY === undefined) ? SOAK.seconds * 1000 + 3 * 60_000 : 0));
+const watchdog = setTimeout(
+  () => {
+    log('run exceeded its time limit');
+    void cleanup().finally(() => process.exit(1));
+  },
+  SCALE ? 45 * 60_000 : (QUICK ? 9 * 60_000 : 20 * 60_000) + (ONLY === 'soak' || (!QUICK && ONLY === undefined) ? SOAK.seconds * 1000 + 3 * 60_000 : 0),
+);
 
 main()
   .then(async () => {
@@ -746,7 +963,11 @@ main()
     if (interrupted) return;
     log(`FAILED: ${(error as Error).stack ?? String(error)}`);
     for (const [name, proc] of serviceLogs) {
-      const errors = proc.output().split('\n').filter((line) => /"level":"error"/.test(line)).slice(-5);
+      const errors = proc
+        .output()
+        .split('\n')
+        .filter((line) => /"level":"error"/.test(line))
+        .slice(-5);
       if (errors.length > 0) log(`${name} errors:\n${errors.join('\n')}`);
     }
     await cleanup();

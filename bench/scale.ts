@@ -73,7 +73,10 @@ export async function runScale(options: ScaleOptions): Promise<void> {
   const deepPage = Math.min(DEEP_PAGE, Math.floor(merchantShare(small.events, TENANT, 0) / PAGE_SIZE));
 
   for (const page of [1, deepPage]) {
-    const turns = new Map<SeededTable, ListLoad[]>([[small, []], [large, []]]);
+    const turns = new Map<SeededTable, ListLoad[]>([
+      [small, []],
+      [large, []],
+    ]);
     for (let turn = 0; turn < options.listRounds; turn += 1) {
       for (const [table, loads] of turns) loads.push(await listLoad(table, page, options));
     }
@@ -110,12 +113,17 @@ export async function runScale(options: ScaleOptions): Promise<void> {
 /** Creates the tenant through the table's API, seeds `events` events and checks GET /events counts them all. */
 async function seedTable(table: Table, events: number, options: ScaleOptions): Promise<SeededTable> {
   const admin = async (path: string, body: unknown): Promise<any> => {
-    const res = await fetch(`${table.apiUrl}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${options.adminToken}` }, body: JSON.stringify(body) });
+    const res = await fetch(`${table.apiUrl}${path}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${options.adminToken}` },
+      body: JSON.stringify(body),
+    });
     if (res.status !== 201) throw new Error(`POST ${path} answered ${res.status}: ${await res.text()}`);
     return res.json();
   };
   await admin('/admin/programs', { id: TENANT.programId, name: 'scale' });
-  for (let m = 0; m < TENANT.merchants; m += 1) await admin('/admin/merchants', { id: `${TENANT.merchantPrefix}${m}`, programId: TENANT.programId, name: 'scale' });
+  for (let m = 0; m < TENANT.merchants; m += 1)
+    await admin('/admin/merchants', { id: `${TENANT.merchantPrefix}${m}`, programId: TENANT.programId, name: 'scale' });
   const { key } = (await admin('/admin/api-keys', { merchantId: `${TENANT.merchantPrefix}0` })) as { key: string };
 
   options.log(`seeding ${thousands(events)} events`);
@@ -125,9 +133,14 @@ async function seedTable(table: Table, events: number, options: ScaleOptions): P
     const seed = await seedScaleEvents(client, { tenant: TENANT, count: events, now: new Date(), days: 365, burstHour: 9, log: options.log });
     options.addRow({
       scenario: `scale: seed ${thousands(events)} events with COPY into an empty table, with counters`,
-      figure: round(Object.values(seed.seconds).reduce((a, b) => a + b, 0), 1),
+      figure: round(
+        Object.values(seed.seconds).reduce((a, b) => a + b, 0),
+        1,
+      ),
       unit: 's',
-      note: `COPY ${Math.round(seed.copyRowsPerSecond)} rows/s; ${Object.entries(seed.seconds).map(([phase, s]) => `${phase} ${round(s, 1)} s`).join(', ')}`,
+      note: `COPY ${Math.round(seed.copyRowsPerSecond)} rows/s; ${Object.entries(seed.seconds)
+        .map(([phase, s]) => `${phase} ${round(s, 1)} s`)
+        .join(', ')}`,
     });
   } finally {
     await client.end();
@@ -142,7 +155,13 @@ async function seedTable(table: Table, events: number, options: ScaleOptions): P
 /** Medians of the turns' latencies and rates; the last turn's CPU. */
 function summarize(loads: ListLoad[]): ListLoad {
   const median = (values: number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
-  return { rps: median(loads.map((l) => l.rps)), p50: median(loads.map((l) => l.p50)), p99: median(loads.map((l) => l.p99)), busy: median(loads.map((l) => l.busy)), cpu: loads.at(-1)!.cpu };
+  return {
+    rps: median(loads.map((l) => l.rps)),
+    p50: median(loads.map((l) => l.p50)),
+    p99: median(loads.map((l) => l.p99)),
+    busy: median(loads.map((l) => l.busy)),
+    cpu: loads.at(-1)!.cpu,
+  };
 }
 
 /** GET /events?page=…: a 200 with the exact count and a full page, or the run fails. */
@@ -151,7 +170,8 @@ async function checkPage(table: SeededTable, page: number, expectCount: number):
   const text = await res.text();
   if (res.status !== 200) throw new Error(`GET /events?page=${page} answered ${res.status}: ${text.slice(0, 300)}`);
   const body = JSON.parse(text) as { count: number; data: unknown[] };
-  if (body.count !== expectCount || body.data.length !== PAGE_SIZE) throw new Error(`GET /events?page=${page}: count ${body.count} (expected ${expectCount}), ${body.data.length} items`);
+  if (body.count !== expectCount || body.data.length !== PAGE_SIZE)
+    throw new Error(`GET /events?page=${page}: count ${body.count} (expected ${expectCount}), ${body.data.length} items`);
 }
 
 /** 32 connections on one page of the table's GET /events for `listSeconds`, with the CPU each process spent per request. */
@@ -160,8 +180,15 @@ async function listLoad(table: SeededTable, page: number, options: ScaleOptions)
   const before = options.cpu.snapshot();
   const result = await autocannon({ url, connections: 32, duration: options.listSeconds, headers: table.headers });
   const after = options.cpu.snapshot();
-  if (result.errors > 0 || result.non2xx > 0 || result.timeouts > 0) throw new Error(`autocannon ${url}: ${result.errors} errors, ${result.non2xx} non-2xx, ${result.timeouts} timeouts`);
-  return { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, cpu: cpuPerUnit(before, after, result.requests.total), busy: machineBusy(before, after) };
+  if (result.errors > 0 || result.non2xx > 0 || result.timeouts > 0)
+    throw new Error(`autocannon ${url}: ${result.errors} errors, ${result.non2xx} non-2xx, ${result.timeouts} timeouts`);
+  return {
+    rps: result.requests.average,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    cpu: cpuPerUnit(before, after, result.requests.total),
+    busy: machineBusy(before, after),
+  };
 }
 
 /**
@@ -175,7 +202,17 @@ async function ingestAndDeliver(options: ScaleOptions): Promise<void> {
   await fetch(`${receiverUrl}/reset`, { method: 'POST' });
   const before = cpu.snapshot();
   // The larger table's events-api and database: the ingest writes beside its 10,000,000 events.
-  const rate = await ingestBatches({ apiUrl: options.apiUrl, token: options.ingestToken, count: options.ingestEvents, batchSize: 100, inFlight: 4, programId: 'bench-p', merchantId: 'bench-m', objectType: 'payment', idPrefix: 'scale-' });
+  const rate = await ingestBatches({
+    apiUrl: options.apiUrl,
+    token: options.ingestToken,
+    count: options.ingestEvents,
+    batchSize: 100,
+    inFlight: 4,
+    programId: 'bench-p',
+    merchantId: 'bench-m',
+    objectType: 'payment',
+    idPrefix: 'scale-',
+  });
   const after = cpu.snapshot();
   addRow({
     scenario: `scale: ingest CPU per event (${options.ingestEvents} events in batches of 100, 4 in flight, fan-out 2, no worker running)`,
@@ -237,6 +274,11 @@ async function perRowSizes(client: pg.Client, addRow: ScaleOptions['addRow']): P
   }
   for (const table of ['event_counts', 'event_bucket_counts']) {
     const size = await sizeOf(table);
-    addRow({ scenario: `scale: bytes on disk of ${table} per event`, figure: round(size.bytes / events.rows, 1), unit: 'bytes', note: `${size.rows.toLocaleString('en-US')} counter rows, ${Math.round(size.bytes / 2 ** 20)} MB` });
+    addRow({
+      scenario: `scale: bytes on disk of ${table} per event`,
+      figure: round(size.bytes / events.rows, 1),
+      unit: 'bytes',
+      note: `${size.rows.toLocaleString('en-US')} counter rows, ${Math.round(size.bytes / 2 ** 20)} MB`,
+    });
   }
 }

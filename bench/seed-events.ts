@@ -24,7 +24,11 @@ export interface SeedTenant {
  * counts read those counters, so they must match the rows. Events are 5 ms apart (dense, so that the per-second buckets stay few: 200 a second), spread over the
  * tenant's merchants (4 by default), origins cycling every event and object types every 12 events.
  */
-export async function seedEvents(prisma: PrismaClient, total: number, tenant: SeedTenant = { programId: 'bench-l', merchantPrefix: 'bench-l-m', merchants: 4 }): Promise<void> {
+export async function seedEvents(
+  prisma: PrismaClient,
+  total: number,
+  tenant: SeedTenant = { programId: 'bench-l', merchantPrefix: 'bench-l-m', merchants: 4 },
+): Promise<void> {
   // Ids from the bench's own constants, never from outside: safe to write into the statement.
   const { programId, merchantPrefix, merchants } = tenant;
   await prisma.$executeRawUnsafe(`

@@ -65,7 +65,10 @@ export function merchantShare(count: number, tenant: ScaleTenant, m: number): nu
  * recounts the tenant's counters from its stored rows and analyzes the tables. Returns the rows
  * per second of the load alone and the seconds of each phase.
  */
-export async function seedScaleEvents(client: pg.Client, options: ScaleSeedOptions): Promise<{ copyRowsPerSecond: number; seconds: Record<'partitions' | 'copy' | 'rebuild' | 'counters' | 'analyze', number> }> {
+export async function seedScaleEvents(
+  client: pg.Client,
+  options: ScaleSeedOptions,
+): Promise<{ copyRowsPerSecond: number; seconds: Record<'partitions' | 'copy' | 'rebuild' | 'counters' | 'analyze', number> }> {
   const { tenant, count, log } = options;
   const firstDay = Math.floor(options.now.getTime() / DAY_MS) * DAY_MS - options.days * DAY_MS;
   const perDay = Math.ceil(count / options.days);
@@ -98,7 +101,9 @@ export async function seedScaleEvents(client: pg.Client, options: ScaleSeedOptio
       if (now - reported >= 5_000) {
         reported = now;
         const done = Math.min(count, start + CHUNK);
-        log(`COPY: ${done.toLocaleString('en-US')} of ${count.toLocaleString('en-US')} rows, ${Math.round(done / ((now - started) / 1000)).toLocaleString('en-US')} rows/s`);
+        log(
+          `COPY: ${done.toLocaleString('en-US')} of ${count.toLocaleString('en-US')} rows, ${Math.round(done / ((now - started) / 1000)).toLocaleString('en-US')} rows/s`,
+        );
       }
     }
   }
@@ -119,7 +124,11 @@ export async function seedScaleEvents(client: pg.Client, options: ScaleSeedOptio
   await client.query('ANALYZE event_counts');
   await client.query('ANALYZE event_bucket_counts');
   timer.lap('analyze');
-  log(`seeded ${count.toLocaleString('en-US')} events: ${Object.entries(timer.seconds).map(([phase, s]) => `${phase} ${s.toFixed(1)} s`).join(', ')}`);
+  log(
+    `seeded ${count.toLocaleString('en-US')} events: ${Object.entries(timer.seconds)
+      .map(([phase, s]) => `${phase} ${s.toFixed(1)} s`)
+      .join(', ')}`,
+  );
   return { copyRowsPerSecond: count / copySeconds, seconds: timer.seconds };
 }
 

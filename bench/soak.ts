@@ -101,7 +101,10 @@ export async function runSoak(options: SoakOptions): Promise<void> {
   const take = async (): Promise<FlakyTake> => JSON.parse((await call(`${options.receiverUrl}/flaky-take`, undefined, 'POST')).text) as FlakyTake;
   await admin('POST', '/admin/programs', { id: 'bench-s', name: 'soak' });
   // ?verify=false: the soak counts the callbacks of its events only.
-  await admin('PUT', '/admin/programs/bench-s/notification-target?verify=false', { url: `${options.receiverUrl}/flaky/${options.failEvery}/soak`, auth: { mode: 'none' } });
+  await admin('PUT', '/admin/programs/bench-s/notification-target?verify=false', {
+    url: `${options.receiverUrl}/flaky/${options.failEvery}/soak`,
+    auth: { mode: 'none' },
+  });
   await take();
 
   const redis = new Redis(options.redisUrl, { maxRetriesPerRequest: 2 });
@@ -134,7 +137,14 @@ export async function runSoak(options: SoakOptions): Promise<void> {
       while (sending && Date.now() - started < options.seconds * 1000) {
         const due = Math.floor(((Date.now() - started) * options.rate) / 1000) - sent;
         if (due > 0) {
-          const events = Array.from({ length: due }, (_, i) => ({ id: `Event-${randomUUID()}`, programId: 'bench-s', origin: 'api', eventType: 'created', objectId: `soak-${sent + i}`, objectType: 'payment' }));
+          const events = Array.from({ length: due }, (_, i) => ({
+            id: `Event-${randomUUID()}`,
+            programId: 'bench-s',
+            origin: 'api',
+            eventType: 'created',
+            objectId: `soak-${sent + i}`,
+            objectType: 'payment',
+          }));
           sent += due;
           const now = Date.now();
           events.forEach((e) => sentAt.set(e.id, now));
@@ -169,7 +179,8 @@ export async function runSoak(options: SoakOptions): Promise<void> {
 
     for (let next = interval; next <= options.seconds; next += interval) {
       await sleep(started + next * 1000 - Date.now());
-      if (worker.child.exitCode !== null || worker.child.signalCode !== null) throw new Error(`the soak's delivery-worker exited: ${worker.output().slice(-2_000)}`);
+      if (worker.child.exitCode !== null || worker.child.signalCode !== null)
+        throw new Error(`the soak's delivery-worker exited: ${worker.output().slice(-2_000)}`);
       const memory = await redisMemory();
       const sample = await collect({ at: next, rssMb: rssMb(worker.child.pid), redisBytes: memory.bytes, jobsHeld: memory.jobs });
       samples.push(sample);
@@ -217,7 +228,9 @@ export async function runSoak(options: SoakOptions): Promise<void> {
     // A cross-check that other users of the Redis instance cannot disturb: the size of the hashes of
     // the last delivered jobs (without their entry in the completed set and the events stream).
     const recent = await redis.zrevrange(`${options.queuePrefix}:${DELIVERIES_QUEUE}:completed`, 0, 49);
-    const sizes = await Promise.all(recent.map(async (id) => Number((await redis.call('MEMORY', 'USAGE', `${options.queuePrefix}:${DELIVERIES_QUEUE}:${id}`)) ?? 0)));
+    const sizes = await Promise.all(
+      recent.map(async (id) => Number((await redis.call('MEMORY', 'USAGE', `${options.queuePrefix}:${DELIVERIES_QUEUE}:${id}`)) ?? 0)),
+    );
     const jobHash = sizes.length > 0 ? Math.round(sizes.reduce((a, b) => a + b, 0) / sizes.length) : NaN;
 
     for (const s of samples) {

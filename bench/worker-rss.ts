@@ -26,7 +26,8 @@ const arg = (name: string, fallback: string): string => {
   return i > 0 ? process.argv[i + 1]! : fallback;
 };
 /** A field of /proc/<pid>/status (VmRSS, VmHWM), in MB. */
-const status = (pid: number, field: string): number => Math.round(Number(new RegExp(`${field}:\\s+(\\d+)`).exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) / 1024);
+const status = (pid: number, field: string): number =>
+  Math.round(Number(new RegExp(`${field}:\\s+(\\d+)`).exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) / 1024);
 /** CPU time the process has used (user + system), in ms: what a flag that trades memory for GC work costs. */
 const cpuMs = (pid: number): number => {
   const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
@@ -46,7 +47,11 @@ async function main(): Promise<void> {
   // Production's options (scripts/bundles.ts), then --node-flags: a V8 flag given twice takes its last value.
   const production = BUILD_ENTRIES.worker.node.filter((flag) => !(flag === '--enable-source-maps' && process.argv.includes('--no-source-maps')));
   const flags = [...production, ...arg('node-flags', '').split(' ').filter(Boolean)];
-  const worker = spawn(process.execPath, [...flags, path.join(ROOT, BUILD_ENTRIES.worker.bundle)], { cwd: ROOT, env: { PATH: process.env.PATH, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const worker = spawn(process.execPath, [...flags, path.join(ROOT, BUILD_ENTRIES.worker.bundle)], {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let out = '';
   worker.stdout.on('data', (c: Buffer) => (out += c.toString()));
   worker.stderr.on('data', (c: Buffer) => (out += c.toString()));
@@ -63,7 +68,16 @@ async function main(): Promise<void> {
     const cpuBefore = cpuMs(worker.pid!);
     const gcFrom = out.length;
     const events = Number(arg('events', '10000'));
-    await ingestBatches({ apiUrl, token: 'dev-ingest-token', count: events, batchSize: 500, inFlight: 2, programId: 'bench-p', merchantId: 'bench-m', objectType: 'payment' });
+    await ingestBatches({
+      apiUrl,
+      token: 'dev-ingest-token',
+      count: events,
+      batchSize: 500,
+      inFlight: 2,
+      programId: 'bench-p',
+      merchantId: 'bench-m',
+      objectType: 'payment',
+    });
     const started = Date.now();
     for (;;) {
       const { callbacks } = (await (await fetch(`${receiverUrl}/stats`)).json()) as { callbacks: number };
@@ -77,10 +91,14 @@ async function main(): Promise<void> {
     if (pauses.length > 0) {
       const total = (kind: string) => pauses.filter((p) => p[1]!.startsWith(kind)).reduce((sum, p) => sum + Number(p[3]), 0);
       const heapMax = Math.max(...pauses.map((p) => Number(p[2])));
-      console.log(`GC while delivering: ${pauses.length} collections, scavenges ${Math.round(total('Scavenge'))} ms, mark-compacts ${Math.round(total('Mark'))} ms (pauses, wall clock), ${Math.round(((total('Scavenge') + total('Mark')) * 1000) / (2 * events))} µs per callback; largest heap after a collection ${heapMax} MB`);
+      console.log(
+        `GC while delivering: ${pauses.length} collections, scavenges ${Math.round(total('Scavenge'))} ms, mark-compacts ${Math.round(total('Mark'))} ms (pauses, wall clock), ${Math.round(((total('Scavenge') + total('Mark')) * 1000) / (2 * events))} µs per callback; largest heap after a collection ${heapMax} MB`,
+      );
     }
     await new Promise((r) => setTimeout(r, 3000));
-    console.log(`worker ${flags.join(' ') || '(no flags)'}: idle RSS ${idle} MB, after load RSS ${status(worker.pid!, 'VmRSS')} MB, peak RSS (VmHWM) ${status(worker.pid!, 'VmHWM')} MB, ${2 * events} callbacks, worker CPU ${cpuPerCallback} µs per callback`);
+    console.log(
+      `worker ${flags.join(' ') || '(no flags)'}: idle RSS ${idle} MB, after load RSS ${status(worker.pid!, 'VmRSS')} MB, peak RSS (VmHWM) ${status(worker.pid!, 'VmHWM')} MB, ${2 * events} callbacks, worker CPU ${cpuPerCallback} µs per callback`,
+    );
   } finally {
     worker.kill('SIGTERM');
     await new Promise((r) => worker.once('exit', r));

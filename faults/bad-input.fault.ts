@@ -39,21 +39,82 @@ afterAll(async () => {
 });
 
 const ODD_VALUES = [
-  '', ' ', '0', '-1', '1.5', '1e309', '99999999999999999999999', 'NaN', 'null', 'undefined', 'true', '[]', '{}',
-  '%00', '%zz', '%', '%E0%A4%A', '%C0%80', '%F0%9F%98', '%ED%A0%80', '%FF%FE', '%2e%2e%2f', '..%2F..%2F', '%0d%0aX-Injected:%201',
-  'a%26b%3Dc', '%22%3E%3Cscript%3E', "'%20OR%201=1--", '\\u0000', '%E2%80%AE', '%EF%BB%BF', '2026-13-45T25:61:61Z', '2026-01-01', '2026-01-01T00:00:00',
-  '+1', '0x10', '1_000', '00001', '-0', 'Infinity', 'subscription%00', 'SUBSCRIPTION', 'api,widget',
+  '',
+  ' ',
+  '0',
+  '-1',
+  '1.5',
+  '1e309',
+  '99999999999999999999999',
+  'NaN',
+  'null',
+  'undefined',
+  'true',
+  '[]',
+  '{}',
+  '%00',
+  '%zz',
+  '%',
+  '%E0%A4%A',
+  '%C0%80',
+  '%F0%9F%98',
+  '%ED%A0%80',
+  '%FF%FE',
+  '%2e%2e%2f',
+  '..%2F..%2F',
+  '%0d%0aX-Injected:%201',
+  'a%26b%3Dc',
+  '%22%3E%3Cscript%3E',
+  "'%20OR%201=1--",
+  '\\u0000',
+  '%E2%80%AE',
+  '%EF%BB%BF',
+  '2026-13-45T25:61:61Z',
+  '2026-01-01',
+  '2026-01-01T00:00:00',
+  '+1',
+  '0x10',
+  '1_000',
+  '00001',
+  '-0',
+  'Infinity',
+  'subscription%00',
+  'SUBSCRIPTION',
+  'api,widget',
 ];
 /**
  * Date-times that match RFC 3339's grammar but that `Date` or PostgreSQL's timestamptz cannot hold:
  * leap seconds, year 0 and years past 9999 once the offset is applied (each refused with a 400).
  */
 const ODD_DATES = [
-  '2026-06-30T23:59:60Z', '2026-12-31T23:59:60Z', '2026-06-30T23:59:60.999+00:00', '1969-12-31T23:59:60Z', '0000-01-01T00:00:00Z',
-  '0000-12-31T23:59:59+00:01', '9999-12-31T23:59:59-23:59', '9999-12-31T23:59:59.999-00:01', '9999-12-31T23:59:60Z', '0001-01-01T00:00:00+23:59',
+  '2026-06-30T23:59:60Z',
+  '2026-12-31T23:59:60Z',
+  '2026-06-30T23:59:60.999+00:00',
+  '1969-12-31T23:59:60Z',
+  '0000-01-01T00:00:00Z',
+  '0000-12-31T23:59:59+00:01',
+  '9999-12-31T23:59:59-23:59',
+  '9999-12-31T23:59:59.999-00:01',
+  '9999-12-31T23:59:60Z',
+  '0001-01-01T00:00:00+23:59',
 ];
 const PARAMS = ['origin', 'objectType', 'page', 'pageSize', 'objectId', 'eventType', 'createdFrom', 'createdTo'];
-const ODD_NAMES = ['page[]', 'page[x]', '__proto__', '__proto__[x]', 'constructor[prototype][x]', 'pageSize[0]', 'foo', 'Page', 'PAGE', '', '%00', 'page%00', '[]', 'a[b][c][d][e][f][g][h][i][j][k]'];
+const ODD_NAMES = [
+  'page[]',
+  'page[x]',
+  '__proto__',
+  '__proto__[x]',
+  'constructor[prototype][x]',
+  'pageSize[0]',
+  'foo',
+  'Page',
+  'PAGE',
+  '',
+  '%00',
+  'page%00',
+  '[]',
+  'a[b][c][d][e][f][g][h][i][j][k]',
+];
 
 function hugeText(r: Random, min: number, max: number): string {
   const chunk = r.pick(['a', 'é', '€', '😀', '%41', ' ', '\\']);
@@ -69,9 +130,36 @@ function randomUnicode(r: Random, length: number): string {
 /** A header value node:http accepts (no control characters but tab; latin-1 bytes allowed). */
 function oddHeaderValue(r: Random): string {
   return r.pick([
-    '', ' ', '\t', 'null', '*', ';', 'application/json; charset=', 'application/json;;;', 'APPLICATION/JSON', 'text/html', 'application/problem+json',
-    'en-us', 'EN-US', 'en', 'en-US,en;q=0.9', 'fr-FR', 'en-US;q=0', 'en_US', 'https://shop.example/path', 'https://shop.example:99999', 'file://', 'null', 'javascript:alert(1)',
-    '\xff\xfe\xfd', 'caf\xe9', 'hk_' + 'x'.repeat(64), hugeText(r, 1_000, 6_000).replace(/[^\t\x20-\xff]/gu, '?'), 'a\tb', '"quoted"', '=?utf-8?b?w6k=?=',
+    '',
+    ' ',
+    '\t',
+    'null',
+    '*',
+    ';',
+    'application/json; charset=',
+    'application/json;;;',
+    'APPLICATION/JSON',
+    'text/html',
+    'application/problem+json',
+    'en-us',
+    'EN-US',
+    'en',
+    'en-US,en;q=0.9',
+    'fr-FR',
+    'en-US;q=0',
+    'en_US',
+    'https://shop.example/path',
+    'https://shop.example:99999',
+    'file://',
+    'null',
+    'javascript:alert(1)',
+    '\xff\xfe\xfd',
+    'caf\xe9',
+    'hk_' + 'x'.repeat(64),
+    hugeText(r, 1_000, 6_000).replace(/[^\t\x20-\xff]/gu, '?'),
+    'a\tb',
+    '"quoted"',
+    '=?utf-8?b?w6k=?=',
   ]);
 }
 
@@ -102,7 +190,9 @@ function generateGet(r: Random): { method: string; path: string; headers: Record
         pairs.push(`${r.pick(ODD_NAMES)}=${r.chance(0.5) ? '1' : r.pick(ODD_VALUES)}`);
         break;
       case 4:
-        pairs.push(`${r.pick(PARAMS)}=${r.chance(0.5) ? hugeText(r, 500, 6_000).replace(/[^\x21-\x7e]/gu, (c) => encodeURIComponent(c)) : encodeURIComponent(randomUnicode(r, r.int(1, 40)))}`);
+        pairs.push(
+          `${r.pick(PARAMS)}=${r.chance(0.5) ? hugeText(r, 500, 6_000).replace(/[^\x21-\x7e]/gu, (c) => encodeURIComponent(c)) : encodeURIComponent(randomUnicode(r, r.int(1, 40)))}`,
+        );
         break;
       case 5: {
         const name = r.pick(PARAMS);
@@ -136,7 +226,24 @@ function validEvent(r: Random): Record<string, unknown> {
 }
 
 const FIELDS = ['programId', 'merchantId', 'id', 'createdAt', 'origin', 'eventType', 'objectId', 'objectType', 'metadata', 'context', 'sourceSystem', 'data'];
-const WRONG_VALUES: unknown[] = [null, 0, -1, 1.5, true, false, [], {}, '', ' ', 'x', [null], { $gt: '' }, { __proto__: { polluted: true } }, 'Event-not-a-uuid', '2026-02-30T00:00:00Z'];
+const WRONG_VALUES: unknown[] = [
+  null,
+  0,
+  -1,
+  1.5,
+  true,
+  false,
+  [],
+  {},
+  '',
+  ' ',
+  'x',
+  [null],
+  { $gt: '' },
+  { __proto__: { polluted: true } },
+  'Event-not-a-uuid',
+  '2026-02-30T00:00:00Z',
+];
 
 function nested(depth: number, kind: 'object' | 'array'): string {
   return kind === 'object' ? `${'{"a":'.repeat(depth)}1${'}'.repeat(depth)}` : `${'['.repeat(depth)}1${']'.repeat(depth)}`;
@@ -144,8 +251,26 @@ function nested(depth: number, kind: 'object' | 'array'): string {
 
 function generatePost(r: Random): { method: string; path: string; headers: Record<string, string>; body: string | Buffer } {
   const headers: Record<string, string> = { authorization: `Bearer ${api.config.ingestToken}`, 'content-type': 'application/json' };
-  if (r.chance(0.03)) headers.authorization = r.pick(['', 'Bearer', 'Bearer wrong', `bearer ${api.config.ingestToken}`, `Basic ${api.config.ingestToken}`, `Bearer ${api.config.ingestToken} x`]);
-  if (r.chance(0.05)) headers['content-type'] = r.pick(['text/plain', 'application/json; charset=utf-16', 'application/json; charset=latin1', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', '', 'application/jsonx', '*/*']);
+  if (r.chance(0.03))
+    headers.authorization = r.pick([
+      '',
+      'Bearer',
+      'Bearer wrong',
+      `bearer ${api.config.ingestToken}`,
+      `Basic ${api.config.ingestToken}`,
+      `Bearer ${api.config.ingestToken} x`,
+    ]);
+  if (r.chance(0.05))
+    headers['content-type'] = r.pick([
+      'text/plain',
+      'application/json; charset=utf-16',
+      'application/json; charset=latin1',
+      'application/x-www-form-urlencoded',
+      'multipart/form-data; boundary=x',
+      '',
+      'application/jsonx',
+      '*/*',
+    ]);
   if (r.chance(0.02)) headers['content-encoding'] = r.pick(['gzip', 'deflate', 'br', 'identity', 'x-unknown', 'gzip, gzip']);
   let body: string | Buffer;
   switch (r.int(0, 11)) {
@@ -155,7 +280,23 @@ function generatePost(r: Random): { method: string; path: string; headers: Recor
       break;
     }
     case 1:
-      body = r.pick(['', '{', '}', '{"a":', 'nul', 'NaN', '{"events":[1,]}', "{'a':1}", '{"a":1}{"b":2}', '"\\ud800"', '{"a":"\\x41"}', '[', '\u0000', '{"a":1e400}', '{"events":{"length":1}}']);
+      body = r.pick([
+        '',
+        '{',
+        '}',
+        '{"a":',
+        'nul',
+        'NaN',
+        '{"events":[1,]}',
+        "{'a':1}",
+        '{"a":1}{"b":2}',
+        '"\\ud800"',
+        '{"a":"\\x41"}',
+        '[',
+        '\u0000',
+        '{"a":1e400}',
+        '{"events":{"length":1}}',
+      ]);
       break;
     case 2:
       body = Buffer.from([0x7b, 0x22, 0x61, 0x22, 0x3a, 0x22, r.int(0x80, 0xff), r.int(0x80, 0xff), 0x22, 0x7d]);
@@ -187,11 +328,26 @@ function generatePost(r: Random): { method: string; path: string; headers: Recor
       }
       break;
     case 7:
-      body = r.pick(['null', '1', '"event"', '[]', 'true', '[{}]', '{"events":null}', '{"events":"x"}', '{"__proto__":{"polluted":1}}', '{"constructor":{"prototype":{"polluted":1}}}']);
+      body = r.pick([
+        'null',
+        '1',
+        '"event"',
+        '[]',
+        'true',
+        '[{}]',
+        '{"events":null}',
+        '{"events":"x"}',
+        '{"__proto__":{"polluted":1}}',
+        '{"constructor":{"prototype":{"polluted":1}}}',
+      ]);
       break;
     case 8: {
       const event = validEvent(r);
-      body = JSON.stringify({ ...event, programId: r.pick([`p_unknown_${r.int(0, 1e6)}`, tenant.programId]), merchantId: r.pick([otherTenant.merchantId, `m_unknown_${r.int(0, 1e6)}`]) });
+      body = JSON.stringify({
+        ...event,
+        programId: r.pick([`p_unknown_${r.int(0, 1e6)}`, tenant.programId]),
+        merchantId: r.pick([otherTenant.merchantId, `m_unknown_${r.int(0, 1e6)}`]),
+      });
       break;
     }
     case 9: {
@@ -232,7 +388,10 @@ async function fire(
 ): Promise<Tally> {
   const tally: Tally = { byStatus: {}, statuses: requests.map(() => 0), serverErrors: 0, notProblemJson: 0, transportErrors: 0, samples: [] };
   const sample = (what: string, request: (typeof requests)[number], answer?: RawAnswer): void => {
-    if (tally.samples.length < 20) tally.samples.push(`${what}: ${request.method} ${request.path.slice(0, 200)} ${JSON.stringify(request.headers).slice(0, 300)} body=${String(request.body ?? '').slice(0, 200)} -> ${answer ? `${answer.status} ${answer.contentType} ${answer.body.slice(0, 300)}` : ''}`);
+    if (tally.samples.length < 20)
+      tally.samples.push(
+        `${what}: ${request.method} ${request.path.slice(0, 200)} ${JSON.stringify(request.headers).slice(0, 300)} body=${String(request.body ?? '').slice(0, 200)} -> ${answer ? `${answer.status} ${answer.contentType} ${answer.body.slice(0, 300)}` : ''}`,
+      );
   };
   const answers: string[] = [];
   await pool(requests.length, 8, async (i) => {
@@ -258,7 +417,12 @@ async function fire(
       } catch {
         problem = undefined;
       }
-      if (!answer.contentType.startsWith('application/problem+json') || problem?.status !== answer.status || typeof problem.type !== 'string' || typeof problem.title !== 'string') {
+      if (
+        !answer.contentType.startsWith('application/problem+json') ||
+        problem?.status !== answer.status ||
+        typeof problem.type !== 'string' ||
+        typeof problem.title !== 'string'
+      ) {
         tally.notProblemJson++;
         sample('4xx not problem+json', request, answer);
       }
@@ -370,7 +534,12 @@ function oddDateFilterRequests(): Request[] {
   return ODD_DATES.flatMap((date) => [
     ...['createdFrom', 'createdTo'].map((field) => ({ method: 'GET', path: `/admin/deliveries?${field}=${encodeURIComponent(date)}`, headers })),
     { method: 'POST', path: '/admin/deliveries/replay', headers, body: JSON.stringify({ programId: tenant.programId, createdFrom: date }) },
-    { method: 'POST', path: '/admin/deliveries/replay', headers, body: JSON.stringify({ eventId: 'Event-00000000-0000-4000-8000-000000000000', createdTo: date }) },
+    {
+      method: 'POST',
+      path: '/admin/deliveries/replay',
+      headers,
+      body: JSON.stringify({ eventId: 'Event-00000000-0000-4000-8000-000000000000', createdTo: date }),
+    },
   ]);
 }
 
@@ -483,8 +652,14 @@ describe('API key flood', () => {
     const requests = Array.from({ length: FLOOD_REQUESTS }, (_, i) => ({
       method: 'GET',
       path: '/events',
-      localAddress: `127.1.${Math.floor((i % FLOOD_ADDRESSES) / 250)}.${(i % FLOOD_ADDRESSES) % 250 + 1}`,
-      headers: { 'x-api-key': floodKey(r, i), 'content-type': 'application/json', 'accept-language': 'en-US', origin: 'https://shop.example', 'user-agent': 'herald-faults/1.0' },
+      localAddress: `127.1.${Math.floor((i % FLOOD_ADDRESSES) / 250)}.${((i % FLOOD_ADDRESSES) % 250) + 1}`,
+      headers: {
+        'x-api-key': floodKey(r, i),
+        'content-type': 'application/json',
+        'accept-language': 'en-US',
+        origin: 'https://shop.example',
+        'user-agent': 'herald-faults/1.0',
+      },
     }));
     const memory = () => {
       const { rss, heapUsed } = process.memoryUsage();
@@ -494,17 +669,21 @@ describe('API key flood', () => {
     const started = Date.now();
     const tally = await fire(requests, floodOrigin);
     const after = memory();
-    report('6. bad input: API key flood', `${FLOOD_REQUESTS} GET /events, each with a different x-api-key (a quarter well-formed unknown keys, a quarter 15.5 KB keys, the rest malformed), from ${FLOOD_ADDRESSES} client addresses; production defaults for the failed-authentication throttle (20 per address per minute) and unknown-key lookups (50 per second)`, {
-      'requests tried': FLOOD_REQUESTS,
-      'answers by status': tally.byStatus,
-      '5xx': tally.serverErrors,
-      '4xx not problem+json': tally.notProblemJson,
-      'no answer': tally.transportErrors,
-      'API process memory before (MB)': before,
-      'API process memory after (MB)': after,
-      seconds: ((Date.now() - started) / 1000).toFixed(1),
-      ...(tally.samples.length ? { samples: tally.samples } : {}),
-    });
+    report(
+      '6. bad input: API key flood',
+      `${FLOOD_REQUESTS} GET /events, each with a different x-api-key (a quarter well-formed unknown keys, a quarter 15.5 KB keys, the rest malformed), from ${FLOOD_ADDRESSES} client addresses; production defaults for the failed-authentication throttle (20 per address per minute) and unknown-key lookups (50 per second)`,
+      {
+        'requests tried': FLOOD_REQUESTS,
+        'answers by status': tally.byStatus,
+        '5xx': tally.serverErrors,
+        '4xx not problem+json': tally.notProblemJson,
+        'no answer': tally.transportErrors,
+        'API process memory before (MB)': before,
+        'API process memory after (MB)': after,
+        seconds: ((Date.now() - started) / 1000).toFixed(1),
+        ...(tally.samples.length ? { samples: tally.samples } : {}),
+      },
+    );
     expect(tally.samples).toEqual([]);
     expect(tally.serverErrors + tally.notProblemJson + tally.transportErrors).toBe(0);
     expect(Object.keys(tally.byStatus).sort()).toEqual(['401', '429']);

@@ -87,13 +87,17 @@ it(`answers a new client within ${PROBE_LIMIT_MS} ms every time while ${HELD} co
 
   const late = probes.filter((p) => p.status !== 200 || p.ms > PROBE_LIMIT_MS);
   const slowest = Math.max(...probes.map((p) => p.ms));
-  report('connection flood', `${HELD} connections from ${FLOOD_ADDRESSES} addresses (${PER_ADDRESS} each, the per-address cap) sending part of a request line and then neither reading nor closing, ${OVER_CAP} more over an address's cap; a GET /healthz from a new address every ${PROBE_EVERY_MS} ms for ${PROBE_FOR_MS / 1000} s (past the 10 s headers timeout); then one from each flood address; events-api process with the default HTTP limits`, {
-    probes: probes.length,
-    'answered 200 within 1 s': probes.length - late.length,
-    'slowest probe (ms)': slowest,
-    'over-cap connection closed on arrival, unanswered': overCap === '',
-    'flood addresses served again after their 408s': `${floodAddressesServed.filter((p) => p.status === 200).length} / ${FLOOD_ADDRESSES}`,
-  });
+  report(
+    'connection flood',
+    `${HELD} connections from ${FLOOD_ADDRESSES} addresses (${PER_ADDRESS} each, the per-address cap) sending part of a request line and then neither reading nor closing, ${OVER_CAP} more over an address's cap; a GET /healthz from a new address every ${PROBE_EVERY_MS} ms for ${PROBE_FOR_MS / 1000} s (past the 10 s headers timeout); then one from each flood address; events-api process with the default HTTP limits`,
+    {
+      probes: probes.length,
+      'answered 200 within 1 s': probes.length - late.length,
+      'slowest probe (ms)': slowest,
+      'over-cap connection closed on arrival, unanswered': overCap === '',
+      'flood addresses served again after their 408s': `${floodAddressesServed.filter((p) => p.status === 200).length} / ${FLOOD_ADDRESSES}`,
+    },
+  );
   expect(late).toEqual([]);
   expect(floodAddressesServed.map((p) => p.status)).toEqual(Array.from({ length: FLOOD_ADDRESSES }, () => 200));
 });

@@ -67,13 +67,17 @@ it('answers 503 problem+json, stores nothing and stays up while the lock table i
   const listed = await system.listEvents(tenant.key);
   const count = listed.status === 200 ? (JSON.parse(listed.body) as { count: number }).count : -1;
 
-  report('lock table full', 'another client fills a small lock table (room for a few hundred locks), a batch of 20 is ingested; the client lets go, a batch of 1,000 is ingested', {
-    'locks the other client took': filled,
-    'batch of 20 while full': `${full.status} ${full.contentType} ${full.body.slice(0, 300)}`,
-    'events-api alive': apiAlive,
-    'batch of 1,000 after': stored.status,
-    'events listed': count,
-  });
+  report(
+    'lock table full',
+    'another client fills a small lock table (room for a few hundred locks), a batch of 20 is ingested; the client lets go, a batch of 1,000 is ingested',
+    {
+      'locks the other client took': filled,
+      'batch of 20 while full': `${full.status} ${full.contentType} ${full.body.slice(0, 300)}`,
+      'events-api alive': apiAlive,
+      'batch of 1,000 after': stored.status,
+      'events listed': count,
+    },
+  );
   expect(filled).toBeGreaterThan(100);
   expect(isProblem(full, 503)).toBe(true);
   expect(apiAlive).toBe(true);

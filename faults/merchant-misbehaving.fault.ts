@@ -1,6 +1,16 @@
 import { readFileSync } from 'node:fs';
 import type { ServerResponse } from 'node:http';
-import { always, closedPort, startHttpRecorder, startService, useMigratedDatabase, type HttpRecorder, type RecordedRequest, type Reply, type ServiceProcess } from '@herald/testing';
+import {
+  always,
+  closedPort,
+  startHttpRecorder,
+  startService,
+  useMigratedDatabase,
+  type HttpRecorder,
+  type RecordedRequest,
+  type Reply,
+  type ServiceProcess,
+} from '@herald/testing';
 import { report } from './support/report';
 import { saveServiceLog } from './support/run-dir';
 import { useHttpRecorders, useWorlds } from './support/world';
@@ -127,7 +137,11 @@ it('delivers every callback to merchants that fail, refuse connections and flap,
   const wellBehaved = await startReceiver(always({ status: 200 }));
   const wellBehavedProgram = await w.createTarget(`${wellBehaved.origin}/hook`);
   const warmUp = await w.sendEvents(wellBehavedProgram.programId, WARM_UP_CALLBACKS);
-  await w.settled(warmUp.map((s) => s.deliveryId), ['succeeded', 'failed'], 60_000);
+  await w.settled(
+    warmUp.map((s) => s.deliveryId),
+    ['succeeded', 'failed'],
+    60_000,
+  );
   const afterWarmUp = memoryOf(pid);
   const started = Date.now();
 
@@ -148,12 +162,24 @@ it('delivers every callback to merchants that fail, refuse connections and flap,
   await bringUp;
 
   const all = [...triesSent, ...refusedSent, ...flappingSent];
-  const rows = await w.settled(all.map((s) => s.deliveryId), ['succeeded', 'failed'], 120_000).catch(async (error: unknown) => {
-    // Which merchant's callbacks were still pending, and what their attempts had met.
-    const pending = await w.prisma.delivery.groupBy({ by: ['targetId'], where: { id: { in: all.map((s) => s.deliveryId) }, status: 'pending' }, _count: true });
-    const names = new Map([triesProgram, refusedProgram, flappingProgram].map((p, i) => [p.targetId, ['tries', 'refused', 'flapping'][i]]));
-    throw new Error(`${(error as Error).message}; pending: ${JSON.stringify(Object.fromEntries(pending.map((p) => [names.get(p.targetId) ?? p.targetId, p._count])))}`);
-  });
+  const rows = await w
+    .settled(
+      all.map((s) => s.deliveryId),
+      ['succeeded', 'failed'],
+      120_000,
+    )
+    .catch(async (error: unknown) => {
+      // Which merchant's callbacks were still pending, and what their attempts had met.
+      const pending = await w.prisma.delivery.groupBy({
+        by: ['targetId'],
+        where: { id: { in: all.map((s) => s.deliveryId) }, status: 'pending' },
+        _count: true,
+      });
+      const names = new Map([triesProgram, refusedProgram, flappingProgram].map((p, i) => [p.targetId, ['tries', 'refused', 'flapping'][i]]));
+      throw new Error(
+        `${(error as Error).message}; pending: ${JSON.stringify(Object.fromEntries(pending.map((p) => [names.get(p.targetId) ?? p.targetId, p._count])))}`,
+      );
+    });
   const memory = memoryOf(pid);
   const sentTo = new Map([
     [triesProgram, triesSent],
@@ -161,16 +187,23 @@ it('delivers every callback to merchants that fail, refuse connections and flap,
     [flappingProgram, flappingSent],
   ]);
   const ids = (program: { programId: string; targetId: string }): string[] => sentTo.get(program)!.map((s) => s.deliveryId);
-  const deliveredOf = (program: { programId: string; targetId: string }): number => rows.filter((row) => row.status === 'succeeded' && ids(program).includes(row.id)).length;
+  const deliveredOf = (program: { programId: string; targetId: string }): number =>
+    rows.filter((row) => row.status === 'succeeded' && ids(program).includes(row.id)).length;
   const attemptsOf = async (program: { programId: string; targetId: string }) =>
     Object.fromEntries(
-      (await w.prisma.deliveryAttempt.groupBy({ by: ['errorKind'], where: { deliveryId: { in: ids(program) } }, _count: true })).map((a) => [a.errorKind ?? 'none (delivered)', a._count]),
+      (await w.prisma.deliveryAttempt.groupBy({ by: ['errorKind'], where: { deliveryId: { in: ids(program) } }, _count: true })).map((a) => [
+        a.errorKind ?? 'none (delivered)',
+        a._count,
+      ]),
     );
   const biggestKept = await w.prisma.$queryRawUnsafe<Array<{ max: number | null }>>(
     'SELECT max(octet_length(response_body))::int AS max FROM delivery_attempts WHERE delivery_id = ANY($1::uuid[])',
     all.map((s) => s.deliveryId),
   );
-  const refusedDelivered = await w.prisma.deliveryAttempt.findMany({ where: { deliveryId: { in: ids(refusedProgram) }, errorKind: null }, select: { startedAt: true } });
+  const refusedDelivered = await w.prisma.deliveryAttempt.findMany({
+    where: { deliveryId: { in: ids(refusedProgram) }, errorKind: null },
+    select: { startedAt: true },
+  });
   const flappingDelivered = await w.prisma.delivery.findMany({ where: { id: { in: ids(flappingProgram) } }, select: { completedAt: true } });
   /** Seconds from `since` to the latest of `times`. */
   const lastAfter = (times: Array<Date | null>, since: number): string => ((Math.max(...times.map((t) => t?.getTime() ?? 0)) - since) / 1000).toFixed(1);
@@ -184,10 +217,16 @@ it('delivers every callback to merchants that fail, refuse connections and flap,
       'largest answer kept (bytes)': biggestKept[0]?.max ?? 0,
       'refused: delivered': `${deliveredOf(refusedProgram)} of ${REFUSED_CALLBACKS}`,
       'refused: attempts by error kind': await attemptsOf(refusedProgram),
-      'refused: last delivered, seconds after the server came up': lastAfter(refusedDelivered.map((a) => a.startedAt), refusedUntil),
+      'refused: last delivered, seconds after the server came up': lastAfter(
+        refusedDelivered.map((a) => a.startedAt),
+        refusedUntil,
+      ),
       'flapping: delivered': `${deliveredOf(flappingProgram)} of ${FLAPPING_BATCHES * FLAPPING_BATCH}`,
       'flapping: attempts by error kind': await attemptsOf(flappingProgram),
-      'flapping: last delivered, seconds after the flapping stopped': lastAfter(flappingDelivered.map((d) => d.completedAt), flappingRecoveredAt),
+      'flapping: last delivered, seconds after the flapping stopped': lastAfter(
+        flappingDelivered.map((d) => d.completedAt),
+        flappingRecoveredAt,
+      ),
       'worker process memory (MB)': {
         'VmHWM at ready': atReady.peakMb,
         [`VmHWM after ${WARM_UP_CALLBACKS} well-behaved callbacks`]: afterWarmUp.peakMb,
@@ -195,7 +234,10 @@ it('delivers every callback to merchants that fail, refuse connections and flap,
         'VmRSS at the end': memory.nowMb,
       },
       'failed for good (last error)': Object.fromEntries(
-        [...new Set(rows.filter((row) => row.status === 'failed').map((row) => row.lastError))].map((error) => [error, rows.filter((row) => row.status === 'failed' && row.lastError === error).length]),
+        [...new Set(rows.filter((row) => row.status === 'failed').map((row) => row.lastError))].map((error) => [
+          error,
+          rows.filter((row) => row.status === 'failed' && row.lastError === error).length,
+        ]),
       ),
       seconds: ((Date.now() - started) / 1000).toFixed(1),
     },

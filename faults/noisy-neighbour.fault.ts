@@ -1,4 +1,13 @@
-import { always, callbacksPerEvent, closedPort, startHttpRecorder, startService, useMigratedDatabase, type HttpRecorder, type ServiceProcess } from '@herald/testing';
+import {
+  always,
+  callbacksPerEvent,
+  closedPort,
+  startHttpRecorder,
+  startService,
+  useMigratedDatabase,
+  type HttpRecorder,
+  type ServiceProcess,
+} from '@herald/testing';
 import { report } from './support/report';
 import { saveServiceLog } from './support/run-dir';
 import { useHttpRecorders, useWorlds, type World } from './support/world';
@@ -45,7 +54,10 @@ function percentile(values: number[], p: number): number {
 
 async function accountsOf(w: World, deliveryIds: string[]) {
   const attempts = Object.fromEntries(
-    (await w.prisma.deliveryAttempt.groupBy({ by: ['errorKind'], where: { deliveryId: { in: deliveryIds } }, _count: true })).map((a) => [a.errorKind ?? 'none (delivered)', a._count]),
+    (await w.prisma.deliveryAttempt.groupBy({ by: ['errorKind'], where: { deliveryId: { in: deliveryIds } }, _count: true })).map((a) => [
+      a.errorKind ?? 'none (delivered)',
+      a._count,
+    ]),
   );
   const rows = await w.prisma.delivery.findMany({ where: { id: { in: deliveryIds } }, select: { status: true, deferrals: true, lastDeferralReason: true } });
   const lastReasons: Record<string, number> = {};
@@ -131,21 +143,38 @@ it('keeps healthy merchants fast beside hanging, slow and refusing targets, and 
       'healthy: callbacks': `${latencies.length} of ${healthySent.length}`,
       'healthy: ms from enqueue to arrival, p50 / p99 / max': `${percentile(latencies, 50)} / ${percentile(latencies, 99)} / ${Math.max(...latencies)}`,
       'healthy: served after (s)': ((healthyDoneAt - started) / 1000).toFixed(1),
-      hanging: await accountsOf(w, bad.hanging.map((s) => s.deliveryId)),
-      slow: await accountsOf(w, bad.slow.map((s) => s.deliveryId)),
-      refusing: await accountsOf(w, bad.refusing.map((s) => s.deliveryId)),
+      hanging: await accountsOf(
+        w,
+        bad.hanging.map((s) => s.deliveryId),
+      ),
+      slow: await accountsOf(
+        w,
+        bad.slow.map((s) => s.deliveryId),
+      ),
+      refusing: await accountsOf(
+        w,
+        bad.refusing.map((s) => s.deliveryId),
+      ),
       'all bad targets delivered after (s)': ((Date.now() - started) / 1000).toFixed(1),
     },
   );
 
   // Nothing accepted is lost: every healthy callback once, every bad target's callbacks delivered.
   for (const [m, receiver] of healthy.entries()) {
-    expect([...callbacksPerEvent(receiver).keys()].sort()).toEqual(healthySent.filter((s) => s.merchant === m).map((s) => s.eventId).sort());
+    expect([...callbacksPerEvent(receiver).keys()].sort()).toEqual(
+      healthySent
+        .filter((s) => s.merchant === m)
+        .map((s) => s.eventId)
+        .sort(),
+    );
   }
   expect(rows.filter((row) => row.status === 'succeeded')).toHaveLength(badIds.length);
   expect(percentile(latencies, 99)).toBeLessThan(HEALTHY_P99_BOUND_MS);
   // The hanging target's breaker deferred its callbacks instead of letting them spend attempts.
-  const hangingAccounts = await accountsOf(w, bad.hanging.map((s) => s.deliveryId));
+  const hangingAccounts = await accountsOf(
+    w,
+    bad.hanging.map((s) => s.deliveryId),
+  );
   expect(hangingAccounts.deferrals).toBeGreaterThan(0);
   expect(hangingAccounts.attempts['timeout'] ?? 0).toBeLessThan(BAD_CALLBACKS.hanging);
   for (const worker of workers) expect(worker.child.exitCode).toBeNull();

@@ -39,28 +39,43 @@ it(`delivers all of ${CALLBACKS} OAuth callbacks through a failing token endpoin
   const w = world({ DELIVERY_ATTEMPTS: '10', DELIVERY_BACKOFF_MS: '50', WORKER_CONCURRENCY: '16' }, database.url);
   recordSecret('oauth client secret', CLIENT_SECRET);
   Object.values(TOKENS).forEach((token) => recordSecret('oauth access token', token));
-  const tokens = await startReceiver((_request, index) => BAD_TOKEN_ANSWERS[index] ?? { status: 200, body: { access_token: TOKENS.good, expires_in: 3600, token_type: 'Bearer' } });
+  const tokens = await startReceiver(
+    (_request, index) => BAD_TOKEN_ANSWERS[index] ?? { status: 200, body: { access_token: TOKENS.good, expires_in: 3600, token_type: 'Bearer' } },
+  );
   const target = await startReceiver((request) => (request.headers.authorization === `Bearer ${TOKENS.good}` ? { status: 200 } : { status: 401 }));
-  const { programId } = await w.createTarget(`${target.origin}/hook`, { mode: 'oauth', authUrl: `${tokens.origin}/token`, username: 'client', password: CLIENT_SECRET });
+  const { programId } = await w.createTarget(`${target.origin}/hook`, {
+    mode: 'oauth',
+    authUrl: `${tokens.origin}/token`,
+    username: 'client',
+    password: CLIENT_SECRET,
+  });
   const sent = await w.sendEvents(programId, CALLBACKS);
   const started = Date.now();
   w.startWorker();
-  const rows = await w.settled(sent.map((s) => s.deliveryId), ['succeeded', 'failed'], 60_000);
+  const rows = await w.settled(
+    sent.map((s) => s.deliveryId),
+    ['succeeded', 'failed'],
+    60_000,
+  );
   const attempts = await w.prisma.deliveryAttempt.findMany({ where: { deliveryId: { in: sent.map((s) => s.deliveryId) } } });
   const byKind: Record<string, number> = {};
   for (const attempt of attempts) byKind[attempt.errorKind ?? 'none (delivered)'] = (byKind[attempt.errorKind ?? 'none (delivered)'] ?? 0) + 1;
   const oauthMessages = [...new Set(attempts.filter((a) => a.errorKind === 'oauth').map((a) => a.errorMessage))];
   const delivered = rows.filter((row) => row.status === 'succeeded').length;
 
-  report('5. OAuth endpoint failing', `${CALLBACKS} callbacks to an OAuth target; the token endpoint answered in turn: 500, invalid JSON, no access_token, expires_in -1, expires_in 0, a token the target rejects (401); then good tokens`, {
-    'events accepted': CALLBACKS,
-    delivered,
-    'token requests': tokens.requests.length,
-    'callback requests': target.requests.length,
-    'attempts by error kind': byKind,
-    'oauth attempt errors (distinct messages)': oauthMessages,
-    seconds: ((Date.now() - started) / 1000).toFixed(1),
-  });
+  report(
+    '5. OAuth endpoint failing',
+    `${CALLBACKS} callbacks to an OAuth target; the token endpoint answered in turn: 500, invalid JSON, no access_token, expires_in -1, expires_in 0, a token the target rejects (401); then good tokens`,
+    {
+      'events accepted': CALLBACKS,
+      delivered,
+      'token requests': tokens.requests.length,
+      'callback requests': target.requests.length,
+      'attempts by error kind': byKind,
+      'oauth attempt errors (distinct messages)': oauthMessages,
+      seconds: ((Date.now() - started) / 1000).toFixed(1),
+    },
+  );
   expect(delivered).toBe(CALLBACKS);
   expect(oauthMessages.every((message) => typeof message === 'string' && message.length > 0 && !message.includes(CLIENT_SECRET))).toBe(true);
   // One token fetch at a time per target: a storm would be one per callback or more.

@@ -29,7 +29,11 @@ afterAll(async () => {
 
 it('answers 503 problem+json while PostgreSQL is down, retries the jobs, and recovers when it returns', async () => {
   receiver = await startHttpRecorder(() => ({ status: 500 }));
-  system = new System('3-postgres-down', cluster.url('herald'), 'redis://127.0.0.1:6379', { DELIVERY_ATTEMPTS: '25', DELIVERY_BACKOFF_MS: '250', DELIVERY_BACKOFF_JITTER: '0' });
+  system = new System('3-postgres-down', cluster.url('herald'), 'redis://127.0.0.1:6379', {
+    DELIVERY_ATTEMPTS: '25',
+    DELIVERY_BACKOFF_MS: '250',
+    DELIVERY_BACKOFF_JITTER: '0',
+  });
   await system.startApi();
   const worker = await system.startWorker();
   const tenant = await system.createTenant(`${receiver.origin}/hook`);
@@ -42,7 +46,8 @@ it('answers 503 problem+json while PostgreSQL is down, retries the jobs, and rec
   }
   // Every callback has been tried once and failed (500): the jobs are waiting for their retry.
   const deadline = Date.now() + 30_000;
-  while (new Set(receiver.requests.map((r) => r.headers['webhook-id'])).size < accepted && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
+  while (new Set(receiver.requests.map((r) => r.headers['webhook-id'])).size < accepted && Date.now() < deadline)
+    await new Promise((resolve) => setTimeout(resolve, 100));
 
   cluster.stop();
   receiver.respondWith(() => ({ status: 200 }));
@@ -50,12 +55,18 @@ it('answers 503 problem+json while PostgreSQL is down, retries the jobs, and rec
   const during: Timed[] = [];
   const outageEnd = Date.now() + OUTAGE_MS;
   while (Date.now() < outageEnd) {
-    const [list, ingest] = await Promise.all([system.listEvents(tenant.key, '', 20_000), system.ingest(newEvents(tenant, 5, `during-${during.length}`), 20_000)]);
+    const [list, ingest] = await Promise.all([
+      system.listEvents(tenant.key, '', 20_000),
+      system.ingest(newEvents(tenant, 5, `during-${during.length}`), 20_000),
+    ]);
     during.push(list, ingest);
     await new Promise((resolve) => setTimeout(resolve, 250));
   }
   const callbacksDuringOutage = receiver.requests.length - receivedAtStop;
-  const workerLogsDuringOutage = worker.output().split('\n').filter((line) => /attempt failed|job failed|database|unavailable/i.test(line)).length;
+  const workerLogsDuringOutage = worker
+    .output()
+    .split('\n')
+    .filter((line) => /attempt failed|job failed|database|unavailable/i.test(line)).length;
   const aliveDuringOutage = system.services.every((service) => service.child.exitCode === null);
 
   cluster.start();
@@ -88,24 +99,28 @@ it('answers 503 problem+json while PostgreSQL is down, retries the jobs, and rec
   for (const answer of during) byStatus[answer.status] = (byStatus[answer.status] ?? 0) + 1;
   const notProblem503 = during.filter((answer) => !isProblem(answer, 503)).length;
   const slowest = Math.max(...during.map((answer) => answer.ms));
-  report('3. PostgreSQL stopped', `${EVENTS} events ingested, first callbacks failed (500) so their jobs wait for a retry; private PostgreSQL stopped for ${OUTAGE_MS / 1000} s while GET /events and ingest were called every 250 ms; then started again`, {
-    'events accepted': accepted,
-    'requests tried during the outage': during.length,
-    'answers during the outage by status': byStatus,
-    'answers not a 503 problem+json': notProblem503,
-    'slowest answer during the outage (ms)': slowest,
-    'callbacks sent during the outage': callbacksDuringOutage,
-    'worker log lines matching failed/database/unavailable': workerLogsDuringOutage,
-    'processes alive through the outage': aliveDuringOutage,
-    'GET /events back to 200 after restart (ms)': apiRecoveredMs,
-    'ingest after restart': afterIngest.status,
-    delivered: succeeded,
-    'distinct events called back after the stop': distinct,
-    // Callbacks sent just before or during the outage whose outcome could not be recorded are sent again.
-    duplicates: receiver.requests.length - receivedAtStop - distinct,
-    '5xx other than 503': during.filter((answer) => answer.status >= 500 && answer.status !== 503).length,
-    seconds: ((Date.now() - started) / 1000).toFixed(1),
-  });
+  report(
+    '3. PostgreSQL stopped',
+    `${EVENTS} events ingested, first callbacks failed (500) so their jobs wait for a retry; private PostgreSQL stopped for ${OUTAGE_MS / 1000} s while GET /events and ingest were called every 250 ms; then started again`,
+    {
+      'events accepted': accepted,
+      'requests tried during the outage': during.length,
+      'answers during the outage by status': byStatus,
+      'answers not a 503 problem+json': notProblem503,
+      'slowest answer during the outage (ms)': slowest,
+      'callbacks sent during the outage': callbacksDuringOutage,
+      'worker log lines matching failed/database/unavailable': workerLogsDuringOutage,
+      'processes alive through the outage': aliveDuringOutage,
+      'GET /events back to 200 after restart (ms)': apiRecoveredMs,
+      'ingest after restart': afterIngest.status,
+      delivered: succeeded,
+      'distinct events called back after the stop': distinct,
+      // Callbacks sent just before or during the outage whose outcome could not be recorded are sent again.
+      duplicates: receiver.requests.length - receivedAtStop - distinct,
+      '5xx other than 503': during.filter((answer) => answer.status >= 500 && answer.status !== 503).length,
+      seconds: ((Date.now() - started) / 1000).toFixed(1),
+    },
+  );
   expect(notProblem503).toBe(0);
   expect(slowest).toBeLessThan(ANSWER_BOUND_MS);
   expect(aliveDuringOutage).toBe(true);
@@ -113,4 +128,3 @@ it('answers 503 problem+json while PostgreSQL is down, retries the jobs, and rec
   expect(afterIngest.status).toBe(201);
   expect(succeeded).toBe(accepted);
 });
-

@@ -48,7 +48,13 @@ describe('Herald on a Redis Cluster', () => {
   }, 60_000);
 
   /** Ingests `batches` batches of `size` events, `pauseMs` apart, and answers the events accepted (201). */
-  async function ingest(tag: string, batches: number, size: number, pauseMs: number, between?: (batch: number) => void): Promise<{ accepted: Array<Record<string, unknown>>; statuses: Record<string, number> }> {
+  async function ingest(
+    tag: string,
+    batches: number,
+    size: number,
+    pauseMs: number,
+    between?: (batch: number) => void,
+  ): Promise<{ accepted: Array<Record<string, unknown>>; statuses: Record<string, number> }> {
     const accepted: Array<Record<string, unknown>> = [];
     const statuses: Record<string, number> = {};
     for (let b = 0; b < batches; b++) {
@@ -66,7 +72,10 @@ describe('Herald on a Redis Cluster', () => {
    * Waits (at most `timeoutMs`) until every accepted event has been received, then answers which
    * were never received, which arrived with another body than accepted, and how many were sent twice.
    */
-  async function deliveries(accepted: ReadonlyArray<Record<string, unknown>>, timeoutMs = 60_000): Promise<{ missing: string[]; altered: string[]; duplicates: number }> {
+  async function deliveries(
+    accepted: ReadonlyArray<Record<string, unknown>>,
+    timeoutMs = 60_000,
+  ): Promise<{ missing: string[]; altered: string[]; duplicates: number }> {
     const ids = new Set(accepted.map((event) => String(event.id)));
     const received = () => receiver.requests.filter((request) => ids.has(String(request.headers['webhook-id'])));
     const deadline = Date.now() + timeoutMs;
@@ -114,15 +123,19 @@ describe('Herald on a Redis Cluster', () => {
       keys = await systemKeys();
     }
 
-    report('Redis Cluster: steady state', '5 batches of 10 events ingested through an events-api and delivered by a delivery-worker on a 3-master Redis Cluster', {
-      'events accepted': accepted.length,
-      'ingest answers by status': statuses,
-      'never delivered': result.missing.length,
-      'delivered with another body': result.altered.length,
-      duplicates: result.duplicates,
-      'keys of the system on the cluster': keys.length,
-      seconds: ((Date.now() - started) / 1000).toFixed(1),
-    });
+    report(
+      'Redis Cluster: steady state',
+      '5 batches of 10 events ingested through an events-api and delivered by a delivery-worker on a 3-master Redis Cluster',
+      {
+        'events accepted': accepted.length,
+        'ingest answers by status': statuses,
+        'never delivered': result.missing.length,
+        'delivered with another body': result.altered.length,
+        duplicates: result.duplicates,
+        'keys of the system on the cluster': keys.length,
+        seconds: ((Date.now() - started) / 1000).toFixed(1),
+      },
+    );
     expect(statuses).toEqual({ 201: 5 });
     expect(result).toEqual({ missing: [], altered: [], duplicates: 0 });
     expect(listed.status).toBe(200);
@@ -147,16 +160,22 @@ describe('Herald on a Redis Cluster', () => {
     const accepted = [...before.accepted, ...during.accepted];
     const result = await deliveries(accepted);
 
-    report('Redis Cluster: worker restart', '30 events ingested, the delivery-worker stopped (SIGTERM), 30 more ingested while no worker ran, a new worker started', {
-      'events accepted': accepted.length,
-      'ingest answers by status': Object.fromEntries(Object.keys({ ...before.statuses, ...during.statuses }).map((status) => [status, (before.statuses[status] ?? 0) + (during.statuses[status] ?? 0)])),
-      'old worker exit code': old.child.exitCode,
-      'callbacks received while no worker ran': receivedWhileDown,
-      'never delivered': result.missing.length,
-      'delivered with another body': result.altered.length,
-      duplicates: result.duplicates,
-      seconds: ((Date.now() - started) / 1000).toFixed(1),
-    });
+    report(
+      'Redis Cluster: worker restart',
+      '30 events ingested, the delivery-worker stopped (SIGTERM), 30 more ingested while no worker ran, a new worker started',
+      {
+        'events accepted': accepted.length,
+        'ingest answers by status': Object.fromEntries(
+          Object.keys({ ...before.statuses, ...during.statuses }).map((status) => [status, (before.statuses[status] ?? 0) + (during.statuses[status] ?? 0)]),
+        ),
+        'old worker exit code': old.child.exitCode,
+        'callbacks received while no worker ran': receivedWhileDown,
+        'never delivered': result.missing.length,
+        'delivered with another body': result.altered.length,
+        duplicates: result.duplicates,
+        seconds: ((Date.now() - started) / 1000).toFixed(1),
+      },
+    );
     expect(accepted).toHaveLength(60);
     expect(old.child.exitCode).toBe(0);
     // Nothing was delivered while no worker ran, so the new worker delivered what waited.
@@ -178,17 +197,21 @@ describe('Herald on a Redis Cluster', () => {
     const after = await cluster!.shardOf(system.keyPrefix);
     const result = await deliveries(accepted);
 
-    report('Redis Cluster: master failover', `30 batches of 5 events, 100 ms apart; before batch 11 the replica (${shard.replica}) of the master holding the queue's slot (${shard.master}) took over with CLUSTER FAILOVER`, {
-      'events accepted': accepted.length,
-      'ingest answers by status': statuses,
-      'failover took (ms)': failoverMs,
-      'master after': after.master,
-      'never delivered': result.missing.length,
-      'delivered with another body': result.altered.length,
-      duplicates: result.duplicates,
-      'processes alive': system.services.every((service) => service.child.exitCode === null),
-      seconds: ((Date.now() - started) / 1000).toFixed(1),
-    });
+    report(
+      'Redis Cluster: master failover',
+      `30 batches of 5 events, 100 ms apart; before batch 11 the replica (${shard.replica}) of the master holding the queue's slot (${shard.master}) took over with CLUSTER FAILOVER`,
+      {
+        'events accepted': accepted.length,
+        'ingest answers by status': statuses,
+        'failover took (ms)': failoverMs,
+        'master after': after.master,
+        'never delivered': result.missing.length,
+        'delivered with another body': result.altered.length,
+        duplicates: result.duplicates,
+        'processes alive': system.services.every((service) => service.child.exitCode === null),
+        seconds: ((Date.now() - started) / 1000).toFixed(1),
+      },
+    );
     expect(after).toEqual({ master: shard.replica, replica: shard.master });
     expect(Object.keys(statuses).filter((status) => Number(status) >= 500)).toEqual([]);
     expect(accepted.length).toBeGreaterThan(0);
@@ -200,7 +223,11 @@ describe('Herald on a Redis Cluster', () => {
   it('delivers every event accepted across a crash of the master holding the queue (its replica elected)', async () => {
     const started = Date.now();
     const shard = await cluster!.shardOf(system.keyPrefix);
-    const leftToSweeper = (): number => system.api!.output().split('\n').filter((line) => line.includes('deliveries stored but not enqueued')).length;
+    const leftToSweeper = (): number =>
+      system
+        .api!.output()
+        .split('\n')
+        .filter((line) => line.includes('deliveries stored but not enqueued')).length;
     const leftBefore = leftToSweeper();
     let crash: Promise<void> | undefined;
     let electionMs = 0;
@@ -214,18 +241,22 @@ describe('Herald on a Redis Cluster', () => {
     const result = await deliveries(accepted, 90_000);
     const left = leftToSweeper() - leftBefore;
 
-    report('Redis Cluster: master crash', `40 batches of 5 events, 100 ms apart; before batch 11 the master holding the queue's slot (${shard.master}) was killed with SIGKILL and its replica (${shard.replica}) elected (cluster-node-timeout 1 s)`, {
-      'events accepted': accepted.length,
-      'ingest answers by status': statuses,
-      'kill to election (ms)': electionMs,
-      'ingest batches whose enqueue failed (left to the sweeper)': left,
-      'master after': after.master,
-      'never delivered': result.missing.length,
-      'delivered with another body': result.altered.length,
-      duplicates: result.duplicates,
-      'processes alive': system.services.every((service) => service.child.exitCode === null),
-      seconds: ((Date.now() - started) / 1000).toFixed(1),
-    });
+    report(
+      'Redis Cluster: master crash',
+      `40 batches of 5 events, 100 ms apart; before batch 11 the master holding the queue's slot (${shard.master}) was killed with SIGKILL and its replica (${shard.replica}) elected (cluster-node-timeout 1 s)`,
+      {
+        'events accepted': accepted.length,
+        'ingest answers by status': statuses,
+        'kill to election (ms)': electionMs,
+        'ingest batches whose enqueue failed (left to the sweeper)': left,
+        'master after': after.master,
+        'never delivered': result.missing.length,
+        'delivered with another body': result.altered.length,
+        duplicates: result.duplicates,
+        'processes alive': system.services.every((service) => service.child.exitCode === null),
+        seconds: ((Date.now() - started) / 1000).toFixed(1),
+      },
+    );
     expect(after.master).toBe(shard.replica);
     // The crash was felt (enqueues failed while the slot had no master), or this proved nothing.
     expect(left).toBeGreaterThan(0);

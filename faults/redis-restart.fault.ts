@@ -26,8 +26,16 @@ afterEach(async () => {
 });
 
 it.each([
-  { persistent: true, label: 'with an append-only file', title: 'delivers every accepted event when Redis (with an append-only file) restarts during ingest and delivery' },
-  { persistent: false, label: 'without persistence', title: 'delivers every accepted event when Redis without persistence restarts (and loses its jobs) during ingest and delivery' },
+  {
+    persistent: true,
+    label: 'with an append-only file',
+    title: 'delivers every accepted event when Redis (with an append-only file) restarts during ingest and delivery',
+  },
+  {
+    persistent: false,
+    label: 'without persistence',
+    title: 'delivers every accepted event when Redis without persistence restarts (and loses its jobs) during ingest and delivery',
+  },
 ])('$title', async ({ persistent, label }) => {
   redis = await startPrivateRedis({ persistent });
   // Callbacks slower than ingest (2 at a time, 50 ms each: 40/s against 100/s), so that the
@@ -73,18 +81,22 @@ it.each([
   const lost = acceptedIds.filter((id) => !got.has(id)).length;
   const requeued = requeuedByReconciler(system.services.map((service) => service.output()).join('\n'));
 
-  report(`2. Redis restarted (${label})`, `${BATCHES} ingest batches of ${BATCH}, 100 ms apart; the private redis-server was killed (SIGKILL) before batch ${Math.floor(BATCHES / 3) + 1} and started again ${DOWN_MS} ms later, while callbacks were being sent`, {
-    'events accepted': acceptedIds.length,
-    'ingest answers by status': ingestStatus,
-    delivered: acceptedIds.length - lost,
-    'accepted events never delivered': lost,
-    'jobs in Redis (waiting, delayed, active) at the kill': jobsAtKill,
-    'callback requests received': receiver.requests.length,
-    duplicates: receiver.requests.length - got.size,
-    'deliveries requeued by the reconciler': requeued,
-    'processes alive': system.services.every((service) => service.child.exitCode === null),
-    seconds: ((Date.now() - started) / 1000).toFixed(1),
-  });
+  report(
+    `2. Redis restarted (${label})`,
+    `${BATCHES} ingest batches of ${BATCH}, 100 ms apart; the private redis-server was killed (SIGKILL) before batch ${Math.floor(BATCHES / 3) + 1} and started again ${DOWN_MS} ms later, while callbacks were being sent`,
+    {
+      'events accepted': acceptedIds.length,
+      'ingest answers by status': ingestStatus,
+      delivered: acceptedIds.length - lost,
+      'accepted events never delivered': lost,
+      'jobs in Redis (waiting, delayed, active) at the kill': jobsAtKill,
+      'callback requests received': receiver.requests.length,
+      duplicates: receiver.requests.length - got.size,
+      'deliveries requeued by the reconciler': requeued,
+      'processes alive': system.services.every((service) => service.child.exitCode === null),
+      seconds: ((Date.now() - started) / 1000).toFixed(1),
+    },
+  );
   expect(Object.keys(ingestStatus).filter((status) => Number(status) >= 500)).toEqual([]);
   expect(lost).toBe(0);
   // Without persistence the restart must have lost jobs, or this test proved nothing.
@@ -100,7 +112,12 @@ async function queuedJobs(redisUrl: string, prefix: string): Promise<number> {
   try {
     const key = `${prefix}:deliveries`;
     // Delivery jobs wait in the prioritized set (every one has a priority: packages/queue fair-share.ts).
-    const [wait, prioritized, delayed, active] = await Promise.all([redis.llen(`${key}:wait`), redis.zcard(`${key}:prioritized`), redis.zcard(`${key}:delayed`), redis.llen(`${key}:active`)]);
+    const [wait, prioritized, delayed, active] = await Promise.all([
+      redis.llen(`${key}:wait`),
+      redis.zcard(`${key}:prioritized`),
+      redis.zcard(`${key}:delayed`),
+      redis.llen(`${key}:active`),
+    ]);
     return wait + prioritized + delayed + active;
   } finally {
     redis.disconnect();

@@ -63,7 +63,9 @@ it('leaves no credential of the whole run in any log, Redis key, API answer, das
     index % 2 === 0 ? { status: 401, body: { error: 'unauthorized', youSent: request.headers.authorization } } : { status: 200 },
   );
   const tokenEndpoint = await receiver((_request, index) =>
-    index === 0 ? { status: 500, body: { error: 'server_error' } } : { status: 200, body: { access_token: index === 1 ? TOKENS.rejected : TOKENS.good, expires_in: 3600, token_type: 'Bearer' } },
+    index === 0
+      ? { status: 500, body: { error: 'server_error' } }
+      : { status: 200, body: { access_token: index === 1 ? TOKENS.rejected : TOKENS.good, expires_in: 3600, token_type: 'Bearer' } },
   );
   const oauthMerchant = await receiver((request) => (request.headers.authorization === `Bearer ${TOKENS.good}` ? { status: 200 } : { status: 401 }));
 
@@ -124,7 +126,10 @@ it('leaves no credential of the whole run in any log, Redis key, API answer, das
   await keep(system.admin('GET', `/merchants/${tenant.merchantId}/notification-target`));
   const deliveries: Array<{ id: string; status: string }> = [];
   for (let page = 1, pages = 1; page <= pages; page++) {
-    const listed = (await keep(system.admin('GET', `/deliveries?programId=${tenant.programId}&page=${page}&pageSize=100`))) as { totalPages: number; data: Array<{ id: string; status: string }> };
+    const listed = (await keep(system.admin('GET', `/deliveries?programId=${tenant.programId}&page=${page}&pageSize=100`))) as {
+      totalPages: number;
+      data: Array<{ id: string; status: string }>;
+    };
     pages = listed.totalPages;
     deliveries.push(...listed.data);
   }
@@ -153,7 +158,9 @@ it('leaves no credential of the whole run in any log, Redis key, API answer, das
   // keeps them in the run directory only when it closes).
   const places = new Map<string, string>();
   for (const dir of ['logs', 'responses'] as const) for (const file of keptFiles(dir)) places.set(`${dir}/${file.name}`, file.text);
-  system.services.forEach((service, i) => places.set(`logs/8-secrets-live-${service === system!.api ? 'events-api' : 'delivery-worker'}-${i}`, service.output()));
+  system.services.forEach((service, i) =>
+    places.set(`logs/8-secrets-live-${service === system!.api ? 'events-api' : 'delivery-worker'}-${i}`, service.output()),
+  );
   const addRedis = (name: string, lines: string[]): void => void places.set(`redis/${name}`, lines.join('\n'));
   for (const file of keptFiles('redis')) addRedis(file.name, file.text.split('\n'));
   addRedis('8-secrets-live', ownRedis);
@@ -176,34 +183,47 @@ it('leaves no credential of the whole run in any log, Redis key, API answer, das
   const foundInControl = [...needles].filter(([needle]) => control.includes(needle)).map(([, kind]) => kind);
   const scenariosCovered = [...new Set([...places.keys()].map((place) => /^\w+\/(\d)/.exec(place)?.[1]).filter(Boolean))].sort();
   const bytes = (prefix: string): number => [...places].filter(([place]) => place.startsWith(prefix)).reduce((n, [, text]) => n + Buffer.byteLength(text), 0);
-  const finalStatus = JSON.parse((await system.admin('GET', `/deliveries?programId=${tenant.programId}&status=succeeded&pageSize=1`)).body) as { count: number };
+  const finalStatus = JSON.parse((await system.admin('GET', `/deliveries?programId=${tenant.programId}&status=succeeded&pageSize=1`)).body) as {
+    count: number;
+  };
 
   const tokenCacheEntries = [...places.values()].reduce((n, text) => n + text.split('\n').filter((line) => line.includes(TOKEN_CACHE_KEY)).length, 0);
-  report('8. secrets', `${EVENTS} events to a Basic-auth program target (every other answer a 401 echoing the Authorization header) and an OAuth merchant target (token endpoint 500 once, first token rejected); then every log, Redis key and API answer of the whole run, and this scenario's GET /events, target views, delivery and attempt history, dashboard JSON and every row of its database, searched for every credential of the run`, {
-    'deliveries delivered': `${finalStatus.count} of ${EVENTS * 2}`,
-    'requests carrying the Basic credential to the merchant': basicMerchant.requests.filter((r) => r.headers.authorization === `Basic ${base64(`shop:${BASIC_PASSWORD}`)}`).length,
-    'token requests carrying the client secret': tokenEndpoint.requests.filter((r) => r.headers.authorization === `Basic ${base64(`client:${CLIENT_SECRET}`)}` || r.body.includes(CLIENT_SECRET)).length,
-    'callbacks carrying the good token': oauthMerchant.requests.filter((r) => r.headers.authorization === `Bearer ${TOKENS.good}`).length,
-    'callbacks carrying two signatures (rotated secret)': oauthMerchant.requests.filter((r) => String(r.headers['webhook-signature']).split(' ').length === 2).length,
-    'credentials searched for': Object.fromEntries([...new Set(needles.values())].map((kind) => [kind, [...needles.values()].filter((k) => k === kind).length])),
-    'scenarios whose output was searched': scenariosCovered.join(', '),
-    'places searched': {
-      logs: [...places.keys()].filter((p) => p.startsWith('logs/')).length,
-      'redis dumps': [...places.keys()].filter((p) => p.startsWith('redis/')).length,
-      'answer files': [...places.keys()].filter((p) => p.startsWith('responses/')).length,
-      'postgres tables': postgres.size,
+  report(
+    '8. secrets',
+    `${EVENTS} events to a Basic-auth program target (every other answer a 401 echoing the Authorization header) and an OAuth merchant target (token endpoint 500 once, first token rejected); then every log, Redis key and API answer of the whole run, and this scenario's GET /events, target views, delivery and attempt history, dashboard JSON and every row of its database, searched for every credential of the run`,
+    {
+      'deliveries delivered': `${finalStatus.count} of ${EVENTS * 2}`,
+      'requests carrying the Basic credential to the merchant': basicMerchant.requests.filter(
+        (r) => r.headers.authorization === `Basic ${base64(`shop:${BASIC_PASSWORD}`)}`,
+      ).length,
+      'token requests carrying the client secret': tokenEndpoint.requests.filter(
+        (r) => r.headers.authorization === `Basic ${base64(`client:${CLIENT_SECRET}`)}` || r.body.includes(CLIENT_SECRET),
+      ).length,
+      'callbacks carrying the good token': oauthMerchant.requests.filter((r) => r.headers.authorization === `Bearer ${TOKENS.good}`).length,
+      'callbacks carrying two signatures (rotated secret)': oauthMerchant.requests.filter((r) => String(r.headers['webhook-signature']).split(' ').length === 2)
+        .length,
+      'credentials searched for': Object.fromEntries(
+        [...new Set(needles.values())].map((kind) => [kind, [...needles.values()].filter((k) => k === kind).length]),
+      ),
+      'scenarios whose output was searched': scenariosCovered.join(', '),
+      'places searched': {
+        logs: [...places.keys()].filter((p) => p.startsWith('logs/')).length,
+        'redis dumps': [...places.keys()].filter((p) => p.startsWith('redis/')).length,
+        'answer files': [...places.keys()].filter((p) => p.startsWith('responses/')).length,
+        'postgres tables': postgres.size,
+      },
+      'postgres rows searched': [...postgres.values()].reduce((n, rows) => n + rows.length, 0),
+      'stored attempts holding a redacted echo of the Authorization header': echoesStored,
+      'MB searched': {
+        logs: (bytes('logs/') / 1e6).toFixed(1),
+        redis: (bytes('redis/') / 1e6).toFixed(1),
+        'API answers and dashboard JSON': (bytes('responses/') / 1e6).toFixed(1),
+        postgres: (bytes('postgres/') / 1e6).toFixed(1),
+      },
+      'OAuth token cache entries searched (encrypted)': tokenCacheEntries,
+      'credentials found': found.length ? found.slice(0, 20) : 'none',
     },
-    'postgres rows searched': [...postgres.values()].reduce((n, rows) => n + rows.length, 0),
-    'stored attempts holding a redacted echo of the Authorization header': echoesStored,
-    'MB searched': {
-      logs: (bytes('logs/') / 1e6).toFixed(1),
-      redis: (bytes('redis/') / 1e6).toFixed(1),
-      'API answers and dashboard JSON': (bytes('responses/') / 1e6).toFixed(1),
-      postgres: (bytes('postgres/') / 1e6).toFixed(1),
-    },
-    'OAuth token cache entries searched (encrypted)': tokenCacheEntries,
-    'credentials found': found.length ? found.slice(0, 20) : 'none',
-  });
+  );
   // The credentials must really have been used, or the search proves nothing.
   expect(finalStatus.count).toBe(EVENTS * 2);
   expect(basicMerchant.requests.some((r) => r.headers.authorization === `Basic ${base64(`shop:${BASIC_PASSWORD}`)}`)).toBe(true);
@@ -232,7 +252,10 @@ async function dumpDatabase(url: string): Promise<Map<string, string[]>> {
     const dump = new Map<string, string[]>();
     for (const { name } of tables.rows) {
       const rows = await client.query<{ row: string }>(`SELECT row_to_json(t)::text AS row FROM "${name.replaceAll('"', '""')}" t`);
-      dump.set(name, rows.rows.map((r) => r.row));
+      dump.set(
+        name,
+        rows.rows.map((r) => r.row),
+      );
     }
     return dump;
   } finally {

@@ -26,7 +26,7 @@ interface Key {
 const ORIGINS = ['api', 'widget', 'automated'] as const;
 const OBJECT_TYPES = ['subscription', 'payment', 'refund', 'transactions', 'billing-cycle'] as const;
 
-it('never shows a key another tenant\'s event', async () => {
+it("never shows a key another tenant's event", async () => {
   const r = createRandom(SEED);
   const started = Date.now();
   const keys: Key[] = [];
@@ -34,10 +34,20 @@ it('never shows a key another tenant\'s event', async () => {
   const programs: Array<{ id: string; merchants: string[] }> = [];
   const programCount = r.int(3, 5);
   for (let p = 0; p < programCount; p++) {
-    const program = (await api.admin('post', '/programs').send({ name: `P${p}` }).expect(201)).body as { id: string };
+    const program = (
+      await api
+        .admin('post', '/programs')
+        .send({ name: `P${p}` })
+        .expect(201)
+    ).body as { id: string };
     const merchants: string[] = [];
     for (let m = 0, n = r.int(1, 4); m < n; m++) {
-      const merchant = (await api.admin('post', '/merchants').send({ programId: program.id, name: `M${m}` }).expect(201)).body as { id: string };
+      const merchant = (
+        await api
+          .admin('post', '/merchants')
+          .send({ programId: program.id, name: `M${m}` })
+          .expect(201)
+      ).body as { id: string };
       merchants.push(merchant.id);
       // Sometimes two keys for one merchant, and a revoked one that must see nothing.
       for (let k = 0, nk = r.int(1, 2); k < nk; k++) {
@@ -84,7 +94,12 @@ it('never shows a key another tenant\'s event', async () => {
   let missing = 0;
   const leakSamples: string[] = [];
   for (const key of keys) {
-    const filter: Record<string, string> = r.pick<Record<string, string>>([{}, { origin: r.pick(ORIGINS) }, { objectType: r.pick(OBJECT_TYPES) }, { objectId: `shared-${r.int(0, 5)}` }]);
+    const filter: Record<string, string> = r.pick<Record<string, string>>([
+      {},
+      { origin: r.pick(ORIGINS) },
+      { objectType: r.pick(OBJECT_TYPES) },
+      { objectId: `shared-${r.int(0, 5)}` },
+    ]);
     const pageSize = r.pick([7, 50, 100]);
     const seen = new Set<string>();
     for (let page = 1; ; page++) {
@@ -102,7 +117,9 @@ it('never shows a key another tenant\'s event', async () => {
       }
       if (page >= body.totalPages) break;
     }
-    const expected = [...owner.entries()].filter(([id, o]) => visibleTo(key, id) && Object.entries(filter).every(([name, value]) => (o as Record<string, unknown>)[name] === value));
+    const expected = [...owner.entries()].filter(
+      ([id, o]) => visibleTo(key, id) && Object.entries(filter).every(([name, value]) => (o as Record<string, unknown>)[name] === value),
+    );
     missing += expected.filter(([id]) => !seen.has(id)).length;
   }
 
@@ -120,15 +137,19 @@ it('never shows a key another tenant\'s event', async () => {
   requests++;
   saveResponses('7-tenant-isolation', answers);
 
-  report('7. tenant isolation', `${programCount} programs, ${programs.reduce((n, p) => n + p.merchants.length, 0)} merchants, ${keys.length} keys (+1 revoked), ${EVENTS} events (seed ${SEED}); every key paged through its events with a random filter, then ${PROBES} probes of other tenants' objectIds`, {
-    'events accepted': EVENTS,
-    'requests tried': requests,
-    'events shown to a key outside its tenant': leaks,
-    'events of its tenant a key did not see': missing,
-    'revoked key answer': revokedAnswer.status,
-    seconds: ((Date.now() - started) / 1000).toFixed(1),
-    ...(leakSamples.length ? { samples: leakSamples } : {}),
-  });
+  report(
+    '7. tenant isolation',
+    `${programCount} programs, ${programs.reduce((n, p) => n + p.merchants.length, 0)} merchants, ${keys.length} keys (+1 revoked), ${EVENTS} events (seed ${SEED}); every key paged through its events with a random filter, then ${PROBES} probes of other tenants' objectIds`,
+    {
+      'events accepted': EVENTS,
+      'requests tried': requests,
+      'events shown to a key outside its tenant': leaks,
+      'events of its tenant a key did not see': missing,
+      'revoked key answer': revokedAnswer.status,
+      seconds: ((Date.now() - started) / 1000).toFixed(1),
+      ...(leakSamples.length ? { samples: leakSamples } : {}),
+    },
+  );
   expect(leakSamples).toEqual([]);
   expect(leaks).toBe(0);
   expect(missing).toBe(0);

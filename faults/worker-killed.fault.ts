@@ -41,7 +41,12 @@ it(`delivers all of ${CALLBACKS} callbacks at least once when the worker is kill
 
   const first = startService('services/delivery-worker/src/main.ts', env);
   services.push(first);
-  await waitFor(async () => receiver.requests.length, (n) => n >= CALLBACKS * 0.3, 60_000, 'a third of the callbacks');
+  await waitFor(
+    async () => receiver.requests.length,
+    (n) => n >= CALLBACKS * 0.3,
+    60_000,
+    'a third of the callbacks',
+  );
   first.child.kill('SIGKILL');
   await first.exited();
   const receivedBeforeKill = receiver.requests.length;
@@ -59,16 +64,20 @@ it(`delivers all of ${CALLBACKS} callbacks at least once when the worker is kill
   const neverReceived = sent.filter((s) => !received.has(s.event.id)).length;
   const duplicates = receiver.requests.length - received.size;
 
-  report('1. worker killed with SIGKILL', `${CALLBACKS} callbacks (receiver answers 200 after 20 ms); the worker was killed with SIGKILL after ${receivedBeforeKill} callbacks, a new worker started (lock 2 s, stalled check 1 s)`, {
-    'events accepted': CALLBACKS,
-    'callbacks received before the kill': receivedBeforeKill,
-    'jobs active (locked) at the kill': activeAtKill,
-    delivered,
-    'events never received': neverReceived,
-    'callback requests received': receiver.requests.length,
-    duplicates,
-    seconds: ((Date.now() - started) / 1000).toFixed(1),
-  });
+  report(
+    '1. worker killed with SIGKILL',
+    `${CALLBACKS} callbacks (receiver answers 200 after 20 ms); the worker was killed with SIGKILL after ${receivedBeforeKill} callbacks, a new worker started (lock 2 s, stalled check 1 s)`,
+    {
+      'events accepted': CALLBACKS,
+      'callbacks received before the kill': receivedBeforeKill,
+      'jobs active (locked) at the kill': activeAtKill,
+      delivered,
+      'events never received': neverReceived,
+      'callback requests received': receiver.requests.length,
+      duplicates,
+      seconds: ((Date.now() - started) / 1000).toFixed(1),
+    },
+  );
   expect(neverReceived).toBe(0);
   expect(delivered).toBe(CALLBACKS);
   // A duplicate is a callback in flight at the kill: sent, maybe answered, never recorded.

@@ -104,37 +104,39 @@ function toRequirePath(relative: string): string {
  * the old bundle or the new one, never half a file.
  */
 export async function buildAll(only: readonly BuildEntry[] = Object.keys(BUILD_ENTRIES) as BuildEntry[]): Promise<void> {
-  await Promise.all(only.map(async (name) => {
-    const { source, bundle } = BUILD_ENTRIES[name];
-    const result = await esbuild({
-      absWorkingDir: ROOT,
-      entryPoints: [source],
-      outfile: bundle,
-      bundle: true,
-      platform: 'node',
-      format: 'cjs',
-      target: 'node20',
-      // Stack traces name the TypeScript files and lines (with --enable-source-maps). The sources
-      // themselves stay out of the map: they are in the repository, and the map stays small.
-      sourcemap: 'linked',
-      sourcesContent: false,
-      // Error classes and log fields keep their names.
-      keepNames: true,
-      // The CLI runs as a command; the other bundles are started with node and ignore the line.
-      banner: name === 'cli' ? { js: '#!/usr/bin/env node' } : undefined,
-      plugins: [thirdPartyExternal(path.dirname(path.join(ROOT, bundle))), rootManifestVersionOnly()],
-      write: false,
-      logLevel: 'warning',
-    });
-    for (const file of result.outputFiles) {
-      await mkdir(path.dirname(file.path), { recursive: true });
-      const previous = await readFile(file.path).catch(() => undefined);
-      if (previous?.equals(file.contents)) continue;
-      const temporary = `${file.path}.${process.pid}.tmp`;
-      await writeFile(temporary, file.contents, { mode: name === 'cli' && file.path.endsWith('.js') ? 0o755 : 0o644 });
-      await rename(temporary, file.path);
-    }
-  }));
+  await Promise.all(
+    only.map(async (name) => {
+      const { source, bundle } = BUILD_ENTRIES[name];
+      const result = await esbuild({
+        absWorkingDir: ROOT,
+        entryPoints: [source],
+        outfile: bundle,
+        bundle: true,
+        platform: 'node',
+        format: 'cjs',
+        target: 'node20',
+        // Stack traces name the TypeScript files and lines (with --enable-source-maps). The sources
+        // themselves stay out of the map: they are in the repository, and the map stays small.
+        sourcemap: 'linked',
+        sourcesContent: false,
+        // Error classes and log fields keep their names.
+        keepNames: true,
+        // The CLI runs as a command; the other bundles are started with node and ignore the line.
+        banner: name === 'cli' ? { js: '#!/usr/bin/env node' } : undefined,
+        plugins: [thirdPartyExternal(path.dirname(path.join(ROOT, bundle))), rootManifestVersionOnly()],
+        write: false,
+        logLevel: 'warning',
+      });
+      for (const file of result.outputFiles) {
+        await mkdir(path.dirname(file.path), { recursive: true });
+        const previous = await readFile(file.path).catch(() => undefined);
+        if (previous?.equals(file.contents)) continue;
+        const temporary = `${file.path}.${process.pid}.tmp`;
+        await writeFile(temporary, file.contents, { mode: name === 'cli' && file.path.endsWith('.js') ? 0o755 : 0o644 });
+        await rename(temporary, file.path);
+      }
+    }),
+  );
 }
 
 if (require.main === module) {

@@ -23,8 +23,25 @@ describe('cpuByRole', () => {
 
 describe('cpuAgainst', () => {
   it("sets Herald's worker against the ceiling's, the other roles role by role, largest difference first", () => {
-    const ours = { role: 'delivery-worker', cpu: new Map([['delivery-worker', 380], ['PostgreSQL', 164], ['Redis', 137], ['receiver', 45]]) };
-    const ceiling = { role: 'bare durable worker', cpu: new Map([['bare durable worker', 210], ['PostgreSQL', 96], ['Redis', 94], ['receiver', 45], ['everything else', 5]]) };
+    const ours = {
+      role: 'delivery-worker',
+      cpu: new Map([
+        ['delivery-worker', 380],
+        ['PostgreSQL', 164],
+        ['Redis', 137],
+        ['receiver', 45],
+      ]),
+    };
+    const ceiling = {
+      role: 'bare durable worker',
+      cpu: new Map([
+        ['bare durable worker', 210],
+        ['PostgreSQL', 96],
+        ['Redis', 94],
+        ['receiver', 45],
+        ['everything else', 5],
+      ]),
+    };
     expect(cpuAgainst(ours, ceiling)).toBe(
       "CPU of all processes 726 µs against 450 µs (the ceiling's 0.620 of Herald's); the difference: " +
         'delivery-worker (against bare durable worker) +170 µs, PostgreSQL +68 µs, Redis +43 µs, everything else -5 µs',

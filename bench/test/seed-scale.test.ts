@@ -25,7 +25,8 @@ describe('seedScaleEvents', () => {
     client = new pg.Client({ connectionString: database.url });
     await client.connect();
     await client.query('INSERT INTO programs (id, name) VALUES ($1, $1)', [TENANT.programId]);
-    for (let m = 0; m < TENANT.merchants; m += 1) await client.query('INSERT INTO merchants (id, program_id, name) VALUES ($1, $2, $1)', [`${TENANT.merchantPrefix}${m}`, TENANT.programId]);
+    for (let m = 0; m < TENANT.merchants; m += 1)
+      await client.query('INSERT INTO merchants (id, program_id, name) VALUES ($1, $2, $1)', [`${TENANT.merchantPrefix}${m}`, TENANT.programId]);
   });
   afterAll(() => client.end());
 

@@ -39,7 +39,18 @@ export async function startPrivateCluster(settings: Record<string, string> = {})
   const data = path.join(dir, 'data');
   run('initdb', ['-D', data, '-A', 'trust', '-U', 'postgres', '--no-sync']);
   const start = (): void =>
-    run('pg_ctl', ['-D', data, '-l', path.join(dir, 'log'), '-w', '-t', '30', '-o', [`-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off`, ...Object.entries(settings).map(([name, value]) => `-c ${name}=${value}`)].join(' '), 'start']);
+    run('pg_ctl', [
+      '-D',
+      data,
+      '-l',
+      path.join(dir, 'log'),
+      '-w',
+      '-t',
+      '30',
+      '-o',
+      [`-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off`, ...Object.entries(settings).map(([name, value]) => `-c ${name}=${value}`)].join(' '),
+      'start',
+    ]);
   const stop = (): void => run('pg_ctl', ['-D', data, '-m', 'fast', '-w', '-t', '30', 'stop']);
   start();
   return {

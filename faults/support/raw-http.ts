@@ -22,11 +22,22 @@ export function rawRequest(
   return new Promise((resolve, reject) => {
     const req = http.request(
       // localAddress: a client address of 127.0.0.0/8 other than 127.0.0.1, to look like many clients.
-      { host: url.hostname, port: url.port, method: options.method, path: options.path, headers: options.headers, agent, timeout: timeoutMs, localAddress: options.localAddress },
+      {
+        host: url.hostname,
+        port: url.port,
+        method: options.method,
+        path: options.path,
+        headers: options.headers,
+        agent,
+        timeout: timeoutMs,
+        localAddress: options.localAddress,
+      },
       (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (chunk: Buffer) => chunks.push(chunk));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, contentType: String(res.headers['content-type'] ?? ''), body: Buffer.concat(chunks).toString('utf8') }));
+        res.on('end', () =>
+          resolve({ status: res.statusCode ?? 0, contentType: String(res.headers['content-type'] ?? ''), body: Buffer.concat(chunks).toString('utf8') }),
+        );
         res.on('error', reject);
       },
     );

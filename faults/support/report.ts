@@ -10,7 +10,11 @@ export const REPORT_FILE = process.env.FAULTS_REPORT_FILE ?? path.join(os.tmpdir
  * Jest decorates with a stack), and appends them to REPORT_FILE.
  */
 export function report(scenario: string, done: string, figures: Record<string, unknown>): void {
-  const lines = [`\n[fault] ${scenario}`, `  done: ${done}`, ...Object.entries(figures).map(([name, value]) => `  ${name}: ${typeof value === 'object' ? JSON.stringify(value) : String(value)}`)];
+  const lines = [
+    `\n[fault] ${scenario}`,
+    `  done: ${done}`,
+    ...Object.entries(figures).map(([name, value]) => `  ${name}: ${typeof value === 'object' ? JSON.stringify(value) : String(value)}`),
+  ];
   process.stdout.write(`${lines.join('\n')}\n`);
   appendFileSync(REPORT_FILE, `${JSON.stringify({ scenario, done, figures, at: new Date().toISOString() })}\n`);
 }

@@ -53,7 +53,10 @@ export function recordSecret(kind: SecretKind, value: string): void {
 export function recordedSecrets(): Array<{ kind: SecretKind; value: string }> {
   const file = path.join(RUN_DIR, 'secrets.jsonl');
   try {
-    return readFileSync(file, 'utf8').split('\n').filter(Boolean).map((line) => JSON.parse(line) as { kind: SecretKind; value: string });
+    return readFileSync(file, 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => JSON.parse(line) as { kind: SecretKind; value: string });
   } catch {
     return [];
   }

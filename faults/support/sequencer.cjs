@@ -4,7 +4,20 @@
 // `cacheResults` only (there is no result cache to keep: the order is fixed).
 const path = require('node:path');
 
-const ORDER = ['worker-killed', 'redis-restart', 'postgres-down', 'lock-table-full', 'merchant-misbehaving', 'oauth-failing', 'bad-input', 'connection-flood', 'tenant-isolation', 'noisy-neighbour', 'redis-cluster', 'secrets'];
+const ORDER = [
+  'worker-killed',
+  'redis-restart',
+  'postgres-down',
+  'lock-table-full',
+  'merchant-misbehaving',
+  'oauth-failing',
+  'bad-input',
+  'connection-flood',
+  'tenant-isolation',
+  'noisy-neighbour',
+  'redis-cluster',
+  'secrets',
+];
 
 function rank(file) {
   const index = ORDER.indexOf(path.basename(file).replace(/\.fault\.ts$/, ''));

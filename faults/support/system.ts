@@ -43,7 +43,16 @@ export class System {
   }
 
   #env(extra: Record<string, string>): Record<string, string> {
-    return { NODE_ENV: 'test', LOG_LEVEL: 'info', DATABASE_URL: this.databaseUrl, REDIS_URL: this.redisUrl, QUEUE_PREFIX: this.queuePrefix, METRICS_PORT: '0', ...this.env, ...extra };
+    return {
+      NODE_ENV: 'test',
+      LOG_LEVEL: 'info',
+      DATABASE_URL: this.databaseUrl,
+      REDIS_URL: this.redisUrl,
+      QUEUE_PREFIX: this.queuePrefix,
+      METRICS_PORT: '0',
+      ...this.env,
+      ...extra,
+    };
   }
 
   async startApi(extra: Record<string, string> = {}): Promise<void> {

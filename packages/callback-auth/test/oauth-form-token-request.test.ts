@@ -38,12 +38,14 @@ describe('the RFC 6749 form token request', () => {
     expect(decoded).toBe('shop+client:s3cr%2Bt%25zz');
   });
 
-  it('asks for the target\'s scope in the body', async () => {
+  it("asks for the target's scope in the body", async () => {
     await createAuthStrategy(settings({ scope: 'notifications:write events' }), env.redis.deps()).headers();
-    expect(new URLSearchParams(env.endpoint.requests[0]!.body)).toEqual(new URLSearchParams({ grant_type: 'client_credentials', scope: 'notifications:write events' }));
+    expect(new URLSearchParams(env.endpoint.requests[0]!.body)).toEqual(
+      new URLSearchParams({ grant_type: 'client_credentials', scope: 'notifications:write events' }),
+    );
   });
 
-  it('keeps the authUrl\'s own query, with no grant_type added to it', async () => {
+  it("keeps the authUrl's own query, with no grant_type added to it", async () => {
     await createAuthStrategy(settings({ authUrl: `${env.endpoint.url}?tenant=a%20b` }), env.redis.deps()).headers();
     expect(env.endpoint.requests[0]?.url).toBe('/oauth/token?tenant=a%20b');
   });
@@ -71,17 +73,22 @@ describe('the RFC 6749 form token request', () => {
   });
 });
 
-describe('a token endpoint\'s RFC 6749 error answer', () => {
+describe("a token endpoint's RFC 6749 error answer", () => {
   const env = useTestEnvironment();
   const strategy = (tokenRequest: 'spec' | 'form') =>
-    createAuthStrategy({ targetId: 'target-1', mode: 'oauth', authUrl: env.endpoint.url, username: 'client', password: SECRET, tokenRequest }, env.redis.deps());
+    createAuthStrategy(
+      { targetId: 'target-1', mode: 'oauth', authUrl: env.endpoint.url, username: 'client', password: SECRET, tokenRequest },
+      env.redis.deps(),
+    );
 
   it.each(['spec', 'form'] as const)('is named in the error of a %s request: status, error and error_description', async (style) => {
     env.endpoint.respondWith(always({ status: 400, body: { error: 'invalid_client', error_description: 'client authentication failed' } }));
     const error = await errorFrom(() => strategy(style).headers());
     expect(error).toBeInstanceOf(TokenRequestError);
     expect(error).toMatchObject({ kind: 'http_status', status: 400, oauthError: { error: 'invalid_client', description: 'client authentication failed' } });
-    expect(error.message).toBe('Token request for target "target-1" failed (http_status): the token endpoint answered HTTP 400: invalid_client (client authentication failed)');
+    expect(error.message).toBe(
+      'Token request for target "target-1" failed (http_status): the token endpoint answered HTTP 400: invalid_client (client authentication failed)',
+    );
   });
 
   it('is redacted: a secret the endpoint echoes back is masked', async () => {
@@ -112,9 +119,16 @@ describe('a token endpoint\'s RFC 6749 error answer', () => {
 
 describe('checkOAuthCredentials', () => {
   const env = useTestEnvironment();
-  const settings = (): TargetAuthSettings => ({ targetId: 'new target', mode: 'oauth', authUrl: env.endpoint.url, username: 'client', password: SECRET, tokenRequest: 'form' });
+  const settings = (): TargetAuthSettings => ({
+    targetId: 'new target',
+    mode: 'oauth',
+    authUrl: env.endpoint.url,
+    username: 'client',
+    password: SECRET,
+    tokenRequest: 'form',
+  });
 
-  it('makes one token request and primes the shared cache, so that the target\'s first callback reuses the token', async () => {
+  it("makes one token request and primes the shared cache, so that the target's first callback reuses the token", async () => {
     const checked = await checkOAuthCredentials(settings(), env.redis.deps());
     expect(env.endpoint.requests).toHaveLength(1);
     await checked.primeCache('target-42');
@@ -124,7 +138,7 @@ describe('checkOAuthCredentials', () => {
     expect(env.endpoint.requests).toHaveLength(1);
   });
 
-  it('throws the endpoint\'s answer when it issues no token, and caches nothing', async () => {
+  it("throws the endpoint's answer when it issues no token, and caches nothing", async () => {
     env.endpoint.respondWith(always({ status: 401, body: { error: 'invalid_client' } }));
     const error = await errorFrom(() => checkOAuthCredentials(settings(), env.redis.deps()));
     expect(error).toMatchObject({ name: 'TokenRequestError', status: 401, oauthError: { error: 'invalid_client' } });

@@ -7,10 +7,12 @@ import { errorFrom } from './support/secrets';
 import { useTestEnvironment } from './support/test-environment';
 
 /** Answers like `responder`, but only after `ms`, so that concurrent callers overlap the fetch. */
-const slowly = (ms: number, responder: Responder = issueTokens()): Responder => async (request, index) => {
-  await sleep(ms);
-  return responder(request, index);
-};
+const slowly =
+  (ms: number, responder: Responder = issueTokens()): Responder =>
+  async (request, index) => {
+    await sleep(ms);
+    return responder(request, index);
+  };
 
 describe('the oauth token cache', () => {
   const env = useTestEnvironment();

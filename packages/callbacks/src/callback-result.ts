@@ -13,7 +13,14 @@ import type { CallbackResponse } from './callback-sender';
  * - `target_unavailable`: the target was deleted or switched off (not retried);
  * - `internal`: Herald itself failed (Redis, database) before the callback could be sent.
  */
-export type AttemptErrorKind = Exclude<OutboundFailureKind, 'response_too_large'> | 'redirect' | 'http_status' | 'oauth' | 'configuration' | 'target_unavailable' | 'internal';
+export type AttemptErrorKind =
+  | Exclude<OutboundFailureKind, 'response_too_large'>
+  | 'redirect'
+  | 'http_status'
+  | 'oauth'
+  | 'configuration'
+  | 'target_unavailable'
+  | 'internal';
 
 /** How one callback ended: delivered (HTTP 200, and only 200), or why not. */
 export type CallbackResult =
@@ -34,7 +41,14 @@ export function callbackResult(response: CallbackResponse): CallbackResult {
   const { status, body: responseBody } = response;
   if (status === 200) return { delivered: true, statusCode: 200, responseBody };
   if (status >= 300 && status < 400) {
-    return { delivered: false, errorKind: 'redirect', errorMessage: `the target redirected (HTTP ${status}); redirects are not followed`, retryable: true, statusCode: status, responseBody };
+    return {
+      delivered: false,
+      errorKind: 'redirect',
+      errorMessage: `the target redirected (HTTP ${status}); redirects are not followed`,
+      retryable: true,
+      statusCode: status,
+      responseBody,
+    };
   }
   return {
     delivered: false,
@@ -52,7 +66,12 @@ export function callbackResult(response: CallbackResponse): CallbackResult {
  * `internal` one for any other. Every message here is free of secrets (see each error's class).
  */
 export function callbackFailure(error: unknown): CallbackResult {
-  const failed = (errorKind: AttemptErrorKind, errorMessage: string, retryable = true): CallbackResult => ({ delivered: false, errorKind, errorMessage, retryable });
+  const failed = (errorKind: AttemptErrorKind, errorMessage: string, retryable = true): CallbackResult => ({
+    delivered: false,
+    errorKind,
+    errorMessage,
+    retryable,
+  });
   // Retried, a refused address too: DNS answers change, and the next attempt checks it again.
   if (error instanceof OutboundRequestError && error.kind !== 'response_too_large') return failed(error.kind, error.message);
   if (error instanceof TokenRequestError) return failed(error.kind === 'address_refused' ? 'address_refused' : 'oauth', error.message);

@@ -46,9 +46,7 @@ export function callbackHeaders(message: CallbackMessage, authHeaders: Record<st
     // Standard Webhooks headers: the id is the same on every retry, so the merchant can drop a
     // callback it has already processed; the signature (built from the very values sent) proves
     // the body came from Herald.
-    ...(secrets.length > 0
-      ? standardWebhookHeaders(webhook, secrets)
-      : { 'webhook-id': webhook.id, 'webhook-timestamp': String(webhook.timestamp) }),
+    ...(secrets.length > 0 ? standardWebhookHeaders(webhook, secrets) : { 'webhook-id': webhook.id, 'webhook-timestamp': String(webhook.timestamp) }),
     ...authHeaders,
   };
 }

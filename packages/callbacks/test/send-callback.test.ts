@@ -3,7 +3,11 @@ import { createConnectGuard, createOutboundClient } from '@herald/outbound';
 import { always, closedPort, inTurn, startHttpRecorder, type HttpRecorder } from '@herald/testing';
 import { createCallbackSender, sendCallback, testCallbackMessage, TEST_CALLBACK_HEADER, type CallbackMessage } from '../src';
 
-const send = createCallbackSender({ timeoutMs: 2_000, responseMaxBytes: 64, outbound: createOutboundClient({ guard: createConnectGuard({ allowPrivate: true, hostAllowlist: [] }) }) });
+const send = createCallbackSender({
+  timeoutMs: 2_000,
+  responseMaxBytes: 64,
+  outbound: createOutboundClient({ guard: createConnectGuard({ allowPrivate: true, hostAllowlist: [] }) }),
+});
 
 let receiver: HttpRecorder | undefined;
 afterEach(async () => {
@@ -27,7 +31,12 @@ function rotatingTokens(): CallbackAuthStrategy & { invalidated: number } {
   };
 }
 
-const message = (url: string): CallbackMessage => ({ url, webhookId: 'Event-1', body: '{"id":"Event-1"}', extraHeaders: { 'webhook-id': 'forged', 'x-extra': '1' } });
+const message = (url: string): CallbackMessage => ({
+  url,
+  webhookId: 'Event-1',
+  body: '{"id":"Event-1"}',
+  extraHeaders: { 'webhook-id': 'forged', 'x-extra': '1' },
+});
 
 describe('sendCallback', () => {
   it('posts the body with the callback headers, which extra headers cannot replace', async () => {
@@ -36,7 +45,12 @@ describe('sendCallback', () => {
     expect(result).toEqual({ delivered: true, statusCode: 200, responseBody: 'ok' });
     const [request] = receiver.requests;
     expect(request!.body).toBe('{"id":"Event-1"}');
-    expect(request!.headers).toMatchObject({ 'content-type': 'application/json', 'webhook-id': 'Event-1', 'x-extra': '1', 'webhook-timestamp': expect.stringMatching(/^\d+$/) });
+    expect(request!.headers).toMatchObject({
+      'content-type': 'application/json',
+      'webhook-id': 'Event-1',
+      'x-extra': '1',
+      'webhook-timestamp': expect.stringMatching(/^\d+$/),
+    });
   });
 
   it('answers an OAuth 401 with one more POST carrying a fresh token, and masks what the merchant echoes', async () => {
@@ -65,6 +79,12 @@ describe('testCallbackMessage', () => {
     expect(request!.headers[TEST_CALLBACK_HEADER]).toBe('true');
     expect(test.webhookId).toMatch(/^Test-[0-9a-f-]{36}$/);
     expect(request!.headers['webhook-id']).toBe(test.webhookId);
-    expect(JSON.parse(request!.body)).toEqual({ type: 'herald.test', test: true, id: test.webhookId, createdAt: '2026-11-23T10:00:00.000Z', description: expect.any(String) });
+    expect(JSON.parse(request!.body)).toEqual({
+      type: 'herald.test',
+      test: true,
+      id: test.webhookId,
+      createdAt: '2026-11-23T10:00:00.000Z',
+      description: expect.any(String),
+    });
   });
 });

@@ -2,7 +2,16 @@
 import { ConfigError } from './config-error';
 import { integer, requireDistinct, text, token, type Env } from './parsers';
 import { readEventsListLimits, readQueryClasses, type EventsListLimits, type QueryClassesConfig } from './query-limits';
-import { readCallback, readDeliveryJobs, readMetrics, readServiceConfig, type CallbackConfig, type DeliveryJobsConfig, type MetricsConfig, type ServiceConfig } from './shared';
+import {
+  readCallback,
+  readDeliveryJobs,
+  readMetrics,
+  readServiceConfig,
+  type CallbackConfig,
+  type DeliveryJobsConfig,
+  type MetricsConfig,
+  type ServiceConfig,
+} from './shared';
 
 /** The events-api's secrets outside production, public by design (production refuses them). */
 export const DEVELOPMENT_SECRETS = Object.freeze({
@@ -217,7 +226,10 @@ function readRateLimitSyncMs(env: Env, windowSeconds: number): number {
   const syncMs = integer(env, 'RATE_LIMIT_SYNC_MS', Math.min(100, windowSeconds * 1000), 10, 10_000);
   // A sync slower than the window would never share a count within the window it belongs to.
   if (syncMs > windowSeconds * 1000) {
-    throw new ConfigError('RATE_LIMIT_SYNC_MS', `must be at most the rate limit window (RATE_LIMIT_WINDOW_SECONDS = ${windowSeconds}, ${windowSeconds * 1000} ms), got ${syncMs}`);
+    throw new ConfigError(
+      'RATE_LIMIT_SYNC_MS',
+      `must be at most the rate limit window (RATE_LIMIT_WINDOW_SECONDS = ${windowSeconds}, ${windowSeconds * 1000} ms), got ${syncMs}`,
+    );
   }
   return syncMs;
 }

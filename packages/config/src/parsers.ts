@@ -72,7 +72,10 @@ const HOST = /^(?=.{1,253}$)([A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)(\.[A-Z
 export function hostList(env: Env, name: string): readonly string[] {
   const value = raw(env, name);
   if (value === undefined) return Object.freeze([]);
-  const hosts = value.split(',').map((host) => host.trim().toLowerCase()).filter((host) => host !== '');
+  const hosts = value
+    .split(',')
+    .map((host) => host.trim().toLowerCase())
+    .filter((host) => host !== '');
   for (const host of hosts) {
     if (!HOST.test(host) && isIP(host) === 0) throw new ConfigError(name, `"${host}" is not a host name or IP address`);
   }

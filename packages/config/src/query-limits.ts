@@ -110,10 +110,7 @@ export function readEventsListLimits(env: Env, merchantReadsPoolSize: number): E
   }
   const concurrencyPerKey = integer(env, 'EVENTS_CONCURRENCY_PER_KEY', Math.min(DEFAULT_CONCURRENCY_PER_KEY, concurrencyTotal), 1, 100);
   if (concurrencyPerKey > concurrencyTotal) {
-    throw new ConfigError(
-      'EVENTS_CONCURRENCY_PER_KEY',
-      `must be at most EVENTS_EXPENSIVE_CONCURRENCY (${concurrencyTotal}), got ${concurrencyPerKey}`,
-    );
+    throw new ConfigError('EVENTS_CONCURRENCY_PER_KEY', `must be at most EVENTS_EXPENSIVE_CONCURRENCY (${concurrencyTotal}), got ${concurrencyPerKey}`);
   }
   return {
     maxSkip: integer(env, 'EVENTS_MAX_SKIP', 10_000, 100, 1_000_000),

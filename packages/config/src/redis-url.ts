@@ -56,7 +56,10 @@ export function parseRedisUrl(value: string, variable = 'REDIS_URL'): RedisEndpo
 function parseClusterUrl(value: string, variable: string): RedisEndpoint {
   const match = CLUSTER_URL.exec(value);
   if (!match) {
-    throw new ConfigError(variable, 'a cluster URL must be redis+cluster://[user:password@]host:port[,host:port...] (rediss+cluster:// for TLS), with no database other than 0 and no query');
+    throw new ConfigError(
+      variable,
+      'a cluster URL must be redis+cluster://[user:password@]host:port[,host:port...] (rediss+cluster:// for TLS), with no database other than 0 and no query',
+    );
   }
   const [, scheme, userinfo, hostList] = match as unknown as [string, string, string | undefined, string];
   const nodes = hostList.split(',').map((node) => {

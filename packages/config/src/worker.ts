@@ -1,7 +1,16 @@
 /** The delivery-worker's settings: the shared ones, its BullMQ worker, callbacks, retries, sweeper, reconciler and monitoring port. */
 import { ConfigError } from './config-error';
 import { duration, fraction, integer, type Env } from './parsers';
-import { readCallback, readDeliveryJobs, readMetrics, readServiceConfig, type CallbackConfig, type DeliveryJobsConfig, type MetricsConfig, type ServiceConfig } from './shared';
+import {
+  readCallback,
+  readDeliveryJobs,
+  readMetrics,
+  readServiceConfig,
+  type CallbackConfig,
+  type DeliveryJobsConfig,
+  type MetricsConfig,
+  type ServiceConfig,
+} from './shared';
 
 export interface WorkerConfig extends ServiceConfig {
   /** How failed callbacks are retried (BullMQ attempts and exponential backoff) and how long jobs are kept. */

@@ -18,7 +18,10 @@ describe('loadApiConfig', () => {
 
   it('refuses events over 256 KiB and keeps a rotated signing secret for a day by default', () => {
     expect(loadApiConfig({})).toMatchObject({ eventMaxBytes: 262_144, signingSecretRotationGraceSeconds: 86_400 });
-    expect(loadApiConfig({ EVENT_MAX_BYTES: '1024', SIGNING_SECRET_ROTATION_GRACE_SECONDS: '0' })).toMatchObject({ eventMaxBytes: 1024, signingSecretRotationGraceSeconds: 0 });
+    expect(loadApiConfig({ EVENT_MAX_BYTES: '1024', SIGNING_SECRET_ROTATION_GRACE_SECONDS: '0' })).toMatchObject({
+      eventMaxBytes: 1024,
+      signingSecretRotationGraceSeconds: 0,
+    });
     expect(loadApiConfig({ SIGNING_SECRET_ROTATION_GRACE_SECONDS: '2592000' }).signingSecretRotationGraceSeconds).toBe(2_592_000);
   });
 
@@ -75,7 +78,13 @@ describe('loadApiConfig', () => {
   it('holds no worker-only setting', () => {
     const config = loadApiConfig({ WORKER_CONCURRENCY: '64', METRICS_PORT: '1234', DELIVERY_BACKOFF_MS: '5' }) as unknown as Record<string, unknown>;
     for (const key of ['worker', 'sweeper', 'reconciler', 'partitions']) expect(config).not.toHaveProperty(key);
-    expect(config.retry).toEqual({ attempts: 12, keepCompletedSeconds: 86_400, keepFailedSeconds: 14 * 86_400, keepCompletedMax: 100_000, keepFailedMax: 100_000 });
+    expect(config.retry).toEqual({
+      attempts: 12,
+      keepCompletedSeconds: 86_400,
+      keepFailedSeconds: 14 * 86_400,
+      keepCompletedMax: 100_000,
+      keepFailedMax: 100_000,
+    });
     expect(config.metrics).toEqual({ token: undefined });
   });
 
@@ -120,7 +129,13 @@ describe('loadApiConfig', () => {
 
   describe('the HTTP server limits', () => {
     it('default to 10 s for headers, 30 s per request, 5 s of keep-alive, 1,000 connections and 100 per address', () => {
-      expect(loadApiConfig({}).http).toEqual({ headersTimeoutMs: 10_000, requestTimeoutMs: 30_000, keepAliveTimeoutMs: 5_000, maxConnections: 1_000, maxConnectionsPerAddress: 100 });
+      expect(loadApiConfig({}).http).toEqual({
+        headersTimeoutMs: 10_000,
+        requestTimeoutMs: 30_000,
+        keepAliveTimeoutMs: 5_000,
+        maxConnections: 1_000,
+        maxConnectionsPerAddress: 100,
+      });
     });
 
     it('are read from HTTP_HEADERS_TIMEOUT_MS, HTTP_REQUEST_TIMEOUT_MS, HTTP_KEEP_ALIVE_TIMEOUT_MS, HTTP_MAX_CONNECTIONS and HTTP_MAX_CONNECTIONS_PER_ADDRESS', () => {
@@ -131,7 +146,13 @@ describe('loadApiConfig', () => {
         HTTP_MAX_CONNECTIONS: '50',
         HTTP_MAX_CONNECTIONS_PER_ADDRESS: '8',
       });
-      expect(config.http).toEqual({ headersTimeoutMs: 2_000, requestTimeoutMs: 4_000, keepAliveTimeoutMs: 1_000, maxConnections: 50, maxConnectionsPerAddress: 8 });
+      expect(config.http).toEqual({
+        headersTimeoutMs: 2_000,
+        requestTimeoutMs: 4_000,
+        keepAliveTimeoutMs: 1_000,
+        maxConnections: 50,
+        maxConnectionsPerAddress: 8,
+      });
     });
 
     it.each([

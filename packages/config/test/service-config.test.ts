@@ -19,7 +19,13 @@ describe.each([
       secretsKeyId: 'k1',
     });
     expect(config.secretsKey).toHaveLength(32);
-    expect(config.retry).toMatchObject({ attempts: 12, keepCompletedSeconds: 86_400, keepFailedSeconds: 14 * 86_400, keepCompletedMax: 100_000, keepFailedMax: 100_000 });
+    expect(config.retry).toMatchObject({
+      attempts: 12,
+      keepCompletedSeconds: 86_400,
+      keepFailedSeconds: 14 * 86_400,
+      keepCompletedMax: 100_000,
+      keepFailedMax: 100_000,
+    });
   });
 
   it('returns a frozen object, its groups frozen too', () => {

@@ -137,7 +137,9 @@ describe('loadWorkerConfig', () => {
     it('refuses to start without SECRETS_KEY, or with the development key', () => {
       expect(configErrorOf(loadWorkerConfig, { ...PRODUCTION_WORKER, SECRETS_KEY: '' }).message).toBe('SECRETS_KEY: is required when NODE_ENV=production');
       const devKey = loadWorkerConfig({}).secretsKey.toString('hex');
-      expect(configErrorOf(loadWorkerConfig, { ...PRODUCTION_WORKER, SECRETS_KEY: devKey }).message).toBe('SECRETS_KEY: must not be the development key in production');
+      expect(configErrorOf(loadWorkerConfig, { ...PRODUCTION_WORKER, SECRETS_KEY: devKey }).message).toBe(
+        'SECRETS_KEY: must not be the development key in production',
+      );
     });
 
     it('refuses a SECRETS_KEY that is all one byte', () => {

@@ -57,7 +57,17 @@ export type {
 } from './repositories/delivery-history';
 export { deliveryAttemptRepository } from './repositories/delivery-attempts';
 export { storedRange, type StoredRange } from './stored-range';
-export type { AttemptOutcome, AttemptRecord, DeferralReason, DeferralRecord, DeliveryAttemptRepository, DeliveryToAttempt, DeliveryWork, NewDeliveryAttempt, RecordedAttempt } from './repositories/delivery-attempts';
+export type {
+  AttemptOutcome,
+  AttemptRecord,
+  DeferralReason,
+  DeferralRecord,
+  DeliveryAttemptRepository,
+  DeliveryToAttempt,
+  DeliveryWork,
+  NewDeliveryAttempt,
+  RecordedAttempt,
+} from './repositories/delivery-attempts';
 export { DEFAULT_WEEKS_AHEAD, DELIVERY_PARTITIONED_TABLES, partitionMaintenance, partitionName, weekStart } from './partitions';
 export { createEventMonthsAhead, DEFAULT_MONTHS_AHEAD, eventPartitionName, monthStart, type DroppedMonth, type HeldMonth } from './event-partitions';
 export type { DroppedWeek, HeldWeek, PartitionMaintenance, PartitionMaintenanceOptions, PartitionMaintenanceReport } from './partitions';

@@ -117,7 +117,15 @@ export function partitionMaintenance(pool: DatabasePool) {
   return {
     /** One maintenance pass (see above). */
     async maintain(options: PartitionMaintenanceOptions): Promise<PartitionMaintenanceReport> {
-      const report: PartitionMaintenanceReport = { skipped: false, managedByPgPartman: false, created: [], dropped: [], held: [], eventsDropped: [], eventsHeld: [] };
+      const report: PartitionMaintenanceReport = {
+        skipped: false,
+        managedByPgPartman: false,
+        created: [],
+        dropped: [],
+        held: [],
+        eventsDropped: [],
+        eventsHeld: [],
+      };
       const lockTimeoutMs = options.lockTimeoutMs ?? DEFAULT_LOCK_TIMEOUT_MS;
       const client = await pool.connect();
       let locked = false;
@@ -136,7 +144,9 @@ export function partitionMaintenance(pool: DatabasePool) {
           }
           report.dropped.push(...(await dropDetached(client)));
         }
-        report.created.push(...(await createEventMonthsAhead(client, { now: options.now, monthsAhead: options.monthsAhead ?? DEFAULT_MONTHS_AHEAD, lockTimeoutMs })));
+        report.created.push(
+          ...(await createEventMonthsAhead(client, { now: options.now, monthsAhead: options.monthsAhead ?? DEFAULT_MONTHS_AHEAD, lockTimeoutMs })),
+        );
         if ((options.eventRetentionDays ?? 0) > 0) {
           const events = await dropEventMonthsPastRetention(client, { now: options.now, retentionDays: options.eventRetentionDays!, lockTimeoutMs });
           report.eventsDropped.push(...events.dropped);

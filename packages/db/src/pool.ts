@@ -70,7 +70,9 @@ export function createDatabasePool(databaseUrl: string, options: DatabasePoolOpt
     ...(options.idleInTransactionTimeoutMs === undefined ? {} : { idle_in_transaction_session_timeout: options.idleInTransactionTimeoutMs }),
     ...(options.applicationName === undefined ? {} : { application_name: options.applicationName }),
     ...(options.pipeline ? { pipeline: true } : {}),
-    options: [NO_JIT, options.genericPlans && '-c plan_cache_mode=force_generic_plan', options.noParallelWorkers && '-c max_parallel_workers_per_gather=0'].filter(Boolean).join(' '),
+    options: [NO_JIT, options.genericPlans && '-c plan_cache_mode=force_generic_plan', options.noParallelWorkers && '-c max_parallel_workers_per_gather=0']
+      .filter(Boolean)
+      .join(' '),
   });
   // An idle connection that PostgreSQL closes emits 'error' on the pool; the next query reconnects.
   pool.on('error', () => undefined);

@@ -69,11 +69,7 @@ export interface RunOptions {
 }
 
 /** Runs one built statement and returns its rows (typed from the schema) and how many rows it touched. */
-export async function run<Q extends Compilable<unknown>>(
-  sql: Sql,
-  query: Q,
-  options: RunOptions = {},
-): Promise<{ rows: Array<RowOf<Q>>; rowCount: number }> {
+export async function run<Q extends Compilable<unknown>>(sql: Sql, query: Q, options: RunOptions = {}): Promise<{ rows: Array<RowOf<Q>>; rowCount: number }> {
   const compiled = query.compile();
   const text = compiled.sql;
   const values = compiled.parameters as unknown[];

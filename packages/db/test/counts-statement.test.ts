@@ -2,7 +2,8 @@ import { countsStatement, type CountedEvent } from '../src/repositories/event-co
 
 /** The statement's increments, by counter: the totals and the day, minute and second buckets. */
 function increments(events: readonly CountedEvent[]): Map<string, number> {
-  const [scopes, origins, objectTypes, counts, bScopes, bOrigins, bObjectTypes, granularities, starts, bCounts] = countsStatement(events)!.compile().parameters as unknown[][];
+  const [scopes, origins, objectTypes, counts, bScopes, bOrigins, bObjectTypes, granularities, starts, bCounts] = countsStatement(events)!.compile()
+    .parameters as unknown[][];
   const byCounter = new Map<string, number>();
   const add = (key: string, count: unknown): void => void byCounter.set(key, (byCounter.get(key) ?? 0) + Number(count));
   scopes!.forEach((scope, i) => add(`${scope}|${origins![i]}|${objectTypes![i]}`, counts![i]));

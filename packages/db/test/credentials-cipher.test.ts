@@ -90,9 +90,7 @@ describe('the credentials cipher', () => {
     expect(failureOf(() => both.decrypt(relabelled, targetId)).reason).toBe('authentication_failed');
 
     const sameIdOtherKey = createCredentialsCipher({ currentKeyId: 'k1', keyring: { k1: keyTwo } });
-    expect(failureOf(() => sameIdOtherKey.decrypt(cipher.encrypt(credentials, targetId).ciphertext, targetId)).reason).toBe(
-      'authentication_failed',
-    );
+    expect(failureOf(() => sameIdOtherKey.decrypt(cipher.encrypt(credentials, targetId).ciphertext, targetId)).reason).toBe('authentication_failed');
   });
 
   it('reads ciphertexts of a previous key after a rotation, and writes with the new one', () => {
@@ -103,12 +101,9 @@ describe('the credentials cipher', () => {
     expect(rotated.encrypt(credentials, targetId).keyId).toBe('k2');
   });
 
-  it.each(['', 'not a ciphertext', 'v2.k1.a.b.c', 'v1.k1.AAAA.AAAA.AAAA', 'v1.k1.!!!.@@@.###', 'v1.k1.a.b.c.d'])(
-    'reports %p as malformed',
-    (ciphertext) => {
-      expect(failureOf(() => cipher.decrypt(ciphertext, randomUUID())).reason).toBe('malformed');
-    },
-  );
+  it.each(['', 'not a ciphertext', 'v2.k1.a.b.c', 'v1.k1.AAAA.AAAA.AAAA', 'v1.k1.!!!.@@@.###', 'v1.k1.a.b.c.d'])('reports %p as malformed', (ciphertext) => {
+    expect(failureOf(() => cipher.decrypt(ciphertext, randomUUID())).reason).toBe('malformed');
+  });
 
   it('never puts the plaintext in an error message', () => {
     const targetId = randomUUID();
@@ -135,9 +130,7 @@ describe('the credentials cipher', () => {
     const { ciphertext, keyId } = fromConfig.encrypt(credentials, targetId);
     expect(keyId).toBe('prod-2026');
     expect(ciphertext.startsWith('v1.prod-2026.')).toBe(true);
-    expect(createCredentialsCipher({ currentKeyId: 'prod-2026', keyring: { 'prod-2026': keyOne } }).decrypt(ciphertext, targetId)).toEqual(
-      credentials,
-    );
+    expect(createCredentialsCipher({ currentKeyId: 'prod-2026', keyring: { 'prod-2026': keyOne } }).decrypt(ciphertext, targetId)).toEqual(credentials);
   });
 
   it('reads what a previous key wrote, and writes with the current key only', () => {

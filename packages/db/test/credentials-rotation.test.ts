@@ -30,7 +30,10 @@ const after = createCredentialsCipher({ currentKeyId: 'k2', keyring: { k2: newKe
 
 const target = (n: number): TargetInput => ({
   url: `https://merchant.example/hooks/${n}`,
-  auth: n % 2 ? { mode: 'basic', username: `shop-${n}`, password: `pw-${n}` } : { mode: 'oauth', authUrl: 'https://auth.example/token', username: `client-${n}`, password: `secret-${n}` },
+  auth:
+    n % 2
+      ? { mode: 'basic', username: `shop-${n}`, password: `pw-${n}` }
+      : { mode: 'oauth', authUrl: 'https://auth.example/token', username: `client-${n}`, password: `secret-${n}` },
   notifications: {},
   enabled: true,
 });
@@ -49,7 +52,8 @@ describe('reencryptCredentials (SECRETS_KEY rotation)', () => {
     await targetRepository(sqlPool(prisma), before).upsert({ kind: 'program', programId: noCredentials.id }, { ...target(5), auth: { mode: 'none' } });
 
     const signingBefore = new Map<string, string>();
-    for (const id of ids) signingBefore.set(id, before.decryptSigningSecrets((await prisma.notificationTarget.findUniqueOrThrow({ where: { id } })).signingSecrets!, id).current);
+    for (const id of ids)
+      signingBefore.set(id, before.decryptSigningSecrets((await prisma.notificationTarget.findUniqueOrThrow({ where: { id } })).signingSecrets!, id).current);
 
     const progress: ReencryptionResult[] = [];
     const result = await reencryptCredentials(sqlPool(prisma), during, { batchSize: 2, onProgress: (p) => progress.push(structuredClone(p)) });
@@ -65,11 +69,18 @@ describe('reencryptCredentials (SECRETS_KEY rotation)', () => {
     });
     expect(progress.length).toBe(5);
     const rows = await prisma.notificationTarget.findMany({ where: { id: { in: ids } }, select: { credentialsKeyId: true, signingKeyId: true } });
-    expect(rows.map((r) => [r.credentialsKeyId, r.signingKeyId])).toEqual([['k2', 'k2'], ['k2', 'k2'], ['k2', 'k2']]);
+    expect(rows.map((r) => [r.credentialsKeyId, r.signingKeyId])).toEqual([
+      ['k2', 'k2'],
+      ['k2', 'k2'],
+      ['k2', 'k2'],
+    ]);
     // The old key can go: the new key alone reads every re-encrypted target, with its secrets intact.
     for (const [i, id] of ids.entries()) {
       const row = await prisma.notificationTarget.findUniqueOrThrow({ where: { id } });
-      expect(after.decrypt(row.credentials!, id)).toMatchObject({ username: expect.stringContaining(`-${i + 1}`), password: expect.stringContaining(`-${i + 1}`) });
+      expect(after.decrypt(row.credentials!, id)).toMatchObject({
+        username: expect.stringContaining(`-${i + 1}`),
+        password: expect.stringContaining(`-${i + 1}`),
+      });
       expect(after.decryptSigningSecrets(row.signingSecrets!, id)).toEqual({ current: signingBefore.get(id) });
     }
 

@@ -141,7 +141,12 @@ describe('the delivery attempt repository', () => {
     const id = await newDelivery();
     await record(id, { ...at, statusCode: 200 }, 'succeeded');
     expect(await record(id, { ...at, errorKind: 'timeout', errorMessage: 'no answer' }, 'pending')).toBe(2);
-    expect(await prisma.delivery.findFirstOrThrow({ where: { id } })).toMatchObject({ status: 'succeeded', attemptsMade: 2, lastStatusCode: 200, lastError: null });
+    expect(await prisma.delivery.findFirstOrThrow({ where: { id } })).toMatchObject({
+      status: 'succeeded',
+      attemptsMade: 2,
+      lastStatusCode: 200,
+      lastError: null,
+    });
   });
 
   it('gives two attempts recorded at once different numbers', async () => {
@@ -162,7 +167,10 @@ describe('the delivery attempt repository', () => {
     const rows = await prisma.deliveryAttempt.findMany({ where: { deliveryId: a }, orderBy: { number: 'asc' } });
     expect(rows.map((r) => r.statusCode)).toEqual([500, 200]);
     expect(await prisma.delivery.findMany({ where: { id: { in: [a, b] } }, orderBy: { id: 'asc' } })).toEqual(
-      expect.arrayContaining([expect.objectContaining({ id: a, status: 'succeeded', attemptsMade: 2 }), expect.objectContaining({ id: b, status: 'succeeded', attemptsMade: 1 })]),
+      expect.arrayContaining([
+        expect.objectContaining({ id: a, status: 'succeeded', attemptsMade: 2 }),
+        expect.objectContaining({ id: b, status: 'succeeded', attemptsMade: 1 }),
+      ]),
     );
   });
 
@@ -175,11 +183,16 @@ describe('the delivery attempt repository', () => {
 
   it('records nothing for a delivery that does not exist, or a malformed id', async () => {
     const missing = randomUUID();
-    expect(await attempts.recordAttempts([{ deliveryId: missing, attempt: { ...at, statusCode: 200 }, outcome: 'succeeded' }, { deliveryId: 'not-a-uuid', attempt: at, outcome: 'failed' }])).toEqual([undefined, undefined]);
+    expect(
+      await attempts.recordAttempts([
+        { deliveryId: missing, attempt: { ...at, statusCode: 200 }, outcome: 'succeeded' },
+        { deliveryId: 'not-a-uuid', attempt: at, outcome: 'failed' },
+      ]),
+    ).toEqual([undefined, undefined]);
     expect(await prisma.deliveryAttempt.count({ where: { deliveryId: missing } })).toBe(0);
   });
 
-  it('records deferrals apart from attempts: one statement adds each delivery\'s count and keeps its latest time and reason', async () => {
+  it("records deferrals apart from attempts: one statement adds each delivery's count and keeps its latest time and reason", async () => {
     const [first, second] = [await newDelivery(), await newDelivery()];
     const t = (s: number) => new Date(Date.UTC(2026, 10, 22, 10, 0, s));
     await attempts.recordDeferrals([
@@ -231,7 +244,10 @@ describe("the targets' health, recorded with each batch of attempts", () => {
     expect((await target(targetId)).failingSince).toEqual(t0);
 
     const success = new Date(t0.getTime() + 9_000);
-    await attempts.recordAttempts([failed(a, success), { deliveryId: c, attempt: { startedAt: success, durationMs: 5, statusCode: 200 }, outcome: 'succeeded' }]);
+    await attempts.recordAttempts([
+      failed(a, success),
+      { deliveryId: c, attempt: { startedAt: success, durationMs: 5, statusCode: 200 }, outcome: 'succeeded' },
+    ]);
     expect(await target(targetId)).toMatchObject({ failingSince: null, lastSuccessAt: success });
   });
 
@@ -239,8 +255,13 @@ describe("the targets' health, recorded with each batch of attempts", () => {
     const { targetId, deliveryIds } = await deliveriesToOneTarget(6);
     const [a, b, c, d, e, f] = deliveryIds as [string, string, string, string, string, string];
     // xmin names the transaction that last wrote the row: unchanged means not written (nor locked for it).
-    const version = async () => (await prisma.$queryRaw<Array<{ xmin: string }>>`SELECT xmin::text FROM notification_targets WHERE id = ${targetId}::uuid`)[0]!.xmin;
-    const succeeded = (deliveryId: string, startedAt: Date) => ({ deliveryId, attempt: { startedAt, durationMs: 5, statusCode: 200 }, outcome: 'succeeded' as const });
+    const version = async () =>
+      (await prisma.$queryRaw<Array<{ xmin: string }>>`SELECT xmin::text FROM notification_targets WHERE id = ${targetId}::uuid`)[0]!.xmin;
+    const succeeded = (deliveryId: string, startedAt: Date) => ({
+      deliveryId,
+      attempt: { startedAt, durationMs: 5, statusCode: 200 },
+      outcome: 'succeeded' as const,
+    });
     const t0 = new Date('2026-11-22T10:00:00.000Z');
 
     await attempts.recordAttempts([succeeded(a, t0)]);

@@ -116,7 +116,10 @@ describe('event ids across months', () => {
     // A database whose last ingest was last month: the first ingest of this month advances it.
     await pool.query('UPDATE event_ingest_month SET month = $1', [lastMonth]);
     const batch = Array.from({ length: 1_000 }, () => newEvent());
-    const { inserted, locks } = await ingestStore(pool).transaction(async (tx) => ({ inserted: (await tx.insertNewEvents(batch)).created, locks: await advisoryLocks() }));
+    const { inserted, locks } = await ingestStore(pool).transaction(async (tx) => ({
+      inserted: (await tx.insertNewEvents(batch)).created,
+      locks: await advisoryLocks(),
+    }));
     expect(inserted.size).toBe(1_000);
     expect(locks).toEqual([{ granted: true, n: 1 }]);
     expect(await ingestMonth()).toEqual([thisMonth.toISOString()]);
@@ -153,13 +156,23 @@ describe('event ids across months', () => {
 
   it("the worker's load finds a delivery's event whichever month holds it, looking from the newest month back: a recent event's load reads no older month", async () => {
     const cipher = createCredentialsCipher({ currentKeyId: 'k1', keyring: { k1: randomBytes(32) } });
-    const target = await targetRepository(pool, cipher).upsert({ kind: 'program', programId }, { url: 'https://merchant.example/hooks', auth: { mode: 'none' }, notifications: {}, enabled: true });
+    const target = await targetRepository(pool, cipher).upsert(
+      { kind: 'program', programId },
+      { url: 'https://merchant.example/hooks', auth: { mode: 'none' }, notifications: {}, enabled: true },
+    );
     const [recent, old] = [newEvent(), newEvent()];
     const deliveryOf = new Map([recent, old].map((item) => [item.event.id, randomUUID()]));
     await ingestStore(pool).transaction(async (tx) => {
       await tx.insertNewEvents([recent, old]);
       tx.writeAtCommit({
-        deliveries: [recent, old].map((item) => ({ deliveryId: deliveryOf.get(item.event.id)!, eventId: item.event.id, targetId: target.id, programId, merchantId: null, targetOwner: 'program' as const })),
+        deliveries: [recent, old].map((item) => ({
+          deliveryId: deliveryOf.get(item.event.id)!,
+          eventId: item.event.id,
+          targetId: target.id,
+          programId,
+          merchantId: null,
+          targetOwner: 'program' as const,
+        })),
         counted: [],
       });
     });

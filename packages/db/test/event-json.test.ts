@@ -83,8 +83,24 @@ describe("the page's JSON, written by PostgreSQL", () => {
     const fromPostgres = JSON.parse(page.eventsJson) as Event[];
     // Re-written by JSON.stringify: equal text means equal fields, order and values.
     expect(JSON.stringify(fromPostgres)).toBe(JSON.stringify(await writtenByNode(events.map((e) => e.event.id))));
-    expect(fromPostgres.map((e) => e.createdAt)).toEqual(['0001-01-01T00:00:00.001Z', '2026-11-01T00:00:00.000Z', '2026-11-01T07:00:00.007Z', '9999-12-31T23:59:59.999Z']);
-    expect(Object.keys(fromPostgres[2]!)).toEqual(['id', 'createdAt', 'sourceSystem', 'origin', 'eventType', 'objectId', 'objectType', 'metadata', 'data', 'context']);
+    expect(fromPostgres.map((e) => e.createdAt)).toEqual([
+      '0001-01-01T00:00:00.001Z',
+      '2026-11-01T00:00:00.000Z',
+      '2026-11-01T07:00:00.007Z',
+      '9999-12-31T23:59:59.999Z',
+    ]);
+    expect(Object.keys(fromPostgres[2]!)).toEqual([
+      'id',
+      'createdAt',
+      'sourceSystem',
+      'origin',
+      'eventType',
+      'objectId',
+      'objectType',
+      'metadata',
+      'data',
+      'context',
+    ]);
   });
 
   it('is as long as eventJsonBytes says, the size the ingest holds to EVENT_MAX_BYTES', async () => {
@@ -104,7 +120,12 @@ describe("the page's JSON, written by PostgreSQL", () => {
     ];
     await store(events);
     // A page of one event is its text in brackets.
-    const written = await Promise.all(events.map(async (_, i) => Buffer.byteLength((await eventRepository(pool).list({ scope: { kind: 'program', programId }, page: i + 1, pageSize: 1 })).eventsJson, 'utf8') - 2));
+    const written = await Promise.all(
+      events.map(
+        async (_, i) =>
+          Buffer.byteLength((await eventRepository(pool).list({ scope: { kind: 'program', programId }, page: i + 1, pageSize: 1 })).eventsJson, 'utf8') - 2,
+      ),
+    );
     expect(events.map((e) => eventJsonBytes(e.event))).toEqual(written);
     // JSON.stringify's size would understate the second by hundreds of bytes.
     expect(written[1]! - Buffer.byteLength(JSON.stringify(events[1]!.event))).toBeGreaterThan(600);
@@ -116,7 +137,14 @@ describe("the page's JSON, written by PostgreSQL", () => {
     await pool.query(`UPDATE events SET data = 'null'::jsonb, metadata = 'null'::jsonb`);
 
     const [listed] = JSON.parse((await list()).eventsJson) as Event[];
-    expect(listed).toEqual({ id: 'Event-null-data', createdAt: '2026-11-01T00:00:00.000Z', origin: 'api', eventType: 'created', objectId: 'o-1', objectType: 'payment' });
+    expect(listed).toEqual({
+      id: 'Event-null-data',
+      createdAt: '2026-11-01T00:00:00.000Z',
+      origin: 'api',
+      eventType: 'created',
+      objectId: 'o-1',
+      objectType: 'payment',
+    });
     expect(JSON.stringify(listed)).toBe(JSON.stringify((await writtenByNode([event.event.id]))[0]));
   });
 

@@ -17,9 +17,7 @@ const repositoryMigrations = readdirSync(MIGRATIONS_DIR, { withFileTypes: true }
   .map((name) => ({ name, sql: readFileSync(path.join(MIGRATIONS_DIR, name, 'migration.sql'), 'utf8') }));
 
 /** The table each model of schema.prisma maps to. */
-const schemaTables = [...SCHEMA.matchAll(/^model (\w+) \{([^}]*)\}/gm)]
-  .map(([, model, body]) => /@@map\("([^"]+)"\)/.exec(body!)?.[1] ?? model!)
-  .sort();
+const schemaTables = [...SCHEMA.matchAll(/^model (\w+) \{([^}]*)\}/gm)].map(([, model, body]) => /@@map\("([^"]+)"\)/.exec(body!)?.[1] ?? model!).sort();
 
 interface HistoryRow {
   id: string;
@@ -42,8 +40,7 @@ async function query<Row extends object>(databaseUrl: string, sql: string): Prom
   }
 }
 
-const history = (databaseUrl: string) =>
-  query<HistoryRow>(databaseUrl, 'SELECT * FROM "_prisma_migrations" ORDER BY migration_name');
+const history = (databaseUrl: string) => query<HistoryRow>(databaseUrl, 'SELECT * FROM "_prisma_migrations" ORDER BY migration_name');
 
 /** The tables of the public schema, partitions left out (a partitioned table counts once). */
 const tableNames = async (databaseUrl: string) =>

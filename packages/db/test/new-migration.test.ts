@@ -35,9 +35,7 @@ describe('newMigration', () => {
 
     expect(path.basename(dir)).toBe('20990102030405_program_note');
     expect(path.basename(dir) > latest).toBe(true);
-    expect(readFileSync(path.join(dir, 'migration.sql'), 'utf8')).toBe(
-      '-- AlterTable\nALTER TABLE "programs" ADD COLUMN     "note" TEXT;\n',
-    );
+    expect(readFileSync(path.join(dir, 'migration.sql'), 'utf8')).toBe('-- AlterTable\nALTER TABLE "programs" ADD COLUMN     "note" TEXT;\n');
     await expect(writeMigration('again', new Date('2099-01-02T03:04:06Z'))).rejects.toThrow(NoSchemaChangeError);
   });
 
@@ -53,9 +51,7 @@ describe('newMigration', () => {
   it('refuses a name Prisma would not give a migration folder', async () => {
     const { writeMigration } = workspace(scratch, SCHEMA_WITH_NOTE);
 
-    await expect(writeMigration('Add note')).rejects.toThrow(
-      'migration name "Add note": use lowercase letters, digits and underscores',
-    );
+    await expect(writeMigration('Add note')).rejects.toThrow('migration name "Add note": use lowercase letters, digits and underscores');
   });
 
   it('refuses a timestamp that would sort before the latest migration', async () => {

@@ -27,7 +27,9 @@ const ATTEMPT_ROWS = `SELECT id, delivery_id, number, started_at, duration_ms, s
  * with a target, 90 events (180 deliveries) whose deliveries were created over the last 5 weeks in
  * every status, and attempts for most of them.
  */
-async function oldDatabaseWithData(scratch: ReturnType<typeof useScratch>): Promise<{ url: string; prisma: PrismaClient; merchantId: string; programId: string }> {
+async function oldDatabaseWithData(
+  scratch: ReturnType<typeof useScratch>,
+): Promise<{ url: string; prisma: PrismaClient; merchantId: string; programId: string }> {
   const url = await scratch.database();
   await applyMigrations(url, scratch.repositoryMigrationsUpTo(MIGRATION, { including: false }));
   const prisma = createPrismaClient(url);
@@ -93,7 +95,10 @@ describe(`migration ${MIGRATION}`, () => {
       expect(attemptsBefore).toHaveLength(180);
       expect(eventsBefore[0]!.count).toBe(90);
 
-      expect(await applyMigrations(url, scratch.repositoryMigrationsUpTo(MIGRATION, { including: true }))).toEqual({ applied: [MIGRATION], alreadyApplied: expect.any(Array) });
+      expect(await applyMigrations(url, scratch.repositoryMigrationsUpTo(MIGRATION, { including: true }))).toEqual({
+        applied: [MIGRATION],
+        alreadyApplied: expect.any(Array),
+      });
 
       expect(await rowsOf(DELIVERY_ROWS)).toEqual(deliveriesBefore);
       expect(await rowsOf(ATTEMPT_ROWS)).toEqual(attemptsBefore);
@@ -134,7 +139,9 @@ describe(`migration ${MIGRATION}`, () => {
     await applyMigrations(url);
     const prisma = createPrismaClient(url);
     try {
-      const { rows } = await sqlPool(prisma).query("SELECT c.relname AS name FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid WHERE i.inhparent = 'deliveries'::regclass ORDER BY 1");
+      const { rows } = await sqlPool(prisma).query(
+        "SELECT c.relname AS name FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid WHERE i.inhparent = 'deliveries'::regclass ORDER BY 1",
+      );
       const first = weekStart(new Date()).getTime();
       expect(rows.map((row) => row.name)).toEqual(Array.from({ length: 5 }, (_, n) => partitionName('deliveries', new Date(first + n * 7 * DAY_MS))));
     } finally {

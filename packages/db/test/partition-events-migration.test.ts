@@ -85,7 +85,10 @@ describe(`migration ${MIGRATION}`, () => {
       expect(before.attempts).toHaveLength(120);
       expect(before.lists[0]!.count).toBe(120);
 
-      expect(await applyMigrations(url, scratch.repositoryMigrationsUpTo(MIGRATION, { including: true }))).toEqual({ applied: [MIGRATION], alreadyApplied: expect.any(Array) });
+      expect(await applyMigrations(url, scratch.repositoryMigrationsUpTo(MIGRATION, { including: true }))).toEqual({
+        applied: [MIGRATION],
+        alreadyApplied: expect.any(Array),
+      });
 
       expect(await rowsOf(EVENT_ROWS)).toEqual(before.events);
       expect(await rowsOf(DELIVERY_ROWS)).toEqual(before.deliveries);
@@ -99,7 +102,11 @@ describe(`migration ${MIGRATION}`, () => {
         FROM pg_inherits h JOIN pg_class c ON c.oid = h.inhrelid WHERE h.inhparent = 'events'::regclass ORDER BY 1`);
       const months = Array.from({ length: 7 }, (_, n) => monthsAgo(3 - n));
       expect(partitions).toEqual(months.map((month) => ({ name: eventPartitionName(month), id_keys: '1' })));
-      expect(await rowsOf(`SELECT id FROM events WHERE tableoid::regclass::text <> 'events_p' || to_char(date_trunc('month', ingested_at, 'UTC') AT TIME ZONE 'UTC', 'YYYYMMDD')`)).toEqual([]);
+      expect(
+        await rowsOf(
+          `SELECT id FROM events WHERE tableoid::regclass::text <> 'events_p' || to_char(date_trunc('month', ingested_at, 'UTC') AT TIME ZONE 'UTC', 'YYYYMMDD')`,
+        ),
+      ).toEqual([]);
       expect(await rowsOf("SELECT 1 FROM pg_class WHERE relname LIKE '%unpartitioned%'")).toEqual([]);
       expect(await rowsOf("SELECT 1 FROM pg_constraint WHERE conname = 'deliveries_event_id_fkey'")).toEqual([]);
 
@@ -110,7 +117,9 @@ describe(`migration ${MIGRATION}`, () => {
       const fresh: NewEvent = { ...batch[1]!, event: { ...batch[1]!.event, id: `Event-${randomUUID()}` } };
       const { created: inserted } = await ingestStore(pool).transaction((tx) => tx.insertNewEvents([oldest, fresh]));
       expect(inserted).toEqual(new Set([fresh.event.id]));
-      expect(await rowsOf(`SELECT tableoid::regclass::text AS partition FROM events WHERE id = '${fresh.event.id}'`)).toEqual([{ partition: eventPartitionName(monthStart(new Date())) }]);
+      expect(await rowsOf(`SELECT tableoid::regclass::text AS partition FROM events WHERE id = '${fresh.event.id}'`)).toEqual([
+        { partition: eventPartitionName(monthStart(new Date())) },
+      ]);
     } finally {
       await prisma.$disconnect();
     }

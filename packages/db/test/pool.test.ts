@@ -19,7 +19,8 @@ describe('createDatabasePool', () => {
     const single = createDatabasePool(testDatabaseUrl(), { noParallelWorkers: true, genericPlans: true });
     const chosen = createDatabasePool(testDatabaseUrl());
     try {
-      const read = "SELECT current_setting('max_parallel_workers_per_gather') AS workers, current_setting('plan_cache_mode') AS plans, current_setting('jit') AS jit";
+      const read =
+        "SELECT current_setting('max_parallel_workers_per_gather') AS workers, current_setting('plan_cache_mode') AS plans, current_setting('jit') AS jit";
       expect((await single.query(read)).rows[0]).toEqual({ workers: '0', plans: 'force_generic_plan', jit: 'off' });
       expect((await chosen.query(read)).rows[0]).toEqual({ workers: expect.not.stringMatching(/^0$/), plans: 'auto', jit: 'off' });
     } finally {
@@ -49,7 +50,9 @@ describe('createDatabasePool', () => {
   it('has PostgreSQL cancel a statement of its pool that runs longer, and names its connections', async () => {
     const pool = createDatabasePool(testDatabaseUrl(), { statementTimeoutMs: 200, applicationName: 'herald-test:limited' });
     try {
-      const settings = await pool.query<{ timeout: string; name: string }>("SELECT current_setting('statement_timeout') AS timeout, current_setting('application_name') AS name");
+      const settings = await pool.query<{ timeout: string; name: string }>(
+        "SELECT current_setting('statement_timeout') AS timeout, current_setting('application_name') AS name",
+      );
       expect(settings.rows[0]).toEqual({ timeout: '200ms', name: 'herald-test:limited' });
       const error = await pool.query('SELECT pg_sleep(5)').then(
         () => undefined,

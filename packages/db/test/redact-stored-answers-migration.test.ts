@@ -27,17 +27,30 @@ async function attemptAnswering(body: string): Promise<string> {
     { kind: 'program', programId: program.id },
     { url: 'https://merchant.example/hooks', auth: { mode: 'none' }, notifications: {}, enabled: true },
   );
-  const event = { id: `Event-${randomUUID()}`, createdAt: '2026-11-22T10:00:00.000Z', origin: 'api', eventType: 'created', objectId: 'o', objectType: 'payment' } as const;
+  const event = {
+    id: `Event-${randomUUID()}`,
+    createdAt: '2026-11-22T10:00:00.000Z',
+    origin: 'api',
+    eventType: 'created',
+    objectId: 'o',
+    objectType: 'payment',
+  } as const;
   const { deliveries } = await storeEvents(sqlPool(prisma), [{ event, programId: program.id, contentHash: randomUUID() }]);
   const deliveryId = deliveries[0]!.deliveryId;
   await deliveryAttemptRepository(sqlPool(prisma), cipher).recordAttempts([
-    { deliveryId, attempt: { startedAt: new Date(), durationMs: 5, statusCode: 500, errorKind: 'http_status', errorMessage: 'HTTP 500', responseBody: body }, outcome: 'failed' },
+    {
+      deliveryId,
+      attempt: { startedAt: new Date(), durationMs: 5, statusCode: 500, errorKind: 'http_status', errorMessage: 'HTTP 500', responseBody: body },
+      outcome: 'failed',
+    },
   ]);
   return deliveryId;
 }
 
 async function storedBody(deliveryId: string): Promise<string | null> {
-  const rows = await prisma.$queryRaw<Array<{ response_body: string | null }>>`SELECT response_body FROM delivery_attempts WHERE delivery_id = ${deliveryId}::uuid`;
+  const rows = await prisma.$queryRaw<
+    Array<{ response_body: string | null }>
+  >`SELECT response_body FROM delivery_attempts WHERE delivery_id = ${deliveryId}::uuid`;
   return rows[0]!.response_body;
 }
 

@@ -116,8 +116,15 @@ const SNAPSHOTS: Record<string, { queries: Record<string, unknown>; statements: 
       findIdByOwner: targetQueries.findIdByOwner('program:program-1'),
       'update (switched on)': targetQueries.update(ID, settings),
       'update (switched off)': targetQueries.update(ID, { ...settings, enabled: false }),
-      'insert (switched on)': targetQueries.insert({ id: ID, ownerKey: 'program:program-1', programId: 'program-1', merchantId: null }, settings, { ciphertext: 'v1.k1.iv.tag.signing', keyId: 'k1' }),
-      'insert (switched off)': targetQueries.insert({ id: ID, ownerKey: 'program:program-1', programId: 'program-1', merchantId: null }, { ...settings, enabled: false }, { ciphertext: 'v1.k1.iv.tag.signing', keyId: 'k1' }),
+      'insert (switched on)': targetQueries.insert({ id: ID, ownerKey: 'program:program-1', programId: 'program-1', merchantId: null }, settings, {
+        ciphertext: 'v1.k1.iv.tag.signing',
+        keyId: 'k1',
+      }),
+      'insert (switched off)': targetQueries.insert(
+        { id: ID, ownerKey: 'program:program-1', programId: 'program-1', merchantId: null },
+        { ...settings, enabled: false },
+        { ciphertext: 'v1.k1.iv.tag.signing', keyId: 'k1' },
+      ),
       find: targetQueries.find('program:program-1'),
       findForChange: targetQueries.findForChange('program:program-1'),
       findSigning: targetQueries.findSigning('program:program-1'),
@@ -137,7 +144,10 @@ const SNAPSHOTS: Record<string, { queries: Record<string, unknown>; statements: 
       'underOtherKey (credentials, first batch)': credentialsRotationQueries.underOtherKey('credentials', 'k2', undefined, 100),
       'underOtherKey (signing secrets, next batch)': credentialsRotationQueries.underOtherKey('signing secrets', 'k2', ID, 100),
       'replace (credentials)': credentialsRotationQueries.replace('credentials', ID, 'v1.k1.iv.tag.old', { ciphertext: 'v1.k2.iv.tag.new', keyId: 'k2' }),
-      'replace (signing secrets)': credentialsRotationQueries.replace('signing secrets', ID, 'v1.k1.iv.tag.old', { ciphertext: 'v1.k2.iv.tag.new', keyId: 'k2' }),
+      'replace (signing secrets)': credentialsRotationQueries.replace('signing secrets', ID, 'v1.k1.iv.tag.old', {
+        ciphertext: 'v1.k2.iv.tag.new',
+        keyId: 'k2',
+      }),
     },
   },
   events: {
@@ -151,13 +161,19 @@ const SNAPSHOTS: Record<string, { queries: Record<string, unknown>; statements: 
       insertNew: eventQueries.insertNew([event]),
       loadStored: eventQueries.loadStored([event.event.id]),
       'page (program, counted filters, shallow)': eventQueries.page(programList, { skip: 0 }),
-      'page (program, counted filters, deep: from the bucket walk)': eventQueries.page({ ...programList, origin: 'api', page: 200 }, { skip: 7, fromSecond: 1_767_323_045 }),
+      'page (program, counted filters, deep: from the bucket walk)': eventQueries.page(
+        { ...programList, origin: 'api', page: 200 },
+        { skip: 7, fromSecond: 1_767_323_045 },
+      ),
       'page (merchant, every filter)': eventQueries.page(everyListFilter, { skip: 100 }),
       'page (merchant, counted filters and a time range: counted from the buckets)': eventQueries.page(
         { ...everyListFilter, eventType: undefined, objectId: undefined, page: 1 },
         { skip: 0 },
       ),
-      'page (program, deep under createdFrom: from the bucket walk)': eventQueries.page({ ...programList, createdFrom: AT, page: 200 }, { skip: 7, fromSecond: 1_767_323_045 }),
+      'page (program, deep under createdFrom: from the bucket walk)': eventQueries.page(
+        { ...programList, createdFrom: AT, page: 200 },
+        { skip: 7, fromSecond: 1_767_323_045 },
+      ),
       countBefore: eventQueries.countBefore({ ...programList, origin: 'api' }, AT),
     },
   },
@@ -174,7 +190,9 @@ const SNAPSHOTS: Record<string, { queries: Record<string, unknown>; statements: 
   deliveries: {
     queries: deliveryQueries,
     statements: {
-      insert: deliveryQueries.insert([{ deliveryId: ID, eventId: event.event.id, targetId: OTHER_ID, programId: 'program-1', merchantId: null, targetOwner: 'program' }]),
+      insert: deliveryQueries.insert([
+        { deliveryId: ID, eventId: event.event.id, targetId: OTHER_ID, programId: 'program-1', merchantId: null, targetOwner: 'program' },
+      ]),
       routingTargets: deliveryQueries.routingTargets(['program-1'], ['merchant-1']),
       markEnqueued: deliveryQueries.markEnqueued([ID]),
       clearEnqueued: deliveryQueries.clearEnqueued([ID]),
@@ -258,7 +276,9 @@ describe('every repository statement against the migrated database', () => {
   const pool = createDatabasePool(testDatabaseUrl());
   afterAll(() => closeDatabasePool(pool));
 
-  const all = Object.entries(SNAPSHOTS).flatMap(([file, { statements }]) => Object.entries(statements).map(([name, statement]) => [`${file}: ${name}`, statement] as const));
+  const all = Object.entries(SNAPSHOTS).flatMap(([file, { statements }]) =>
+    Object.entries(statements).map(([name, statement]) => [`${file}: ${name}`, statement] as const),
+  );
 
   it.each(all)('PostgreSQL parses and plans %s', async (_name, statement) => {
     const { sql, parameters } = statement.compile();

@@ -19,7 +19,9 @@ describe('byShape', () => {
   });
 
   it('refuses a statement with a parameter that is not one of its values', () => {
-    const constant = byShape((_shape: Record<string, never>, v: { id: string }) => db.selectFrom('events').select('id').where('id', '=', v.id).where('origin', '=', 'api'));
+    const constant = byShape((_shape: Record<string, never>, v: { id: string }) =>
+      db.selectFrom('events').select('id').where('id', '=', v.id).where('origin', '=', 'api'),
+    );
     expect(() => constant({}, { id: 'e1' }).compile()).toThrow(/not one of its values/);
   });
 });

@@ -35,7 +35,12 @@ describe("the worker's statements within their deliveries' stored range", () => 
     await applyMigrations(url);
     pool = createDatabasePool(url, { genericPlans: true });
     await tenantRepository(pool).createProgram({ id: programId, name: 'Program' });
-    targetId = (await targetRepository(pool, cipher).upsert({ kind: 'program', programId }, { url: 'https://merchant.example/hooks', auth: { mode: 'none' }, notifications: {}, enabled: true })).id;
+    targetId = (
+      await targetRepository(pool, cipher).upsert(
+        { kind: 'program', programId },
+        { url: 'https://merchant.example/hooks', auth: { mode: 'none' }, notifications: {}, enabled: true },
+      )
+    ).id;
     // The weeks and months of a database in use for a while: older partitions than its current ones.
     await partitionMaintenance(pool).maintain({ now: new Date(Date.now() - 70 * DAY_MS), deliveryRetentionDays: 0 });
   });
@@ -46,14 +51,29 @@ describe("the worker's statements within their deliveries' stored range", () => 
   /** Stores one event and its delivery as the ingest does; returns the delivery's id and the time the ingest reported. */
   async function ingestOne(): Promise<{ deliveryId: string; eventId: string; storedAt: Date }> {
     const item: NewEvent = {
-      event: { id: `Event-${randomUUID()}`, createdAt: '2026-11-01T00:00:00.000Z', origin: 'api', eventType: 'created', objectId: 'o-1', objectType: 'payment' },
+      event: {
+        id: `Event-${randomUUID()}`,
+        createdAt: '2026-11-01T00:00:00.000Z',
+        origin: 'api',
+        eventType: 'created',
+        objectId: 'o-1',
+        objectType: 'payment',
+      },
       programId,
       contentHash: 'hash',
     };
     const deliveryId = randomUUID();
     const storedAt = await ingestStore(pool).transaction(async (tx) => {
       const { storedAt } = await tx.insertNewEvents([item]);
-      const ref = { deliveryId, eventId: item.event.id, targetId, programId, merchantId: null, targetOwner: 'program' as const, storedAt: storedAt.toISOString() };
+      const ref = {
+        deliveryId,
+        eventId: item.event.id,
+        targetId,
+        programId,
+        merchantId: null,
+        targetOwner: 'program' as const,
+        storedAt: storedAt.toISOString(),
+      };
       tx.writeAtCommit({ deliveries: [ref], counted: [] });
       return storedAt;
     });
@@ -89,7 +109,11 @@ describe("the worker's statements within their deliveries' stored range", () => 
   /** The partitions of events that the statement's plan reads from at least once when it runs (its pruning at run time included). */
   async function eventPartitionsExecuted(statement: Compilable<unknown>): Promise<string[]> {
     const plan = await explained(statement);
-    return [...new Set(planNodes(plan).flatMap((node) => (node['Relation Name']?.startsWith('events_p') && (node['Actual Loops'] ?? 0) > 0 ? [node['Relation Name']] : [])))].sort();
+    return [
+      ...new Set(
+        planNodes(plan).flatMap((node) => (node['Relation Name']?.startsWith('events_p') && (node['Actual Loops'] ?? 0) > 0 ? [node['Relation Name']] : [])),
+      ),
+    ].sort();
   }
 
   it("stores a delivery at its event's ingested_at, the time the ingest reports for the job", async () => {
@@ -99,24 +123,43 @@ describe("the worker's statements within their deliveries' stored range", () => 
       [deliveryId],
     );
     expect(rows).toEqual([{ created_at: storedAt, ingested_at: storedAt }]);
-    expect((await deliveryAttemptRepository(pool, cipher).loadForAttempts([deliveryId])).get(deliveryId)).toMatchObject({ delivery: { storedAt }, eventJson: expect.stringContaining(`{"id":"${eventId}",`) });
+    expect((await deliveryAttemptRepository(pool, cipher).loadForAttempts([deliveryId])).get(deliveryId)).toMatchObject({
+      delivery: { storedAt },
+      eventJson: expect.stringContaining(`{"id":"${eventId}",`),
+    });
   });
 
   it('loads, records attempts and deferrals and the targets’ health reading one week of deliveries and one month of events', async () => {
     const { deliveryId, storedAt } = await ingestOne();
     const ownWeek = partitionName('deliveries', weekStart(storedAt));
     const ownMonth = eventPartitionName(monthStart(storedAt));
-    const attempt = { delivery_id: deliveryId, outcome: 'succeeded' as const, started_at: new Date(), duration_ms: 5, status_code: 200, error_kind: null, error_message: null, response_body: null, url: null };
+    const attempt = {
+      delivery_id: deliveryId,
+      outcome: 'succeeded' as const,
+      started_at: new Date(),
+      duration_ms: 5,
+      status_code: 200,
+      error_kind: null,
+      error_message: null,
+      response_body: null,
+      url: null,
+    };
     const health = { delivery_id: deliveryId, succeeded: true, started_at: new Date(), disable: false };
     const deferral = { deliveryId, count: 1, at: new Date(), reason: 'target_busy' as const };
-    const writes = (range: StoredRange) => [deliveryAttemptQueries.record([attempt], range), deliveryAttemptQueries.health([health], range), deliveryAttemptQueries.defer([deferral], range)];
+    const writes = (range: StoredRange) => [
+      deliveryAttemptQueries.record([attempt], range),
+      deliveryAttemptQueries.health([health], range),
+      deliveryAttemptQueries.defer([deferral], range),
+    ];
 
     const stored = storedRange([storedAt]);
     expect(await partitionsRead(deliveryAttemptQueries.load([deliveryId], stored))).toEqual([ownWeek, ownMonth].sort());
     for (const statement of writes(stored)) expect(await partitionsRead(statement)).toEqual([ownWeek]);
 
     // Without it (a job queued before jobs carried storedAt), every week kept.
-    const { rows } = await pool.query<{ name: string }>("SELECT inhrelid::regclass::text AS name FROM pg_inherits WHERE inhparent = 'deliveries'::regclass ORDER BY 1");
+    const { rows } = await pool.query<{ name: string }>(
+      "SELECT inhrelid::regclass::text AS name FROM pg_inherits WHERE inhparent = 'deliveries'::regclass ORDER BY 1",
+    );
     expect(rows.length).toBeGreaterThan(5);
     for (const statement of writes(storedRange([undefined]))) expect(await partitionsRead(statement)).toEqual(rows.map((row) => row.name));
   });
@@ -144,21 +187,31 @@ describe("the worker's statements within their deliveries' stored range", () => 
 
     // An event stored at another time than its delivery is still found, in every month.
     await pool.query("UPDATE events SET ingested_at = ingested_at - interval '1 millisecond' WHERE id = $1", [eventId]);
-    expect((await run(pool, deliveryQueries.stale({ limit: 10, staleMs: 0 }))).rows).toEqual([expect.objectContaining({ deliveryId, eventId, programId, merchantId: null })]);
+    expect((await run(pool, deliveryQueries.stale({ limit: 10, staleMs: 0 }))).rows).toEqual([
+      expect.objectContaining({ deliveryId, eventId, programId, merchantId: null }),
+    ]);
     await pool.query('UPDATE deliveries SET enqueued_at = NULL WHERE id = $1', [deliveryId]);
-    expect((await run(pool, deliveryQueries.unswept({ limit: 10, graceMs: 0 }))).rows).toEqual([expect.objectContaining({ deliveryId, eventId, programId, merchantId: null })]);
+    expect((await run(pool, deliveryQueries.unswept({ limit: 10, graceMs: 0 }))).rows).toEqual([
+      expect.objectContaining({ deliveryId, eventId, programId, merchantId: null }),
+    ]);
   });
 
-  it("finds a delivery and its event whatever time its job names: a storedAt that does not match the rows costs a second look, not the delivery", async () => {
+  it('finds a delivery and its event whatever time its job names: a storedAt that does not match the rows costs a second look, not the delivery', async () => {
     const { deliveryId, eventId, storedAt } = await ingestOne();
     const repository = deliveryAttemptRepository(pool, cipher);
     const weekEarlier = new Date(storedAt.getTime() - 7 * DAY_MS);
     for (const range of [storedRange([weekEarlier]), storedRange([new Date(storedAt.getTime() + 1)]), storedRange([undefined, storedAt])]) {
-      expect((await repository.loadForAttempts([deliveryId], range)).get(deliveryId)).toMatchObject({ delivery: { id: deliveryId, storedAt }, eventJson: expect.stringContaining(`{"id":"${eventId}",`) });
+      expect((await repository.loadForAttempts([deliveryId], range)).get(deliveryId)).toMatchObject({
+        delivery: { id: deliveryId, storedAt },
+        eventJson: expect.stringContaining(`{"id":"${eventId}",`),
+      });
     }
     // A delivery found within the range whose event is not (stored at another time) gets its event too.
     await pool.query("UPDATE events SET ingested_at = ingested_at - interval '1 millisecond' WHERE id = $1", [eventId]);
-    expect((await repository.loadForAttempts([deliveryId], storedRange([storedAt]))).get(deliveryId)).toMatchObject({ delivery: { storedAt }, eventJson: expect.stringContaining(`{"id":"${eventId}",`) });
+    expect((await repository.loadForAttempts([deliveryId], storedRange([storedAt]))).get(deliveryId)).toMatchObject({
+      delivery: { storedAt },
+      eventJson: expect.stringContaining(`{"id":"${eventId}",`),
+    });
   });
 });
 

@@ -59,7 +59,12 @@ describe('the notification target repository', () => {
       { kind: 'program', programId },
       { url: 'https://other.example/x', auth: { mode: 'none' }, notifications: { objectTypes: ['payment'], eventTypes: ['created'] }, enabled: false },
     );
-    expect(second).toMatchObject({ id: first.id, auth: { mode: 'none' }, notifications: { objectTypes: ['payment'], eventTypes: ['created'] }, enabled: false });
+    expect(second).toMatchObject({
+      id: first.id,
+      auth: { mode: 'none' },
+      notifications: { objectTypes: ['payment'], eventTypes: ['created'] },
+      enabled: false,
+    });
     const row = await prisma.notificationTarget.findUniqueOrThrow({ where: { id: first.id } });
     expect(row).toMatchObject({ credentials: null, credentialsKeyId: null, authUrl: null });
   });
@@ -143,7 +148,9 @@ describe('the signing secret of a notification target', () => {
 
     // Without a grace period the replaced secret is dropped at once.
     const again = await targets.rotateSigningSecret(owner, 0, now);
-    expect(cipher.decryptSigningSecrets((await prisma.notificationTarget.findUniqueOrThrow({ where: { id } })).signingSecrets!, id)).toEqual({ current: again!.secret });
+    expect(cipher.decryptSigningSecrets((await prisma.notificationTarget.findUniqueOrThrow({ where: { id } })).signingSecrets!, id)).toEqual({
+      current: again!.secret,
+    });
     expect(again!.previousSecretExpiresAt).toBeNull();
   });
 
@@ -162,7 +169,10 @@ describe('the signing secret of a notification target', () => {
     const owner = { kind: 'merchant', merchantId } as const;
     const { id } = await targets.upsert(owner, basic);
     const lost = createCredentialsCipher({ currentKeyId: 'k0', keyring: { k0: randomBytes(32) } });
-    await prisma.notificationTarget.update({ where: { id }, data: { signingSecrets: lost.encryptSigningSecrets({ current: 'whsec_' + 'A'.repeat(43) + '=' }, id).ciphertext } });
+    await prisma.notificationTarget.update({
+      where: { id },
+      data: { signingSecrets: lost.encryptSigningSecrets({ current: 'whsec_' + 'A'.repeat(43) + '=' }, id).ciphertext },
+    });
     await expect(targets.signingSecret(owner)).rejects.toMatchObject({ reason: 'unknown_key', secret: 'signing secrets' });
 
     const rotated = await targets.rotateSigningSecret(owner, 3_600);

@@ -40,7 +40,16 @@ describe.each([
 
   it('runs no last statement when the work throws', async () => {
     const last = jest.fn(() => [insert('b')]);
-    await expect(inTransaction(pool, async (sql) => { await run(sql, insert('a')); throw new Error('refused'); }, { last })).rejects.toThrow('refused');
+    await expect(
+      inTransaction(
+        pool,
+        async (sql) => {
+          await run(sql, insert('a'));
+          throw new Error('refused');
+        },
+        { last },
+      ),
+    ).rejects.toThrow('refused');
     expect(last).not.toHaveBeenCalled();
     expect(await stored()).toEqual([]);
   });

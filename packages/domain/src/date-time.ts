@@ -10,8 +10,7 @@ const EARLIEST_MS = Date.parse('0001-01-01T00:00:00.000Z');
 const LATEST_MS = Date.parse('9999-12-31T23:59:59.999Z');
 
 /** What a date-time must be, as a violation says it. */
-export const DATE_TIME_RULE =
-  'must be an RFC 3339 date-time with a time zone, e.g. 2026-06-30T12:00:00Z: no leap second, year 0001 to 9999 once in UTC';
+export const DATE_TIME_RULE = 'must be an RFC 3339 date-time with a time zone, e.g. 2026-06-30T12:00:00Z: no leap second, year 0001 to 9999 once in UTC';
 
 /**
  * The one reading of an RFC 3339 date-time for the whole API: the instant it names, or undefined when

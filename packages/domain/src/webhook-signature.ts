@@ -61,7 +61,10 @@ export function signWebhook(secret: string, message: WebhookMessage): string {
  * The three Standard Webhooks headers of a callback: its id and timestamp, and its signature with
  * each of `secrets` (current first), so that the signed values and the sent ones are the same.
  */
-export function standardWebhookHeaders(message: WebhookMessage, secrets: readonly string[]): Record<'webhook-id' | 'webhook-timestamp' | 'webhook-signature', string> {
+export function standardWebhookHeaders(
+  message: WebhookMessage,
+  secrets: readonly string[],
+): Record<'webhook-id' | 'webhook-timestamp' | 'webhook-signature', string> {
   if (secrets.length === 0) throw new TypeError('A callback is signed with at least one secret.');
   return {
     'webhook-id': message.id,

@@ -62,10 +62,6 @@ describe('compileValidator with anyOf', () => {
 
   it('keeps the anyOf violation of alternatives that are not "or null"', () => {
     const result = validate({});
-    expect(result.ok ? [] : result.violations.map((v) => `${v.pointer} ${v.keyword}`)).toEqual([
-      '/a required',
-      '/b required',
-      ' anyOf',
-    ]);
+    expect(result.ok ? [] : result.violations.map((v) => `${v.pointer} ${v.keyword}`)).toEqual(['/a required', '/b required', ' anyOf']);
   });
 });

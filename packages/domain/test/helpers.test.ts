@@ -7,7 +7,14 @@ describe('isUuid', () => {
   });
 
   it('refuses anything else, including a UUID with text around it', () => {
-    for (const value of ['', 'nope', '0b7f5c1e3d2a4c8b9f10aa55cc33ee77', ' 0b7f5c1e-3d2a-4c8b-9f10-aa55cc33ee77', '0b7f5c1e-3d2a-4c8b-9f10-aa55cc33ee77x', '0b7f5c1e-3d2a-4c8b-9f10-aa55cc33ee7g']) {
+    for (const value of [
+      '',
+      'nope',
+      '0b7f5c1e3d2a4c8b9f10aa55cc33ee77',
+      ' 0b7f5c1e-3d2a-4c8b-9f10-aa55cc33ee77',
+      '0b7f5c1e-3d2a-4c8b-9f10-aa55cc33ee77x',
+      '0b7f5c1e-3d2a-4c8b-9f10-aa55cc33ee7g',
+    ]) {
       expect(isUuid(value)).toBe(false);
     }
   });
@@ -60,7 +67,15 @@ describe('parseDateTime', () => {
   });
 
   it('refuses what is not RFC 3339, a leap second, and years outside 0001-9999 once the offset is applied', () => {
-    for (const value of ['yesterday', '2026-06-30', '2026-02-30T00:00:00Z', '2026-06-30T23:59:60Z', '0000-01-01T00:00:00Z', '0001-01-01T00:00:00+00:01', '9999-12-31T23:59:59-23:59']) {
+    for (const value of [
+      'yesterday',
+      '2026-06-30',
+      '2026-02-30T00:00:00Z',
+      '2026-06-30T23:59:60Z',
+      '0000-01-01T00:00:00Z',
+      '0001-01-01T00:00:00+00:01',
+      '9999-12-31T23:59:59-23:59',
+    ]) {
       expect(parseDateTime(value)).toBeUndefined();
     }
   });

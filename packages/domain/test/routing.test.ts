@@ -1,7 +1,23 @@
 import { targetsToNotify, type RoutedEvent, type RoutingTarget } from '../src';
 
-const programTarget: RoutingTarget = { id: 'program-target', programId: 'p1', merchantId: null, objectTypes: [], eventTypes: [], enabled: true, deleted: false };
-const merchantTarget: RoutingTarget = { id: 'merchant-target', programId: 'p1', merchantId: 'm1', objectTypes: [], eventTypes: [], enabled: true, deleted: false };
+const programTarget: RoutingTarget = {
+  id: 'program-target',
+  programId: 'p1',
+  merchantId: null,
+  objectTypes: [],
+  eventTypes: [],
+  enabled: true,
+  deleted: false,
+};
+const merchantTarget: RoutingTarget = {
+  id: 'merchant-target',
+  programId: 'p1',
+  merchantId: 'm1',
+  objectTypes: [],
+  eventTypes: [],
+  enabled: true,
+  deleted: false,
+};
 
 function event(fields: Partial<RoutedEvent> = {}): RoutedEvent {
   return { programId: 'p1', merchantId: 'm1', objectType: 'payment', eventType: 'created', ...fields };

@@ -30,7 +30,8 @@ describe('attemptChangesTargetHealth', () => {
   });
 
   it('refreshes a last success exactly older than the precision, not one at it', () => {
-    const at = (ms: number) => attemptChangesTargetHealth({ failingSince: null, lastSuccessAt: ago(ms) }, { succeeded: true, startedAt: now, disableTarget: false });
+    const at = (ms: number) =>
+      attemptChangesTargetHealth({ failingSince: null, lastSuccessAt: ago(ms) }, { succeeded: true, startedAt: now, disableTarget: false });
     expect(at(MINUTE)).toBe(false);
     expect(at(MINUTE + 1)).toBe(true);
   });

@@ -42,12 +42,7 @@ describe('violations', () => {
     });
     const result = validateEvent(input);
     const found = result.ok ? [] : result.violations.map((v) => `${v.pointer} ${v.keyword}`);
-    expect(found.sort()).toEqual([
-      '/data/0/consumer/gender enum',
-      '/data/0/currencyIsoCode maxLength',
-      '/data/0/currencyIsoCode pattern',
-      '/origin enum',
-    ]);
+    expect(found.sort()).toEqual(['/data/0/consumer/gender enum', '/data/0/currencyIsoCode maxLength', '/data/0/currencyIsoCode pattern', '/origin enum']);
   });
 
   it('say "must be object" and nothing about null for a nullable object of the wrong type', () => {
@@ -99,9 +94,7 @@ describe('ValidationError', () => {
   });
 
   it('shows the root of the value as /', () => {
-    expect(new ValidationError([{ pointer: '', message: 'must be object', keyword: 'type' }]).message).toBe(
-      'Validation failed: / must be object',
-    );
+    expect(new ValidationError([{ pointer: '', message: 'must be object', keyword: 'type' }]).message).toBe('Validation failed: / must be object');
   });
 });
 

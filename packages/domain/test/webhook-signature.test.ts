@@ -41,7 +41,7 @@ describe('standardWebhookHeaders', () => {
     expect(() => webhook.verify(body, { ...headers, 'webhook-timestamp': String(timestamp - 1) })).toThrow('No matching signature found');
   });
 
-  it('matches the HMAC-SHA256 of id.timestamp.body under the secret\'s decoded bytes (a fixed vector)', () => {
+  it("matches the HMAC-SHA256 of id.timestamp.body under the secret's decoded bytes (a fixed vector)", () => {
     // Computed independently: printf 'msg_1.1700000000.{"a":1}' | openssl dgst -sha256 -mac HMAC -macopt hexkey:<32 bytes of 0x01> -binary | base64
     const secret = `whsec_${Buffer.alloc(32, 1).toString('base64')}`;
     expect(signWebhook(secret, { id: 'msg_1', timestamp: 1_700_000_000, body: '{"a":1}' })).toBe('v1,3tN+SMwreJINGaFSPFdhMpE4XGSVaCkC9ee+KquMGGQ=');

@@ -56,9 +56,7 @@ export function redactForeignText(text: string, knownSecrets: readonly string[] 
   if (text === '') return text;
   // Known secrets first, while the text is as the merchant wrote it.
   let out = text;
-  const forms = knownSecrets
-    .filter((secret) => secret !== '')
-    .flatMap((secret) => [secret, JSON.stringify(secret).slice(1, -1), encodeURIComponent(secret)]);
+  const forms = knownSecrets.filter((secret) => secret !== '').flatMap((secret) => [secret, JSON.stringify(secret).slice(1, -1), encodeURIComponent(secret)]);
   // Longest first, so that a secret containing another is masked whole.
   for (const form of [...new Set(forms)].sort((a, b) => b.length - a.length)) {
     if (out.includes(form)) out = out.split(form).join(REDACTED);
@@ -86,9 +84,7 @@ const redactFormat = winston.format((info) => {
 
 /** One JSON line per entry, secrets redacted. */
 export function createLogger(options: LoggerOptions): Logger {
-  const transport = options.stream
-    ? new winston.transports.Stream({ stream: options.stream })
-    : new winston.transports.Console();
+  const transport = options.stream ? new winston.transports.Stream({ stream: options.stream }) : new winston.transports.Console();
   // winston runs the formats before its transports drop entries below the level: an entry below
   // it is dropped first, so that a line per request or callback costs nothing when it is not written.
   const belowLevel = winston.format((info) => (logger.isLevelEnabled(info.level) ? info : false));

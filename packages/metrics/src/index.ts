@@ -124,14 +124,18 @@ export function createMetrics(options: MetricsOptions): HeraldMetrics {
     buckets: ATTEMPT_BUCKETS,
     registers,
   });
-  const tokenRequests = new Counter({ name: 'herald_oauth_token_requests_total', help: 'HTTP requests to merchants\' OAuth token endpoints.', registers });
+  const tokenRequests = new Counter({ name: 'herald_oauth_token_requests_total', help: "HTTP requests to merchants' OAuth token endpoints.", registers });
   const sweeperEnqueued = new Counter({ name: 'herald_sweeper_enqueued_total', help: 'Deliveries enqueued by the outbox sweeper.', registers });
   const targetsAutoDisabled = new Counter({
     name: 'herald_targets_auto_disabled_total',
     help: 'Notification targets switched off because every attempt failed for TARGET_AUTO_DISABLE_AFTER.',
     registers,
   });
-  const reconcilerChecked = new Counter({ name: 'herald_reconciler_checked_total', help: 'Pending deliveries whose job the reconciler looked up in the queue.', registers });
+  const reconcilerChecked = new Counter({
+    name: 'herald_reconciler_checked_total',
+    help: 'Pending deliveries whose job the reconciler looked up in the queue.',
+    registers,
+  });
   const reconcilerRequeued = new Counter({
     name: 'herald_reconciler_requeued_total',
     help: 'Pending deliveries the reconciler gave a new job because the queue had lost theirs.',

@@ -18,7 +18,10 @@ export interface AddressPolicy {
 
 /** A URL's host as the policy compares it: lower case, without IPv6 brackets or a trailing dot. */
 export function policyHost(url: URL): string {
-  return url.hostname.replace(/^\[(.*)\]$/, '$1').replace(/\.$/, '').toLowerCase();
+  return url.hostname
+    .replace(/^\[(.*)\]$/, '$1')
+    .replace(/\.$/, '')
+    .toLowerCase();
 }
 
 /** Whether the addresses of `host` (in policyHost form) must be checked: not when private targets are allowed or the host is listed. */
@@ -65,7 +68,8 @@ const GLOBAL_UNICAST: [ipaddr.IPv6, number] = [ipaddr.IPv6.parse('2000::'), 3];
 export function refusedAddressKind(address: string): string | undefined {
   if (!ipaddr.isValid(address)) return 'an unrecognised';
   const parsed = ipaddr.parse(address);
-  if (METADATA.some((metadata) => metadata.kind() === parsed.kind() && metadata.toNormalizedString() === parsed.toNormalizedString())) return 'a cloud metadata';
+  if (METADATA.some((metadata) => metadata.kind() === parsed.kind() && metadata.toNormalizedString() === parsed.toNormalizedString()))
+    return 'a cloud metadata';
   if (parsed.kind() === 'ipv4') return kindOfRange(parsed.range());
   const ipv6 = parsed as ipaddr.IPv6;
   const embedded = embeddedIpv4(ipv6);

@@ -23,7 +23,11 @@ export interface ConnectGuard {
   readonly lookup: LookupFunction | undefined;
 }
 
-type DnsLookup = (hostname: string, options: dns.LookupAllOptions, callback: (error: NodeJS.ErrnoException | null, addresses: dns.LookupAddress[]) => void) => void;
+type DnsLookup = (
+  hostname: string,
+  options: dns.LookupAllOptions,
+  callback: (error: NodeJS.ErrnoException | null, addresses: dns.LookupAddress[]) => void,
+) => void;
 
 /** The connect guard of `policy`; `dnsLookup` is for tests (default dns.lookup). */
 export function createConnectGuard(policy: AddressPolicy, dnsLookup: DnsLookup = dns.lookup): ConnectGuard {

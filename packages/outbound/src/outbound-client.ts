@@ -103,7 +103,13 @@ function clientOver(guard: ConnectGuard, transport: Transport): OutboundClient {
         const read = await readBounded(response, request.maxResponseBytes, deadline);
         if (read.end !== 'complete' && request.partialBody === 'fail') throw bodyFailure(read, status, request);
         const retryAfterMs = status === 429 || status === 503 ? parseRetryAfter(response.headers['retry-after']) : undefined;
-        return { status, headers: response.headers, body: read.body, truncated: read.end !== 'complete', ...(retryAfterMs === undefined ? {} : { retryAfterMs }) };
+        return {
+          status,
+          headers: response.headers,
+          body: read.body,
+          truncated: read.end !== 'complete',
+          ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
+        };
       } finally {
         deadline.clear();
       }

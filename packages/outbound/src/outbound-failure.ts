@@ -17,7 +17,11 @@ export function requestFailure(error: unknown, timeoutMs: number, timedOut = fal
 }
 
 /** The failure of a request whose answer's body did not arrive whole (`partialBody: 'fail'`). */
-export function bodyFailure(read: { end: string; causeCode?: string }, status: number, limits: { timeoutMs: number; maxResponseBytes: number }): OutboundRequestError {
+export function bodyFailure(
+  read: { end: string; causeCode?: string },
+  status: number,
+  limits: { timeoutMs: number; maxResponseBytes: number },
+): OutboundRequestError {
   if (read.end === 'too_large') {
     return new OutboundRequestError('response_too_large', `the response body is larger than ${limits.maxResponseBytes} bytes`, undefined, status);
   }

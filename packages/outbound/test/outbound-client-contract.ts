@@ -57,7 +57,9 @@ export function describeOutboundClientContract(transportName: string, createClie
 
     it('sends one request with its headers, its body and User-Agent Herald/<version>, and returns the answer', async () => {
       const target = await server(always({ status: 201, headers: { 'x-answer': 'yes' }, body: 'made' }));
-      const response = await client.send(post(`${target.origin}/hook?shop=1`, { headers: { 'content-type': 'application/json', 'user-agent': 'curl/8', 'x-extra': '1' } }));
+      const response = await client.send(
+        post(`${target.origin}/hook?shop=1`, { headers: { 'content-type': 'application/json', 'user-agent': 'curl/8', 'x-extra': '1' } }),
+      );
 
       expect(response).toMatchObject({ status: 201, body: 'made', truncated: false });
       expect(response.headers['x-answer']).toBe('yes');
@@ -69,13 +71,13 @@ export function describeOutboundClientContract(transportName: string, createClie
       expect(request!.headers['content-length']).toBe('7');
     });
 
-    it('sends no header but the caller\'s, Host, Connection, Content-Length and User-Agent: no Accept, no Accept-Encoding', async () => {
+    it("sends no header but the caller's, Host, Connection, Content-Length and User-Agent: no Accept, no Accept-Encoding", async () => {
       const target = await server();
       await client.send(post(`${target.origin}/hook`, { headers: { 'content-type': 'application/json', 'x-extra': '1' } }));
       expect(Object.keys(target.requests[0]!.headers).sort()).toEqual(['connection', 'content-length', 'content-type', 'host', 'user-agent', 'x-extra']);
     });
 
-    it('sends a caller\'s Accept and Accept-Encoding as given', async () => {
+    it("sends a caller's Accept and Accept-Encoding as given", async () => {
       const target = await server();
       await client.send(post(`${target.origin}/hook`, { headers: { accept: 'application/json', 'accept-encoding': 'identity' } }));
       expect(target.requests[0]!.headers).toMatchObject({ accept: 'application/json', 'accept-encoding': 'identity' });
@@ -142,7 +144,11 @@ export function describeOutboundClientContract(transportName: string, createClie
 
       it('keeps what arrived by default', async () => {
         const target = await server(stalls);
-        await expect(client.send(post(`${target.origin}/hook`, { timeoutMs: 200 }))).resolves.toMatchObject({ status: 200, body: 'accepted, and then', truncated: true });
+        await expect(client.send(post(`${target.origin}/hook`, { timeoutMs: 200 }))).resolves.toMatchObject({
+          status: 200,
+          body: 'accepted, and then',
+          truncated: true,
+        });
       });
 
       it('fails with timeout when the whole body is asked for', async () => {
@@ -182,7 +188,11 @@ export function describeOutboundClientContract(transportName: string, createClie
       const tls = await startSelfSignedServer();
       try {
         const error = await failureOf(client.send(post(`${tls.origin}/hook`)));
-        expect(error).toMatchObject({ kind: 'tls', causeCode: 'DEPTH_ZERO_SELF_SIGNED_CERT', message: 'the TLS connection failed (DEPTH_ZERO_SELF_SIGNED_CERT)' });
+        expect(error).toMatchObject({
+          kind: 'tls',
+          causeCode: 'DEPTH_ZERO_SELF_SIGNED_CERT',
+          message: 'the TLS connection failed (DEPTH_ZERO_SELF_SIGNED_CERT)',
+        });
         expect(tls.received).toBe(0);
       } finally {
         await tls.close();

@@ -15,8 +15,25 @@ function publisher(fail: Array<'enqueue' | 'clear' | 'mark'> = []) {
     return fail.includes(name) ? Promise.reject(new Error(`${name} failed`)) : Promise.resolve();
   };
   const outbox = createOutboxPublisher({
-    producer: { enqueue: (jobs) => step('enqueue', jobs.map((j) => j.deliveryId)) },
-    deliveries: { clearEnqueued: (refs) => step('clear', refs.map((r) => r.deliveryId)), markEnqueued: (refs) => step('mark', refs.map((r) => r.deliveryId)) },
+    producer: {
+      enqueue: (jobs) =>
+        step(
+          'enqueue',
+          jobs.map((j) => j.deliveryId),
+        ),
+    },
+    deliveries: {
+      clearEnqueued: (refs) =>
+        step(
+          'clear',
+          refs.map((r) => r.deliveryId),
+        ),
+      markEnqueued: (refs) =>
+        step(
+          'mark',
+          refs.map((r) => r.deliveryId),
+        ),
+    },
     logger: { warn: (message) => void warnings.push(message) },
   });
   return { outbox, calls, warnings };

@@ -126,7 +126,10 @@ export function createDeliveryProducer(connection: RedisConnection, options: { p
     async requeueDead(jobs) {
       if (jobs.length === 0) return new Set();
       return bounded('requeueing dead jobs', async () => {
-        const slots = await removeFinishedJobs(queue, jobs.map((job) => job.deliveryId));
+        const slots = await removeFinishedJobs(
+          queue,
+          jobs.map((job) => job.deliveryId),
+        );
         const dead = jobs.filter((job) => slots.get(job.deliveryId) === 'free');
         if (dead.length > 0) await add(dead);
         return new Set(dead.map((job) => job.deliveryId));

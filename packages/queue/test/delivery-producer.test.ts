@@ -7,7 +7,14 @@ import { ADD_CHUNK_JOBS, createDeliveryProducer, createRedisConnection, fairShar
 const REDIS_URL = 'redis://127.0.0.1:6379';
 const RETRY = { attempts: 1, keepCompletedSeconds: 60, keepFailedSeconds: 60, keepCompletedMax: 1_000, keepFailedMax: 1_000 };
 
-const ref = (): DeliveryRef => ({ deliveryId: randomUUID(), eventId: `Event-${randomUUID()}`, targetId: randomUUID(), programId: 'p1', merchantId: null, targetOwner: 'program' });
+const ref = (): DeliveryRef => ({
+  deliveryId: randomUUID(),
+  eventId: `Event-${randomUUID()}`,
+  targetId: randomUUID(),
+  programId: 'p1',
+  merchantId: null,
+  targetOwner: 'program',
+});
 
 describe('the delivery producer', () => {
   it('enqueues on a connection still making its first connect, as a process does right after it starts', async () => {
@@ -26,7 +33,7 @@ describe('the delivery producer', () => {
     }
   });
 
-  it('adds every job of a batch larger than one pipeline, each target\'s jobs in the order given', async () => {
+  it("adds every job of a batch larger than one pipeline, each target's jobs in the order given", async () => {
     const connection = createRedisConnection(REDIS_URL, { role: 'client' });
     const producer = createDeliveryProducer(connection, { prefix: `test_${randomBytes(6).toString('hex')}`, retry: RETRY, timeoutMs: 5_000 });
     // Three targets in turn, over two and a half pipelines: a pipeline ends between jobs of one
@@ -49,7 +56,11 @@ describe('the delivery producer', () => {
   it('keeps at most keepCompletedMax delivered jobs and keepFailedMax failed ones, however young', async () => {
     const connection = createRedisConnection(REDIS_URL, { role: 'client' });
     const workerConnection = createRedisConnection(REDIS_URL, { role: 'worker' });
-    const producer = createDeliveryProducer(connection, { prefix: `test_${randomBytes(6).toString('hex')}`, retry: { ...RETRY, keepCompletedMax: 2, keepFailedMax: 1 }, timeoutMs: 5_000 });
+    const producer = createDeliveryProducer(connection, {
+      prefix: `test_${randomBytes(6).toString('hex')}`,
+      retry: { ...RETRY, keepCompletedMax: 2, keepFailedMax: 1 },
+      timeoutMs: 5_000,
+    });
     const refs = Array.from({ length: 8 }, ref);
     const failing = new Set(refs.slice(0, 3).map((r) => r.deliveryId));
     let finished = 0;

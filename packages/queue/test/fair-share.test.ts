@@ -1,7 +1,17 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { Worker } from 'bullmq';
 import type { DeliveryRef } from '@herald/domain';
-import { createDeliveryProducer, createFairShare, createRedisConnection, DELIVERIES_QUEUE, fairShareKey, MAX_PRIORITY, pingRedis, type DeliveryProducer, type RedisConnection } from '../src';
+import {
+  createDeliveryProducer,
+  createFairShare,
+  createRedisConnection,
+  DELIVERIES_QUEUE,
+  fairShareKey,
+  MAX_PRIORITY,
+  pingRedis,
+  type DeliveryProducer,
+  type RedisConnection,
+} from '../src';
 
 // The Redis every test uses; REDIS_URL set in the shell is the running system's, not the tests'.
 const REDIS_URL = 'redis://127.0.0.1:6379';
@@ -33,7 +43,14 @@ afterEach(async () => {
 });
 
 const refsOf = (targetId: string, count: number): DeliveryRef[] =>
-  Array.from({ length: count }, () => ({ deliveryId: randomUUID(), eventId: `Event-${randomUUID()}`, targetId, programId: 'p1', merchantId: null, targetOwner: 'program' }));
+  Array.from({ length: count }, () => ({
+    deliveryId: randomUUID(),
+    eventId: `Event-${randomUUID()}`,
+    targetId,
+    programId: 'p1',
+    merchantId: null,
+    targetOwner: 'program',
+  }));
 
 /** Takes the next job as a worker would, completes it, and returns it. */
 async function takeNext(): Promise<DeliveryRef> {

@@ -9,7 +9,18 @@ import { Cluster, Redis } from 'ioredis';
 import { parseRedisUrl, redisKeyPrefix } from '@herald/config';
 import type { DeliveryRef } from '@herald/domain';
 import { removeQueueKeys, startRedisCluster, type PrivateRedisCluster } from '@herald/testing';
-import { countBreakers, createDeliveryProducer, createRedisConnection, createTargetGate, DELIVERIES_QUEUE, pingRedis, readTargetHealth, scanKeys, type RedisConnection, type TargetGateSettings } from '../src';
+import {
+  countBreakers,
+  createDeliveryProducer,
+  createRedisConnection,
+  createTargetGate,
+  DELIVERIES_QUEUE,
+  pingRedis,
+  readTargetHealth,
+  scanKeys,
+  type RedisConnection,
+  type TargetGateSettings,
+} from '../src';
 
 const SETTINGS: TargetGateSettings = {
   maxInFlight: 1,
@@ -98,9 +109,22 @@ describe('Herald on a Redis Cluster', () => {
     expect(admitted.map((x) => (x.admitted ? 'in' : x.reason))).toEqual(['in', 'in', 'in', 'target_busy']);
 
     // Two failures of b in a row open its breaker; a's success frees its slot for a2.
-    expect(await gate.release([{ targetId: a, jobId: 'a1', verdict: 'success', durationMs: 100 }, { targetId: b, jobId: 'b1', verdict: 'failure', durationMs: 100 }, { targetId: c, jobId: 'c1', verdict: 'answer', durationMs: 100 }])).toEqual([undefined, undefined, undefined]);
+    expect(
+      await gate.release([
+        { targetId: a, jobId: 'a1', verdict: 'success', durationMs: 100 },
+        { targetId: b, jobId: 'b1', verdict: 'failure', durationMs: 100 },
+        { targetId: c, jobId: 'c1', verdict: 'answer', durationMs: 100 },
+      ]),
+    ).toEqual([undefined, undefined, undefined]);
     clock += 1_000;
-    expect((await gate.admit([{ targetId: a, jobId: 'a2' }, { targetId: b, jobId: 'b2' }])).map((x) => x.admitted)).toEqual([true, true]);
+    expect(
+      (
+        await gate.admit([
+          { targetId: a, jobId: 'a2' },
+          { targetId: b, jobId: 'b2' },
+        ])
+      ).map((x) => x.admitted),
+    ).toEqual([true, true]);
     expect(await gate.release([{ targetId: b, jobId: 'b2', verdict: 'failure', durationMs: 100 }])).toEqual(['opened']);
 
     expect(await readTargetHealth(client, prefix, a, clock)).toMatchObject({ inFlight: 1, deferred: 0, breaker: { state: 'closed' } });
@@ -125,7 +149,14 @@ describe('Herald on a Redis Cluster', () => {
     const worker = new Worker<DeliveryRef>(DELIVERIES_QUEUE, null, { connection: workerConnection, prefix, autorun: false });
     try {
       const refs = (targetId: string, n: number): DeliveryRef[] =>
-        Array.from({ length: n }, () => ({ deliveryId: randomUUID(), eventId: `Event-${randomUUID()}`, targetId, programId: 'p1', merchantId: null, targetOwner: 'program' }));
+        Array.from({ length: n }, () => ({
+          deliveryId: randomUUID(),
+          eventId: `Event-${randomUUID()}`,
+          targetId,
+          programId: 'p1',
+          merchantId: null,
+          targetOwner: 'program',
+        }));
       const burst = refs(randomUUID(), 5);
       const [other] = refs(randomUUID(), 1);
       await producer.enqueue(burst);

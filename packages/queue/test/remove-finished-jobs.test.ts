@@ -6,7 +6,15 @@ import { createDeliveryProducer, createRedisConnection, DELIVERIES_QUEUE, fairSh
 // The Redis every test uses; REDIS_URL set in the shell is the running system's, not the tests'.
 const REDIS_URL = 'redis://127.0.0.1:6379';
 // One attempt, so that a failure is final and the test needs no backoff strategy.
-const RETRY = { attempts: 1, backoffDelayMs: 1_000, backoffJitter: 0, keepCompletedSeconds: 3_600, keepFailedSeconds: 3_600, keepCompletedMax: 1_000, keepFailedMax: 1_000 };
+const RETRY = {
+  attempts: 1,
+  backoffDelayMs: 1_000,
+  backoffJitter: 0,
+  keepCompletedSeconds: 3_600,
+  keepFailedSeconds: 3_600,
+  keepCompletedMax: 1_000,
+  keepFailedMax: 1_000,
+};
 
 let client: RedisConnection;
 let workerConnection: RedisConnection;

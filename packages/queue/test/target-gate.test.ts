@@ -1,7 +1,17 @@
 // The target gate's limiter and circuit breaker on the real Redis, with the clock in the test's
 // hands (the gate passes its own time to Redis), so that each transition is shown exactly.
 import { randomBytes, randomUUID } from 'node:crypto';
-import { countBreakers, createRedisConnection, createTargetGate, pingRedis, readTargetHealth, targetKeys, type GateVerdict, type RedisConnection, type TargetGateSettings } from '../src';
+import {
+  countBreakers,
+  createRedisConnection,
+  createTargetGate,
+  pingRedis,
+  readTargetHealth,
+  targetKeys,
+  type GateVerdict,
+  type RedisConnection,
+  type TargetGateSettings,
+} from '../src';
 
 const REDIS_URL = 'redis://127.0.0.1:6379';
 const SETTINGS: TargetGateSettings = {
@@ -32,7 +42,8 @@ function gate(settings: Partial<Omit<TargetGateSettings, 'breaker'>> & { breaker
   return {
     admit: async (targetId: string, jobId: string) => (await g.admit([{ targetId, jobId }]))[0]!,
     /** Asks for `count` new jobs of the target in one batch; answers the deferrals' delays. */
-    admitMany: async (targetId: string, count: number) => (await g.admit(Array.from({ length: count }, () => ({ targetId, jobId: randomUUID() })))) as Array<{ delayMs: number }>,
+    admitMany: async (targetId: string, count: number) =>
+      (await g.admit(Array.from({ length: count }, () => ({ targetId, jobId: randomUUID() })))) as Array<{ delayMs: number }>,
     release: async (targetId: string, jobId: string, verdict: GateVerdict) => (await g.release([{ targetId, jobId, verdict, durationMs: 1_000 }]))[0],
     health: (targetId: string) => readTargetHealth(redis, prefix, targetId, clock),
     /** Renews `holder`'s lease of the target's slots; `contended` only when the gate says so. */
@@ -73,13 +84,24 @@ describe('the target gate', () => {
     it('settles releases before admissions in one call: a slot freed in the batch goes to a job of the same batch', async () => {
       const g = createTargetGate(redis, { queuePrefix: prefix, settings: SETTINGS, now: () => clock, random: () => 0.5 });
       const [full, other] = [randomUUID(), randomUUID()];
-      await g.admit([{ targetId: full, jobId: 'j1' }, { targetId: full, jobId: 'j2' }]);
+      await g.admit([
+        { targetId: full, jobId: 'j1' },
+        { targetId: full, jobId: 'j2' },
+      ]);
       const { changes, admissions } = await g.settle(
         [{ targetId: full, jobId: 'j1', verdict: 'success', durationMs: 10 }],
-        [{ targetId: full, jobId: 'j3' }, { targetId: other, jobId: 'j4' }, { targetId: full, jobId: 'j5' }],
+        [
+          { targetId: full, jobId: 'j3' },
+          { targetId: other, jobId: 'j4' },
+          { targetId: full, jobId: 'j5' },
+        ],
       );
       expect(changes).toEqual([undefined]);
-      expect(admissions).toEqual([{ admitted: true, probe: false }, { admitted: true, probe: false }, expect.objectContaining({ admitted: false, reason: 'target_busy' })]);
+      expect(admissions).toEqual([
+        { admitted: true, probe: false },
+        { admitted: true, probe: false },
+        expect.objectContaining({ admitted: false, reason: 'target_busy' }),
+      ]);
       expect(await readTargetHealth(redis, prefix, full, clock)).toMatchObject({ inFlight: 2, deferred: 1 });
     });
 
@@ -419,7 +441,9 @@ describe('batches', () => {
 
     for (let round = 0; round < 150; round++) {
       clock += next(3_000);
-      const releases = inFlight.splice(0, next(inFlight.length + 1)).map((job) => ({ ...job, verdict: verdicts[next(verdicts.length)]!, durationMs: next(2_000), times: 1 + next(3) }));
+      const releases = inFlight
+        .splice(0, next(inFlight.length + 1))
+        .map((job) => ({ ...job, verdict: verdicts[next(verdicts.length)]!, durationMs: next(2_000), times: 1 + next(3) }));
       const leases = Array.from({ length: next(3) }, () => {
         const [holder, targetId] = [`w${next(2)}`, targets[next(targets.length)]!];
         const now = held.get(`${holder}/${targetId}`) ?? 0;
@@ -477,7 +501,9 @@ describe('batches', () => {
         };
         expect({ round, targetId, ...(await state(batched)) }).toEqual({ round, targetId, ...(await state(onePerCall)) });
       }
-      expect(await redis.zrange(`${batched}:gate:breakers`, '0', '-1', 'WITHSCORES')).toEqual(await redis.zrange(`${onePerCall}:gate:breakers`, '0', '-1', 'WITHSCORES'));
+      expect(await redis.zrange(`${batched}:gate:breakers`, '0', '-1', 'WITHSCORES')).toEqual(
+        await redis.zrange(`${onePerCall}:gate:breakers`, '0', '-1', 'WITHSCORES'),
+      );
     }
     // The workload went through every path: slots full, breakers opening, re-opening and closing.
     expect(admittedTotal).toBeGreaterThan(100);

@@ -113,7 +113,9 @@ export function describeOpsContract(mountName: string, mount: MountOps): void {
     });
 
     it('answers 500 problem+json when the metrics cannot be read', async () => {
-      const res = await answer(`${await serve({ metrics: { contentType: PROMETHEUS_TEXT, exposition: async () => Promise.reject(new Error('registry broke')) } })}/metrics`);
+      const res = await answer(
+        `${await serve({ metrics: { contentType: PROMETHEUS_TEXT, exposition: async () => Promise.reject(new Error('registry broke')) } })}/metrics`,
+      );
       expect(problemIn(res, 500)).toEqual({ type: '/problems/internal', title: 'Internal Server Error', status: 500 });
     });
   });

@@ -130,11 +130,13 @@ export function startService(script: string, env: Record<string, string>, option
 export async function cleanUpServices(): Promise<void> {
   const services = started.splice(0);
   await Promise.all(services.map((service) => service.stop('SIGTERM')));
-  const queues = new Map(services.map((service) => {
-    const redisUrl = service.env.REDIS_URL ?? DEFAULT_REDIS_URL;
-    // The services' own key prefix: QUEUE_PREFIX, hash-tagged on a cluster.
-    const prefix = redisKeyPrefix(service.env.QUEUE_PREFIX!, parseRedisUrl(redisUrl));
-    return [`${redisUrl} ${prefix}`, { redisUrl, prefix }] as const;
-  }));
+  const queues = new Map(
+    services.map((service) => {
+      const redisUrl = service.env.REDIS_URL ?? DEFAULT_REDIS_URL;
+      // The services' own key prefix: QUEUE_PREFIX, hash-tagged on a cluster.
+      const prefix = redisKeyPrefix(service.env.QUEUE_PREFIX!, parseRedisUrl(redisUrl));
+      return [`${redisUrl} ${prefix}`, { redisUrl, prefix }] as const;
+    }),
+  );
   for (const { redisUrl, prefix } of queues.values()) await removeQueueKeys(redisUrl, prefix);
 }

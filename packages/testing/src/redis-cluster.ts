@@ -93,8 +93,13 @@ export async function startRedisCluster(options: RedisClusterOptions = {}): Prom
     }
     nodes.push(...(await Promise.all(Array.from({ length: MASTERS * 2 }, (_, i) => startNode(dir, access, ports[2 * i]!, ports[2 * i + 1]!)))));
     const addresses = nodes.map((node) => `127.0.0.1:${node.port}`);
-    const cliAccess = [...(access.tls ? ['--tls', '--cacert', access.tls.caFile] : []), ...(access.password ? ['--no-auth-warning', '-a', access.password] : [])];
-    await promisify(execFile)('redis-cli', [...cliAccess, '--cluster', 'create', ...addresses, '--cluster-replicas', '1', '--cluster-yes'], { timeout: 30_000 });
+    const cliAccess = [
+      ...(access.tls ? ['--tls', '--cacert', access.tls.caFile] : []),
+      ...(access.password ? ['--no-auth-warning', '-a', access.password] : []),
+    ];
+    await promisify(execFile)('redis-cli', [...cliAccess, '--cluster', 'create', ...addresses, '--cluster-replicas', '1', '--cluster-yes'], {
+      timeout: 30_000,
+    });
     await waitUntil(() => everyNodeSeesOk(access, nodes), 20_000, 'the new cluster to be ok on every node');
     // A replica can only be promoted once it has synchronised with its master.
     await waitUntil(() => everyReplicaInSync(access, nodes), 20_000, 'every replica to be in sync with its master');
@@ -110,7 +115,11 @@ export async function startRedisCluster(options: RedisClusterOptions = {}): Prom
     shardOf: (key) => shardOf(access, nodes, key),
     async failover(shard) {
       await withNode(access, shard.replica, (redis) => redis.call('CLUSTER', 'FAILOVER'));
-      await waitUntil(async () => (await role(access, shard.replica)) === 'master' && (await role(access, shard.master)) === 'slave', 20_000, `node ${shard.replica} to take over from ${shard.master}`);
+      await waitUntil(
+        async () => (await role(access, shard.replica)) === 'master' && (await role(access, shard.master)) === 'slave',
+        20_000,
+        `node ${shard.replica} to take over from ${shard.master}`,
+      );
       await waitUntil(() => everyNodeSeesOk(access, nodes), 20_000, 'the cluster to be ok after the failover');
     },
     async killMaster(shard) {
@@ -125,18 +134,51 @@ export async function startRedisCluster(options: RedisClusterOptions = {}): Prom
 
 async function startNode(dir: string, access: NodeAccess, port: number, busPort: number): Promise<ClusterNodeProcess> {
   const listen = access.tls
-    ? ['--port', '0', '--tls-port', String(port), '--tls-cluster', 'yes', '--tls-replication', 'yes', '--tls-auth-clients', 'no',
-        '--tls-cert-file', access.tls.certFile, '--tls-key-file', access.tls.keyFile, '--tls-ca-cert-file', access.tls.caFile]
+    ? [
+        '--port',
+        '0',
+        '--tls-port',
+        String(port),
+        '--tls-cluster',
+        'yes',
+        '--tls-replication',
+        'yes',
+        '--tls-auth-clients',
+        'no',
+        '--tls-cert-file',
+        access.tls.certFile,
+        '--tls-key-file',
+        access.tls.keyFile,
+        '--tls-ca-cert-file',
+        access.tls.caFile,
+      ]
     : ['--port', String(port)];
   const auth = access.password ? ['--requirepass', access.password, '--masterauth', access.password] : [];
   const args = [
-    ...listen, ...auth, '--bind', '127.0.0.1', '--dir', dir, '--daemonize', 'no',
-    '--cluster-enabled', 'yes', '--cluster-config-file', `nodes-${port}.conf`,
+    ...listen,
+    ...auth,
+    '--bind',
+    '127.0.0.1',
+    '--dir',
+    dir,
+    '--daemonize',
+    'no',
+    '--cluster-enabled',
+    'yes',
+    '--cluster-config-file',
+    `nodes-${port}.conf`,
     // A bus port of its own: port + 10000, the default, may be over 65535 or taken.
-    '--cluster-port', String(busPort), '--cluster-node-timeout', String(NODE_TIMEOUT_MS),
+    '--cluster-port',
+    String(busPort),
+    '--cluster-node-timeout',
+    String(NODE_TIMEOUT_MS),
     // A replica may take over however long ago it last heard from its master (a test's clock is short).
-    '--cluster-replica-validity-factor', '0',
-    '--save', '', '--appendonly', 'no',
+    '--cluster-replica-validity-factor',
+    '0',
+    '--save',
+    '',
+    '--appendonly',
+    'no',
   ];
   const child = spawn('redis-server', args, { stdio: ['ignore', 'pipe', 'pipe'] });
   await new Promise<void>((resolve, reject) => {
@@ -168,8 +210,13 @@ async function stop(child: ChildProcess): Promise<void> {
 /** Runs `work` on a plain connection to one node (cluster administration, not Herald's traffic). */
 async function withNode<T>(access: NodeAccess, port: number, work: (redis: Redis) => Promise<T>): Promise<T> {
   const redis = new Redis({
-    host: '127.0.0.1', port, lazyConnect: true, maxRetriesPerRequest: 1, connectTimeout: 2_000,
-    password: access.password, ...(access.tls ? { tls: { ca: access.tls.ca } } : {}),
+    host: '127.0.0.1',
+    port,
+    lazyConnect: true,
+    maxRetriesPerRequest: 1,
+    connectTimeout: 2_000,
+    password: access.password,
+    ...(access.tls ? { tls: { ca: access.tls.ca } } : {}),
   });
   redis.on('error', () => undefined);
   try {
@@ -199,7 +246,10 @@ async function shardOf(access: NodeAccess, nodes: readonly ClusterNodeProcess[],
   return withNode(access, nodes[0]!.port, async (redis) => {
     const slot = Number(await redis.call('CLUSTER', 'KEYSLOT', key));
     // CLUSTER NODES: `<id> <ip:port@bus> <flags> <master id or -> … <slot ranges>`, one node a line.
-    const lines = String(await redis.call('CLUSTER', 'NODES')).trim().split('\n').map((line) => line.split(' '));
+    const lines = String(await redis.call('CLUSTER', 'NODES'))
+      .trim()
+      .split('\n')
+      .map((line) => line.split(' '));
     const master = lines.find((fields) => fields[2]!.includes('master') && fields.slice(8).some((range) => inRange(slot, range)));
     const replica = lines.find((fields) => fields[3] === master?.[0] && !fields[2]!.includes('fail'));
     // After a master was killed, its shard has no replica left: answered as 0.

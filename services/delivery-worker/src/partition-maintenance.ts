@@ -31,7 +31,11 @@ export function startPartitionMaintenance(deps: PartitionMaintenanceDependencies
   const now = deps.now ?? (() => new Date());
 
   const runOnce = async (): Promise<PartitionMaintenanceReport> => {
-    const report = await deps.partitions.maintain({ now: now(), deliveryRetentionDays: config.deliveryRetentionDays, eventRetentionDays: config.eventRetentionDays });
+    const report = await deps.partitions.maintain({
+      now: now(),
+      deliveryRetentionDays: config.deliveryRetentionDays,
+      eventRetentionDays: config.eventRetentionDays,
+    });
     if (report.skipped) return report;
     if (report.managedByPgPartman) {
       logger.info('partition maintenance: pg_partman manages deliveries, delivery_attempts or events; Herald creates and drops no partition');

@@ -141,7 +141,11 @@ export function createDeliveryProcessor(deps: DeliveryProcessorDependencies): (j
     );
   };
 
-  const attemptJob = async (job: DeliveryJob, loading: Promise<DeliveryWork | null>, release: (verdict: GateVerdict) => Promise<void>): Promise<DeliveryOutcome> => {
+  const attemptJob = async (
+    job: DeliveryJob,
+    loading: Promise<DeliveryWork | null>,
+    release: (verdict: GateVerdict) => Promise<void>,
+  ): Promise<DeliveryOutcome> => {
     const { deliveryId } = job.data;
     const work = await loading;
     // Nothing to record an attempt against: the job is the only trace, in the failed set.
@@ -194,7 +198,10 @@ export function createDeliveryProcessor(deps: DeliveryProcessorDependencies): (j
       outcome,
       disableTarget,
       // A target that keeps answering (or keeps failing) is not written at every batch.
-      changesTargetHealth: !(target instanceof CredentialsCipherError) && target !== null && attemptChangesTargetHealth(target, { succeeded: result.delivered, startedAt, disableTarget }),
+      changesTargetHealth:
+        !(target instanceof CredentialsCipherError) &&
+        target !== null &&
+        attemptChangesTargetHealth(target, { succeeded: result.delivered, startedAt, disableTarget }),
     });
     const number = recorded.number;
     deps.metrics.deliveryAttempt(result.delivered ? 'delivered' : outcome === 'failed' ? 'failed' : 'attempt_failed', durationSeconds);

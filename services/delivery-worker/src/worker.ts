@@ -3,12 +3,32 @@ import { hostname } from 'node:os';
 import { createAuthStrategy, type CallbackAuthStrategy } from '@herald/callback-auth';
 import { createCallbackSender } from '@herald/callbacks';
 import type { WorkerConfig } from '@herald/config';
-import { credentialsCipherFromConfig, deliveryAttemptRepository, storedRange, type AttemptRecord, type DeferralRecord, type DatabasePool, type DeliveryTarget } from '@herald/db';
+import {
+  credentialsCipherFromConfig,
+  deliveryAttemptRepository,
+  storedRange,
+  type AttemptRecord,
+  type DeferralRecord,
+  type DatabasePool,
+  type DeliveryTarget,
+} from '@herald/db';
 import { storedAtOf, type DeliveryRef } from '@herald/domain';
 import type { Logger } from '@herald/logging';
 import type { HeraldMetrics } from '@herald/metrics';
 import { createConnectGuard, createOutboundClient, type OutboundClient } from '@herald/outbound';
-import { createTargetGate, DELIVERIES_QUEUE, deliveryBackoffStrategy, nextSlotTime, type Admission, type BreakerChange, type GateEntry, type GateRelease, type LeaseGrant, type LeaseRequest, type RedisConnection } from '@herald/queue';
+import {
+  createTargetGate,
+  DELIVERIES_QUEUE,
+  deliveryBackoffStrategy,
+  nextSlotTime,
+  type Admission,
+  type BreakerChange,
+  type GateEntry,
+  type GateRelease,
+  type LeaseGrant,
+  type LeaseRequest,
+  type RedisConnection,
+} from '@herald/queue';
 import { Worker } from 'bullmq';
 import { createCoalescer } from './coalescer';
 import { createDeliveryProcessor, type DeliveryGate, type DeliveryOutcome, type DeliveryStore } from './processor';
@@ -118,25 +138,29 @@ export function startDeliveryWorker(deps: DeliveryWorkerDependencies): DeliveryW
     metrics: deps.metrics,
     autoDisableAfterMs: config.targetAutoDisableAfterMs,
   });
-  const worker = new DeliveryWorker(DELIVERIES_QUEUE, async (job, token) => {
-    running += 1;
-    try {
-      return await processor(job, token);
-    } finally {
-      running -= 1;
-    }
-  }, {
-    connection: deps.connection,
-    prefix: config.queuePrefix,
-    name: `${hostname()}:${process.pid}`,
-    concurrency: config.worker.concurrency,
-    lockDuration: config.worker.lockDurationMs,
-    stalledInterval: config.worker.stalledIntervalMs,
-    maxStalledCount: MAX_STALLED_COUNT,
-    // Delivery jobs carry the custom backoff type (packages/queue deliveryJobOptions): every
-    // retry's delay comes from here, exponential with jitter or a merchant's Retry-After.
-    settings: { backoffStrategy: deliveryBackoffStrategy(config.retry) },
-  });
+  const worker = new DeliveryWorker(
+    DELIVERIES_QUEUE,
+    async (job, token) => {
+      running += 1;
+      try {
+        return await processor(job, token);
+      } finally {
+        running -= 1;
+      }
+    },
+    {
+      connection: deps.connection,
+      prefix: config.queuePrefix,
+      name: `${hostname()}:${process.pid}`,
+      concurrency: config.worker.concurrency,
+      lockDuration: config.worker.lockDurationMs,
+      stalledInterval: config.worker.stalledIntervalMs,
+      maxStalledCount: MAX_STALLED_COUNT,
+      // Delivery jobs carry the custom backoff type (packages/queue deliveryJobOptions): every
+      // retry's delay comes from here, exponential with jitter or a merchant's Retry-After.
+      settings: { backoffStrategy: deliveryBackoffStrategy(config.retry) },
+    },
+  );
   worker.useGate(gate);
   worker.on('error', (error) => logger.warn('delivery worker error', { error: error.message }));
   return worker;
@@ -158,10 +182,13 @@ function batchedDeliveryStore(pool: DatabasePool, config: WorkerConfig, recordLi
   }, options);
   const record = createCoalescer((records: AttemptRecord[]) => repository.recordAttempts(records), { ...options, lingerMs: recordLingerMs });
   // One statement in flight at a time: deferrals are history, never worth a second connection.
-  const recordDeferral = createCoalescer(async (records: DeferralRecord[]) => {
-    await repository.recordDeferrals(records);
-    return records.map(() => undefined);
-  }, { maxBatch: 10 * config.worker.concurrency, maxInFlight: 1 });
+  const recordDeferral = createCoalescer(
+    async (records: DeferralRecord[]) => {
+      await repository.recordDeferrals(records);
+      return records.map(() => undefined);
+    },
+    { maxBatch: 10 * config.worker.concurrency, maxInFlight: 1 },
+  );
   return {
     load,
     recordDeferral: (job, reason) => recordDeferral({ deliveryId: job.deliveryId, reason, at: new Date(), storedAt: storedAtOf(job) }),
@@ -275,7 +302,27 @@ export function batchedTargetGate(
   const leases = new Map<string, TargetLease>();
   const leaseOf = (targetId: string): TargetLease => {
     let lease = leases.get(targetId);
-    if (!lease) leases.set(targetId, (lease = { targetId, held: 0, running: new Map(), peak: 0, validUntil: 0, oneByOneUntil: 0, renewing: false, asked: 0, capped: false, contended: false, waiting: [], avgMs: 0, successes: 0, successMs: 0, returned: [] }));
+    if (!lease)
+      leases.set(
+        targetId,
+        (lease = {
+          targetId,
+          held: 0,
+          running: new Map(),
+          peak: 0,
+          validUntil: 0,
+          oneByOneUntil: 0,
+          renewing: false,
+          asked: 0,
+          capped: false,
+          contended: false,
+          waiting: [],
+          avgMs: 0,
+          successes: 0,
+          successMs: 0,
+          returned: [],
+        }),
+      );
     return lease;
   };
 
@@ -320,7 +367,10 @@ export function batchedTargetGate(
       settle({ release }, lingerMs).then(
         () => undefined,
         (error: unknown) => {
-          logger.warn('target gate release failed; the slot frees when its lease ends', { targetId: release.targetId, error: error instanceof Error ? error.message : String(error) });
+          logger.warn('target gate release failed; the slot frees when its lease ends', {
+            targetId: release.targetId,
+            error: error instanceof Error ? error.message : String(error),
+          });
         },
       ),
     );
@@ -330,7 +380,10 @@ export function batchedTargetGate(
    */
   const reportSuccesses = (lease: TargetLease, lingerMs: number): void => {
     if (lease.successes === 0) return;
-    void report({ targetId: lease.targetId, jobId: holder, verdict: 'success', durationMs: lease.successMs / lease.successes, times: lease.successes }, lingerMs);
+    void report(
+      { targetId: lease.targetId, jobId: holder, verdict: 'success', durationMs: lease.successMs / lease.successes, times: lease.successes },
+      lingerMs,
+    );
     lease.successes = 0;
     lease.successMs = 0;
   };
@@ -517,9 +570,17 @@ export function batchedTargetGate(
       const held = [...leases.values()].filter((lease) => lease.held > 0 || lease.asked > 0);
       leases.clear();
       if (held.length === 0) return;
-      await gate.settle([], [], held.map((lease) => ({ targetId: lease.targetId, holder, keep: 0, want: 0, since: 0, returned: lease.returned }))).catch((error: unknown) => {
-        logger.warn('could not give the target gate its leased slots back; they free when their lease ends', { error: error instanceof Error ? error.message : String(error) });
-      });
+      await gate
+        .settle(
+          [],
+          [],
+          held.map((lease) => ({ targetId: lease.targetId, holder, keep: 0, want: 0, since: 0, returned: lease.returned })),
+        )
+        .catch((error: unknown) => {
+          logger.warn('could not give the target gate its leased slots back; they free when their lease ends', {
+            error: error instanceof Error ? error.message : String(error),
+          });
+        });
     },
   };
 }

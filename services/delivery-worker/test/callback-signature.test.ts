@@ -26,7 +26,7 @@ async function deliver(w: World, programId: string, n = 1): Promise<void> {
 }
 
 describe('the signature of a callback', () => {
-  it('verifies with the target\'s secret on every callback, and fails for a body changed by one byte', async () => {
+  it("verifies with the target's secret on every callback, and fails for a body changed by one byte", async () => {
     const w = world();
     const receiver = await server();
     const { programId } = await w.createTarget(`${receiver.origin}/hooks`, { mode: 'basic', username: 'shop', password: 'pw' });
@@ -44,7 +44,7 @@ describe('the signature of a callback', () => {
     }
   });
 
-  it('is signed with both secrets during a rotation\'s grace period (each verifies alone), then with the new one only', async () => {
+  it("is signed with both secrets during a rotation's grace period (each verifies alone), then with the new one only", async () => {
     const w = world();
     const receiver = await server();
     const { programId, targetId } = await w.createTarget(`${receiver.origin}/hooks`);
@@ -92,7 +92,13 @@ describe('the signature of a callback', () => {
     const job = await w.finishedJob(sent!.deliveryId);
     const attempts = await w.attempts(sent!.deliveryId);
     expect(attempts.map((a) => a.url)).toEqual(attempts.map(() => `${receiver.origin}/hooks?token=***`));
-    const seen = [w.logs(), JSON.stringify(job.data), JSON.stringify(job.returnvalue), String(job.failedReason), JSON.stringify(attempts.map(({ id: _id, ...attempt }) => attempt))].join('\n');
+    const seen = [
+      w.logs(),
+      JSON.stringify(job.data),
+      JSON.stringify(job.returnvalue),
+      String(job.failedReason),
+      JSON.stringify(attempts.map(({ id: _id, ...attempt }) => attempt)),
+    ].join('\n');
     for (const value of [old, secret, old.slice('whsec_'.length), secret.slice('whsec_'.length), 't0k3n-value']) expect(seen).not.toContain(value);
     expect(receiver.requests.length).toBeGreaterThan(0);
   });

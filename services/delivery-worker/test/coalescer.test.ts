@@ -60,10 +60,13 @@ describe('createCoalescer', () => {
 
   it('rejects every call of a failed batch, and goes on with the next', async () => {
     let fail = true;
-    const call = createCoalescer(async (inputs: number[]) => {
-      if (fail) throw new Error('database down');
-      return inputs;
-    }, { maxBatch: 10, maxInFlight: 1 });
+    const call = createCoalescer(
+      async (inputs: number[]) => {
+        if (fail) throw new Error('database down');
+        return inputs;
+      },
+      { maxBatch: 10, maxInFlight: 1 },
+    );
     const failed = [call(1), call(2)].map((p) => p.catch((error: Error) => error.message));
     expect(await Promise.all(failed)).toEqual(['database down', 'database down']);
     fail = false;

@@ -175,7 +175,12 @@ describe('delivery outcomes', () => {
     const [sent] = await w.sendEvents(programId);
 
     const [failed] = await w.settled([sent!.deliveryId]);
-    expect(failed).toMatchObject({ status: 'failed', attemptsMade: 2, lastStatusCode: 500, lastError: 'the target answered HTTP 500; only 200 counts as delivered' });
+    expect(failed).toMatchObject({
+      status: 'failed',
+      attemptsMade: 2,
+      lastStatusCode: 500,
+      lastError: 'the target answered HTTP 500; only 200 counts as delivered',
+    });
     expect(failed!.completedAt).toBeInstanceOf(Date);
     const job = await w.finishedJob(sent!.deliveryId);
     expect(await job.getState()).toBe('failed');

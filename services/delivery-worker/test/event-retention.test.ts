@@ -35,7 +35,14 @@ describe('event retention (EVENT_RETENTION_DAYS)', () => {
     const { events: stored, deliveries } = await storeEvents(
       sqlPool(prisma),
       shapes.map((shape, n) => ({
-        event: { id: `Event-${randomUUID()}`, createdAt: shape.createdAt, origin: shape.origin, eventType: 'created', objectId: `o-${n}`, objectType: shape.objectType },
+        event: {
+          id: `Event-${randomUUID()}`,
+          createdAt: shape.createdAt,
+          origin: shape.origin,
+          eventType: 'created',
+          objectId: `o-${n}`,
+          objectType: shape.objectType,
+        },
         programId,
         ...(shape.merchant ? { merchantId } : {}),
         contentHash: randomUUID(),
@@ -62,7 +69,8 @@ describe('event retention (EVENT_RETENTION_DAYS)', () => {
       { scope: program, createdFrom: new Date('2026-11-20T10:00:01.000Z'), createdTo: new Date('2026-11-22T00:00:00.000Z'), page: 1, pageSize: 20 },
     ];
     const listed = async () => Promise.all(queries.map(async (query) => ({ ...(await events.list(query)), query })));
-    const idsAndCounts = async () => (await listed()).map((page) => ({ count: page.count, ids: (JSON.parse(page.eventsJson) as Event[]).map((event) => event.id) }));
+    const idsAndCounts = async () =>
+      (await listed()).map((page) => ({ count: page.count, ids: (JSON.parse(page.eventsJson) as Event[]).map((event) => event.id) }));
     expect(await idsAndCounts()).toEqual([
       { count: 4, ids: [a, b, c, d] },
       { count: 4, ids: [b] },
@@ -137,10 +145,21 @@ describe('event retention (EVENT_RETENTION_DAYS)', () => {
         `merchant:${merchantId}`,
         `program:${programId}`,
       );
-      const only = (scope: string, origin: string, objectType: string) => totals.find((row) => row.scope === scope && row.origin === origin && row.object_type === objectType)?.count;
+      const only = (scope: string, origin: string, objectType: string) =>
+        totals.find((row) => row.scope === scope && row.origin === origin && row.object_type === objectType)?.count;
       for (const scope of [`merchant:${merchantId}`, `program:${programId}`]) {
-        for (const [origin, objectType] of [['', ''], ['api', ''], ['', 'payment'], ['api', 'payment']]) expect(only(scope, origin!, objectType!)).toBe(1n);
-        for (const [origin, objectType] of [['', 'refund'], ['api', 'refund']]) expect(only(scope, origin!, objectType!)).toBe(0n);
+        for (const [origin, objectType] of [
+          ['', ''],
+          ['api', ''],
+          ['', 'payment'],
+          ['api', 'payment'],
+        ])
+          expect(only(scope, origin!, objectType!)).toBe(1n);
+        for (const [origin, objectType] of [
+          ['', 'refund'],
+          ['api', 'refund'],
+        ])
+          expect(only(scope, origin!, objectType!)).toBe(0n);
       }
       expect(only(`program:${programId}`, 'widget', '')).toBe(0n);
 
@@ -163,14 +182,30 @@ describe('event retention (EVENT_RETENTION_DAYS)', () => {
       { url: 'https://merchant.example/hooks', auth: { mode: 'none' }, notifications: {}, enabled: true },
     );
     const { deliveries } = await storeEvents(sqlPool(prisma), [
-      { event: { id: `Event-${randomUUID()}`, createdAt: '2026-11-20T10:00:00.000Z', origin: 'api', eventType: 'created', objectId: 'o', objectType: 'payment' }, programId, contentHash: randomUUID() },
+      {
+        event: {
+          id: `Event-${randomUUID()}`,
+          createdAt: '2026-11-20T10:00:00.000Z',
+          origin: 'api',
+          eventType: 'created',
+          objectId: 'o',
+          objectType: 'payment',
+        },
+        programId,
+        contentHash: randomUUID(),
+      },
     ]);
     const deliveryId = deliveries[0]!.deliveryId;
     await prisma.$executeRawUnsafe(`UPDATE deliveries SET status = 'succeeded' WHERE id = $1::uuid`, deliveryId);
     const events = eventRepository(sqlPool(prisma), { bucketWalkMinOffset: 1 });
     const listed = () => events.list({ scope: { kind: 'program', programId }, page: 1, pageSize: 20 });
     const bucketTotal = async () =>
-      (await prisma.$queryRawUnsafe<Array<{ n: bigint }>>(`SELECT coalesce(sum(count), 0)::bigint AS n FROM event_bucket_counts WHERE scope = $1`, `program:${programId}`))[0]!.n;
+      (
+        await prisma.$queryRawUnsafe<Array<{ n: bigint }>>(
+          `SELECT coalesce(sum(count), 0)::bigint AS n FROM event_bucket_counts WHERE scope = $1`,
+          `program:${programId}`,
+        )
+      )[0]!.n;
     const before = { page: await listed(), buckets: await bucketTotal() };
     expect(before.page.count).toBe(1);
 

@@ -78,7 +78,12 @@ describe('the worker’s lease of a target’s slots', () => {
     await a.release(target, 'j1', 'success', 5);
     await Promise.all(['k1', 'k2'].map((job) => b.admit(target, job)));
     await Promise.all(['k1', 'k2'].map((job) => b.release(target, job, 'failure', 5)));
-    await waitFor(() => health(target), (h) => h.breaker.state === 'open', 2_000, 'the breaker to open');
+    await waitFor(
+      () => health(target),
+      (h) => h.breaker.state === 'open',
+      2_000,
+      'the breaker to open',
+    );
     // Worker a's lease runs out (300 ms) and its renewal learns that the breaker is open.
     await sleep(400);
     expect(await a.admit(target, 'j2')).toMatchObject({ admitted: false, reason: 'breaker_open' });
@@ -103,11 +108,21 @@ describe('the worker’s lease of a target’s slots', () => {
     await g.admit(quiet, 'j1');
     await g.release(quiet, 'j1', 'success', 5);
     await g.admit(busy, 'k1');
-    await waitFor(() => health(quiet), (h) => h.inFlight === 0, 2_000, 'the quiet target’s slot to go back');
+    await waitFor(
+      () => health(quiet),
+      (h) => h.inFlight === 0,
+      2_000,
+      'the quiet target’s slot to go back',
+    );
     await sleep(300);
     expect((await health(busy)).inFlight).toBe(1);
     await g.release(busy, 'k1', 'success', 5);
-    await waitFor(() => health(busy), (h) => h.inFlight === 0, 2_000, 'the busy target’s slot to go back');
+    await waitFor(
+      () => health(busy),
+      (h) => h.inFlight === 0,
+      2_000,
+      'the busy target’s slot to go back',
+    );
     expect(await requestsCounted(busy)).toBe(1);
   });
 
@@ -149,7 +164,12 @@ describe('the worker’s lease of a target’s slots', () => {
     // j3 comes back (deferred before) and takes the slot j1 left, with no script run of its own:
     // the lease's next renewal tells the gate.
     expect(await g.admit(target, 'j3', true)).toEqual(LET_IN);
-    await waitFor(async () => (await health(target)).deferred, (deferred) => deferred === 0, 2_000, 'no deferred job left');
+    await waitFor(
+      async () => (await health(target)).deferred,
+      (deferred) => deferred === 0,
+      2_000,
+      'no deferred job left',
+    );
   });
 
   it('shares a busy target’s slots between workers: the one over its share gives slots back as its jobs end, and the other’s jobs get them', async () => {
@@ -163,7 +183,12 @@ describe('the worker’s lease of a target’s slots', () => {
     await a.release(target, 'a2', 'success', 5);
     // a's next renewal keeps its share (3, as b asks for 1), and a job of b gets the slot a gave back.
     let n = 1;
-    await waitFor(() => b.admit(target, `b${++n}`), (admission) => admission.admitted, 2_000, 'a slot for b');
+    await waitFor(
+      () => b.admit(target, `b${++n}`),
+      (admission) => admission.admitted,
+      2_000,
+      'a slot for b',
+    );
     const leased = await gates.redis.hgetall(targetKeys(gates.queuePrefix, target).leased);
     expect(Object.values(leased).map((lease) => Number(lease.split(':')[0]))).toContain(3);
     expect((await health(target)).inFlight).toBe(4);

@@ -14,7 +14,13 @@ afterEach(async () => {
 });
 
 function startWorker(env: Record<string, string>): ServiceProcess {
-  const service = startService('services/delivery-worker/src/main.ts', { NODE_ENV: 'test', LOG_LEVEL: 'info', DATABASE_URL: database.url, METRICS_PORT: '0', ...env });
+  const service = startService('services/delivery-worker/src/main.ts', {
+    NODE_ENV: 'test',
+    LOG_LEVEL: 'info',
+    DATABASE_URL: database.url,
+    METRICS_PORT: '0',
+    ...env,
+  });
   services.push(service);
   return service;
 }
@@ -49,7 +55,12 @@ describe('the delivery-worker process', () => {
     const sent = await w.sendEvents(programId, 200);
 
     const first = startWorker(workerEnv(w));
-    await waitFor(async () => receiver.requests.length, (n) => n >= 40, 20_000, '40 callbacks');
+    await waitFor(
+      async () => receiver.requests.length,
+      (n) => n >= 40,
+      20_000,
+      '40 callbacks',
+    );
     expect(await first.stop('SIGTERM')).toBe(0);
     // Stopped mid-burst, with nothing left running: every job is either done or still waiting.
     const deliveredBefore = await w.prisma.delivery.count({ where: { id: { in: sent.map((s) => s.deliveryId) }, status: 'succeeded' } });
@@ -77,7 +88,12 @@ describe('the delivery-worker process', () => {
     const env = workerEnv(w, { SHUTDOWN_TIMEOUT_MS: '100', WORKER_LOCK_DURATION_MS: '1000', WORKER_STALLED_INTERVAL_MS: '500' });
 
     const first = startWorker(env);
-    await waitFor(async () => receiver.requests.length, (n) => n >= 8, 20_000, 'callbacks in flight');
+    await waitFor(
+      async () => receiver.requests.length,
+      (n) => n >= 8,
+      20_000,
+      'callbacks in flight',
+    );
     // The callbacks in flight take 500 ms, the shutdown 100 ms at most: they are cut off.
     expect(await first.stop('SIGTERM')).toBe(1);
     const cutOff = await w.queue.getActiveCount();

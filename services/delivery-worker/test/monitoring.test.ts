@@ -61,7 +61,12 @@ describe("the delivery-worker's monitoring listener", () => {
     const res = await fetch(`${base}/readyz`);
     expect(res.status).toBe(503);
     expect(res.headers.get('content-type')).toBe('application/problem+json');
-    expect(await res.json()).toMatchObject({ type: '/problems/not_ready', status: 503, down: ['redis'], checks: { postgres: { status: 'up' }, redis: { status: 'down' } } });
+    expect(await res.json()).toMatchObject({
+      type: '/problems/not_ready',
+      status: 503,
+      down: ['redis'],
+      checks: { postgres: { status: 'up' }, redis: { status: 'down' } },
+    });
   });
 
   it('answers an unknown path with 404 problem+json', async () => {

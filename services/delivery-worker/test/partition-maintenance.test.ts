@@ -1,5 +1,14 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import { createCredentialsCipher, deliveryAttemptRepository, eventRepository, partitionName, targetRepository, tenantRepository, weekStart, type AttemptOutcome } from '@herald/db';
+import {
+  createCredentialsCipher,
+  deliveryAttemptRepository,
+  eventRepository,
+  partitionName,
+  targetRepository,
+  tenantRepository,
+  weekStart,
+  type AttemptOutcome,
+} from '@herald/db';
 import { createPrismaClient, sqlPool, type PrismaClient } from '@herald/db/prisma';
 import { metricValue, storeEvents, useMigratedDatabase } from '@herald/testing';
 import { attachedPartitions, maintenanceAt } from './support/partition-maintenance';
@@ -33,7 +42,14 @@ describe('partition maintenance', () => {
     const { deliveries } = await storeEvents(
       sqlPool(prisma),
       ['a', 'b', 'c', 'd'].map((name, n) => ({
-        event: { id: `Event-${randomUUID()}`, createdAt: new Date(Date.UTC(2026, 10, 20, 10, 0, n)).toISOString(), origin: 'api', eventType: 'created', objectId: name, objectType: 'payment' },
+        event: {
+          id: `Event-${randomUUID()}`,
+          createdAt: new Date(Date.UTC(2026, 10, 20, 10, 0, n)).toISOString(),
+          origin: 'api',
+          eventType: 'created',
+          objectId: name,
+          objectType: 'payment',
+        },
         programId,
         contentHash: randomUUID(),
       })),

@@ -15,7 +15,15 @@ import { OutboundRequestError } from '@herald/outbound';
 import { createDeliveryProcessor, type DeliveryJob } from '../src/processor';
 
 const storedAt = new Date('2026-11-22T10:00:01.234Z');
-const ref: DeliveryRef = { deliveryId: 'd-1', eventId: 'Event-1', targetId: 't-1', programId: 'p-1', merchantId: null, targetOwner: 'program', storedAt: storedAt.toISOString() };
+const ref: DeliveryRef = {
+  deliveryId: 'd-1',
+  eventId: 'Event-1',
+  targetId: 't-1',
+  programId: 'p-1',
+  merchantId: null,
+  targetOwner: 'program',
+  storedAt: storedAt.toISOString(),
+};
 const event = { id: 'Event-1', createdAt: '2026-11-22T10:00:00.000Z', origin: 'api', eventType: 'created', objectId: 'o-1', objectType: 'payment' } as Event;
 const programTarget: DeliveryTarget = {
   id: 't-1',
@@ -168,7 +176,12 @@ describe('the delivery processor', () => {
         {
           deliveryId: 'd-1',
           outcome: 'succeeded',
-          attempt: expect.objectContaining({ statusCode: 200, responseBody: 'thanks', startedAt: expect.any(Date), url: 'https://merchant.example/hooks?token=***' }),
+          attempt: expect.objectContaining({
+            statusCode: 200,
+            responseBody: 'thanks',
+            startedAt: expect.any(Date),
+            url: 'https://merchant.example/hooks?token=***',
+          }),
         },
       ]);
       expect(r.recorded[0]!.attempt).not.toHaveProperty('errorKind');
@@ -231,11 +244,14 @@ describe('the delivery processor', () => {
     const r = await attempt({ answers: [new OutboundRequestError(kind, `the callback failed: ${kind}`, kind === 'timeout' ? undefined : 'ECONNRESET')] });
     expect(r.error).toBeInstanceOf(CallbackAttemptError);
     expect(r.error).toMatchObject({ kind, statusCode: undefined });
-    expect(r.recorded[0]).toMatchObject({ outcome: 'pending', attempt: { errorKind: kind, errorMessage: `the callback failed: ${kind}`, url: 'https://merchant.example/hooks?token=***' } });
+    expect(r.recorded[0]).toMatchObject({
+      outcome: 'pending',
+      attempt: { errorKind: kind, errorMessage: `the callback failed: ${kind}`, url: 'https://merchant.example/hooks?token=***' },
+    });
     expect(r.recorded[0]!.attempt).not.toHaveProperty('statusCode');
   });
 
-  it('signs with the previous secret too while a rotation\'s grace period lasts, and with the new one alone after it', async () => {
+  it("signs with the previous secret too while a rotation's grace period lasts, and with the new one alone after it", async () => {
     const [current, previous] = [newSigningSecret(), newSigningSecret()];
     const verifiedBy = async (graceEndsAt: Date) => {
       const r = await attempt({ target: { ...programTarget, signing: { secrets: { current, previous }, graceEndsAt } }, answers: [ok()] });
@@ -311,7 +327,10 @@ describe('the delivery processor', () => {
     it.each([
       ['credentials no key decrypts', { target: new CredentialsCipherError('unknown_key', 't-1', 'old-key') }],
       ['an unknown auth mode', { auth: new UnknownAuthModeError('t-1', 'kerberos') }],
-      ['unusable auth settings', { auth: strategy('oauth', () => Promise.reject(new AuthConfigurationError('authUrl', 'the Authentication URL is not absolute'))) }],
+      [
+        'unusable auth settings',
+        { auth: strategy('oauth', () => Promise.reject(new AuthConfigurationError('authUrl', 'the Authentication URL is not absolute'))) },
+      ],
     ] as Array<[string, Scene]>)('fails at once on %s: configuration, not sent, not retried', async (_case, scene) => {
       const r = await attempt({ ...scene, answers: [ok()] });
       expect(r.sent).toHaveLength(0);
@@ -420,21 +439,24 @@ describe('the delivery processor', () => {
     it.each([
       ['target_busy', 1_500],
       ['breaker_open', 31_000],
-    ] as const)('defers a job the gate turns away (%s): moved back to the delayed set with its lock token, no load, no POST, no attempt', async (reason, delayMs) => {
-      const before = Date.now();
-      const r = await attempt({ admission: { admitted: false, reason, delayMs }, answers: [ok()] });
-      expect(r.error).toBeInstanceOf(DelayedError);
-      expect(r.moves).toEqual([{ timestamp: expect.any(Number), token: 'lock-token' }]);
-      expect(r.moves[0]!.timestamp).toBeGreaterThanOrEqual(before + delayMs);
-      expect(r.moves[0]!.timestamp).toBeLessThanOrEqual(Date.now() + delayMs);
-      expect(r.loads).toBe(0);
-      expect(r.sent).toHaveLength(0);
-      expect(r.recorded).toHaveLength(0);
-      expect(r.counted).toEqual([]);
-      expect(r.deferrals).toEqual([{ deliveryId: 'd-1', reason }]);
-      expect(r.deferredCounted).toEqual([reason]);
-      expect(r.released).toEqual([]);
-    });
+    ] as const)(
+      'defers a job the gate turns away (%s): moved back to the delayed set with its lock token, no load, no POST, no attempt',
+      async (reason, delayMs) => {
+        const before = Date.now();
+        const r = await attempt({ admission: { admitted: false, reason, delayMs }, answers: [ok()] });
+        expect(r.error).toBeInstanceOf(DelayedError);
+        expect(r.moves).toEqual([{ timestamp: expect.any(Number), token: 'lock-token' }]);
+        expect(r.moves[0]!.timestamp).toBeGreaterThanOrEqual(before + delayMs);
+        expect(r.moves[0]!.timestamp).toBeLessThanOrEqual(Date.now() + delayMs);
+        expect(r.loads).toBe(0);
+        expect(r.sent).toHaveLength(0);
+        expect(r.recorded).toHaveLength(0);
+        expect(r.counted).toEqual([]);
+        expect(r.deferrals).toEqual([{ deliveryId: 'd-1', reason }]);
+        expect(r.deferredCounted).toEqual([reason]);
+        expect(r.released).toEqual([]);
+      },
+    );
 
     it('loads the delivery only once the gate let the job in, unless the gate expects to', async () => {
       expect((await attempt({ answers: [ok()] })).order).toEqual(['admit', 'load']);

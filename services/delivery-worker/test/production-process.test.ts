@@ -40,7 +40,15 @@ describe('a production delivery-worker process', () => {
       },
       { inheritEnv: false },
     );
-    expect(Object.keys(service.env).sort()).toEqual(['DATABASE_URL', 'METRICS_PORT', 'NODE_ENV', 'QUEUE_PREFIX', 'REDIS_URL', 'SECRETS_KEY', 'TARGET_HOST_ALLOWLIST']);
+    expect(Object.keys(service.env).sort()).toEqual([
+      'DATABASE_URL',
+      'METRICS_PORT',
+      'NODE_ENV',
+      'QUEUE_PREFIX',
+      'REDIS_URL',
+      'SECRETS_KEY',
+      'TARGET_HOST_ALLOWLIST',
+    ]);
     await service.waitForLog('delivery-worker ready');
 
     const [delivery] = await w.settled([sent!.deliveryId], ['succeeded'], 20_000);

@@ -72,7 +72,10 @@ describe('the reconciler', () => {
     expect(metricValue(await metrics.exposition(), 'herald_reconciler_checked_total')).toBe(20);
 
     w.startWorker();
-    const rows = await w.settled(sent.map((s) => s.deliveryId), ['succeeded', 'failed']);
+    const rows = await w.settled(
+      sent.map((s) => s.deliveryId),
+      ['succeeded', 'failed'],
+    );
     expect(rows.every((row) => row.status === 'succeeded')).toBe(true);
     expect(new Set(receiver.requests.map((r) => r.headers['webhook-id'])).size).toBe(20);
     expect(receiver.requests).toHaveLength(20);
@@ -124,7 +127,13 @@ describe('the reconciler', () => {
     const connection = createRedisConnection(w.config.redisUrl, { role: 'worker' });
     connections.push(connection);
     const dying = new Worker<DeliveryRef>(DELIVERIES_QUEUE, null, { connection, prefix: w.config.queuePrefix, autorun: false, lockDuration: 300 });
-    const checker = new Worker<DeliveryRef>(DELIVERIES_QUEUE, null, { connection, prefix: w.config.queuePrefix, autorun: false, maxStalledCount: 0, stalledInterval: 200 });
+    const checker = new Worker<DeliveryRef>(DELIVERIES_QUEUE, null, {
+      connection,
+      prefix: w.config.queuePrefix,
+      autorun: false,
+      maxStalledCount: 0,
+      stalledInterval: 200,
+    });
     open.push(dying, checker);
     expect((await dying.getNextJob(randomUUID()))?.id).toBe(sent!.deliveryId);
     const stalled = new Promise((resolve) => checker.once('stalled', resolve));
@@ -135,7 +144,12 @@ describe('the reconciler', () => {
     // The next worker to take the job fails it at once, without running the processor: the
     // delivery stays pending, no attempt recorded, nothing sent.
     w.startWorker();
-    const failed = await waitFor(() => w.queue.getJob(sent!.deliveryId), (job) => job?.finishedOn !== undefined, 10_000, 'the stalled job to fail');
+    const failed = await waitFor(
+      () => w.queue.getJob(sent!.deliveryId),
+      (job) => job?.finishedOn !== undefined,
+      10_000,
+      'the stalled job to fail',
+    );
     expect(await failed!.getState()).toBe('failed');
     expect(failed!.failedReason).toMatch(/stalled more than allowable limit/);
     const stuck = await w.prisma.delivery.findFirstOrThrow({ where: { id: sent!.deliveryId } });

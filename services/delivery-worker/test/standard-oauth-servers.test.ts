@@ -37,7 +37,7 @@ async function deliverOne(w: World, programId: string) {
 }
 
 describe('OAuth callbacks with the form token request against standard OAuth 2.0 servers', () => {
-  it('are delivered with a token from oidc-provider, which the merchant\'s introspection accepts', async () => {
+  it("are delivered with a token from oidc-provider, which the merchant's introspection accepts", async () => {
     const provider = await started(startOidcProvider(CLIENT));
     const receiver = await server(async (request) => {
       const token = /^Bearer (\S+)$/.exec(request.headers.authorization ?? '')?.[1];
@@ -64,9 +64,17 @@ describe('OAuth callbacks with the form token request against standard OAuth 2.0
   });
 
   it.each([
-    ['oidc-provider', () => startOidcProvider(CLIENT), /invalid_request \(only application\/x-www-form-urlencoded content-type bodies are supported on POST \/token\)/],
-    ['@node-oauth/oauth2-server', () => startOAuth2ServerMerchant(CLIENT), /invalid_request \(Invalid request: content must be application\/x-www-form-urlencoded\)/],
-  ])('with the spec request instead, fail with %s\'s own explanation in the attempt', async (_name, start, explanation) => {
+    [
+      'oidc-provider',
+      () => startOidcProvider(CLIENT),
+      /invalid_request \(only application\/x-www-form-urlencoded content-type bodies are supported on POST \/token\)/,
+    ],
+    [
+      '@node-oauth/oauth2-server',
+      () => startOAuth2ServerMerchant(CLIENT),
+      /invalid_request \(Invalid request: content must be application\/x-www-form-urlencoded\)/,
+    ],
+  ])("with the spec request instead, fail with %s's own explanation in the attempt", async (_name, start, explanation) => {
     const authServer = await started<AuthorizationServer>(start());
     const receiver = await server();
     const w = world({ DELIVERY_ATTEMPTS: '1' });
@@ -81,7 +89,7 @@ describe('OAuth callbacks with the form token request against standard OAuth 2.0
     expect(receiver.requests).toHaveLength(0);
   });
 
-  it('name the token endpoint\'s invalid_client answer, without the secret', async () => {
+  it("name the token endpoint's invalid_client answer, without the secret", async () => {
     const provider = await started(startOidcProvider(CLIENT));
     const receiver = await server();
     const w = world({ DELIVERY_ATTEMPTS: '1' });
@@ -100,10 +108,17 @@ describe('OAuth callbacks with the form token request against standard OAuth 2.0
 describe('a token endpoint answering 400 with an RFC 6749 error', () => {
   it('leaves an attempt whose message holds its error and error_description, and no secret', async () => {
     const secret = 'pa55-w0rd-n3ver-shown';
-    const tokens = await server(always({ status: 400, body: { error: 'invalid_client', error_description: `Client secret ${secret} is not valid for this client` } }));
+    const tokens = await server(
+      always({ status: 400, body: { error: 'invalid_client', error_description: `Client secret ${secret} is not valid for this client` } }),
+    );
     const receiver = await server();
     const w = world({ DELIVERY_ATTEMPTS: '1' });
-    const { programId } = await w.createTarget(`${receiver.origin}/hook`, { mode: 'oauth', authUrl: `${tokens.origin}/token`, username: 'client', password: secret });
+    const { programId } = await w.createTarget(`${receiver.origin}/hook`, {
+      mode: 'oauth',
+      authUrl: `${tokens.origin}/token`,
+      username: 'client',
+      password: secret,
+    });
 
     const { attempts } = await deliverOne(w, programId);
     const [attempt] = attempts;

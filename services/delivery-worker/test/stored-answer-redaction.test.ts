@@ -10,12 +10,20 @@ const server = useHttpRecorders();
 const echoHeaders: Responder = (request: RecordedRequest) => ({
   status: 500,
   headers: { 'content-type': 'application/json' },
-  body: { error: 'echo', headers: request.headers, text: Object.entries(request.headers).map(([name, value]) => `${name}: ${String(value)}`).join('\n') },
+  body: {
+    error: 'echo',
+    headers: request.headers,
+    text: Object.entries(request.headers)
+      .map(([name, value]) => `${name}: ${String(value)}`)
+      .join('\n'),
+  },
 });
 
 /** The response_body PostgreSQL holds for the delivery's only attempt, read with SQL. */
 async function storedBody(w: World, deliveryId: string): Promise<string> {
-  const rows = await w.prisma.$queryRaw<Array<{ response_body: string | null }>>`SELECT response_body FROM delivery_attempts WHERE delivery_id = ${deliveryId}::uuid`;
+  const rows = await w.prisma.$queryRaw<
+    Array<{ response_body: string | null }>
+  >`SELECT response_body FROM delivery_attempts WHERE delivery_id = ${deliveryId}::uuid`;
   expect(rows).toHaveLength(1);
   return rows[0]!.response_body!;
 }
@@ -63,7 +71,12 @@ describe("a merchant's answer, as stored", () => {
     const password = `oauth-${randomBytes(12).toString('hex')}`;
     const tokens = await server(() => ({ status: 200, body: { access_token: token, expires_in: 3600, token_type: 'Bearer' } }));
     const merchant = await server((request) => ({ status: 500, body: { seen: request.headers.authorization, raw: `access ${token}, client ${password}` } }));
-    const deliveryId = await deliverOnceTo(w, `${merchant.origin}/hook`, { mode: 'oauth', authUrl: `${tokens.origin}/oauth/token`, username: 'client-1', password });
+    const deliveryId = await deliverOnceTo(w, `${merchant.origin}/hook`, {
+      mode: 'oauth',
+      authUrl: `${tokens.origin}/oauth/token`,
+      username: 'client-1',
+      password,
+    });
 
     expect(merchant.requests[0]!.headers.authorization).toBe(`Bearer ${token}`);
     const body = await storedBody(w, deliveryId);

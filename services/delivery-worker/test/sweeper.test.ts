@@ -52,9 +52,17 @@ async function storeUnenqueued(n: number): Promise<string[]> {
   const target = { url: 'https://merchant.example/hooks', auth: { mode: 'none' as const }, notifications: {}, enabled: true };
   await targets.upsert({ kind: 'program', programId: program.id }, target);
   await targets.upsert({ kind: 'merchant', merchantId: merchant.id }, target);
-  const result = await storeEvents(sqlPool(prisma), 
+  const result = await storeEvents(
+    sqlPool(prisma),
     Array.from({ length: n }, () => ({
-      event: { id: `Event-${randomUUID()}`, createdAt: new Date().toISOString(), origin: 'automated', eventType: 'created', objectId: 'o', objectType: 'payment' },
+      event: {
+        id: `Event-${randomUUID()}`,
+        createdAt: new Date().toISOString(),
+        origin: 'automated',
+        eventType: 'created',
+        objectId: 'o',
+        objectType: 'payment',
+      },
       programId: program.id,
       merchantId: merchant.id,
       contentHash: randomUUID(),

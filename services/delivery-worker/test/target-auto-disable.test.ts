@@ -96,7 +96,10 @@ describe('target auto-disable (TARGET_AUTO_DISABLE_AFTER)', () => {
     w.startWorker();
     const [sent] = await w.sendEvents(programId);
 
-    expect((await w.settled([sent!.deliveryId]))[0]).toMatchObject({ status: 'failed', lastError: 'the target answered HTTP 500; only 200 counts as delivered' });
+    expect((await w.settled([sent!.deliveryId]))[0]).toMatchObject({
+      status: 'failed',
+      lastError: 'the target answered HTTP 500; only 200 counts as delivered',
+    });
     expect(await targetRow(w, targetId)).toMatchObject({ enabled: true, disabledReason: null, failingSince: since });
     expect(w.logs()).not.toContain('auto-disabled');
   });

@@ -78,7 +78,12 @@ describe('the target gate in the delivery worker', () => {
     expect(metricValue(await w.metrics.exposition(), 'herald_delivery_deferrals_total', { reason: 'target_busy' })).toBeGreaterThan(0);
     // Every deferred job came back and went in (most into the worker's leased slots): none is
     // still counted as deferred, which would lengthen the target's next deferrals.
-    await waitFor(async () => (await health(w, targetId)).deferred, (n) => n === 0, 2_000, 'no job counted as deferred');
+    await waitFor(
+      async () => (await health(w, targetId)).deferred,
+      (n) => n === 0,
+      2_000,
+      'no job counted as deferred',
+    );
   }, 60_000);
 
   it('opens the breaker on a hanging target and spends no attempt while it is open; once the target is back, every callback arrives', async () => {
@@ -98,7 +103,12 @@ describe('the target gate in the delivery worker', () => {
     const sent = await w.sendEvents(programId, 10);
     w.startWorker();
 
-    await waitFor(() => health(w, targetId), (h) => h.breaker.state === 'open', 20_000, 'the breaker to open');
+    await waitFor(
+      () => health(w, targetId),
+      (h) => h.breaker.state === 'open',
+      20_000,
+      'the breaker to open',
+    );
     const openedAt = Date.now();
     receiver.respondWith(() => ({ status: 200, body: 'ok' }));
     // The gauge counts targets per state, never one series per target.
@@ -141,7 +151,12 @@ describe('the target gate in the delivery worker', () => {
     const sent = await w.sendEvents(programId, 6);
     w.startWorker();
 
-    await waitFor(() => health(w, targetId), (h) => h.breaker.state === 'open', 20_000, 'the breaker to open');
+    await waitFor(
+      () => health(w, targetId),
+      (h) => h.breaker.state === 'open',
+      20_000,
+      'the breaker to open',
+    );
     // A probe at each half-open time, each timing out: the open time doubles (1 s, 2 s, …).
     const reopened = await waitFor(
       () => health(w, targetId),
@@ -165,7 +180,15 @@ describe('the target gate in the delivery worker', () => {
     const receiver = await startReceiver(responder);
     const { programId, targetId } = await w.createTarget(`${receiver.origin}/hook`);
     const sent = await w.sendEvents(programId, 16);
-    const env = { NODE_ENV: 'test', LOG_LEVEL: 'http', DATABASE_URL: database.url, METRICS_PORT: '0', QUEUE_PREFIX: w.config.queuePrefix, WORKER_CONCURRENCY: '8', TARGET_MAX_IN_FLIGHT: '3' };
+    const env = {
+      NODE_ENV: 'test',
+      LOG_LEVEL: 'http',
+      DATABASE_URL: database.url,
+      METRICS_PORT: '0',
+      QUEUE_PREFIX: w.config.queuePrefix,
+      WORKER_CONCURRENCY: '8',
+      TARGET_MAX_IN_FLIGHT: '3',
+    };
     services = [startService('services/delivery-worker/src/main.ts', env), startService('services/delivery-worker/src/main.ts', env)];
 
     await w.settled(
@@ -178,7 +201,12 @@ describe('the target gate in the delivery worker', () => {
     // Both processes sent callbacks, each within the one shared limit.
     for (const service of services) expect(service.output()).toContain('callback delivered');
     // The slots the workers leased go back once their jobs stop coming (a lease runs 200 ms).
-    await waitFor(() => health(w, targetId), (h) => h.inFlight === 0, 2_000, 'the leased slots to go back');
+    await waitFor(
+      () => health(w, targetId),
+      (h) => h.inFlight === 0,
+      2_000,
+      'the leased slots to go back',
+    );
     const rows = await w.prisma.delivery.findMany({ where: { id: { in: sent.map((s) => s.deliveryId) } } });
     expect(rows.every((row) => row.attemptsMade === 1)).toBe(true);
     expect(rows.some((row) => row.deferrals > 0)).toBe(true);

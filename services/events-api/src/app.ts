@@ -107,8 +107,16 @@ export function createApp(deps: AppDependencies): Express {
       events,
       rateLimit,
       failedAuth,
-      concurrency: createKeyConcurrency({ perKey: config.eventsList.concurrencyPerKey, total: config.eventsList.concurrencyTotal, queueWaitMs: config.eventsList.queueWaitMs }),
-      timeBudget: createKeyTimeBudget({ msPerSecond: config.eventsList.msPerSecondPerKey, burstMs: config.queryClasses.merchantReads.statementTimeoutMs, waitMs: config.eventsList.queueWaitMs }),
+      concurrency: createKeyConcurrency({
+        perKey: config.eventsList.concurrencyPerKey,
+        total: config.eventsList.concurrencyTotal,
+        queueWaitMs: config.eventsList.queueWaitMs,
+      }),
+      timeBudget: createKeyTimeBudget({
+        msPerSecond: config.eventsList.msPerSecondPerKey,
+        burstMs: config.queryClasses.merchantReads.statementTimeoutMs,
+        waitMs: config.eventsList.queueWaitMs,
+      }),
       maxSkip: config.eventsList.maxSkip,
     }),
   );
@@ -187,6 +195,10 @@ function targetOutbound(config: ApiConfig, urlPolicy: AddressPolicy, redis: Redi
       onTokenRequest: () => metrics.oauthTokenRequested(),
       outbound: createOutboundClient({ guard, transport: 'axios' }),
     },
-    send: createCallbackSender({ timeoutMs: config.callback.timeoutMs, responseMaxBytes: config.callback.responseMaxBytes, outbound: createOutboundClient({ guard }) }),
+    send: createCallbackSender({
+      timeoutMs: config.callback.timeoutMs,
+      responseMaxBytes: config.callback.responseMaxBytes,
+      outbound: createOutboundClient({ guard }),
+    }),
   };
 }

@@ -33,9 +33,17 @@ export interface ApiDatabasesOptions {
 export const INGEST_IDLE_IN_TRANSACTION_TIMEOUT_MS = 5_000;
 
 /** Opens (lazily: no connection until the first query) every pool of the events-api. */
-export function createApiDatabases(config: Pick<ApiConfig, 'databaseUrl' | 'queryClasses' | 'readinessTimeoutMs'>, options: ApiDatabasesOptions = {}): ApiDatabases {
+export function createApiDatabases(
+  config: Pick<ApiConfig, 'databaseUrl' | 'queryClasses' | 'readinessTimeoutMs'>,
+  options: ApiDatabasesOptions = {},
+): ApiDatabases {
   const { merchantReads, ingest, admin } = config.queryClasses;
-  const pool = (name: string, maxConnections: number, statementTimeoutMs: number, more: { noParallelWorkers?: boolean; pipeline?: boolean; idleInTransactionTimeoutMs?: number } = {}): DatabasePool =>
+  const pool = (
+    name: string,
+    maxConnections: number,
+    statementTimeoutMs: number,
+    more: { noParallelWorkers?: boolean; pipeline?: boolean; idleInTransactionTimeoutMs?: number } = {},
+  ): DatabasePool =>
     createDatabasePool(config.databaseUrl, {
       maxConnections,
       statementTimeoutMs,

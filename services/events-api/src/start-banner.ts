@@ -7,8 +7,7 @@ import { DEVELOPMENT_SECRETS, type ApiConfig } from '@herald/config';
  */
 export function startBanner(config: Pick<ApiConfig, 'adminToken' | 'ingestToken' | 'dashboard'>, port: number): string {
   const base = `http://127.0.0.1:${port}`;
-  const secret = (value: string, developmentDefault: string, variable: string): string =>
-    value === developmentDefault ? value : `the value of ${variable}`;
+  const secret = (value: string, developmentDefault: string, variable: string): string => (value === developmentDefault ? value : `the value of ${variable}`);
   return [
     '',
     'Herald is ready.',
@@ -18,7 +17,7 @@ export function startBanner(config: Pick<ApiConfig, 'adminToken' | 'ingestToken'
     `  Ingest token    ${secret(config.ingestToken, DEVELOPMENT_SECRETS.ingestToken, 'INGEST_TOKEN')}   (send Authorization: Bearer <token> to POST /internal/events)`,
     `  OpenAPI         ${base}/openapi.json`,
     'Next: run `pnpm demo` in another terminal to see callbacks arrive at a demo merchant, or paste the',
-    "quickstart of README.md to do each step by hand.",
+    'quickstart of README.md to do each step by hand.',
     '',
   ].join('\n');
 }

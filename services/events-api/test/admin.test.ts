@@ -33,9 +33,7 @@ describe('admin bootstrap', () => {
   it('rejects a bad body with 400 naming the field', async () => {
     const res = await api.admin('post', '/programs').send({ name: '', colour: 'red' });
     expect(res.status).toBe(400);
-    expect(res.body.errors).toEqual(
-      expect.arrayContaining([expect.objectContaining({ pointer: '/name' }), expect.objectContaining({ pointer: '/colour' })]),
-    );
+    expect(res.body.errors).toEqual(expect.arrayContaining([expect.objectContaining({ pointer: '/name' }), expect.objectContaining({ pointer: '/colour' })]));
   });
 
   it('rejects malformed JSON with 400 problem+json', async () => {
@@ -107,7 +105,7 @@ describe('admin lists', () => {
     expect((await api.admin('get', '/merchants?programId=no%20such')).status).toBe(400);
   });
 
-  it("lists keys by merchant or program, newest first, revoked ones with revokedAt, never the key or its hash", async () => {
+  it('lists keys by merchant or program, newest first, revoked ones with revokedAt, never the key or its hash', async () => {
     const tenant = await api.createTenant();
     await api.admin('delete', `/api-keys/${tenant.merchantKey.id}`).expect(200);
     const ofMerchant = await api.admin('get', `/api-keys?merchantId=${tenant.merchantId}`);

@@ -85,7 +85,7 @@ describe('createApiKeyCache', () => {
   it('shares one lookup between overlapping requests, and asks again after the bound', async () => {
     let calls = 0;
     let clock = 0;
-    const cache = createApiKeyCache({ authenticate: async () => (calls += 1, null) }, { ttlMs: 1_000, now: () => clock });
+    const cache = createApiKeyCache({ authenticate: async () => ((calls += 1), null) }, { ttlMs: 1_000, now: () => clock });
     await Promise.all([cache.authenticate('hk_a'), cache.authenticate('hk_a')]);
     expect(calls).toBe(1);
     clock = 999;
@@ -172,7 +172,10 @@ describe('limitUnknownKeyLookups', () => {
   it('refuses lookups with 429 once perSecond lookups found no key in this second, without asking', async () => {
     let clock = 5_000;
     const asked: string[] = [];
-    const limited = limitUnknownKeyLookups({ authenticate: async (key) => (asked.push(key), key === 'known' ? known : null) }, { perSecond: 2, now: () => clock });
+    const limited = limitUnknownKeyLookups(
+      { authenticate: async (key) => (asked.push(key), key === 'known' ? known : null) },
+      { perSecond: 2, now: () => clock },
+    );
     await expect(limited.authenticate('u1')).resolves.toBeNull();
     await expect(limited.authenticate('known')).resolves.toEqual(known);
     await expect(limited.authenticate('u2')).resolves.toBeNull();
@@ -188,7 +191,7 @@ describe('limitUnknownKeyLookups', () => {
   it('is not remembered by the cache: the key is asked again once the second has passed', async () => {
     let clock = 0;
     let calls = 0;
-    const limited = limitUnknownKeyLookups({ authenticate: async () => (calls += 1, null) }, { perSecond: 1, now: () => clock });
+    const limited = limitUnknownKeyLookups({ authenticate: async () => ((calls += 1), null) }, { perSecond: 1, now: () => clock });
     const cache = createApiKeyCache(limited, { ttlMs: 60_000, now: () => clock });
     await cache.authenticate('a');
     await expect(cache.authenticate('b')).rejects.toMatchObject({ status: 429 });

@@ -33,7 +33,14 @@ describe('caching of API answers', () => {
 
   it('the ingest API: an accepted event is no-store', async () => {
     const tenant = await api.createTenant();
-    const res = await api.ingest({ id: `Event-${randomUUID()}`, programId: tenant.programId, origin: 'api', eventType: 'created', objectId: 'o-1', objectType: 'payment' });
+    const res = await api.ingest({
+      id: `Event-${randomUUID()}`,
+      programId: tenant.programId,
+      origin: 'api',
+      eventType: 'created',
+      objectId: 'o-1',
+      objectType: 'payment',
+    });
     expect(res.status).toBe(201);
     expectUncached(res);
   });

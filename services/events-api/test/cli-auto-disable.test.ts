@@ -92,7 +92,15 @@ it('shows an auto-disabled target, and after a fix without the password, replays
   const ingested = await fetch(`${apiUrl}/internal/events`, {
     method: 'POST',
     headers: { authorization: `Bearer ${INGEST_TOKEN}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ id: eventId, programId: program.id, merchantId: shop.id, origin: 'api', eventType: 'created', objectId: 'pay-1', objectType: 'payment' }),
+    body: JSON.stringify({
+      id: eventId,
+      programId: program.id,
+      merchantId: shop.id,
+      origin: 'api',
+      eventType: 'created',
+      objectId: 'pay-1',
+      objectType: 'payment',
+    }),
   });
   expect(ingested.status).toBe(201);
   const { data } = await heraldJson<{ data: Array<{ id: string }> }>(['deliveries', 'list', '--event', eventId]);

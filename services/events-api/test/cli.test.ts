@@ -134,18 +134,41 @@ describe('herald programs, merchants and api-keys', () => {
 
 /** The headers GET /events requires, with a merchant key. */
 function eventHeaders(key: string): Record<string, string> {
-  return { 'x-api-key': key, 'content-type': 'application/json', 'accept-language': 'en-US', origin: 'https://shop.example', 'user-agent': 'herald-cli-test/1.0' };
+  return {
+    'x-api-key': key,
+    'content-type': 'application/json',
+    'accept-language': 'en-US',
+    origin: 'https://shop.example',
+    'user-agent': 'herald-cli-test/1.0',
+  };
 }
 
 describe('herald targets list, update, enable and disable', () => {
   it('changes the URL and filters, and switches the target off and on, without the password', async () => {
     const { programId, merchantId } = await newTenant();
     const password = `pw-${randomUUID()}`;
-    await herald(['targets', 'set', '--merchant', merchantId, '--url', 'https://shop.example/hooks', '--auth', 'basic', '--username', 'shop', '--password-stdin'], password);
+    await herald(
+      ['targets', 'set', '--merchant', merchantId, '--url', 'https://shop.example/hooks', '--auth', 'basic', '--username', 'shop', '--password-stdin'],
+      password,
+    );
 
-    const updated = await herald(['targets', 'update', '--json', '--merchant', merchantId, '--url', 'https://shop.example/v2', '--event-types', 'created,updated']);
+    const updated = await herald([
+      'targets',
+      'update',
+      '--json',
+      '--merchant',
+      merchantId,
+      '--url',
+      'https://shop.example/v2',
+      '--event-types',
+      'created,updated',
+    ]);
     expect(updated.code).toBe(0);
-    expect(updated.json()).toMatchObject({ url: 'https://shop.example/v2', auth: { mode: 'basic', username: 'shop', password: '********' }, notifications: { eventTypes: ['created', 'updated'] } });
+    expect(updated.json()).toMatchObject({
+      url: 'https://shop.example/v2',
+      auth: { mode: 'basic', username: 'shop', password: '********' },
+      notifications: { eventTypes: ['created', 'updated'] },
+    });
     const all = await herald(['targets', 'update', '--json', '--merchant', merchantId, '--event-types', 'all']);
     expect(all.json()).toMatchObject({ notifications: {} });
 
@@ -173,7 +196,20 @@ describe('pnpm herald targets', () => {
     const password = `pw-${randomUUID()}`;
 
     const set = await herald(
-      ['targets', 'set', '--json', '--merchant', merchantId, '--url', 'https://shop.example/hooks', '--auth', 'basic', '--username', 'shop', '--password-stdin'],
+      [
+        'targets',
+        'set',
+        '--json',
+        '--merchant',
+        merchantId,
+        '--url',
+        'https://shop.example/hooks',
+        '--auth',
+        'basic',
+        '--username',
+        'shop',
+        '--password-stdin',
+      ],
       `${password}\n`,
     );
     expect(set).toMatchObject({ code: 0, stderr: '' });
@@ -191,7 +227,13 @@ describe('pnpm herald targets', () => {
     // With the target's delivery health, as the workers keep it in Redis: nothing sent yet.
     expect(get.json()).toEqual({
       ...set.json(),
-      health: { lastSuccessAt: null, failingSince: null, breaker: { state: 'closed', consecutiveFailures: 0, openedAt: null, halfOpenAt: null, probeInFlight: false }, inFlight: 0, deferred: 0 },
+      health: {
+        lastSuccessAt: null,
+        failingSince: null,
+        breaker: { state: 'closed', consecutiveFailures: 0, openedAt: null, halfOpenAt: null, probeInFlight: false },
+        inFlight: 0,
+        deferred: 0,
+      },
     });
 
     const deleted = await herald(['targets', 'delete', '--json', '--merchant', merchantId]);
@@ -211,10 +253,30 @@ describe('pnpm herald targets', () => {
     const { programId } = await newTenant();
     const set = await herald(
       [
-        'targets', 'set', '--json', '--program', programId, '--url', 'https://shop.example/hooks', '--auth', 'oauth',
-        '--auth-url', 'https://shop.example/token', '--username', 'client', '--password-stdin', '--no-verify',
-        '--token-request', 'form', '--scope', 'callbacks',
-        '--object-types', 'payment, refund', '--event-types', 'created,status.updated', '--disabled',
+        'targets',
+        'set',
+        '--json',
+        '--program',
+        programId,
+        '--url',
+        'https://shop.example/hooks',
+        '--auth',
+        'oauth',
+        '--auth-url',
+        'https://shop.example/token',
+        '--username',
+        'client',
+        '--password-stdin',
+        '--no-verify',
+        '--token-request',
+        'form',
+        '--scope',
+        'callbacks',
+        '--object-types',
+        'payment, refund',
+        '--event-types',
+        'created,status.updated',
+        '--disabled',
       ],
       'pass word with spaces\r\n',
     );
@@ -268,7 +330,11 @@ describe('pnpm herald targets', () => {
     const password = `typed-${randomUUID()}`;
     // `script` runs the CLI on a pseudo-terminal, as a person at a terminal would.
     const command = `${HERALD} targets set --json --program ${programId} --url https://shop.example/hooks --auth basic --username shop --password-stdin`;
-    const child = spawn('script', ['-qfec', command, '/dev/null'], { cwd: ROOT, env: testProcessEnv({ HERALD_API_URL: apiUrl, ADMIN_TOKEN }), stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn('script', ['-qfec', command, '/dev/null'], {
+      cwd: ROOT,
+      env: testProcessEnv({ HERALD_API_URL: apiUrl, ADMIN_TOKEN }),
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
     let output = '';
     child.stdout.on('data', (chunk: Buffer) => {
       output += chunk.toString('utf8');
@@ -298,7 +364,10 @@ describe('pnpm herald targets', () => {
     [['targets', 'get'], /exactly one of --program <id> and --merchant <id>/],
     [['targets', 'get', '--program', 'a', '--merchant', 'b'], /exactly one of/],
     [['targets', 'lsit', '--program', 'a'], /expected "targets list", "targets show", .*got "targets lsit"/],
-    [['targets', 'signing-secret', '--program', 'a'], /expected "targets signing-secret show" or "targets signing-secret rotate", got "targets signing-secret "/],
+    [
+      ['targets', 'signing-secret', '--program', 'a'],
+      /expected "targets signing-secret show" or "targets signing-secret rotate", got "targets signing-secret "/,
+    ],
     [['targets', 'get', '--program', 'a', '--show-secret'], /--show-secret only goes with "targets signing-secret rotate"/],
     [['targets', 'set', '--program', 'a', '--auth', 'none'], /--url is required/],
     [['targets', 'set', '--program', 'a', '--url', 'https://x.example/'], /--auth none, --auth basic or --auth oauth is required/],
@@ -360,7 +429,13 @@ describe('pnpm herald deliveries', () => {
     const { programId, merchantId } = await newTenant();
     await call('PUT', `/admin/merchants/${merchantId}/notification-target`, ADMIN_TOKEN, { url: 'https://shop.example/hooks', auth: { mode: 'none' } }, 200);
     const eventId = `Event-${randomUUID()}`;
-    await call('POST', '/internal/events', INGEST_TOKEN, { id: eventId, programId, merchantId, origin: 'api', eventType: 'created', objectId: 'pay-1', objectType: 'payment' }, 201);
+    await call(
+      'POST',
+      '/internal/events',
+      INGEST_TOKEN,
+      { id: eventId, programId, merchantId, origin: 'api', eventType: 'created', objectId: 'pay-1', objectType: 'payment' },
+      201,
+    );
     const list = await herald(['deliveries', 'list', '--json', '--merchant', merchantId]);
     expect(list.code).toBe(0);
     const page = list.json() as { count: number; data: Array<{ id: string; eventId: string }> };

@@ -100,7 +100,12 @@ afterAll(async () => {
 });
 
 /** One call of the running events-api with a bearer token; `T` is the JSON answer's shape. */
-async function call<T = unknown>(method: 'GET' | 'POST' | 'PUT', pathname: string, token: string, body?: object): Promise<{ status: number; body: T; text: string }> {
+async function call<T = unknown>(
+  method: 'GET' | 'POST' | 'PUT',
+  pathname: string,
+  token: string,
+  body?: object,
+): Promise<{ status: number; body: T; text: string }> {
   const res = await fetch(`${apiUrl}${pathname}`, {
     method,
     headers: { authorization: `Bearer ${token}`, ...(body ? { 'content-type': 'application/json' } : {}) },
@@ -192,7 +197,11 @@ describe('the Bull dashboard in a browser', () => {
       expect(requested.length).toBeGreaterThan(3);
       expect(requested.filter((url) => !url.startsWith(`${apiUrl}/`) && !url.startsWith('data:'))).toEqual([]);
       const delivered = await until('the delivery to succeed', async () => {
-        const res = await call<{ status: string; attempts: Array<{ number: number; statusCode: number }> }>('GET', `/admin/deliveries/${deliveryId}`, ADMIN_TOKEN);
+        const res = await call<{ status: string; attempts: Array<{ number: number; statusCode: number }> }>(
+          'GET',
+          `/admin/deliveries/${deliveryId}`,
+          ADMIN_TOKEN,
+        );
         return res.body.status === 'succeeded' ? res : undefined;
       });
       expect(delivered.body.attempts.map((a) => [a.number, a.statusCode])).toEqual([
@@ -204,7 +213,10 @@ describe('the Bull dashboard in a browser', () => {
       expect(JSON.parse(callback.body)).toMatchObject({ id: eventId, objectType: 'subscription' });
 
       // Nothing the dashboard, the admin API or the logs show holds the target's password.
-      const dashboardJson = await page.evaluate(async (url) => (await fetch(url)).text(), `${apiUrl}/admin/queues/api/queues?activeQueue=deliveries&status=latest`);
+      const dashboardJson = await page.evaluate(
+        async (url) => (await fetch(url)).text(),
+        `${apiUrl}/admin/queues/api/queues?activeQueue=deliveries&status=latest`,
+      );
       const seen = [dashboardJson, await page.content(), delivered.text, api.output(), worker.output()].join('\n');
       expect(seen).toContain(deliveryId);
       expect(seen).not.toContain(TARGET_PASSWORD);

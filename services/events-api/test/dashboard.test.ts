@@ -77,8 +77,12 @@ describe('the Bull dashboard at /admin/queues', () => {
 
   it("names each job by the target's owner and id, so an event's two deliveries read apart", async () => {
     const { programId, merchantId } = await api.createTenant();
-    const programTarget = await api.admin('put', `/programs/${programId}/notification-target`).send({ url: 'https://program.example/hooks', auth: { mode: 'none' } });
-    const merchantTarget = await api.admin('put', `/merchants/${merchantId}/notification-target`).send({ url: 'https://shop.example/hooks', auth: { mode: 'none' } });
+    const programTarget = await api
+      .admin('put', `/programs/${programId}/notification-target`)
+      .send({ url: 'https://program.example/hooks', auth: { mode: 'none' } });
+    const merchantTarget = await api
+      .admin('put', `/merchants/${merchantId}/notification-target`)
+      .send({ url: 'https://shop.example/hooks', auth: { mode: 'none' } });
     const event = ingestEvent({ programId, merchantId }, { objectType: 'payment' });
     await api.ingest(event).expect(201);
 
@@ -115,7 +119,9 @@ describe('the Bull dashboard at /admin/queues', () => {
   it("lets a browser keep bull-board's own files and revalidate them, and keeps the page and its data uncached", async () => {
     const page = await dashboard('get', '/').expect(200);
     expect(page.headers['cache-control']).toBe('no-store');
-    expect((await dashboard('get', '/api/queues?activeQueue=deliveries&status=latest&page=1&jobsPerPage=10').expect(200)).headers['cache-control']).toBe('no-store');
+    expect((await dashboard('get', '/api/queues?activeQueue=deliveries&status=latest&page=1&jobsPerPage=10').expect(200)).headers['cache-control']).toBe(
+      'no-store',
+    );
 
     const script = /src="[^"]*?(static\/js\/[^"]+\.js)"/.exec(page.text)![1]!;
     const asset = await dashboard('get', `/${script}`).expect(200);
@@ -150,7 +156,9 @@ describe('the Bull dashboard at /admin/queues', () => {
     ['put', '/api/queues/deliveries/clean/wait'],
   ] as const)('refuses %s %s, which would write job data or drop deliveries', async (method, path) => {
     await deliveryWithPassword(`pw-${randomUUID()}`);
-    await dashboard(method, path).send({ name: 'x', data: { deliveryId: 'forged' } }).expect(403);
+    await dashboard(method, path)
+      .send({ name: 'x', data: { deliveryId: 'forged' } })
+      .expect(403);
     expect(await api.deliveryQueue.getJobCounts('prioritized')).toEqual({ prioritized: 1 });
   });
 
@@ -186,7 +194,10 @@ describe('the Bull dashboard at /admin/queues', () => {
     await dashboard('put', '/api/queues/deliveries/resume').expect(200);
     expect(await api.deliveryQueue.isPaused()).toBe(false);
     expect([await count('pause'), await count('resume')]).toEqual([paused + 1, resumed + 1]);
-    const lines = api.logs().split('\n').filter((line) => line.includes('dashboard: queue'));
+    const lines = api
+      .logs()
+      .split('\n')
+      .filter((line) => line.includes('dashboard: queue'));
     expect(lines).toEqual([
       expect.stringMatching(/"message":"dashboard: queue paused".*"user":"ops"/),
       expect.stringMatching(/"message":"dashboard: queue resumed".*"user":"ops"/),

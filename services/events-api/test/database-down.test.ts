@@ -29,7 +29,9 @@ describe('while PostgreSQL is unreachable', () => {
   afterAll(() => close());
 
   const listEvents = (key: string) =>
-    request(app).get('/events').set({ 'x-api-key': key, 'Content-Type': 'application/json', 'Accept-Language': 'en-US', Origin: 'https://a.example', 'User-Agent': 't' });
+    request(app)
+      .get('/events')
+      .set({ 'x-api-key': key, 'Content-Type': 'application/json', 'Accept-Language': 'en-US', Origin: 'https://a.example', 'User-Agent': 't' });
 
   it('GET /events answers 503 problem+json with Retry-After', async () => {
     const res = await listEvents(`hk_${'A'.repeat(43)}`);

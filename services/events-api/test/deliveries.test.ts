@@ -115,7 +115,12 @@ describe('GET /admin/deliveries', () => {
       [first, 'failed'],
       [first, 'failed'],
     ]);
-    expect(failed.body.data[0]).toMatchObject({ attemptsMade: 1, lastStatusCode: 500, lastError: 'the target answered HTTP 500', completedAt: expect.any(String) });
+    expect(failed.body.data[0]).toMatchObject({
+      attemptsMade: 1,
+      lastStatusCode: 500,
+      lastError: 'the target answered HTTP 500',
+      completedAt: expect.any(String),
+    });
 
     const page2 = await api.admin('get', `/deliveries?programId=${s.programId}&pageSize=2&page=2`).expect(200);
     expect(page2.body).toMatchObject({ page: 2, pageSize: 2, count: 5, totalPages: 3 });
@@ -184,7 +189,13 @@ describe('GET /admin/deliveries/:id', () => {
       {
         deliveryId: delivery.id,
         // Written unmasked (as no worker does): the history masks it all the same.
-        attempt: { startedAt: new Date(startedAt.getTime() + 30_000), durationMs: 42, statusCode: 200, responseBody: '{"received":true}', url: 'https://program.example/hooks?key=s3cret' },
+        attempt: {
+          startedAt: new Date(startedAt.getTime() + 30_000),
+          durationMs: 42,
+          statusCode: 200,
+          responseBody: '{"received":true}',
+          url: 'https://program.example/hooks?key=s3cret',
+        },
         outcome: 'succeeded',
       },
     ]);
@@ -231,7 +242,11 @@ describe('GET /admin/deliveries/:id', () => {
     const delivery = await deliveryTo(await ingestPayment(s), s.programTarget);
     const attempts = deliveryAttemptRepository(api.databases.ingest, credentialsCipherFromConfig(api.config));
     await attempts.recordAttempts([
-      { deliveryId: delivery.id, attempt: { startedAt: new Date('2026-03-01T10:00:00.000Z'), durationMs: 10_000, errorKind: 'timeout', errorMessage: 'no answer within 10000 ms' }, outcome: 'pending' },
+      {
+        deliveryId: delivery.id,
+        attempt: { startedAt: new Date('2026-03-01T10:00:00.000Z'), durationMs: 10_000, errorKind: 'timeout', errorMessage: 'no answer within 10000 ms' },
+        outcome: 'pending',
+      },
     ]);
     await attempts.recordDeferrals([
       { deliveryId: delivery.id, reason: 'target_busy', at: new Date('2026-03-01T09:59:00.000Z') },
@@ -254,7 +269,14 @@ describe('GET /admin/deliveries/:id', () => {
     await deliveryAttemptRepository(api.databases.ingest, credentialsCipherFromConfig(api.config)).recordAttempts([
       {
         deliveryId: delivery.id,
-        attempt: { startedAt: new Date(), durationMs: 5, statusCode: 400, errorKind: 'http_status', errorMessage: 'HTTP 400', responseBody: `{"headers":{"authorization":"Basic ${basic}"}}` },
+        attempt: {
+          startedAt: new Date(),
+          durationMs: 5,
+          statusCode: 400,
+          errorKind: 'http_status',
+          errorMessage: 'HTTP 400',
+          responseBody: `{"headers":{"authorization":"Basic ${basic}"}}`,
+        },
         outcome: 'pending',
       },
     ]);
@@ -307,7 +329,15 @@ describe('POST /admin/deliveries/:id/replay', () => {
     const res = await api.admin('post', `/deliveries/${delivery.id}/replay`).expect(202);
     expect(res.body).toEqual({
       deliveries: [
-        expect.objectContaining({ id: delivery.id, eventId, targetId: s.merchantTarget, status: 'pending', previousStatus: 'succeeded', job: 'added', completedAt: null }),
+        expect.objectContaining({
+          id: delivery.id,
+          eventId,
+          targetId: s.merchantTarget,
+          status: 'pending',
+          previousStatus: 'succeeded',
+          job: 'added',
+          completedAt: null,
+        }),
       ],
       more: false,
     });
@@ -429,7 +459,10 @@ describe('POST /admin/deliveries/replay', () => {
   });
 
   it('answers 202 with nothing replayed when nothing matches', async () => {
-    const res = await api.admin('post', '/deliveries/replay').send({ merchantId: `nobody-${randomUUID()}` }).expect(202);
+    const res = await api
+      .admin('post', '/deliveries/replay')
+      .send({ merchantId: `nobody-${randomUUID()}` })
+      .expect(202);
     expect(res.body).toEqual({ deliveries: [], more: false });
   });
 
@@ -470,8 +503,14 @@ describe('POST /admin/deliveries/replay', () => {
 
     it('takes a range of at most 31 days, or any range next to an id', async () => {
       const now = Date.now();
-      await api.admin('post', '/deliveries/replay').send({ status: 'failed', createdFrom: at(now - 31 * day), createdTo: at(now) }).expect(202);
-      await api.admin('post', '/deliveries/replay').send({ merchantId: `nobody-${randomUUID()}`, createdFrom: '1970-01-01T00:00:00Z' }).expect(202);
+      await api
+        .admin('post', '/deliveries/replay')
+        .send({ status: 'failed', createdFrom: at(now - 31 * day), createdTo: at(now) })
+        .expect(202);
+      await api
+        .admin('post', '/deliveries/replay')
+        .send({ merchantId: `nobody-${randomUUID()}`, createdFrom: '1970-01-01T00:00:00Z' })
+        .expect(202);
     });
   });
 
@@ -479,9 +518,12 @@ describe('POST /admin/deliveries/replay', () => {
     const narrow = createTestApi({ REPLAY_MAX_DAYS: '2' });
     afterAll(() => narrow.close());
 
-    it('refuses a three-day range naming the setting\'s bound', async () => {
+    it("refuses a three-day range naming the setting's bound", async () => {
       const now = Date.now();
-      const res = await narrow.admin('post', '/deliveries/replay').send({ createdFrom: new Date(now - 3 * 24 * 3600 * 1000).toISOString(), createdTo: new Date(now).toISOString() }).expect(400);
+      const res = await narrow
+        .admin('post', '/deliveries/replay')
+        .send({ createdFrom: new Date(now - 3 * 24 * 3600 * 1000).toISOString(), createdTo: new Date(now).toISOString() })
+        .expect(400);
       expect(res.body.errors).toEqual([{ pointer: '/createdTo', message: expect.stringMatching(/at most 2 days after createdFrom/) }]);
     });
   });
@@ -504,4 +546,3 @@ describe('secrets in the delivery history', () => {
     expect(seen).not.toContain(s.password);
   });
 });
-

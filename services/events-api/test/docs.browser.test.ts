@@ -12,7 +12,15 @@ import request from 'supertest';
 import { createTestApi } from './support/api';
 
 const CHROMIUM = '/usr/bin/chromium';
-const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+const CHROMIUM_ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
 
 jest.setTimeout(120_000);
 
@@ -49,8 +57,14 @@ describe('GET /docs', () => {
     expect(res.text).not.toMatch(/(src|href)="(https?:)?\/\//);
     const start = await request(api.app).get('/docs/start.js').expect(200);
     expect(start.text).toContain('validatorUrl: null');
-    await request(api.app).get('/docs/swagger-ui.css').expect(200).expect('Content-Type', /text\/css/);
-    await request(api.app).get('/docs/swagger-ui-bundle.js').expect(200).expect('Content-Type', /javascript/);
+    await request(api.app)
+      .get('/docs/swagger-ui.css')
+      .expect(200)
+      .expect('Content-Type', /text\/css/);
+    await request(api.app)
+      .get('/docs/swagger-ui-bundle.js')
+      .expect(200)
+      .expect('Content-Type', /javascript/);
     // Only the files the page uses are served, not the package's folder.
     await request(api.app).get('/docs/package.json').expect(404);
   });

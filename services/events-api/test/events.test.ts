@@ -191,7 +191,7 @@ describe('GET /events', () => {
   });
 
   describe('tenant isolation', () => {
-    it('shows a merchant key only its merchant\'s events and a program key every event of its program', async () => {
+    it("shows a merchant key only its merchant's events and a program key every event of its program", async () => {
       const a = await api.createTenant();
       const otherMerchant = (await api.admin('post', '/merchants').send({ programId: a.programId, name: 'Other' }).expect(201)).body as { id: string };
       const b = await api.createTenant();
@@ -235,7 +235,7 @@ describe('GET /events rate limit', () => {
 });
 
 describe('GET /openapi.json', () => {
-  it('describes the merchant API in OpenAPI 3.1 with the spec\'s schemas', async () => {
+  it("describes the merchant API in OpenAPI 3.1 with the spec's schemas", async () => {
     const res = await request(api.app).get('/openapi.json');
     expect(res.status).toBe(200);
     expect(res.body.openapi).toBe('3.1.0');

@@ -74,7 +74,7 @@ describe('fan-out of ingested events to notification targets', () => {
     expect((await deliveriesOf(event.id)).map((d) => d.targetId)).toEqual([programTarget]);
   });
 
-  it('never sends a merchant another merchant\'s events', async () => {
+  it("never sends a merchant another merchant's events", async () => {
     const other = (await api.admin('post', '/merchants').send({ programId: tenant.programId, name: 'Other' }).expect(201)).body as { id: string };
     const event = ingestEvent({ programId: tenant.programId, merchantId: other.id }, { objectType: 'refund' });
     await api.ingest(event).expect(201);

@@ -8,7 +8,10 @@ import { createHttpServer } from '../src/http/http-server';
 
 // Requests Node's parser refuses before Express sees them still get a problem+json answer.
 describe('createHttpServer', () => {
-  const server = createHttpServer(express().get('/', (_req, res) => res.send('ok')), loadApiConfig({}).http);
+  const server = createHttpServer(
+    express().get('/', (_req, res) => res.send('ok')),
+    loadApiConfig({}).http,
+  );
   const listening = listenDuringTests(server);
 
   /** Writes `request` as raw bytes and reads the whole answer (the server closes the connection). */
@@ -55,7 +58,9 @@ describe('createHttpServer request objects', () => {
   const server = createHttpServer(app, loadApiConfig({}).http);
   // As the server hands them over, before Express sees them.
   const made: Array<{ request: boolean; response: boolean }> = [];
-  server.prependListener('request', (req, res) => made.push({ request: Object.getPrototypeOf(req) === app.request, response: Object.getPrototypeOf(res) === app.response }));
+  server.prependListener('request', (req, res) =>
+    made.push({ request: Object.getPrototypeOf(req) === app.request, response: Object.getPrototypeOf(res) === app.response }),
+  );
   const listening = listenDuringTests(server);
 
   it("makes each request and response with the app's prototypes, which Express's own methods then serve", async () => {
@@ -139,14 +144,19 @@ describe('createHttpServer limits', () => {
     expect(afterMs).toBeGreaterThanOrEqual(limits.keepAliveTimeoutMs - 50);
     expect(afterMs).toBeLessThan(limits.keepAliveTimeoutMs + 1_000 + SLACK_MS);
   });
-
 });
 
 // Many connections that send part of a request and then neither read nor close, from one address or
 // from many (each test's clients come from their own addresses of 127.0.0.0/8): a new client is
 // still served, at once.
 describe('createHttpServer under a connection flood', () => {
-  const base: HttpServerConfig = { headersTimeoutMs: 10_000, requestTimeoutMs: 10_000, keepAliveTimeoutMs: 5_000, maxConnections: 20, maxConnectionsPerAddress: 5 };
+  const base: HttpServerConfig = {
+    headersTimeoutMs: 10_000,
+    requestTimeoutMs: 10_000,
+    keepAliveTimeoutMs: 5_000,
+    maxConnections: 20,
+    maxConnectionsPerAddress: 5,
+  };
   const sockets: Socket[] = [];
   const servers: Server[] = [];
   // /slow answers once the test calls release(): until then its connections are busy.
@@ -194,7 +204,9 @@ describe('createHttpServer under a connection flood', () => {
   /** One request from `from` with `Connection: close`; resolves with the whole answer ('' when the server hung up). */
   function request(port: number, from: string, path = '/'): Promise<string> {
     return new Promise((resolve) => {
-      const socket = connect({ port, host: '127.0.0.1', localAddress: from }, () => socket.write(`GET ${path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`));
+      const socket = connect({ port, host: '127.0.0.1', localAddress: from }, () =>
+        socket.write(`GET ${path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`),
+      );
       sockets.push(socket);
       let answer = '';
       socket.setEncoding('utf8');
@@ -204,13 +216,19 @@ describe('createHttpServer under a connection flood', () => {
     });
   }
 
-  const connections = (server: Server): Promise<number> => new Promise((resolve, reject) => server.getConnections((error, count) => (error ? reject(error) : resolve(count))));
+  const connections = (server: Server): Promise<number> =>
+    new Promise((resolve, reject) => server.getConnections((error, count) => (error ? reject(error) : resolve(count))));
 
   /** Fills `count` connections, `perAddress` from each of the addresses 127.0.<block>.1, .2, …, each mid-request-line. */
   async function flood(server: Server, port: number, block: number, count: number, perAddress: number): Promise<Socket[]> {
     const held: Socket[] = [];
     for (let i = 0; i < count; i += 1) held.push(await holdOpen(port, `127.0.${block}.${1 + Math.floor(i / perAddress)}`, 'GET /slowly-'));
-    await waitFor(() => connections(server), (n) => n === count, 5_000, `${count} held connections`);
+    await waitFor(
+      () => connections(server),
+      (n) => n === count,
+      5_000,
+      `${count} held connections`,
+    );
     return held;
   }
 
@@ -219,7 +237,12 @@ describe('createHttpServer under a connection flood', () => {
     const { server, port } = await start(limits);
     await flood(server, port, 1, limits.maxConnections, limits.maxConnectionsPerAddress);
     // Half-closed sockets left behind would keep counting against the cap, and close the API to everyone.
-    await waitFor(() => connections(server), (n) => n === 0, 5_000, 'the answered connections to be gone');
+    await waitFor(
+      () => connections(server),
+      (n) => n === 0,
+      5_000,
+      'the answered connections to be gone',
+    );
     expect(await request(port, '127.0.1.100')).toMatch(/^HTTP\/1\.1 200 /);
   });
 
@@ -231,7 +254,12 @@ describe('createHttpServer under a connection flood', () => {
     expect(await connections(server)).toBe(base.maxConnectionsPerAddress);
     // Once one of its connections leaves, the address is served again.
     held[0]!.destroy();
-    await waitFor(() => connections(server), (n) => n === base.maxConnectionsPerAddress - 1, 5_000, 'the closed connection to be gone');
+    await waitFor(
+      () => connections(server),
+      (n) => n === base.maxConnectionsPerAddress - 1,
+      5_000,
+      'the closed connection to be gone',
+    );
     expect(await request(port, '127.0.2.1')).toMatch(/^HTTP\/1\.1 200 /);
   });
 
@@ -247,7 +275,12 @@ describe('createHttpServer under a connection flood', () => {
   it('never closes a connection whose request is being answered to make room', async () => {
     const { server, port } = await start(base);
     const busy = Array.from({ length: base.maxConnections }, (_, i) => request(port, `127.0.4.${1 + Math.floor(i / base.maxConnectionsPerAddress)}`, '/slow'));
-    await waitFor(() => connections(server), (n) => n === base.maxConnections, 5_000, 'the busy connections');
+    await waitFor(
+      () => connections(server),
+      (n) => n === base.maxConnections,
+      5_000,
+      'the busy connections',
+    );
     expect(await request(port, '127.0.4.100')).toBe('');
     release();
     for (const answer of await Promise.all(busy)) expect(answer).toMatch(/^HTTP\/1\.1 200 [\s\S]*slow$/);

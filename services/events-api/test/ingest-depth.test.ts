@@ -35,7 +35,10 @@ describe('POST /internal/events with a hostile body', () => {
     const tenant = await api.createTenant();
     const event = JSON.stringify(ingestEvent(tenant));
     const body = `{"events":[${event.slice(0, -1)},"metadata":{"a/b":${'['.repeat(100_000)}${']'.repeat(100_000)}}}]}`;
-    for (const [charset, bytes] of [['utf-8', Buffer.from(body, 'utf8')], ['utf-16le', Buffer.from(body, 'utf16le')]] as const) {
+    for (const [charset, bytes] of [
+      ['utf-8', Buffer.from(body, 'utf8')],
+      ['utf-16le', Buffer.from(body, 'utf16le')],
+    ] as const) {
       const res = await request(api.app)
         .post('/internal/events')
         .set('Authorization', `Bearer ${api.config.ingestToken}`)

@@ -63,7 +63,10 @@ class FakeStore {
         const created = new Set<string>();
         for (const item of batch) {
           if (staged.events.has(item.event.id)) continue;
-          staged.events.set(item.event.id, { event: { ...item.event, createdAt: new Date(item.event.createdAt).toISOString() }, contentHash: item.contentHash });
+          staged.events.set(item.event.id, {
+            event: { ...item.event, createdAt: new Date(item.event.createdAt).toISOString() },
+            contentHash: item.contentHash,
+          });
           created.add(item.event.id);
         }
         return { created, storedAt: this.storedAt };
@@ -136,10 +139,17 @@ describe('the ingest use case', () => {
     // Each job names when the transaction stored its delivery and event: the worker's partition key.
     expect(new Set(deliveries.map((d) => d.storedAt))).toEqual(new Set([store.storedAt.toISOString()]));
     // The answer tells the producer, per event in input order, what each delivery goes to.
-    const told = (eventId: string) => deliveries.filter((d) => d.eventId === eventId).map((d) => d.deliveryId).sort();
+    const told = (eventId: string) =>
+      deliveries
+        .filter((d) => d.eventId === eventId)
+        .map((d) => d.deliveryId)
+        .sort();
     expect(result.deliveries.map((e) => e.eventId)).toEqual([payment.id, subscription.id, programOnly.id]);
     expect(result.deliveries.map((e) => e.deliveries.map((d) => d.deliveryId).sort())).toEqual([told(payment.id), told(subscription.id), told(programOnly.id)]);
-    expect(result.deliveries[0]!.deliveries.map((d) => `${d.targetOwner} ${d.targetId}`).sort()).toEqual(['merchant merchant-target', 'program program-target']);
+    expect(result.deliveries[0]!.deliveries.map((d) => `${d.targetOwner} ${d.targetId}`).sort()).toEqual([
+      'merchant merchant-target',
+      'program program-target',
+    ]);
     expect(published).toEqual([deliveries]);
     expect(ingested).toEqual([3]);
     // Counters last inside the transaction (their row locks are the contended ones); publish after the commit.
@@ -246,7 +256,11 @@ describe('the ingest use case', () => {
     const error = await ingest({ events: [small, large, ingestEvent(tenant)] }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ValidationError);
     expect((error as ValidationError).violations).toEqual([
-      { pointer: '/events/1', keyword: 'maxBytes', message: expect.stringMatching(/^is \d+ bytes as JSON; an event may be at most 2048 bytes \(EVENT_MAX_BYTES\)/) },
+      {
+        pointer: '/events/1',
+        keyword: 'maxBytes',
+        message: expect.stringMatching(/^is \d+ bytes as JSON; an event may be at most 2048 bytes \(EVENT_MAX_BYTES\)/),
+      },
     ]);
     await expect(ingest(large)).rejects.toMatchObject({ violations: [expect.objectContaining({ pointer: '', keyword: 'maxBytes' })] });
     expect(store.calls).toEqual([]);
@@ -256,7 +270,9 @@ describe('the ingest use case', () => {
     const { ingest } = setUp();
     // Its data is 92 bytes as JSON.stringify writes it, 2,170 as stored: seven numbers of 301 digits.
     const large = ingestEvent(tenant, { data: Array.from({ length: 7 }, () => ({ n: 1e300 })) });
-    await expect(ingest(large)).rejects.toMatchObject({ violations: [expect.objectContaining({ keyword: 'maxBytes', message: expect.stringMatching(/^is 2\d{3} bytes as JSON/) })] });
+    await expect(ingest(large)).rejects.toMatchObject({
+      violations: [expect.objectContaining({ keyword: 'maxBytes', message: expect.stringMatching(/^is 2\d{3} bytes as JSON/) })],
+    });
   });
 
   it('takes an event of exactly EVENT_MAX_BYTES', async () => {
@@ -270,10 +286,7 @@ describe('the ingest use case', () => {
 
   it('creates no delivery for a target that is switched off, deleted or filtered out', async () => {
     const { ingest, store } = setUp();
-    store.targets = [
-      target({ id: 'program-target', enabled: false }),
-      target({ id: 'merchant-target', merchantId: 'm1', eventTypes: ['refunded'] }),
-    ];
+    store.targets = [target({ id: 'program-target', enabled: false }), target({ id: 'merchant-target', merchantId: 'm1', eventTypes: ['refunded'] })];
     await ingest(ingestEvent(tenant, { eventType: 'created' }));
     store.targets = [target({ id: 'program-target', deleted: true })];
     await ingest(ingestEvent(tenant));

@@ -27,7 +27,10 @@ describe('GET /metrics on the events-api', () => {
 
   it('counts newly ingested events and their queued jobs, but not an idempotent repeat', async () => {
     const tenant = await api.createTenant();
-    await api.admin('put', `/programs/${tenant.programId}/notification-target`).send({ url: 'https://merchant.example/hooks', auth: { mode: 'none' } }).expect(200);
+    await api
+      .admin('put', `/programs/${tenant.programId}/notification-target`)
+      .send({ url: 'https://merchant.example/hooks', auth: { mode: 'none' } })
+      .expect(200);
     const event = ingestEvent(tenant);
     const before = await scrape();
 
@@ -50,7 +53,9 @@ describe('GET /metrics on the events-api', () => {
     const after = await scrape();
     expect(requestsOf(after, labels)).toBe(before + 1);
     expect(metricValue(after, 'herald_http_request_duration_seconds_sum', labels)).toBeGreaterThan(0);
-    expect(requestsOf(after, { method: 'GET', route: '/events', status: '401' })).toBe(requestsOf(await scrape(), { method: 'GET', route: '/events', status: '401' }));
+    expect(requestsOf(after, { method: 'GET', route: '/events', status: '401' })).toBe(
+      requestsOf(await scrape(), { method: 'GET', route: '/events', status: '401' }),
+    );
   });
 
   it('labels requests with route patterns, never with raw ids, and unknown paths as unmatched', async () => {

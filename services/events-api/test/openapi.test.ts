@@ -35,10 +35,13 @@ afterAll(async () => {
 });
 
 describe('the OpenAPI documents', () => {
-  it('pass swagger-parser and Redocly\'s recommended lint rules with no error', async () => {
+  it("pass swagger-parser and Redocly's recommended lint rules with no error", async () => {
     const script = path.join(__dirname, 'support', 'check-openapi.mjs');
     const { stdout } = await run(process.execPath, [script, path.join(dir, 'merchant.json'), path.join(dir, 'internal.json')], { cwd: __dirname });
-    const results = stdout.trim().split('\n').map((line) => JSON.parse(line) as { file: string; swaggerParser: string | null; redocly: Array<{ severity: string }> });
+    const results = stdout
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { file: string; swaggerParser: string | null; redocly: Array<{ severity: string }> });
     expect(results).toHaveLength(2);
     for (const result of results) {
       expect({ file: result.file, swaggerParser: result.swaggerParser }).toEqual({ file: result.file, swaggerParser: null });
@@ -100,7 +103,10 @@ export const wrong: NonNullable<ListEvents['parameters']['query']> = { pageSize:
     );
     await writeFile(
       path.join(dir, 'tsconfig.json'),
-      JSON.stringify({ compilerOptions: { noEmit: true, strict: true, target: 'es2022', module: 'nodenext', moduleResolution: 'nodenext', types: [] }, files: ['client.ts'] }),
+      JSON.stringify({
+        compilerOptions: { noEmit: true, strict: true, target: 'es2022', module: 'nodenext', moduleResolution: 'nodenext', types: [] },
+        files: ['client.ts'],
+      }),
     );
     // The project's own compiler; openapi-typescript itself runs on TypeScript 5's API (its peer).
     const compiled = await run(path.join(__dirname, '..', '..', '..', 'node_modules', '.bin', 'tsc'), ['-p', dir], { cwd: dir }).then(
@@ -148,13 +154,27 @@ describe('real answers match the documents', () => {
     const key = await api.admin('post', '/api-keys').send({ merchantId: merchantRes.body.id }).expect(201);
     expectDocumented(internal, 'internal', '/admin/api-keys', 'post', key);
     expectDocumented(internal, 'internal', '/admin/api-keys/{id}', 'delete', await api.admin('delete', `/api-keys/${key.body.id}`).expect(200));
-    expectDocumented(internal, 'internal', '/admin/merchants', 'post', await api.admin('post', '/merchants').send({ programId: 'nope', name: 'Shop' }).expect(422));
+    expectDocumented(
+      internal,
+      'internal',
+      '/admin/merchants',
+      'post',
+      await api.admin('post', '/merchants').send({ programId: 'nope', name: 'Shop' }).expect(422),
+    );
 
     const targetPath = `/programs/${program.body.id}/notification-target`;
     const target = { url: 'https://program.example/hooks', auth: { mode: 'basic', username: 'shop', password: `pw-${randomUUID()}` } };
-    expectDocumented(internal, 'internal', '/admin/programs/{programId}/notification-target', 'put', await api.admin('put', targetPath).send(target).expect(200));
+    expectDocumented(
+      internal,
+      'internal',
+      '/admin/programs/{programId}/notification-target',
+      'put',
+      await api.admin('put', targetPath).send(target).expect(200),
+    );
     expectDocumented(internal, 'internal', '/admin/programs/{programId}/notification-target', 'get', await api.admin('get', targetPath).expect(200));
-    const badTarget = api.admin('put', `/merchants/${merchantRes.body.id}/notification-target`).send({ ...target, notifications: { objectTypes: ['subscription'] } });
+    const badTarget = api
+      .admin('put', `/merchants/${merchantRes.body.id}/notification-target`)
+      .send({ ...target, notifications: { objectTypes: ['subscription'] } });
     expectDocumented(internal, 'internal', '/admin/merchants/{merchantId}/notification-target', 'put', await badTarget.expect(400));
 
     const event = ingestEvent({ programId: program.body.id });

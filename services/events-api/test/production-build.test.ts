@@ -73,7 +73,10 @@ afterAll(async () => {
 
 describe('the production build', () => {
   it('runs each service with plain node (no TypeScript loader), with source maps that name the TypeScript sources', () => {
-    for (const [service, { node, bundle }] of [[api, BUILD_ENTRIES.api], [worker, BUILD_ENTRIES.worker]] as const) {
+    for (const [service, { node, bundle }] of [
+      [api, BUILD_ENTRIES.api],
+      [worker, BUILD_ENTRIES.worker],
+    ] as const) {
       expect(service.child.spawnargs.slice(1)).toEqual([...node, path.join(ROOT, bundle)]);
       expect(node).toContain('--enable-source-maps');
     }
@@ -88,7 +91,9 @@ describe('the production build', () => {
   it('starts each bundle in docker-compose.yml and `pnpm start:prod` with the node options of scripts/bundles.ts', () => {
     const compose = readFileSync(path.join(ROOT, 'docker-compose.yml'), 'utf8');
     const composeCommands = [...compose.matchAll(/^\s*command: (\["node".*\])$/gm)].map((match) => (JSON.parse(match[1]!) as string[]).slice(1).join(' '));
-    const startCommands = [...readFileSync(path.join(ROOT, 'scripts/start.sh'), 'utf8').matchAll(/^\s*\w+="node ([^"$]+\/dist\/[^"$]+\.js)"$/gm)].map((match) => match[1]!);
+    const startCommands = [...readFileSync(path.join(ROOT, 'scripts/start.sh'), 'utf8').matchAll(/^\s*\w+="node ([^"$]+\/dist\/[^"$]+\.js)"$/gm)].map(
+      (match) => match[1]!,
+    );
     const started = [BUILD_ENTRIES.migrate, BUILD_ENTRIES.api, BUILD_ENTRIES.worker].map(({ bundle, node }) => [...node, bundle].join(' '));
     expect(composeCommands).toEqual(started);
     expect(startCommands).toEqual(started);
@@ -128,13 +133,20 @@ describe('the production build', () => {
     for (const { bundle } of Object.values(BUILD_ENTRIES)) {
       const bundleDir = path.dirname(path.join(ROOT, bundle));
       const code = readFileSync(path.join(ROOT, bundle), 'utf8');
-      const required = [...code.matchAll(/(?:require|require\.resolve|import)\("(\.[^"]*\/node_modules\/[^"]+)"\)/g)].map((match) => path.resolve(bundleDir, match[1]!));
+      const required = [...code.matchAll(/(?:require|require\.resolve|import)\("(\.[^"]*\/node_modules\/[^"]+)"\)/g)].map((match) =>
+        path.resolve(bundleDir, match[1]!),
+      );
       for (const file of required) {
         checked += 1;
         const [owner, rest] = file.split('/node_modules/') as [string, string];
         const name = rest.startsWith('@') ? rest.split('/').slice(0, 2).join('/') : rest.split('/')[0]!;
         const manifest = JSON.parse(readFileSync(path.join(owner, 'package.json'), 'utf8')) as { dependencies?: Record<string, string> };
-        expect({ bundle, owner: path.relative(ROOT, owner), name, listed: name in (manifest.dependencies ?? {}) }).toEqual({ bundle, owner: path.relative(ROOT, owner), name, listed: true });
+        expect({ bundle, owner: path.relative(ROOT, owner), name, listed: name in (manifest.dependencies ?? {}) }).toEqual({
+          bundle,
+          owner: path.relative(ROOT, owner),
+          name,
+          listed: true,
+        });
       }
     }
     // The services' bundles require dozens (express, bullmq, pg, ...); the CLI needs none.

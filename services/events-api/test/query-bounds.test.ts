@@ -151,7 +151,12 @@ describe('the bound on the events a page may skip', () => {
   it('lets a reader go past it by moving createdFrom, from page 1 again', async () => {
     const first = await api.listEvents(tenant.merchantKey.key, { eventType: 'created', page: 11, pageSize: 10 });
     const last = first.body.data[9].createdAt as string;
-    const next = await api.listEvents(tenant.merchantKey.key, { eventType: 'created', createdFrom: new Date(Date.parse(last) + 1).toISOString(), page: 1, pageSize: 10 });
+    const next = await api.listEvents(tenant.merchantKey.key, {
+      eventType: 'created',
+      createdFrom: new Date(Date.parse(last) + 1).toISOString(),
+      page: 1,
+      pageSize: 10,
+    });
     expect(next.status).toBe(200);
     expect(next.body.count).toBe(10);
   });

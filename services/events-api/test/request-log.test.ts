@@ -34,7 +34,12 @@ describe('installRequestLog', () => {
       { method: 'GET', route: '/things/:id', status: 200 },
       { method: 'GET', route: 'unmatched', status: 404 },
     ]);
-    expect(lines.map((line) => JSON.parse(line) as Record<string, unknown>)[0]).toMatchObject({ message: 'request', requestId: 'req-1', path: '/THINGS/42', status: 200 });
+    expect(lines.map((line) => JSON.parse(line) as Record<string, unknown>)[0]).toMatchObject({
+      message: 'request',
+      requestId: 'req-1',
+      path: '/THINGS/42',
+      status: 200,
+    });
   });
 
   // A property defined on each request would give every request a shape of its own, which made V8

@@ -62,7 +62,12 @@ describe('GET and POST …/notification-target/signing-secret', () => {
 
   it('answers 404 problem+json for an owner without a target, an unknown one and a deleted target', async () => {
     const { programId } = await api.createTenant();
-    for (const res of [await read({ programId }), await rotate({ programId }), await read({ merchantId: 'nobody-here' }), await rotate({ merchantId: 'nobody-here' })]) {
+    for (const res of [
+      await read({ programId }),
+      await rotate({ programId }),
+      await read({ merchantId: 'nobody-here' }),
+      await rotate({ merchantId: 'nobody-here' }),
+    ]) {
       expect(res.status).toBe(404);
       expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
     }
@@ -75,7 +80,9 @@ describe('GET and POST …/notification-target/signing-secret', () => {
     const { programId } = await api.createTenant();
     await putTarget({ programId });
     expect((await request(api.app).get(`/admin/programs/${programId}/notification-target/signing-secret`)).status).toBe(401);
-    const ingestToken = await request(api.app).post(`/admin/programs/${programId}/notification-target/signing-secret/rotate`).set('Authorization', `Bearer ${api.config.ingestToken}`);
+    const ingestToken = await request(api.app)
+      .post(`/admin/programs/${programId}/notification-target/signing-secret/rotate`)
+      .set('Authorization', `Bearer ${api.config.ingestToken}`);
     expect(ingestToken.status).toBe(401);
   });
 

@@ -19,7 +19,10 @@ describe('the start-up banner', () => {
   });
 
   it('names the variables instead of showing secrets that are not the development defaults', () => {
-    const banner = startBanner({ adminToken: 'own-admin-secret', ingestToken: 'own-ingest-secret', dashboard: { username: 'ops', password: 'own-dashboard-secret' } }, 3000);
+    const banner = startBanner(
+      { adminToken: 'own-admin-secret', ingestToken: 'own-ingest-secret', dashboard: { username: 'ops', password: 'own-dashboard-secret' } },
+      3000,
+    );
     expect(banner).not.toMatch(/own-(admin|ingest|dashboard)-secret/);
     expect(banner).toContain('the value of ADMIN_TOKEN');
     expect(banner).toContain('the value of INGEST_TOKEN');

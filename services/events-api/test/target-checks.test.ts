@@ -31,7 +31,8 @@ async function server(responder?: Responder): Promise<HttpRecorder> {
 }
 
 const SECRET = `s3cr+t%zz-${randomUUID()}`;
-const issueToken = (accessToken = 'checked-token'): Responder => always({ status: 200, body: { access_token: accessToken, expires_in: 3600, token_type: 'Bearer' } });
+const issueToken = (accessToken = 'checked-token'): Responder =>
+  always({ status: 200, body: { access_token: accessToken, expires_in: 3600, token_type: 'Bearer' } });
 const oauthAuth = (authUrl: string, fields: Record<string, unknown> = {}) => ({ mode: 'oauth', authUrl, username: 'shop-client', password: SECRET, ...fields });
 
 describe('PUT …/notification-target of an OAuth target: the credential check', () => {
@@ -52,7 +53,7 @@ describe('PUT …/notification-target of an OAuth target: the credential check',
     expect(put.text).not.toContain(SECRET);
   });
 
-  it('primes the worker\'s token cache: the first callback\'s token needs no request of its own', async () => {
+  it("primes the worker's token cache: the first callback's token needs no request of its own", async () => {
     const { programId } = await api.createTenant();
     const tokens = await server(issueToken('token-from-the-check'));
     const auth = oauthAuth(`${tokens.origin}/token`);
@@ -68,17 +69,24 @@ describe('PUT …/notification-target of an OAuth target: the credential check',
     expect(tokens.requests).toHaveLength(1);
   });
 
-  it('refuses wrong credentials with 422 problem+json naming /auth and the token endpoint\'s answer, and stores nothing', async () => {
+  it("refuses wrong credentials with 422 problem+json naming /auth and the token endpoint's answer, and stores nothing", async () => {
     const { programId } = await api.createTenant();
     const tokens = await server(always({ status: 401, body: { error: 'invalid_client', error_description: `Client authentication failed for ${SECRET}` } }));
-    const put = await api.admin('put', `/programs/${programId}/notification-target`).send({ url: 'https://shop.example/hook', auth: oauthAuth(`${tokens.origin}/token`) });
+    const put = await api
+      .admin('put', `/programs/${programId}/notification-target`)
+      .send({ url: 'https://shop.example/hook', auth: oauthAuth(`${tokens.origin}/token`) });
 
     expect(put.status).toBe(422);
     expect(put.headers['content-type']).toMatch(/^application\/problem\+json/);
     expect(put.body).toMatchObject({
       type: '/problems/credentials_rejected',
       status: 422,
-      errors: [{ pointer: '/auth', message: 'the token endpoint issued no token: the token endpoint answered HTTP 401: invalid_client (Client authentication failed for [REDACTED])' }],
+      errors: [
+        {
+          pointer: '/auth',
+          message: 'the token endpoint issued no token: the token endpoint answered HTTP 401: invalid_client (Client authentication failed for [REDACTED])',
+        },
+      ],
       tokenEndpoint: { failure: 'http_status', status: 401, error: 'invalid_client', errorDescription: 'Client authentication failed for [REDACTED]' },
     });
     expect(put.body.detail).toContain('?verify=false');
@@ -102,14 +110,18 @@ describe('PUT …/notification-target of an OAuth target: the credential check',
   it('skips the check with ?verify=false: 200 and no token request', async () => {
     const { programId } = await api.createTenant();
     const tokens = await server(always({ status: 401, body: { error: 'invalid_client' } }));
-    const put = await api.admin('put', `/programs/${programId}/notification-target?verify=false`).send({ url: 'https://shop.example/hook', auth: oauthAuth(`${tokens.origin}/token`) });
+    const put = await api
+      .admin('put', `/programs/${programId}/notification-target?verify=false`)
+      .send({ url: 'https://shop.example/hook', auth: oauthAuth(`${tokens.origin}/token`) });
     expect(put.status).toBe(200);
     expect(tokens.requests).toHaveLength(0);
   });
 
   it('refuses a verify value other than true or false with 400 naming the parameter', async () => {
     const { programId } = await api.createTenant();
-    const put = await api.admin('put', `/programs/${programId}/notification-target?verify=no`).send({ url: 'https://shop.example/hook', auth: { mode: 'none' } });
+    const put = await api
+      .admin('put', `/programs/${programId}/notification-target?verify=no`)
+      .send({ url: 'https://shop.example/hook', auth: { mode: 'none' } });
     expect(put.status).toBe(400);
     expect(put.body.errors).toEqual([{ parameter: 'verify', message: expect.stringContaining('true, false') }]);
   });
@@ -118,11 +130,24 @@ describe('PUT …/notification-target of an OAuth target: the credential check',
 describe('POST …/notification-target/test', () => {
   it.each([
     ['a 200', always({ status: 200, body: 'thanks' }), { delivered: true, statusCode: 200, responseBody: 'thanks' }],
-    ['a 500', always({ status: 500, body: { error: 'database down' } }), { delivered: false, statusCode: 500, errorKind: 'http_status', errorMessage: 'the target answered HTTP 500; only 200 counts as delivered', responseBody: '{"error":"database down"}' }],
+    [
+      'a 500',
+      always({ status: 500, body: { error: 'database down' } }),
+      {
+        delivered: false,
+        statusCode: 500,
+        errorKind: 'http_status',
+        errorMessage: 'the target answered HTTP 500; only 200 counts as delivered',
+        responseBody: '{"error":"database down"}',
+      },
+    ],
   ])('reports %s from the target as it happened', async (_case, responder, expected) => {
     const { programId } = await api.createTenant();
     const receiver = await server(responder);
-    await api.admin('put', `/programs/${programId}/notification-target`).send({ url: `${receiver.origin}/hook?shop=1`, auth: { mode: 'basic', username: 'shop', password: SECRET } }).expect(200);
+    await api
+      .admin('put', `/programs/${programId}/notification-target`)
+      .send({ url: `${receiver.origin}/hook?shop=1`, auth: { mode: 'basic', username: 'shop', password: SECRET } })
+      .expect(200);
 
     const res = await api.admin('post', `/programs/${programId}/notification-target/test`);
     expect(res.status).toBe(200);
@@ -135,22 +160,40 @@ describe('POST …/notification-target/test', () => {
     expect(request!.headers[TEST_CALLBACK_HEADER]).toBe('true');
     expect(request!.headers['webhook-id']).toBe(res.body.webhookId);
     expect(request!.headers.authorization).toBe(`Basic ${Buffer.from(`shop:${SECRET}`).toString('base64')}`);
-    expect(JSON.parse(request!.body)).toEqual({ type: 'herald.test', test: true, id: res.body.webhookId, createdAt: expect.any(String), description: expect.stringContaining('not an event') });
+    expect(JSON.parse(request!.body)).toEqual({
+      type: 'herald.test',
+      test: true,
+      id: res.body.webhookId,
+      createdAt: expect.any(String),
+      description: expect.stringContaining('not an event'),
+    });
   });
 
   it('reports a refused connection', async () => {
     const { merchantId } = await api.createTenant();
-    await api.admin('put', `/merchants/${merchantId}/notification-target`).send({ url: `http://127.0.0.1:${await closedPort()}/hook`, auth: { mode: 'none' } }).expect(200);
+    await api
+      .admin('put', `/merchants/${merchantId}/notification-target`)
+      .send({ url: `http://127.0.0.1:${await closedPort()}/hook`, auth: { mode: 'none' } })
+      .expect(200);
     const res = await api.admin('post', `/merchants/${merchantId}/notification-target/test`);
     expect(res.status).toBe(200);
-    expect(res.body).toEqual({ webhookId: expect.any(String), delivered: false, durationMs: expect.any(Number), errorKind: 'connection', errorMessage: 'the connection failed (ECONNREFUSED)' });
+    expect(res.body).toEqual({
+      webhookId: expect.any(String),
+      delivered: false,
+      durationMs: expect.any(Number),
+      errorKind: 'connection',
+      errorMessage: 'the connection failed (ECONNREFUSED)',
+    });
   });
 
-  it('sends with the target\'s OAuth token, and redacts a secret the merchant echoes', async () => {
+  it("sends with the target's OAuth token, and redacts a secret the merchant echoes", async () => {
     const { programId } = await api.createTenant();
     const tokens = await server(issueToken('bearer-for-the-test'));
     const receiver = await server((request) => ({ status: 200, body: `you sent ${request.headers.authorization} with ${SECRET}` }));
-    await api.admin('put', `/programs/${programId}/notification-target`).send({ url: `${receiver.origin}/hook`, auth: oauthAuth(`${tokens.origin}/token`, { tokenRequest: 'form' }) }).expect(200);
+    await api
+      .admin('put', `/programs/${programId}/notification-target`)
+      .send({ url: `${receiver.origin}/hook`, auth: oauthAuth(`${tokens.origin}/token`, { tokenRequest: 'form' }) })
+      .expect(200);
 
     const res = await api.admin('post', `/programs/${programId}/notification-target/test`);
     expect(res.body).toMatchObject({ delivered: true, statusCode: 200 });
@@ -164,7 +207,10 @@ describe('POST …/notification-target/test', () => {
   it('stores nothing: no event, no delivery', async () => {
     const { programId } = await api.createTenant();
     const receiver = await server();
-    const put = await api.admin('put', `/programs/${programId}/notification-target`).send({ url: `${receiver.origin}/hook`, auth: { mode: 'none' } }).expect(200);
+    const put = await api
+      .admin('put', `/programs/${programId}/notification-target`)
+      .send({ url: `${receiver.origin}/hook`, auth: { mode: 'none' } })
+      .expect(200);
     await api.admin('post', `/programs/${programId}/notification-target/test`).expect(200);
     expect(receiver.requests).toHaveLength(1);
     expect(await api.prisma.event.count({ where: { programId } })).toBe(0);

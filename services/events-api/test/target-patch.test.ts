@@ -44,7 +44,10 @@ describe('PATCH /admin/{programs|merchants}/:id/notification-target (JSON merge 
 
     const off = await api.admin('patch', path(merchantId)).send({ enabled: false });
     expect(off.body).toMatchObject({ enabled: false, disabledReason: null, disabledAt: expect.any(String) });
-    const on = await api.admin('patch', path(merchantId)).set('content-type', 'application/merge-patch+json').send(JSON.stringify({ enabled: true }));
+    const on = await api
+      .admin('patch', path(merchantId))
+      .set('content-type', 'application/merge-patch+json')
+      .send(JSON.stringify({ enabled: true }));
     expect(on.status).toBe(200);
     expect(on.body).toMatchObject({ enabled: true, disabledAt: null });
 
@@ -70,12 +73,21 @@ describe('PATCH /admin/{programs|merchants}/:id/notification-target (JSON merge 
     const { merchantId } = await merchantWithTarget();
     const owner = { kind: 'merchant', merchantId } as const;
     const newPassword = `new-${randomUUID()}`;
-    await api.admin('patch', path(merchantId)).send({ auth: { password: newPassword } }).expect(200);
+    await api
+      .admin('patch', path(merchantId))
+      .send({ auth: { password: newPassword } })
+      .expect(200);
     expect((await stored(owner))!.auth).toEqual({ mode: 'basic', username: 'shop', password: newPassword });
 
     const oauth = await api.admin('patch', path(merchantId)).send({ auth: { mode: 'oauth', authUrl: 'https://shop.example/token' } });
     expect(oauth.status).toBe(200);
-    expect((await stored(owner))!.auth).toEqual({ mode: 'oauth', authUrl: 'https://shop.example/token', tokenRequest: 'spec', username: 'shop', password: newPassword });
+    expect((await stored(owner))!.auth).toEqual({
+      mode: 'oauth',
+      authUrl: 'https://shop.example/token',
+      tokenRequest: 'spec',
+      username: 'shop',
+      password: newPassword,
+    });
 
     const none = await api.admin('patch', path(merchantId)).send({ auth: { mode: 'none' } });
     expect(none.body.auth).toEqual({ mode: 'none' });
@@ -109,10 +121,23 @@ describe('PATCH /admin/{programs|merchants}/:id/notification-target (JSON merge 
     const blocker = await api.databases.ingest.connect();
     try {
       await blocker.query('BEGIN');
-      await blocker.query("SELECT 1 FROM notification_targets WHERE owner_key = $1 FOR UPDATE", [`merchant:${merchantId}`]);
-      const moved = api.admin('patch', path(merchantId)).send({ url: 'https://shop.example/v3/hooks' }).then((r) => r);
-      const switchedOff = api.admin('patch', path(merchantId)).send({ enabled: false }).then((r) => r);
-      await waitFor(async () => (await api.prisma.$queryRaw<Array<{ n: bigint }>>`SELECT count(*) AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database() AND query ILIKE '%notification_targets%'`)[0]!.n === 2n);
+      await blocker.query('SELECT 1 FROM notification_targets WHERE owner_key = $1 FOR UPDATE', [`merchant:${merchantId}`]);
+      const moved = api
+        .admin('patch', path(merchantId))
+        .send({ url: 'https://shop.example/v3/hooks' })
+        .then((r) => r);
+      const switchedOff = api
+        .admin('patch', path(merchantId))
+        .send({ enabled: false })
+        .then((r) => r);
+      await waitFor(
+        async () =>
+          (
+            await api.prisma.$queryRaw<
+              Array<{ n: bigint }>
+            >`SELECT count(*) AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database() AND query ILIKE '%notification_targets%'`
+          )[0]!.n === 2n,
+      );
       await blocker.query('COMMIT');
       expect((await moved).status).toBe(200);
       expect((await switchedOff).status).toBe(200);
@@ -130,7 +155,10 @@ describe('PATCH /admin/{programs|merchants}/:id/notification-target (JSON merge 
 
   it('checks only the URLs a patch sets, so a target whose host is refused can still be switched off', async () => {
     const { merchantId } = await guarded.createTenant();
-    await guarded.admin('put', path(merchantId)).send({ url: 'http://localhost/hooks', auth: { mode: 'none' } }).expect(200);
+    await guarded
+      .admin('put', path(merchantId))
+      .send({ url: 'http://localhost/hooks', auth: { mode: 'none' } })
+      .expect(200);
     const refused = await guarded.admin('patch', path(merchantId)).send({ url: 'http://127.0.0.1/hooks' });
     expect(refused.status).toBe(400);
     expect(refused.body.errors).toEqual([expect.objectContaining({ pointer: '/url' })]);
@@ -143,8 +171,14 @@ describe('PATCH /admin/{programs|merchants}/:id/notification-target (JSON merge 
 describe('GET /admin/notification-targets', () => {
   it("lists a program's targets, the program's own first, with paging, and one merchant's", async () => {
     const { programId, merchantId } = await api.createTenant();
-    await api.admin('put', `/programs/${programId}/notification-target`).send({ url: 'https://program.example/hooks', auth: { mode: 'none' } }).expect(200);
-    await api.admin('put', path(merchantId)).send({ url: 'https://shop.example/hooks', auth: { mode: 'none' } }).expect(200);
+    await api
+      .admin('put', `/programs/${programId}/notification-target`)
+      .send({ url: 'https://program.example/hooks', auth: { mode: 'none' } })
+      .expect(200);
+    await api
+      .admin('put', path(merchantId))
+      .send({ url: 'https://shop.example/hooks', auth: { mode: 'none' } })
+      .expect(200);
 
     const all = await api.admin('get', `/notification-targets?programId=${programId}`);
     expect(all.status).toBe(200);

@@ -43,7 +43,11 @@ describe('the configuration of the herald CLI', () => {
   });
 
   it('reads HERALD_API_URL and ADMIN_TOKEN, and nothing else, even in production', () => {
-    const config = loadCliConfig({ NODE_ENV: 'production', HERALD_API_URL: 'https://herald.internal:8443', ADMIN_TOKEN: 'admin-7Kq2Vx9Lm4Rt8Wz3Np6Bd1Hf5Jc0Gs2Ye' });
+    const config = loadCliConfig({
+      NODE_ENV: 'production',
+      HERALD_API_URL: 'https://herald.internal:8443',
+      ADMIN_TOKEN: 'admin-7Kq2Vx9Lm4Rt8Wz3Np6Bd1Hf5Jc0Gs2Ye',
+    });
     expect(config).toEqual({ apiUrl: 'https://herald.internal:8443', adminToken: 'admin-7Kq2Vx9Lm4Rt8Wz3Np6Bd1Hf5Jc0Gs2Ye' });
     expect(Object.isFrozen(config)).toBe(true);
   });

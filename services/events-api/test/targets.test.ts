@@ -111,12 +111,16 @@ describe('PUT, GET and DELETE /admin/{programs|merchants}/:id/notification-targe
   it('replaces the whole target on a second PUT, and revives a deleted one with the same id', async () => {
     const { merchantId } = await newTenant();
     const first = await target('put', { merchantId }, { url: 'https://a.example/1', auth: { mode: 'basic', username: 'u', password: 'p' } });
-    const second = await target('put', { merchantId }, {
-      url: 'https://b.example/2',
-      auth: { mode: 'none' },
-      notifications: { objectTypes: ['refund'], eventTypes: [...EVENT_TYPES] },
-      enabled: false,
-    });
+    const second = await target(
+      'put',
+      { merchantId },
+      {
+        url: 'https://b.example/2',
+        auth: { mode: 'none' },
+        notifications: { objectTypes: ['refund'], eventTypes: [...EVENT_TYPES] },
+        enabled: false,
+      },
+    );
     expect(second.body).toMatchObject({ id: first.body.id, url: 'https://b.example/2', auth: { mode: 'none' }, enabled: false });
     expect(second.body.notifications).toEqual({ objectTypes: ['refund'], eventTypes: [...EVENT_TYPES] });
 
@@ -137,18 +141,26 @@ describe('PUT, GET and DELETE /admin/{programs|merchants}/:id/notification-targe
 
   it('lets a merchant target choose among the transaction-related object types only', async () => {
     const { merchantId, programId } = await newTenant();
-    const ok = await target('put', { merchantId }, {
-      url: 'https://merchant.example/hooks',
-      auth: { mode: 'none' },
-      notifications: { objectTypes: [...MERCHANT_NOTIFICATION_OBJECT_TYPES] },
-    });
+    const ok = await target(
+      'put',
+      { merchantId },
+      {
+        url: 'https://merchant.example/hooks',
+        auth: { mode: 'none' },
+        notifications: { objectTypes: [...MERCHANT_NOTIFICATION_OBJECT_TYPES] },
+      },
+    );
     expect(ok.status).toBe(200);
 
-    const refused = await target('put', { merchantId }, {
-      url: 'https://merchant.example/hooks',
-      auth: { mode: 'none' },
-      notifications: { objectTypes: ['payment', 'subscription', 'refund', 'payment-series'] },
-    });
+    const refused = await target(
+      'put',
+      { merchantId },
+      {
+        url: 'https://merchant.example/hooks',
+        auth: { mode: 'none' },
+        notifications: { objectTypes: ['payment', 'subscription', 'refund', 'payment-series'] },
+      },
+    );
     expect(refused.status).toBe(400);
     expect(refused.headers['content-type']).toMatch(/^application\/problem\+json/);
     expect(refused.body.errors.map((e: { pointer: string }) => e.pointer)).toEqual(['/notifications/objectTypes/1', '/notifications/objectTypes/3']);
@@ -157,11 +169,15 @@ describe('PUT, GET and DELETE /admin/{programs|merchants}/:id/notification-targe
         "events of every object type go to the program's target (PUT /admin/programs/{programId}/notification-target)",
     );
 
-    const program = await target('put', { programId }, {
-      url: 'https://merchant.example/hooks',
-      auth: { mode: 'none' },
-      notifications: { objectTypes: ['subscription', 'subscription.plan'] },
-    });
+    const program = await target(
+      'put',
+      { programId },
+      {
+        url: 'https://merchant.example/hooks',
+        auth: { mode: 'none' },
+        notifications: { objectTypes: ['subscription', 'subscription.plan'] },
+      },
+    );
     expect(program.status).toBe(200);
   });
 
@@ -176,21 +192,45 @@ describe('PUT, GET and DELETE /admin/{programs|merchants}/:id/notification-targe
     ['a password of 256 characters', { url: 'https://m.example/', auth: { mode: 'basic', username: 'u', password: 'p'.repeat(256) } }, ['/auth/password']],
     ['a username of 256 characters', { url: 'https://m.example/', auth: { mode: 'basic', username: 'u'.repeat(256), password: 'p' } }, ['/auth/username']],
     ['oauth without an authUrl', { url: 'https://m.example/', auth: { mode: 'oauth', username: 'u', password: 'p' } }, ['/auth/authUrl']],
-    ['an authUrl with basic auth', { url: 'https://m.example/', auth: { mode: 'basic', username: 'u', password: 'p', authUrl: 'https://a.example/' } }, ['/auth/authUrl']],
+    [
+      'an authUrl with basic auth',
+      { url: 'https://m.example/', auth: { mode: 'basic', username: 'u', password: 'p', authUrl: 'https://a.example/' } },
+      ['/auth/authUrl'],
+    ],
     ['an empty objectTypes list', { url: 'https://m.example/', auth: { mode: 'none' }, notifications: { objectTypes: [] } }, ['/notifications/objectTypes']],
-    ['an unknown event type', { url: 'https://m.example/', auth: { mode: 'none' }, notifications: { eventTypes: ['created', 'exploded'] } }, ['/notifications/eventTypes/1']],
-    ['a repeated event type', { url: 'https://m.example/', auth: { mode: 'none' }, notifications: { eventTypes: ['created', 'created'] } }, ['/notifications/eventTypes']],
+    [
+      'an unknown event type',
+      { url: 'https://m.example/', auth: { mode: 'none' }, notifications: { eventTypes: ['created', 'exploded'] } },
+      ['/notifications/eventTypes/1'],
+    ],
+    [
+      'a repeated event type',
+      { url: 'https://m.example/', auth: { mode: 'none' }, notifications: { eventTypes: ['created', 'created'] } },
+      ['/notifications/eventTypes'],
+    ],
     ['enabled as a string', { url: 'https://m.example/', auth: { mode: 'none' }, enabled: 'yes' }, ['/enabled']],
     ['a url that is not http(s)', { url: 'ftp://m.example/', auth: { mode: 'none' } }, ['/url']],
     ['a relative url', { url: '/hooks', auth: { mode: 'none' } }, ['/url']],
     ['a url with user info', { url: 'https://user:pw@m.example/', auth: { mode: 'none' } }, ['/url']],
     ['a url with spaces', { url: 'https://m.example/a b', auth: { mode: 'none' } }, ['/url']],
     ['a url of 2049 characters', { url: `https://m.example/${'a'.repeat(2049 - 18)}`, auth: { mode: 'none' } }, ['/url']],
-    ['an unknown tokenRequest', { url: 'https://m.example/', auth: { mode: 'oauth', authUrl: 'https://a.example/', username: 'u', password: 'p', tokenRequest: 'xml' } }, ['/auth/tokenRequest']],
-    ['a scope with a double space', { url: 'https://m.example/', auth: { mode: 'oauth', authUrl: 'https://a.example/', username: 'u', password: 'p', scope: 'a  b' } }, ['/auth/scope']],
+    [
+      'an unknown tokenRequest',
+      { url: 'https://m.example/', auth: { mode: 'oauth', authUrl: 'https://a.example/', username: 'u', password: 'p', tokenRequest: 'xml' } },
+      ['/auth/tokenRequest'],
+    ],
+    [
+      'a scope with a double space',
+      { url: 'https://m.example/', auth: { mode: 'oauth', authUrl: 'https://a.example/', username: 'u', password: 'p', scope: 'a  b' } },
+      ['/auth/scope'],
+    ],
     ['a scope with basic auth', { url: 'https://m.example/', auth: { mode: 'basic', username: 'u', password: 'p', scope: 'a' } }, ['/auth/scope']],
     ['a tokenRequest with no auth', { url: 'https://m.example/', auth: { mode: 'none', tokenRequest: 'form' } }, ['/auth/tokenRequest']],
-    ['an authUrl that is not http(s)', { url: 'https://m.example/', auth: { mode: 'oauth', authUrl: 'mailto:a@b.c', username: 'u', password: 'p' } }, ['/auth/authUrl']],
+    [
+      'an authUrl that is not http(s)',
+      { url: 'https://m.example/', auth: { mode: 'oauth', authUrl: 'mailto:a@b.c', username: 'u', password: 'p' } },
+      ['/auth/authUrl'],
+    ],
   ])('rejects %s with 400 problem+json naming the field', async (_case, body, pointers) => {
     const { programId } = await newTenant();
     const res = await target('put', { programId }, body);
@@ -224,7 +264,9 @@ describe('PUT, GET and DELETE /admin/{programs|merchants}/:id/notification-targe
 
   it('refuses every operation without the admin token', async () => {
     const { programId } = await newTenant();
-    const res = await request(api.app).put(targetPath({ programId })).send({ url: 'https://m.example/', auth: { mode: 'none' } });
+    const res = await request(api.app)
+      .put(targetPath({ programId }))
+      .send({ url: 'https://m.example/', auth: { mode: 'none' } });
     expect(res.status).toBe(401);
     expect((await request(api.app).get(targetPath({ programId }))).status).toBe(401);
     expect((await request(api.app).delete(targetPath({ programId }))).status).toBe(401);
@@ -232,45 +274,54 @@ describe('PUT, GET and DELETE /admin/{programs|merchants}/:id/notification-targe
 });
 
 describe('the health of a notification target', () => {
-  it.each(['program', 'merchant'] as const)('shows the %s target\'s breaker state, callbacks in flight and deferred, as the workers left them in Redis', async (kind) => {
-    const tenant = await newTenant();
-    const owner = kind === 'program' ? { programId: tenant.programId } : { merchantId: tenant.merchantId };
-    const { id } = (await target('put', owner, { url: 'https://merchant.example/hooks', auth: { mode: 'none' } })).body as { id: string };
-    const redis = createRedisConnection(api.config.redisUrl, { role: 'client' });
-    try {
-      await pingRedis(redis);
-      // Two workers' worth of state: one breaker opened by 2 failures, then one callback deferred.
-      const gate = createTargetGate(redis, {
-        queuePrefix: api.config.queuePrefix,
-        settings: { maxInFlight: 1, leaseMs: 60_000, breaker: { failures: 2, ratio: 0, windowMs: 60_000, minRequests: 10, openMs: 30_000, openMaxMs: 60_000 } },
-      });
-      await gate.admit([{ targetId: id, jobId: 'j1' }]);
-      expect(await gate.admit([{ targetId: id, jobId: 'j2' }])).toEqual([expect.objectContaining({ reason: 'target_busy' })]);
-      expect((await target('get', owner)).body.health).toEqual({ ...QUIET_HEALTH, inFlight: 1, deferred: 1 });
-      await gate.release([{ targetId: id, jobId: 'j1', verdict: 'failure', durationMs: 10 }]);
-      await gate.admit([{ targetId: id, jobId: 'j3' }]);
-      await gate.release([{ targetId: id, jobId: 'j3', verdict: 'failure', durationMs: 10 }]);
-      await gate.admit([{ targetId: id, jobId: 'j4' }]);
+  it.each(['program', 'merchant'] as const)(
+    "shows the %s target's breaker state, callbacks in flight and deferred, as the workers left them in Redis",
+    async (kind) => {
+      const tenant = await newTenant();
+      const owner = kind === 'program' ? { programId: tenant.programId } : { merchantId: tenant.merchantId };
+      const { id } = (await target('put', owner, { url: 'https://merchant.example/hooks', auth: { mode: 'none' } })).body as { id: string };
+      const redis = createRedisConnection(api.config.redisUrl, { role: 'client' });
+      try {
+        await pingRedis(redis);
+        // Two workers' worth of state: one breaker opened by 2 failures, then one callback deferred.
+        const gate = createTargetGate(redis, {
+          queuePrefix: api.config.queuePrefix,
+          settings: {
+            maxInFlight: 1,
+            leaseMs: 60_000,
+            breaker: { failures: 2, ratio: 0, windowMs: 60_000, minRequests: 10, openMs: 30_000, openMaxMs: 60_000 },
+          },
+        });
+        await gate.admit([{ targetId: id, jobId: 'j1' }]);
+        expect(await gate.admit([{ targetId: id, jobId: 'j2' }])).toEqual([expect.objectContaining({ reason: 'target_busy' })]);
+        expect((await target('get', owner)).body.health).toEqual({ ...QUIET_HEALTH, inFlight: 1, deferred: 1 });
+        await gate.release([{ targetId: id, jobId: 'j1', verdict: 'failure', durationMs: 10 }]);
+        await gate.admit([{ targetId: id, jobId: 'j3' }]);
+        await gate.release([{ targetId: id, jobId: 'j3', verdict: 'failure', durationMs: 10 }]);
+        await gate.admit([{ targetId: id, jobId: 'j4' }]);
 
-      const { health } = (await target('get', owner)).body as { health: { breaker: { openedAt: string; halfOpenAt: string } } };
-      expect(health).toEqual({
-        lastSuccessAt: null,
-        failingSince: null,
-        breaker: { state: 'open', consecutiveFailures: 0, openedAt: expect.any(String), halfOpenAt: expect.any(String), probeInFlight: false },
-        inFlight: 0,
-        deferred: 2,
-      });
-      expect(Date.parse(health.breaker.halfOpenAt) - Date.parse(health.breaker.openedAt)).toBe(30_000);
-    } finally {
-      redis.disconnect();
-    }
-  });
+        const { health } = (await target('get', owner)).body as { health: { breaker: { openedAt: string; halfOpenAt: string } } };
+        expect(health).toEqual({
+          lastSuccessAt: null,
+          failingSince: null,
+          breaker: { state: 'open', consecutiveFailures: 0, openedAt: expect.any(String), halfOpenAt: expect.any(String), probeInFlight: false },
+          inFlight: 0,
+          deferred: 2,
+        });
+        expect(Date.parse(health.breaker.halfOpenAt) - Date.parse(health.breaker.openedAt)).toBe(30_000);
+      } finally {
+        redis.disconnect();
+      }
+    },
+  );
 
   it('shows the target with its stored health, and the Redis part null, while Redis cannot be read', async () => {
     const down = createTestApi({ REDIS_URL: `redis://127.0.0.1:${await closedPort()}` });
     try {
       const tenant = await down.createTenant();
-      const put = await down.admin('put', `/programs/${tenant.programId}/notification-target`).send({ url: 'https://merchant.example/hooks', auth: { mode: 'none' } });
+      const put = await down
+        .admin('put', `/programs/${tenant.programId}/notification-target`)
+        .send({ url: 'https://merchant.example/hooks', auth: { mode: 'none' } });
       expect(put.status).toBe(200);
       const get = await down.admin('get', `/programs/${tenant.programId}/notification-target`);
       expect(get.status).toBe(200);
@@ -282,7 +333,6 @@ describe('the health of a notification target', () => {
 });
 
 describe('secrets of notification targets', () => {
-
   it('never appear in logs or responses, whatever the outcome of the request', async () => {
     const { programId, merchantId } = await newTenant();
     const password = newPassword();

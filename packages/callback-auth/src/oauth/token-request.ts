@@ -97,7 +97,12 @@ function tokenRequestMessage({ style, credentials, scope }: TokenRequest): { hea
       accept: 'application/json',
       authorization: basicAuthorization(credentials),
     },
-    body: JSON.stringify({ grant_type: 'client_credentials', username: credentials.username, password: credentials.password, ...(scope === undefined ? {} : { scope }) }),
+    body: JSON.stringify({
+      grant_type: 'client_credentials',
+      username: credentials.username,
+      password: credentials.password,
+      ...(scope === undefined ? {} : { scope }),
+    }),
   };
 }
 

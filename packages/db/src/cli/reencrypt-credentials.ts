@@ -18,7 +18,9 @@ async function main(): Promise<number> {
     );
     for (const { targetId, secret, keyId, reason } of result.unreadable) {
       const remedy = secret === 'credentials' ? "set the target's credentials again" : "rotate the target's signing secret";
-      console.error(`target ${targetId}: ${secret} under key ${keyId ?? '(none)'} cannot be read (${reason.replaceAll('_', ' ')}); add that key to SECRETS_PREVIOUS_KEYS or ${remedy}`);
+      console.error(
+        `target ${targetId}: ${secret} under key ${keyId ?? '(none)'} cannot be read (${reason.replaceAll('_', ' ')}); add that key to SECRETS_PREVIOUS_KEYS or ${remedy}`,
+      );
     }
     return result.unreadable.length === 0 ? 0 : 1;
   } finally {

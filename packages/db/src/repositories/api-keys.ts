@@ -47,12 +47,7 @@ export const apiKeyQueries = {
   count: (filter: ApiKeyFilter) => keysOf(filter).select((eb) => eb.fn.countAll<string>().as('count')),
 
   // coalesce: revoking twice keeps the first time.
-  revoke: (id: string) =>
-    db
-      .updateTable('api_keys')
-      .set({ revoked_at: sql<Date>`coalesce(revoked_at, now())` })
-      .where('id', '=', id)
-      .returning(RECORD_COLUMNS),
+  revoke: (id: string) => db.updateTable('api_keys').set({ revoked_at: sql<Date>`coalesce(revoked_at, now())` }).where('id', '=', id).returning(RECORD_COLUMNS),
 };
 
 /** Which keys a list shows: one merchant's, or one program's (its own and its merchants'); revoked ones included. */
@@ -116,7 +111,10 @@ export function apiKeyRepository(pool: DatabasePool) {
 
     /** One page of keys, newest first, never the keys themselves or their hashes. */
     async list(filter: ApiKeyFilter, page: number, pageSize: number): Promise<{ count: number; data: ApiKeyRecord[] }> {
-      const [{ rows }, counted] = await Promise.all([run(pool, apiKeyQueries.page(filter, pageSize, (page - 1) * pageSize)), run(pool, apiKeyQueries.count(filter))]);
+      const [{ rows }, counted] = await Promise.all([
+        run(pool, apiKeyQueries.page(filter, pageSize, (page - 1) * pageSize)),
+        run(pool, apiKeyQueries.count(filter)),
+      ]);
       return { count: Number(counted.rows[0]?.count ?? 0), data: rows };
     },
 

@@ -142,7 +142,12 @@ export const deliveryQueries = {
       .set((eb) => ({
         queue_checked_at: sql<Date>`clock_timestamp()`,
         updated_at: sql<Date>`now()`,
-        enqueued_at: eb.case().when('id', '=', eb.fn.any(uuids(requeued))).then(sql<Date>`clock_timestamp()`).else(eb.ref('enqueued_at')).end(),
+        enqueued_at: eb
+          .case()
+          .when('id', '=', eb.fn.any(uuids(requeued)))
+          .then(sql<Date>`clock_timestamp()`)
+          .else(eb.ref('enqueued_at'))
+          .end(),
       }))
       .where((eb) => eb.or([eb('id', '=', eb.fn.any(uuids(alive))), eb('id', '=', eb.fn.any(uuids(requeued)))]))
       .where(storedWithin('deliveries.created_at', stored)),
@@ -195,7 +200,13 @@ export function deliveryRepository(pool: DatabasePool) {
         const { rows } = await run(tx, deliveryQueries.unswept(options));
         if (rows.length === 0) return 0;
         await enqueue(rows.map(refOf));
-        await run(tx, deliveryQueries.swept(rows.map((r) => r.deliveryId), storedRange(rows.map((r) => r.storedAt))));
+        await run(
+          tx,
+          deliveryQueries.swept(
+            rows.map((r) => r.deliveryId),
+            storedRange(rows.map((r) => r.storedAt)),
+          ),
+        );
         return rows.length;
       });
     },
@@ -236,7 +247,9 @@ const insertStatement = byShape((_shape: 'insert', v: { ids: string[]; eventIds:
     .expression((eb) =>
       eb
         .selectFrom(
-          sql<{ id: string; event_id: string; target_id: string }>`unnest(${v.ids}::uuid[], ${v.eventIds}::text[], ${v.targetIds}::uuid[])`.as<'d'>(sql`d(id, event_id, target_id)`),
+          sql<{ id: string; event_id: string; target_id: string }>`unnest(${v.ids}::uuid[], ${v.eventIds}::text[], ${v.targetIds}::uuid[])`.as<'d'>(
+            sql`d(id, event_id, target_id)`,
+          ),
         )
         .select(['d.id', 'd.event_id', 'd.target_id', sql<Date>`now()`.as('updated_at'), sql<Date>`now()`.as('enqueued_at')]),
     ),

@@ -87,7 +87,6 @@ export interface RecordedAttempt {
   targetAutoDisabled: boolean;
 }
 
-
 // PostgreSQL text cannot hold NUL, which a merchant's answer may contain.
 function storable(text: string | undefined): string | null {
   return text === undefined ? null : text.replaceAll('\u0000', '');
@@ -212,12 +211,34 @@ const recordStatement = byShape((_shape: 'record', c: AttemptColumns & StoredRan
     )
     .insertInto('delivery_attempts')
     // delivery_created_at: the attempt goes to its delivery's partition (see schema.prisma).
-    .columns(['delivery_id', 'delivery_created_at', 'number', 'started_at', 'duration_ms', 'status_code', 'error_kind', 'error_message', 'response_body', 'url'])
+    .columns([
+      'delivery_id',
+      'delivery_created_at',
+      'number',
+      'started_at',
+      'duration_ms',
+      'status_code',
+      'error_kind',
+      'error_message',
+      'response_body',
+      'url',
+    ])
     .expression((eb) =>
       eb
         .selectFrom('updated as u')
         .innerJoin('input as i', 'i.delivery_id', 'u.id')
-        .select(['u.id', 'u.created_at', 'u.attempts_made', 'i.started_at', 'i.duration_ms', 'i.status_code', 'i.error_kind', 'i.error_message', 'i.response_body', 'i.url']),
+        .select([
+          'u.id',
+          'u.created_at',
+          'u.attempts_made',
+          'i.started_at',
+          'i.duration_ms',
+          'i.status_code',
+          'i.error_kind',
+          'i.error_message',
+          'i.response_body',
+          'i.url',
+        ]),
     )
     .returning(['delivery_id', 'number']),
 );
@@ -241,9 +262,12 @@ const deferralStatement = byShape((_shape: 'defer', c: { ids: string[]; counts: 
   db
     .updateTable('deliveries as d')
     .from(
-      sql<{ delivery_id: string; n: number; at: Date; reason: string }>`unnest(${c.ids}::uuid[], ${c.counts}::int[], ${c.ats}::timestamptz[], ${c.reasons}::text[])`.as<'i'>(
-        sql`i(delivery_id, n, at, reason)`,
-      ),
+      sql<{
+        delivery_id: string;
+        n: number;
+        at: Date;
+        reason: string;
+      }>`unnest(${c.ids}::uuid[], ${c.counts}::int[], ${c.ats}::timestamptz[], ${c.reasons}::text[])`.as<'i'>(sql`i(delivery_id, n, at, reason)`),
     )
     .set((eb) => ({
       deferrals: eb('d.deferrals', '+', eb.ref('i.n')),
@@ -255,7 +279,6 @@ const deferralStatement = byShape((_shape: 'defer', c: { ids: string[]; counts: 
     .where('d.id', '=', (eb) => eb.fn.any(sql<string[]>`${c.ids}::uuid[]`))
     .where(storedWithin('d.created_at', c)),
 );
-
 
 /** What the health statement reads of one recorded attempt. */
 type TargetOutcomeInput = { delivery_id: string; succeeded: boolean; started_at: Date; disable: boolean };
@@ -345,7 +368,14 @@ const healthStatement = byShape((_shape: 'health', c: TargetOutcomeColumns & Sto
     .innerJoin('updated as u', 'u.id', 'd.target_id')
     .distinctOn('d.target_id')
     .select('i.delivery_id')
-    .where((eb) => eb.and([eb.ref('i.disable'), eb.ref('u.auto_disable'), eb('d.id', '=', eb.fn.any(sql<string[]>`${c.delivery_id}::uuid[]`)), storedWithin('d.created_at', c)]))
+    .where((eb) =>
+      eb.and([
+        eb.ref('i.disable'),
+        eb.ref('u.auto_disable'),
+        eb('d.id', '=', eb.fn.any(sql<string[]>`${c.delivery_id}::uuid[]`)),
+        storedWithin('d.created_at', c),
+      ]),
+    )
     .orderBy('d.target_id')
     .orderBy('i.delivery_id'),
 );
@@ -528,7 +558,12 @@ export function deliveryAttemptRepository(pool: DatabasePool, targetCipher: Cred
   const recordTargetHealth = async (records: readonly AttemptRecord[]): Promise<Set<string>> => {
     if (records.length === 0) return new Set();
     const statement = deliveryAttemptQueries.health(
-      records.map((r) => ({ delivery_id: r.deliveryId, succeeded: r.outcome === 'succeeded', started_at: r.attempt.startedAt, disable: r.disableTarget === true })),
+      records.map((r) => ({
+        delivery_id: r.deliveryId,
+        succeeded: r.outcome === 'succeeded',
+        started_at: r.attempt.startedAt,
+        disable: r.disableTarget === true,
+      })),
       storedRange(records.map((r) => r.storedAt)),
     );
     const { rows } = await run(pool, statement, { prepared: 'record-target-health' });
@@ -548,7 +583,11 @@ export function deliveryAttemptRepository(pool: DatabasePool, targetCipher: Cred
         stored.push(record.storedAt);
         const seen = byDelivery.get(record.deliveryId);
         if (!seen) byDelivery.set(record.deliveryId, { deliveryId: record.deliveryId, count: 1, at: record.at, reason: record.reason });
-        else byDelivery.set(record.deliveryId, record.at >= seen.at ? { ...seen, count: seen.count + 1, at: record.at, reason: record.reason } : { ...seen, count: seen.count + 1 });
+        else
+          byDelivery.set(
+            record.deliveryId,
+            record.at >= seen.at ? { ...seen, count: seen.count + 1, at: record.at, reason: record.reason } : { ...seen, count: seen.count + 1 },
+          );
       }
       if (byDelivery.size === 0) return;
       // Sorted, so that two workers writing overlapping batches lock rows in the same order.

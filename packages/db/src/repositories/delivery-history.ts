@@ -76,7 +76,6 @@ export interface ReplayResult {
  */
 export type FreeJobIds = (deliveryIds: string[]) => Promise<ReadonlyMap<string, 'free' | 'queued'>>;
 
-
 /** A delivery joined with its event (d, e), as the repository's statements read it. */
 type Joined = ExpressionBuilder<DB & { d: DB['deliveries']; e: DB['events'] }, 'd' | 'e'>;
 
@@ -193,7 +192,6 @@ export type DeliveryRecord = RowOf<ReturnType<typeof deliveryHistoryQueries.find
 export type DeliveryAttemptRecord = Omit<RowOf<ReturnType<typeof deliveryHistoryQueries.attempts>>, 'delivery_id'>;
 
 export function deliveryHistoryRepository(pool: DatabasePool) {
-
   /** The deliveries matching, with their targets and attempts, in the order given. */
   const details = async (records: DeliveryRecord[]): Promise<DeliveryDetail[]> => {
     if (records.length === 0) return [];
@@ -206,7 +204,12 @@ export function deliveryHistoryRepository(pool: DatabasePool) {
       const target = targetsById.get(record.targetId)!;
       return {
         ...record,
-        target: { id: target.id, owner: target.merchant_id === null ? 'program' : 'merchant', url: target.url, enabled: target.enabled && target.deleted_at === null },
+        target: {
+          id: target.id,
+          owner: target.merchant_id === null ? 'program' : 'merchant',
+          url: target.url,
+          enabled: target.enabled && target.deleted_at === null,
+        },
         attempts: attempts.rows.filter((a) => a.delivery_id === record.id).map(({ delivery_id: _, ...attempt }) => attempt),
       };
     });

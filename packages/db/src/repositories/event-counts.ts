@@ -100,9 +100,13 @@ function sortedValues<T>(map: Map<string, T>): T[] {
  */
 export async function locateOffset(executor: Sql, key: CountKey, offset: number): Promise<{ fromSecond: bigint; skip: number } | null> {
   // A named statement (parsed once per connection); int8 columns come back as strings.
-  const { rows } = await run(executor, eventCountQueries.walk({ scope: key.scope, origin: key.origin ?? '', objectType: key.objectType ?? '', offset: BigInt(offset) }), {
-    prepared: 'events-walk',
-  });
+  const { rows } = await run(
+    executor,
+    eventCountQueries.walk({ scope: key.scope, origin: key.origin ?? '', objectType: key.objectType ?? '', offset: BigInt(offset) }),
+    {
+      prepared: 'events-walk',
+    },
+  );
   const [second] = rows;
   return second ? { fromSecond: BigInt(second.bucket_start), skip: Number(BigInt(offset) - BigInt(second.before)) } : null;
 }
@@ -173,7 +177,9 @@ const addStatement = byShape(
           .insertInto('event_counts')
           .columns(['scope', 'origin', 'object_type', 'count'])
           .expression(sql`SELECT * FROM unnest(${v.totalScopes}::text[], ${v.totalOrigins}::text[], ${v.totalObjectTypes}::text[], ${v.totalCounts}::bigint[])`)
-          .onConflict((oc) => oc.columns(['scope', 'origin', 'object_type']).doUpdateSet((eb) => ({ count: eb('event_counts.count', '+', eb.ref('excluded.count')) }))),
+          .onConflict((oc) =>
+            oc.columns(['scope', 'origin', 'object_type']).doUpdateSet((eb) => ({ count: eb('event_counts.count', '+', eb.ref('excluded.count')) })),
+          ),
       )
       .insertInto('event_bucket_counts')
       .columns(['scope', 'origin', 'object_type', 'granularity', 'bucket_start', 'count'])
@@ -209,13 +215,19 @@ const walkStatement = byShape((_shape: 'walk', v: { scope: string; origin: strin
       .innerJoinLateral(
         db
           .selectFrom('event_bucket_counts')
-          .select((eb) => ['bucket_start', 'count', sql<string>`(${eb.fn.sum('count').over((over) => over.orderBy('bucket_start'))} - ${eb.ref('count')})::bigint`.as('before')])
+          .select((eb) => [
+            'bucket_start',
+            'count',
+            sql<string>`(${eb.fn.sum('count').over((over) => over.orderBy('bucket_start'))} - ${eb.ref('count')})::bigint`.as('before'),
+          ])
           .where('scope', '=', v.scope)
           .where('origin', '=', v.origin)
           .where('object_type', '=', v.objectType)
           .where('granularity', '=', sql.lit(granularity))
           .$if(within !== 'start', (q) =>
-            q.where('bucket_start', '>=', sql<string>`${outer('bucket_start')}`).where('bucket_start', '<', sql<string>`${outer('bucket_start')} + ${sql.lit(widthOf[within as keyof typeof widthOf])}`),
+            q
+              .where('bucket_start', '>=', sql<string>`${outer('bucket_start')}`)
+              .where('bucket_start', '<', sql<string>`${outer('bucket_start')} + ${sql.lit(widthOf[within as keyof typeof widthOf])}`),
           )
           .as('w'),
         (join) => join.onTrue(),

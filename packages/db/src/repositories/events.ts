@@ -58,10 +58,24 @@ export interface EventRepositoryOptions {
 }
 
 /** The columns of an event (toEvent and eventJson read them), of the events table aliased `e`. */
-const EVENT_COLUMNS = ['e.id', 'e.created_at', 'e.source_system', 'e.origin', 'e.event_type', 'e.object_id', 'e.object_type', 'e.metadata', 'e.data', 'e.context'] as const;
+const EVENT_COLUMNS = [
+  'e.id',
+  'e.created_at',
+  'e.source_system',
+  'e.origin',
+  'e.event_type',
+  'e.object_id',
+  'e.object_type',
+  'e.metadata',
+  'e.data',
+  'e.context',
+] as const;
 
 /** An events row as the statements selecting EVENT_COLUMNS read it (the schema's types). */
-type EventRow = Pick<Selectable<EventTable>, 'id' | 'created_at' | 'source_system' | 'origin' | 'event_type' | 'object_id' | 'object_type' | 'metadata' | 'data' | 'context'>;
+type EventRow = Pick<
+  Selectable<EventTable>,
+  'id' | 'created_at' | 'source_system' | 'origin' | 'event_type' | 'object_id' | 'object_type' | 'metadata' | 'data' | 'context'
+>;
 
 /**
  * The event as the ingest answers it: optional fields that were not set are absent, not null.
@@ -96,7 +110,9 @@ export function eventJson(alias: string) {
   // stored in a jsonb column is absent too, as toEvent reads it (pg parses it to null).
   const optional = (field: string, value: RawBuilder<unknown>) => sql`${sql.lit(`,"${field}":`)} || ${value}`;
   const jsonb = (name: string) => sql`nullif(${column(name)}, 'null'::jsonb)::text`;
-  return sql<string | null>`case when ${column('id')} is not null then concat(${sql.lit('{"id":')}, ${text('id')}, ${sql.lit(',"createdAt":"')}, to_char(${column('created_at')} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), '"', ${optional('sourceSystem', text('source_system'))}, ${sql.lit(',"origin":')}, ${text('origin')}, ${sql.lit(',"eventType":')}, ${text('event_type')}, ${sql.lit(',"objectId":')}, ${text('object_id')}, ${sql.lit(',"objectType":')}, ${text('object_type')}, ${optional('metadata', jsonb('metadata'))}, ${optional('data', jsonb('data'))}, ${optional('context', text('context'))}, '}') end`;
+  return sql<
+    string | null
+  >`case when ${column('id')} is not null then concat(${sql.lit('{"id":')}, ${text('id')}, ${sql.lit(',"createdAt":"')}, to_char(${column('created_at')} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), '"', ${optional('sourceSystem', text('source_system'))}, ${sql.lit(',"origin":')}, ${text('origin')}, ${sql.lit(',"eventType":')}, ${text('event_type')}, ${sql.lit(',"objectId":')}, ${text('object_id')}, ${sql.lit(',"objectType":')}, ${text('object_type')}, ${optional('metadata', jsonb('metadata'))}, ${optional('data', jsonb('data'))}, ${optional('context', text('context'))}, '}') end`;
 }
 
 /**
@@ -317,7 +333,21 @@ interface NewEventColumns {
 const insertNewStatement = byShape((_shape: 'insert-new', v: NewEventColumns) =>
   db
     .insertInto('events')
-    .columns(['id', 'program_id', 'merchant_id', 'created_at', 'source_system', 'origin', 'event_type', 'object_id', 'object_type', 'metadata', 'data', 'context', 'content_hash'])
+    .columns([
+      'id',
+      'program_id',
+      'merchant_id',
+      'created_at',
+      'source_system',
+      'origin',
+      'event_type',
+      'object_id',
+      'object_type',
+      'metadata',
+      'data',
+      'context',
+      'content_hash',
+    ])
     .expression(
       sql`SELECT * FROM unnest(${v.ids}::text[], ${v.programIds}::text[], ${v.merchantIds}::text[], ${v.createdAts}::timestamptz[], ${v.sourceSystems}::text[], ${v.origins}::text[], ${v.eventTypes}::text[], ${v.objectIds}::text[], ${v.objectTypes}::text[], ${v.metadata}::jsonb[], ${v.data}::jsonb[], ${v.contexts}::text[], ${v.contentHashes}::text[]) AS new (id) WHERE NOT EXISTS (SELECT 1 FROM events WHERE events.id = new.id) ORDER BY new.id`,
     )
@@ -373,7 +403,10 @@ export const eventQueries = {
 
   countBefore: (query: EventListQuery, at: Date) => {
     const v = pageValues({ ...query, createdFrom: at, createdTo: undefined }, { skip: 0 });
-    return countBeforeStatement({ merchant: query.scope.kind === 'merchant', origin: query.origin !== undefined, objectType: query.objectType !== undefined }, v);
+    return countBeforeStatement(
+      { merchant: query.scope.kind === 'merchant', origin: query.origin !== undefined, objectType: query.objectType !== undefined },
+      v,
+    );
   },
 };
 
@@ -537,7 +570,10 @@ function countOf(shape: PageShape, v: PageValues) {
     return sql<string>`greatest(${upTo} - ${from}, 0)`;
   }
   if (shape.counted) return sql<string>`coalesce((${totalCounter(v)}), 0)`;
-  return sql<string>`(${db.selectFrom('events').select((eb) => eb.fn.countAll().as('count')).where((eb) => matching(eb, shape, v))})`;
+  return sql<string>`(${db
+    .selectFrom('events')
+    .select((eb) => eb.fn.countAll().as('count'))
+    .where((eb) => matching(eb, shape, v))})`;
 }
 
 /** The total of the query's counter in event_counts. */

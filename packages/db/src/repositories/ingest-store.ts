@@ -3,7 +3,16 @@ import type { DatabasePool } from '../pool';
 import { inOrder, inTransaction } from '../sql';
 import { deliveryQueries, loadRoutingTargets } from './deliveries';
 import { countsStatement } from './event-counts';
-import { advanceIngestMonth, findTenants, IngestMonthTurnedError, insertNewEvents, loadStoredEvents, type KnownTenants, type NewEvent, type StoredEvent } from './events';
+import {
+  advanceIngestMonth,
+  findTenants,
+  IngestMonthTurnedError,
+  insertNewEvents,
+  loadStoredEvents,
+  type KnownTenants,
+  type NewEvent,
+  type StoredEvent,
+} from './events';
 
 /** The ingest's reads and writes, all bound to one transaction. */
 export interface IngestTransaction {

@@ -1,5 +1,13 @@
 import { randomUUID } from 'node:crypto';
-import { HeraldError, newSigningSecret, type CallbackAuthMode, type EventType, type OAuthTokenRequest, type ObjectType, type SigningSecrets } from '@herald/domain';
+import {
+  HeraldError,
+  newSigningSecret,
+  type CallbackAuthMode,
+  type EventType,
+  type OAuthTokenRequest,
+  type ObjectType,
+  type SigningSecrets,
+} from '@herald/domain';
 import type { Selectable } from 'kysely';
 import type { DatabasePool } from '../pool';
 import { CredentialsCipherError, type CredentialsCipher } from '../credentials-cipher';
@@ -196,7 +204,11 @@ export const targetQueries = {
       .set({ ...settings, ...switchState(settings.enabled), deleted_at: null, updated_at: sql<Date>`now()` })
       .where('id', '=', id)
       .returning(RECORD_COLUMNS),
-  insert: (row: { id: string; ownerKey: string; programId: string; merchantId: string | null }, settings: TargetSettings, signing: { ciphertext: string; keyId: string }) =>
+  insert: (
+    row: { id: string; ownerKey: string; programId: string; merchantId: string | null },
+    settings: TargetSettings,
+    signing: { ciphertext: string; keyId: string },
+  ) =>
     db
       .insertInto('notification_targets')
       .values({
@@ -211,8 +223,7 @@ export const targetQueries = {
         updated_at: sql<Date>`now()`,
       })
       .returning(RECORD_COLUMNS),
-  find: (ownerKey: string) =>
-    db.selectFrom('notification_targets').select(RECORD_COLUMNS).where('owner_key', '=', ownerKey).where('deleted_at', 'is', null),
+  find: (ownerKey: string) => db.selectFrom('notification_targets').select(RECORD_COLUMNS).where('owner_key', '=', ownerKey).where('deleted_at', 'is', null),
   /** A live target's row, locked until the transaction ends: a PATCH merges into it and writes it back. */
   findForChange: (ownerKey: string) =>
     db.selectFrom('notification_targets').select(RECORD_COLUMNS).where('owner_key', '=', ownerKey).where('deleted_at', 'is', null).forUpdate(),
@@ -246,7 +257,12 @@ export const targetQueries = {
       .where('owner_key', '=', ownerKey)
       .where('deleted_at', 'is', null),
   page: (filter: TargetListFilter, limit: number, offset: number) =>
-    listed(filter).select(RECORD_COLUMNS).orderBy('program_id').orderBy('merchant_id', (ob) => ob.asc().nullsFirst()).limit(limit).offset(offset),
+    listed(filter)
+      .select(RECORD_COLUMNS)
+      .orderBy('program_id')
+      .orderBy('merchant_id', (ob) => ob.asc().nullsFirst())
+      .limit(limit)
+      .offset(offset),
   count: (filter: TargetListFilter) => listed(filter).select((eb) => eb.fn.countAll<string>().as('count')),
   remove: (ownerKey: string) =>
     db
@@ -274,7 +290,6 @@ export function targetOwnerKey(owner: TargetOwner): string {
  * before they reach the database, bound to the target's id; deleting only switches a target off.
  */
 export function targetRepository(pool: DatabasePool, cipher: CredentialsCipher) {
-
   const ownerIds = async (owner: TargetOwner): Promise<{ programId: string; merchantId: string | null }> => {
     if (owner.kind === 'program') {
       const [program] = (await run(pool, targetQueries.findProgram(owner.programId))).rows;
@@ -481,7 +496,10 @@ function signingSecretRecord(targetId: string, signing: TargetSigning, now: Date
 }
 
 /** A row's auth settings with the credentials decrypted; throws CredentialsCipherError when they cannot be. */
-function decryptAuth(row: Pick<TargetRow, 'id' | 'auth_mode' | 'auth_url' | 'token_request' | 'oauth_scope' | 'credentials'>, cipher: CredentialsCipher): TargetAuth {
+function decryptAuth(
+  row: Pick<TargetRow, 'id' | 'auth_mode' | 'auth_url' | 'token_request' | 'oauth_scope' | 'credentials'>,
+  cipher: CredentialsCipher,
+): TargetAuth {
   const mode = row.auth_mode as CallbackAuthMode;
   if (mode === 'none') return { mode };
   const { username, password } = cipher.decrypt(row.credentials ?? '', row.id);
@@ -501,7 +519,22 @@ function decryptAuth(row: Pick<TargetRow, 'id' | 'auth_mode' | 'auth_url' | 'tok
 export function deliveryTargetOf(
   row: Pick<
     TargetRow,
-    'id' | 'program_id' | 'merchant_id' | 'url' | 'auth_mode' | 'auth_url' | 'token_request' | 'oauth_scope' | 'credentials' | 'object_types' | 'event_types' | 'enabled' | 'disabled_reason' | 'failing_since' | 'last_success_at' | 'deleted_at'
+    | 'id'
+    | 'program_id'
+    | 'merchant_id'
+    | 'url'
+    | 'auth_mode'
+    | 'auth_url'
+    | 'token_request'
+    | 'oauth_scope'
+    | 'credentials'
+    | 'object_types'
+    | 'event_types'
+    | 'enabled'
+    | 'disabled_reason'
+    | 'failing_since'
+    | 'last_success_at'
+    | 'deleted_at'
   >,
   cipher: CredentialsCipher,
   signing: TargetSigning,

@@ -24,7 +24,8 @@ export const tenantQueries = {
     db.insertInto('merchants').values({ id: input.id, program_id: input.programId, name: input.name }).returning(MERCHANT_COLUMNS),
   findProgram: (id: string) => db.selectFrom('programs').select(PROGRAM_COLUMNS).where('id', '=', id),
   findMerchant: (id: string) => db.selectFrom('merchants').select(MERCHANT_COLUMNS).where('id', '=', id),
-  programPage: (limit: number, offset: number) => db.selectFrom('programs').select(PROGRAM_COLUMNS).orderBy('created_at').orderBy('id').limit(limit).offset(offset),
+  programPage: (limit: number, offset: number) =>
+    db.selectFrom('programs').select(PROGRAM_COLUMNS).orderBy('created_at').orderBy('id').limit(limit).offset(offset),
   programCount: () => db.selectFrom('programs').select((eb) => eb.fn.countAll<string>().as('count')),
   merchantPage: (filter: MerchantFilter, limit: number, offset: number) =>
     merchantsOf(filter).select(MERCHANT_COLUMNS).orderBy('created_at').orderBy('id').limit(limit).offset(offset),
@@ -81,7 +82,10 @@ export function tenantRepository(pool: DatabasePool) {
 
     /** One page of programs, oldest first. */
     async listPrograms(page: number, pageSize: number): Promise<Paged<ProgramRecord>> {
-      const [{ rows }, counted] = await Promise.all([run(pool, tenantQueries.programPage(pageSize, (page - 1) * pageSize)), run(pool, tenantQueries.programCount())]);
+      const [{ rows }, counted] = await Promise.all([
+        run(pool, tenantQueries.programPage(pageSize, (page - 1) * pageSize)),
+        run(pool, tenantQueries.programCount()),
+      ]);
       return { count: Number(counted.rows[0]?.count ?? 0), data: rows };
     },
 

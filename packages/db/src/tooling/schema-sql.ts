@@ -39,7 +39,11 @@ export async function databaseDiffSql(databaseUrl: string, to: string): Promise<
     // With a driver adapter, a schema's "datasource" is whatever database the adapter reaches
     // (`url` targets are refused by this engine); configDir only locates SQLite files and certificates.
     const from: DiffTarget = { tag: 'schemaDatasource', ...schemaFiles(to), configDir: process.cwd() };
-    return await diff(engineAdapter((query) => connection.queryRaw(query)), from, to);
+    return await diff(
+      engineAdapter((query) => connection.queryRaw(query)),
+      from,
+      to,
+    );
   } finally {
     await pool.end();
   }
@@ -88,10 +92,9 @@ function loadSchemaEngine(): typeof SchemaEngine {
     SchemaEngine: typeof SchemaEngine;
     __wbg_set_wasm(exports: object): void;
   };
-  const wasm = new WebAssembly.Instance(
-    new WebAssembly.Module(readFileSync(path.join(path.dirname(gluePath), 'schema_engine_bg.wasm'))),
-    { './schema_engine_bg.js': glue },
-  );
+  const wasm = new WebAssembly.Instance(new WebAssembly.Module(readFileSync(path.join(path.dirname(gluePath), 'schema_engine_bg.wasm'))), {
+    './schema_engine_bg.js': glue,
+  });
   glue.__wbg_set_wasm(wasm.exports);
   (wasm.exports.__wbindgen_start as () => void)();
   engineClass = glue.SchemaEngine;

@@ -6,15 +6,7 @@ export const SOURCE_SYSTEMS = ['subscription-module'] as const;
 /** Allowed values of Event.origin: an API call, an action in the widget, or the service backend. */
 export const ORIGINS = ['api', 'widget', 'automated'] as const;
 /** Allowed values of Event.eventType. */
-export const EVENT_TYPES = [
-  'updated',
-  'created',
-  'deleted',
-  'status.updated',
-  'billing.expires',
-  'billing.updated',
-  'billing.scheduled',
-] as const;
+export const EVENT_TYPES = ['updated', 'created', 'deleted', 'status.updated', 'billing.expires', 'billing.updated', 'billing.scheduled'] as const;
 /** Allowed values of Event.objectType. */
 export const OBJECT_TYPES = [
   'subscription',

@@ -28,8 +28,7 @@ export const ingestEventSchema = {
       type: 'string',
       pattern: TENANT_ID_PATTERN,
       description:
-        'The merchant the event belongs to, for Merchant Specific Notifications; absent for program-wide events. ' +
-        '1 to 64 letters, digits, _ or -.',
+        'The merchant the event belongs to, for Merchant Specific Notifications; absent for program-wide events. ' + '1 to 64 letters, digits, _ or -.',
     },
   },
   allOf: [paymentSeriesDataRule],

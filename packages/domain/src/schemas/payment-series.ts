@@ -25,8 +25,7 @@ export const paymentSeriesSchema = {
     customerAccountId: {
       type: 'string',
       maxLength: 125,
-      description:
-        "Merchant-supplied identifier of the customer's account (for example a customer number). Max 125 characters.",
+      description: "Merchant-supplied identifier of the customer's account (for example a customer number). Max 125 characters.",
     },
     currencyIsoCode: {
       type: 'string',

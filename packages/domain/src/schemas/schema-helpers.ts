@@ -24,7 +24,6 @@ export function nullable<const S extends object>(schema: S): { readonly anyOf: r
   return { anyOf: [schema, { type: 'null' }] };
 }
 
-
 /** Pattern of an id made of the literal `prefix`, a hyphen, then a UUID (e.g. `Event-<uuid>`). */
 export function prefixedUuidPattern(prefix: string): string {
   return `^${prefix}-${UUID_SOURCE}$`;

@@ -15,21 +15,22 @@ export function axiosTransport(guard: ConnectGuard): Transport {
   // events-api imports the package for its address policy and never sends with axios, and a worker
   // whose targets use no OAuth never requests a token.
   let loaded: Promise<{ axios: AxiosStatic; instance: AxiosInstance }> | undefined;
-  const load = () => (loaded ??= import('axios').then(({ default: axios }) => ({
-    axios,
-    instance: axios.create({
-      adapter: 'http',
-      httpAgent: agents.http,
-      httpsAgent: agents.https,
-      proxy: false,
-      maxRedirects: 0,
-      decompress: false,
-      responseType: 'stream',
-      validateStatus: () => true,
-      transformRequest: [],
-      transformResponse: [],
-    }),
-  })));
+  const load = () =>
+    (loaded ??= import('axios').then(({ default: axios }) => ({
+      axios,
+      instance: axios.create({
+        adapter: 'http',
+        httpAgent: agents.http,
+        httpsAgent: agents.https,
+        proxy: false,
+        maxRedirects: 0,
+        decompress: false,
+        responseType: 'stream',
+        validateStatus: () => true,
+        transformRequest: [],
+        transformResponse: [],
+      }),
+    })));
 
   return async ({ url, method, headers, body, deadline }) => {
     const { axios, instance } = await load();

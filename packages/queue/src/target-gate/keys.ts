@@ -26,7 +26,14 @@ export function gateKeyPrefix(queuePrefix: string): string {
 
 export function targetKeys(queuePrefix: string, targetId: string) {
   const base = `${gateKeyPrefix(queuePrefix)}${targetId}`;
-  return { inflight: `${base}:inflight`, deferred: `${base}:deferred`, breaker: `${base}:breaker`, window: `${base}:window`, leased: `${base}:leased`, wanted: `${base}:wanted` };
+  return {
+    inflight: `${base}:inflight`,
+    deferred: `${base}:deferred`,
+    breaker: `${base}:breaker`,
+    window: `${base}:window`,
+    leased: `${base}:leased`,
+    wanted: `${base}:wanted`,
+  };
 }
 
 export function breakersKey(queuePrefix: string): string {

@@ -134,7 +134,10 @@ const CHANGES: BreakerChange[] = [undefined, 'opened', 'closed', 'reopened'];
 
 type GateCommands = Record<typeof GATE_COMMAND, (...args: Array<string | number>) => Promise<number[]>>;
 
-export function createTargetGate(redis: RedisConnection, options: { queuePrefix: string; settings: TargetGateSettings; random?: () => number; now?: () => number }): TargetGate {
+export function createTargetGate(
+  redis: RedisConnection,
+  options: { queuePrefix: string; settings: TargetGateSettings; random?: () => number; now?: () => number },
+): TargetGate {
   const { settings } = options;
   const random = options.random ?? Math.random;
   const now = options.now ?? Date.now;
@@ -161,7 +164,15 @@ export function createTargetGate(redis: RedisConnection, options: { queuePrefix:
       return position;
     };
     const releaseArgs = releases.flatMap((r) => [positionOf(r.targetId), r.targetId, r.jobId, r.verdict, Math.max(0, Math.round(r.durationMs)), r.times ?? 1]);
-    const leaseArgs = leases.flatMap((l) => [positionOf(l.targetId), l.holder, l.keep, l.want, Math.round(l.since), l.returned?.length ?? 0, ...(l.returned ?? [])]);
+    const leaseArgs = leases.flatMap((l) => [
+      positionOf(l.targetId),
+      l.holder,
+      l.keep,
+      l.want,
+      Math.round(l.since),
+      l.returned?.length ?? 0,
+      ...(l.returned ?? []),
+    ]);
     const entryArgs = entries.flatMap((entry) => [positionOf(entry.targetId), entry.jobId]);
     const answer = await commands[GATE_COMMAND](
       keys.length,

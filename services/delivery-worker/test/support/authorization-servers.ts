@@ -113,7 +113,10 @@ export async function startOAuth2ServerMerchant(client: OAuthClient): Promise<OA
     const response = new OAuthResponse(res);
     try {
       await oauth.token(new OAuthRequest(req), response, { requireClientAuthentication: { client_credentials: true } });
-      res.status(response.status ?? 200).set(response.headers ?? {}).json(response.body);
+      res
+        .status(response.status ?? 200)
+        .set(response.headers ?? {})
+        .json(response.body);
     } catch (error) {
       // As @node-oauth/express answers: the library's OAuthError as an RFC 6749 §5.2 error body.
       const { code = 500, name = 'server_error', message = '' } = error as { code?: number; name?: string; message?: string };

@@ -35,7 +35,12 @@ export function useWorkerGates(): WorkerGates {
   });
   return {
     gate(env = {}, options = {}) {
-      const config = loadWorkerConfig({ DATABASE_URL: 'postgresql://postgres@127.0.0.1:5432/unused', REDIS_URL: 'redis://127.0.0.1:6379', QUEUE_PREFIX: queuePrefix, ...env });
+      const config = loadWorkerConfig({
+        DATABASE_URL: 'postgresql://postgres@127.0.0.1:5432/unused',
+        REDIS_URL: 'redis://127.0.0.1:6379',
+        QUEUE_PREFIX: queuePrefix,
+        ...env,
+      });
       const g = batchedTargetGate({ config, connection: redis, logger: createLogger({ level: 'error', service: 'test' }) }, options);
       gates.push(g);
       return g;

@@ -88,7 +88,8 @@ export class World {
 
   /** Stores `n` events of the program (one delivery each, to its target), then enqueues them as the events-api does. */
   async sendEvents(programId: string, n = 1): Promise<SentEvent[]> {
-    const { events, deliveries } = await storeEvents(this.pool, 
+    const { events, deliveries } = await storeEvents(
+      this.pool,
       Array.from({ length: n }, (_, i) => ({
         event: {
           id: `Event-${randomUUID()}`,
@@ -122,7 +123,12 @@ export class World {
 
   /** The delivery's job, once BullMQ has finished it (completed, or failed for good). */
   async finishedJob(deliveryId: string) {
-    const job = await waitFor(() => this.queue.getJob(deliveryId), (found) => found?.finishedOn !== undefined, 5_000, `job ${deliveryId} to finish`);
+    const job = await waitFor(
+      () => this.queue.getJob(deliveryId),
+      (found) => found?.finishedOn !== undefined,
+      5_000,
+      `job ${deliveryId} to finish`,
+    );
     return job!;
   }
 
@@ -178,4 +184,3 @@ export function useHttpRecorders(): (responder?: Responder) => Promise<HttpRecor
     return recorder;
   };
 }
-

@@ -61,7 +61,10 @@ export function adminRouter(deps: {
   router.get('/api-keys', async (req, res) => {
     const query = parseQuery(validateApiKeysQuery, req.query);
     const { page, pageSize } = pageOf(query);
-    const filter = { ...(query.programId === undefined ? {} : { programId: query.programId }), ...(query.merchantId === undefined ? {} : { merchantId: query.merchantId }) };
+    const filter = {
+      ...(query.programId === undefined ? {} : { programId: query.programId }),
+      ...(query.merchantId === undefined ? {} : { merchantId: query.merchantId }),
+    };
     res.json(paged(page, pageSize, await deps.apiKeys.list(filter, page, pageSize)));
   });
 

@@ -23,9 +23,16 @@ export function requireBasicAuth(credentials: { username: string; password: stri
     if (!given || !userOk || !passwordOk) {
       if (authorization !== undefined) failedAuth.failed(req);
       next(
-        new HttpError(401, 'unauthorized', 'Unauthorized', 'Valid HTTP Basic credentials are required.', { header: 'authorization' }, {
-          'WWW-Authenticate': `Basic realm="${realm}", charset="UTF-8"`,
-        }),
+        new HttpError(
+          401,
+          'unauthorized',
+          'Unauthorized',
+          'Valid HTTP Basic credentials are required.',
+          { header: 'authorization' },
+          {
+            'WWW-Authenticate': `Basic realm="${realm}", charset="UTF-8"`,
+          },
+        ),
       );
       return;
     }

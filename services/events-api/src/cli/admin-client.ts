@@ -17,7 +17,12 @@ export class AdminRequestError extends HeraldError {
 const REQUEST_TIMEOUT_MS = 15_000;
 
 /** One call of the events-api admin API, with the admin token, a timeout and no redirects followed. */
-export async function adminRequest(config: CliConfig, method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE', path: string, body?: unknown): Promise<AdminResponse> {
+export async function adminRequest(
+  config: CliConfig,
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE',
+  path: string,
+  body?: unknown,
+): Promise<AdminResponse> {
   const url = `${config.apiUrl.replace(/\/+$/, '')}/admin${path}`;
   let response: Response;
   try {

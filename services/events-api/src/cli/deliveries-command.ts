@@ -90,7 +90,10 @@ export async function runDeliveriesCommand(argv: readonly string[], io: CliIo, c
     const query = new URLSearchParams(filter);
     if (values.page !== undefined) query.set('page', values.page);
     if (values['page-size'] !== undefined) query.set('pageSize', values['page-size']);
-    return printAnswer(io, await adminRequest(config, 'GET', `/deliveries${query.size > 0 ? `?${query}` : ''}`), { json, human: (body) => pageTable(body, DELIVERY_COLUMNS) });
+    return printAnswer(io, await adminRequest(config, 'GET', `/deliveries${query.size > 0 ? `?${query}` : ''}`), {
+      json,
+      human: (body) => pageTable(body, DELIVERY_COLUMNS),
+    });
   }
   if (action === 'show') {
     if (id !== undefined) {

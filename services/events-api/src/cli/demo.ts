@@ -35,7 +35,12 @@ function signedWith(secret: string, callback: ReceivedCallback): boolean {
 /** Something the demo cannot go on without: printed as is, exit 1. */
 class DemoError extends Error {}
 
-async function call(config: DemoConfig, method: string, path: string, options: { token?: string; body?: unknown; headers?: Record<string, string> } = {}): Promise<{ status: number; body: any }> {
+async function call(
+  config: DemoConfig,
+  method: string,
+  path: string,
+  options: { token?: string; body?: unknown; headers?: Record<string, string> } = {},
+): Promise<{ status: number; body: any }> {
   const url = `${config.apiUrl.replace(/\/+$/, '')}${path}`;
   let response: Response;
   try {
@@ -105,7 +110,9 @@ async function runDemo(config: DemoConfig, print: (line: string) => void): Promi
   const receiver = await startReceiver((callback) => {
     const event = JSON.parse(callback.body) as { eventType: string; objectType: string; objectId: string };
     const signature = signingSecret !== undefined && signedWith(signingSecret, callback) ? 'signature verified' : 'SIGNATURE NOT VERIFIED';
-    print(`  callback received  webhook-id ${String(callback.headers['webhook-id'])}  ${event.objectType} ${event.objectId} ${event.eventType}  (${signature})`);
+    print(
+      `  callback received  webhook-id ${String(callback.headers['webhook-id'])}  ${event.objectType} ${event.objectId} ${event.eventType}  (${signature})`,
+    );
     callbacks.set(String(callback.headers['webhook-id']), callback);
     onArrival();
   });
@@ -115,12 +122,23 @@ async function runDemo(config: DemoConfig, print: (line: string) => void): Promi
 
     const admin = { token: config.adminToken };
     // 409: made by an earlier run of the demo, reused.
-    expectStatus('Creating the demo program', await call(config, 'POST', '/admin/programs', { ...admin, body: { id: PROGRAM_ID, name: 'Demo program' } }), [201, 409]);
-    expectStatus('Creating the demo merchant', await call(config, 'POST', '/admin/merchants', { ...admin, body: { id: MERCHANT_ID, programId: PROGRAM_ID, name: 'Demo shop' } }), [201, 409]);
+    expectStatus(
+      'Creating the demo program',
+      await call(config, 'POST', '/admin/programs', { ...admin, body: { id: PROGRAM_ID, name: 'Demo program' } }),
+      [201, 409],
+    );
+    expectStatus(
+      'Creating the demo merchant',
+      await call(config, 'POST', '/admin/merchants', { ...admin, body: { id: MERCHANT_ID, programId: PROGRAM_ID, name: 'Demo shop' } }),
+      [201, 409],
+    );
     const keyAnswer = await call(config, 'POST', '/admin/api-keys', { ...admin, body: { merchantId: MERCHANT_ID } });
     expectStatus('Creating an API key', keyAnswer, [201]);
     const apiKey = String(keyAnswer.body.key);
-    const target = await call(config, 'PUT', `/admin/merchants/${MERCHANT_ID}/notification-target`, { ...admin, body: { url: receiverUrl, auth: { mode: 'none' } } });
+    const target = await call(config, 'PUT', `/admin/merchants/${MERCHANT_ID}/notification-target`, {
+      ...admin,
+      body: { url: receiverUrl, auth: { mode: 'none' } },
+    });
     expectStatus('Setting the notification target', target, [200]);
     // The merchant verifies every callback with its target's signing secret (Standard Webhooks).
     const secret = await call(config, 'GET', `/admin/merchants/${MERCHANT_ID}/notification-target/signing-secret`, admin);
@@ -153,11 +171,18 @@ async function runDemo(config: DemoConfig, print: (line: string) => void): Promi
     }
 
     const list = await call(config, 'GET', `/events?objectId=${encodeURIComponent(paymentId)}`, {
-      headers: { 'x-api-key': apiKey, 'content-type': 'application/json', 'accept-language': 'en-US', origin: 'https://demo.example', 'user-agent': 'herald-demo' },
+      headers: {
+        'x-api-key': apiKey,
+        'content-type': 'application/json',
+        'accept-language': 'en-US',
+        origin: 'https://demo.example',
+        'user-agent': 'herald-demo',
+      },
     });
     expectStatus('Listing the events (GET /events)', list, [200]);
     print(`GET /events?objectId=${paymentId} as the merchant: ${list.body.count} event(s)`);
-    for (const event of list.body.data as Array<{ id: string; createdAt: string; eventType: string }>) print(`  ${event.createdAt}  ${event.eventType}  ${event.id}`);
+    for (const event of list.body.data as Array<{ id: string; createdAt: string; eventType: string }>)
+      print(`  ${event.createdAt}  ${event.eventType}  ${event.id}`);
 
     print('');
     print('Go on by hand:');

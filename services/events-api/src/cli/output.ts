@@ -17,7 +17,16 @@ export function table(rows: ReadonlyArray<Record<string, unknown>>, columns: rea
   if (rows.length === 0) return '(none)\n';
   const cells = [columns.map((c) => c.heading), ...rows.map((row) => columns.map((c) => text(c.cell(row))))];
   const widths = columns.map((_, i) => Math.max(...cells.map((line) => line[i]!.length)));
-  return cells.map((line) => line.map((cell, i) => (i === line.length - 1 ? cell : cell.padEnd(widths[i]!))).join('  ').trimEnd()).join('\n') + '\n';
+  return (
+    cells
+      .map((line) =>
+        line
+          .map((cell, i) => (i === line.length - 1 ? cell : cell.padEnd(widths[i]!)))
+          .join('  ')
+          .trimEnd(),
+      )
+      .join('\n') + '\n'
+  );
 }
 
 /** A page of a list answer (`{ page, pageSize, count, totalPages, data }`) as a table and a footer line. */
@@ -64,7 +73,9 @@ export function problem(status: number, body: unknown): string {
 }
 
 function valueAt(value: unknown, path: string): unknown {
-  return path.split('.').reduce<unknown>((current, name) => (current !== null && typeof current === 'object' ? (current as Record<string, unknown>)[name] : undefined), value);
+  return path
+    .split('.')
+    .reduce<unknown>((current, name) => (current !== null && typeof current === 'object' ? (current as Record<string, unknown>)[name] : undefined), value);
 }
 
 /** A cell: '-' for nothing, lists joined, and control characters (a merchant's text) made visible. */

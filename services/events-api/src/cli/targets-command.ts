@@ -1,6 +1,17 @@
 import type { CliConfig } from '@herald/config';
 import { adminRequest } from './admin-client';
-import { COMMON_OPTIONS, listQuery, PAGING_OPTIONS, parseCommandLine, printAnswer, refuseOptions, UsageError, type CliIo, type OptionValues, type Presentation } from './command';
+import {
+  COMMON_OPTIONS,
+  listQuery,
+  PAGING_OPTIONS,
+  parseCommandLine,
+  printAnswer,
+  refuseOptions,
+  UsageError,
+  type CliIo,
+  type OptionValues,
+  type Presentation,
+} from './command';
 import { column, pageTable, record, type Column } from './output';
 
 export const TARGETS_USAGE = `  herald targets list    [--program <id>] [--merchant <id>] [--page <n>] [--page-size <n>]
@@ -82,7 +93,12 @@ export async function runTargetsCommand(argv: readonly string[], io: CliIo, conf
   if (action === 'signing-secret') return signingSecret(operands, values, io, config, show);
   if (operands.length > 0) throw new UsageError(`"targets ${action}" takes no operand`);
   if (values['show-secret'] !== undefined) throw new UsageError('--show-secret only goes with "targets signing-secret rotate"');
-  if (action !== 'set') refuseOptions(values, SET_ONLY.filter((name) => name !== 'disabled'), `targets ${action}`);
+  if (action !== 'set')
+    refuseOptions(
+      values,
+      SET_ONLY.filter((name) => name !== 'disabled'),
+      `targets ${action}`,
+    );
 
   if (action === 'list') {
     refuseOptions(values, [...SETTINGS, 'disabled'], 'targets list');
@@ -93,7 +109,11 @@ export async function runTargetsCommand(argv: readonly string[], io: CliIo, conf
   const owner = ownerPath(values);
   switch (action) {
     case 'set':
-      return printAnswer(io, await adminRequest(config, 'PUT', values['no-verify'] ? `${owner.path}?verify=false` : owner.path, await targetBody(values, io)), show);
+      return printAnswer(
+        io,
+        await adminRequest(config, 'PUT', values['no-verify'] ? `${owner.path}?verify=false` : owner.path, await targetBody(values, io)),
+        show,
+      );
     case 'test': {
       refuseOptions(values, [...SETTINGS, 'disabled'], 'targets test');
       const response = await adminRequest(config, 'POST', `${owner.path}/test`);
@@ -121,7 +141,8 @@ export async function runTargetsCommand(argv: readonly string[], io: CliIo, conf
 /** `targets signing-secret show|rotate`: a secret reaches the terminal only when asked for by name. */
 async function signingSecret(operands: readonly string[], values: Values, io: CliIo, config: CliConfig, show: Presentation): Promise<number> {
   const [which, ...rest] = operands;
-  if ((which !== 'show' && which !== 'rotate') || rest.length > 0) throw new UsageError(`expected "targets signing-secret show" or "targets signing-secret rotate", got "targets signing-secret ${operands.join(' ')}"`);
+  if ((which !== 'show' && which !== 'rotate') || rest.length > 0)
+    throw new UsageError(`expected "targets signing-secret show" or "targets signing-secret rotate", got "targets signing-secret ${operands.join(' ')}"`);
   if (which === 'show' && values['show-secret'] !== undefined) throw new UsageError('--show-secret only goes with "targets signing-secret rotate"');
   refuseOptions(values, [...SETTINGS, ...SET_ONLY, ...PAGING], `targets signing-secret ${which}`);
   const owner = ownerPath(values);

@@ -131,7 +131,14 @@ export function dashboardRouter(deps: {
     options: { uiConfig: { boardTitle: 'Herald deliveries' }, handlerHooks: hooks(deps.queue, audit) },
   });
   const router = Router();
-  router.use(requireBasicAuth(deps.credentials, 'Herald dashboard', deps.failedAuth), problemErrors, withoutOutsideLinks, revalidatedAssets, serverAdapter.getRouter(), notFound);
+  router.use(
+    requireBasicAuth(deps.credentials, 'Herald dashboard', deps.failedAuth),
+    problemErrors,
+    withoutOutsideLinks,
+    revalidatedAssets,
+    serverAdapter.getRouter(),
+    notFound,
+  );
   return router;
 }
 
@@ -150,7 +157,7 @@ const problemErrors: RequestHandler = (_req, res, next) => {
     const status = res.statusCode;
     const title = STATUS_TITLES[status] ?? (status >= 500 ? 'Internal Server Error' : 'Bad Request');
     sendProblem(res, {
-      type: problemType(status >= 500 ? 'internal' : DASHBOARD_PROBLEM_CODES[status] ?? 'bad_request'),
+      type: problemType(status >= 500 ? 'internal' : (DASHBOARD_PROBLEM_CODES[status] ?? 'bad_request')),
       title,
       status,
       ...(status < 500 && typeof message === 'string' ? { detail: message } : {}),

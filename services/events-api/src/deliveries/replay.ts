@@ -53,9 +53,16 @@ export function createReplay(deps: ReplayDependencies): (selection: ReplaySelect
         return await deps.producer.removeFinishedJobs(ids);
       } catch (error) {
         deps.logger.warn('replay refused: the queue is unavailable', { error });
-        throw new HttpError(503, 'queue_unavailable', 'Service Unavailable', 'The delivery queue is unavailable; nothing was replayed. Retry later.', {}, {
-          'Retry-After': String(QUEUE_RETRY_AFTER_SECONDS),
-        });
+        throw new HttpError(
+          503,
+          'queue_unavailable',
+          'Service Unavailable',
+          'The delivery queue is unavailable; nothing was replayed. Retry later.',
+          {},
+          {
+            'Retry-After': String(QUEUE_RETRY_AFTER_SECONDS),
+          },
+        );
       }
     });
 

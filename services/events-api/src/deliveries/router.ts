@@ -5,14 +5,7 @@ import { HttpError } from '../http/http-error';
 import { pageOf, parseQuery } from '../http/query';
 import { parseBody } from '../http/validate-body';
 import type { ReplayAnswer } from './replay';
-import {
-  deliveriesQuerySchema,
-  REPLAY_DEFAULT_LIMIT,
-  REPLAY_SCOPE_FIELDS,
-  replayBodySchema,
-  type DeliveriesQuery,
-  type ReplayBody,
-} from './schemas';
+import { deliveriesQuerySchema, REPLAY_DEFAULT_LIMIT, REPLAY_SCOPE_FIELDS, replayBodySchema, type DeliveriesQuery, type ReplayBody } from './schemas';
 import { deliveryDetailView, deliveryView } from './views';
 
 const validateQuery = compileValidator<DeliveriesQuery>(deliveriesQuerySchema);
@@ -83,7 +76,10 @@ function checkReplayScope(body: ReplayBody, maxDays: number): void {
   };
   const range = `or both createdFrom and createdTo at most ${maxDays} days apart`;
   if (body.createdFrom === undefined && body.createdTo === undefined) {
-    refuse('', `must name ${REPLAY_SCOPE_FIELDS.slice(0, -1).join(', ')} or ${REPLAY_SCOPE_FIELDS.at(-1)}, ${range}, so that a replay never takes every delivery`);
+    refuse(
+      '',
+      `must name ${REPLAY_SCOPE_FIELDS.slice(0, -1).join(', ')} or ${REPLAY_SCOPE_FIELDS.at(-1)}, ${range}, so that a replay never takes every delivery`,
+    );
   }
   if (body.createdTo === undefined) refuse('/createdTo', `createdTo is required with createdFrom when no ${REPLAY_SCOPE_FIELDS.join(', ')} is given`);
   if (body.createdFrom === undefined) refuse('/createdFrom', `createdFrom is required with createdTo when no ${REPLAY_SCOPE_FIELDS.join(', ')} is given`);

@@ -21,7 +21,8 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
       return;
     }
     if (isDatabaseUnavailable(error)) logger.warn('database unavailable', { requestId: res.locals.requestId, path: req.path, error });
-    if (isStatementCancelled(error)) logger.warn('query cancelled at its statement time limit', { requestId: res.locals.requestId, method: req.method, path: req.path });
+    if (isStatementCancelled(error))
+      logger.warn('query cancelled at its statement time limit', { requestId: res.locals.requestId, method: req.method, path: req.path });
     const known = toHttpError(error);
     if (known) {
       res.set(known.headers);
@@ -49,9 +50,16 @@ function toHttpError(error: unknown): HttpError | undefined {
   }
   if (error instanceof DuplicateIdError) return new HttpError(409, error.code, 'Conflict', error.message);
   if (isDatabaseUnavailable(error)) {
-    return new HttpError(503, 'database_unavailable', 'Service Unavailable', 'The database is unavailable; retry later.', {}, {
-      'Retry-After': String(DATABASE_RETRY_AFTER_SECONDS),
-    });
+    return new HttpError(
+      503,
+      'database_unavailable',
+      'Service Unavailable',
+      'The database is unavailable; retry later.',
+      {},
+      {
+        'Retry-After': String(DATABASE_RETRY_AFTER_SECONDS),
+      },
+    );
   }
   // A 503, not a 4xx: the same query may pass when the database is less busy. The detail says how
   // to make it cheaper, since a query that is simply too broad will be cancelled again.
@@ -60,7 +68,7 @@ function toHttpError(error: unknown): HttpError | undefined {
       503,
       'query_timeout',
       'Service Unavailable',
-      'The database cancelled this request\'s query at its time limit. Retry later; for GET /events, a narrower query (a shorter createdFrom to createdTo range, a shallower page) finishes sooner.',
+      "The database cancelled this request's query at its time limit. Retry later; for GET /events, a narrower query (a shorter createdFrom to createdTo range, a shallower page) finishes sooner.",
       {},
       { 'Retry-After': String(QUERY_TIMEOUT_RETRY_AFTER_SECONDS) },
     );

@@ -35,7 +35,10 @@ export function parseQuery<T>(validate: Validator<T>, query: unknown): T {
 function withIntegers(query: unknown): unknown {
   if (query === null || typeof query !== 'object') return query;
   return Object.fromEntries(
-    Object.entries(query).map(([name, value]) => [name, INTEGER_PARAMETERS.has(name) && typeof value === 'string' && DIGITS.test(value) ? Number(value) : value]),
+    Object.entries(query).map(([name, value]) => [
+      name,
+      INTEGER_PARAMETERS.has(name) && typeof value === 'string' && DIGITS.test(value) ? Number(value) : value,
+    ]),
   );
 }
 

@@ -31,9 +31,16 @@ export function createRateLimit(options: RateLimitOptions): RateLimit {
     const decision = counter.consume(key);
     setHeaders(res, options.requests, decision);
     if (decision.allowed) return;
-    throw new HttpError(429, 'rate_limited', 'Too Many Requests', `At most ${options.requests} requests per ${options.windowSeconds} s per API key.`, {}, {
-      'Retry-After': String(Math.max(1, Math.ceil(decision.msBeforeReset / 1000))),
-    });
+    throw new HttpError(
+      429,
+      'rate_limited',
+      'Too Many Requests',
+      `At most ${options.requests} requests per ${options.windowSeconds} s per API key.`,
+      {},
+      {
+        'Retry-After': String(Math.max(1, Math.ceil(decision.msBeforeReset / 1000))),
+      },
+    );
   };
 }
 

@@ -24,7 +24,8 @@ export function installRequestLog(app: Express, logger: Logger, metrics: Pick<He
       // below their level: skipping the call saves that work on every request (measured).
       // The path as the client sent it, without the query: a router that handled the request has
       // taken its mount path off `req.path` by now.
-      if (logger.isLevelEnabled('http')) logger.http('request', { requestId, method: req.method, path: req.originalUrl.split('?', 1)[0], status: res.statusCode, durationMs });
+      if (logger.isLevelEnabled('http'))
+        logger.http('request', { requestId, method: req.method, path: req.originalUrl.split('?', 1)[0], status: res.statusCode, durationMs });
       metrics.httpRequest({ method: req.method, route: routePatternOf(req), status: res.statusCode, durationSeconds: durationMs / 1000 });
     });
     next();

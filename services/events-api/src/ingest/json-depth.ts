@@ -123,7 +123,9 @@ function utf8(body: Buffer, encoding: string): Uint8Array {
   try {
     decoder = new TextDecoder(encoding, { fatal: false });
   } catch {
-    throw new HttpError(415, 'unsupported_charset', 'Unsupported Media Type', `The charset ${encoding} is not supported; send JSON in UTF-8.`, { header: 'content-type' });
+    throw new HttpError(415, 'unsupported_charset', 'Unsupported Media Type', `The charset ${encoding} is not supported; send JSON in UTF-8.`, {
+      header: 'content-type',
+    });
   }
   return Buffer.from(decoder.decode(body), 'utf8');
 }

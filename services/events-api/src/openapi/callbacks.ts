@@ -7,23 +7,38 @@ const problemResponse = (description: string) => ({ description, content: { 'app
 
 /** The `webhooks` entry of the merchant document: one POST of an event to the target's URL. */
 export function callbackWebhook(eventSchemaRef: string): Record<string, unknown> {
-  const header = (name: string, description: string, example: string) => ({ name, in: 'header', required: true, schema: { type: 'string' }, description, example });
+  const header = (name: string, description: string, example: string) => ({
+    name,
+    in: 'header',
+    required: true,
+    schema: { type: 'string' },
+    description,
+    example,
+  });
   return {
     post: {
       operationId: 'eventNotification',
-      summary: 'A callback: one event, POSTed to the notification target\'s URL.',
+      summary: "A callback: one event, POSTed to the notification target's URL.",
       description:
-        'Signed per Standard Webhooks (https://www.standardwebhooks.com): verify webhook-signature over the raw body with the target\'s ' +
-        'signing secret (`whsec_…`, given to the merchant by the platform\'s support) before parsing it, e.g. with the ' +
-        '`standardwebhooks` library. An Authorization header is added as the target\'s auth mode says: none, HTTP Basic, or the ' +
-        'access token of the merchant\'s own authorization server (client credentials).',
+        "Signed per Standard Webhooks (https://www.standardwebhooks.com): verify webhook-signature over the raw body with the target's " +
+        "signing secret (`whsec_…`, given to the merchant by the platform's support) before parsing it, e.g. with the " +
+        "`standardwebhooks` library. An Authorization header is added as the target's auth mode says: none, HTTP Basic, or the " +
+        "access token of the merchant's own authorization server (client credentials).",
       parameters: [
-        header('webhook-id', 'The event\'s id, the same on every retry: drop a callback whose id you have processed.', 'Event-0b7f5c1e-3d2a-4c8b-9f10-aa55cc33ee77'),
-        header('webhook-timestamp', 'Seconds since the Unix epoch when this POST was sent; refuse one far from your clock (the libraries allow 5 minutes).', '1795430400'),
+        header(
+          'webhook-id',
+          "The event's id, the same on every retry: drop a callback whose id you have processed.",
+          'Event-0b7f5c1e-3d2a-4c8b-9f10-aa55cc33ee77',
+        ),
+        header(
+          'webhook-timestamp',
+          'Seconds since the Unix epoch when this POST was sent; refuse one far from your clock (the libraries allow 5 minutes).',
+          '1795430400',
+        ),
         header(
           'webhook-signature',
           'Space-separated `v1,<Base64 HMAC-SHA256>` signatures of `{webhook-id}.{webhook-timestamp}.{raw body}`, keyed with the Base64-decoded ' +
-            'part of the secret after `whsec_`. During a rotation\'s grace period there are two (new secret first): accept the callback if either verifies.',
+            "part of the secret after `whsec_`. During a rotation's grace period there are two (new secret first): accept the callback if either verifies.",
           'v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=',
         ),
       ],
@@ -44,7 +59,7 @@ const signingSecret = {
     previousSecretExpiresAt: {
       type: ['string', 'null'],
       format: 'date-time',
-      description: 'After a rotation: until when callbacks also carry the replaced secret\'s signature (SIGNING_SECRET_ROTATION_GRACE_SECONDS); otherwise null.',
+      description: "After a rotation: until when callbacks also carry the replaced secret's signature (SIGNING_SECRET_ROTATION_GRACE_SECONDS); otherwise null.",
     },
   },
 } as const;
@@ -71,7 +86,7 @@ export function signingSecretPaths(): Record<string, unknown> {
         tags: ['Admin'],
         security: [{ adminToken: [] }],
         operationId: `get${owner === 'programs' ? 'Program' : 'Merchant'}TargetSigningSecret`,
-        summary: 'The secret that signs this target\'s callbacks (the only place it is shown).',
+        summary: "The secret that signs this target's callbacks (the only place it is shown).",
         responses: { 200: ok('The current secret.'), ...errors },
       },
     };

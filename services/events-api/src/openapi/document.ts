@@ -70,8 +70,7 @@ export function buildMerchantDocument(): Schema {
     info: {
       title: 'Herald merchant API',
       version: '1',
-      description:
-        "Lists the events processed for a merchant's objects. Errors are RFC 9457 problem details (application/problem+json).",
+      description: "Lists the events processed for a merchant's objects. Errors are RFC 9457 problem details (application/problem+json).",
     },
     servers: SERVERS,
     security: [{ apiKey: [] }],
@@ -97,8 +96,14 @@ export function buildMerchantDocument(): Schema {
               'A required header is missing or wrong, or a query parameter is invalid or unknown (`errors` names each), or (page_too_deep) the page would skip more events than the server allows under eventType or objectId: move createdFrom instead.',
             ),
             401: problem('x-api-key is missing, unknown or revoked.'),
-            429: problem('Too many requests for this key (rate_limited), too many of them at once (too_many_concurrent_requests), or its expensive reads used up their database time (query_time_exceeded); wait for Retry-After seconds.', { 'Retry-After': RETRY_AFTER }),
-            503: problem('A dependency is unavailable, or (query_timeout) the query ran past its time limit; retry after Retry-After seconds, or narrow the query.', { 'Retry-After': RETRY_AFTER }),
+            429: problem(
+              'Too many requests for this key (rate_limited), too many of them at once (too_many_concurrent_requests), or its expensive reads used up their database time (query_time_exceeded); wait for Retry-After seconds.',
+              { 'Retry-After': RETRY_AFTER },
+            ),
+            503: problem(
+              'A dependency is unavailable, or (query_timeout) the query ran past its time limit; retry after Retry-After seconds, or narrow the query.',
+              { 'Retry-After': RETRY_AFTER },
+            ),
           },
         },
       },
@@ -131,7 +136,8 @@ export function buildInternalDocument(): Schema {
     put: admin({
       operationId: `set${capitalised(kind)}Target`,
       summary: `Create or replace the ${kind}'s notification target (the whole target; credentials are stored encrypted).`,
-      description: "An OAuth target's credentials are checked first with one real token request (unless verify=false); its token then serves the first callbacks.",
+      description:
+        "An OAuth target's credentials are checked first with one real token request (unless verify=false); its token then serves the first callbacks.",
       parameters: Object.entries(targetPutQuerySchema.properties).map(([name, schema]) => ({ name, in: 'query', required: false, schema })),
       requestBody: withBody(schemaRef(nameOf(body))),
       responses: {
@@ -139,7 +145,9 @@ export function buildInternalDocument(): Schema {
         400: badBody,
         ...common,
         404: notFound(kind),
-        422: problem("The token endpoint refused the OAuth credentials (credentials_rejected): `errors` points at /auth, `tokenEndpoint` holds its status and RFC 6749 error; nothing was stored."),
+        422: problem(
+          'The token endpoint refused the OAuth credentials (credentials_rejected): `errors` points at /auth, `tokenEndpoint` holds its status and RFC 6749 error; nothing was stored.',
+        ),
       },
     }),
     get: admin({
@@ -176,7 +184,7 @@ export function buildInternalDocument(): Schema {
     },
     servers: SERVERS,
     tags: [
-      { name: 'Ingest', description: 'Events from the platform\'s producers.' },
+      { name: 'Ingest', description: "Events from the platform's producers." },
       { name: 'Admin', description: 'Tenants, keys, targets and deliveries.' },
     ],
     paths: {
@@ -261,7 +269,12 @@ export function buildInternalDocument(): Schema {
           operationId: 'replayDeliveries',
           summary: 'Replay the oldest deliveries matching a filter (at most `limit`).',
           requestBody: withBody(schemaRef('ReplayDeliveries')),
-          responses: { 202: { description: 'What was replayed.', content: json(schemaRef('ReplayAnswer')) }, 400: badBody, ...common, 503: unavailable('The queue is unavailable') },
+          responses: {
+            202: { description: 'What was replayed.', content: json(schemaRef('ReplayAnswer')) },
+            400: badBody,
+            ...common,
+            503: unavailable('The queue is unavailable'),
+          },
         }),
       },
       '/admin/deliveries/{id}': {
@@ -297,7 +310,7 @@ export function buildInternalDocument(): Schema {
     },
     components: {
       securitySchemes: {
-        ingestToken: { type: 'http', scheme: 'bearer', description: 'The ingest token (INGEST_TOKEN), for the platform\'s producers.' },
+        ingestToken: { type: 'http', scheme: 'bearer', description: "The ingest token (INGEST_TOKEN), for the platform's producers." },
         adminToken: { type: 'http', scheme: 'bearer', description: 'The admin token (ADMIN_TOKEN), for admins and support.' },
       },
       headers: HEADERS,
@@ -323,8 +336,15 @@ export function buildInternalDocument(): Schema {
     return {
       description: `${description} One event answers the stored Event; a batch answers its events and, per event, the deliveries created.`,
       headers: {
-        [DELIVERIES_HEADER]: { description: 'How many deliveries (future callbacks) the request created, 0 included.', required: true, schema: { type: 'integer', minimum: 0 } },
-        [DELIVERY_TARGETS_HEADER]: { description: 'The ids of the targets those deliveries go to, comma-separated; absent when there are none.', schema: { type: 'string' } },
+        [DELIVERIES_HEADER]: {
+          description: 'How many deliveries (future callbacks) the request created, 0 included.',
+          required: true,
+          schema: { type: 'integer', minimum: 0 },
+        },
+        [DELIVERY_TARGETS_HEADER]: {
+          description: 'The ids of the targets those deliveries go to, comma-separated; absent when there are none.',
+          schema: { type: 'string' },
+        },
       },
       content: json({ oneOf: [schemaRef(eventSchema.title), schemaRef('IngestBatchAnswer')] }),
     };

@@ -91,7 +91,10 @@ export const adminResponseSchemas = {
     },
   },
   NewApiKey: {
-    allOf: [ref('ApiKey'), { type: 'object', required: ['key'], properties: { key: { type: 'string', description: 'The key itself: shown this once only.' } } }],
+    allOf: [
+      ref('ApiKey'),
+      { type: 'object', required: ['key'], properties: { key: { type: 'string', description: 'The key itself: shown this once only.' } } },
+    ],
   },
   NotificationTarget: {
     type: 'object',

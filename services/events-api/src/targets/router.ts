@@ -60,7 +60,10 @@ export function targetsRouter(deps: TargetsRouterDependencies): Router {
   router.get('/notification-targets', async (req, res) => {
     const query = parseQuery(validateListQuery, req.query);
     const { page, pageSize } = pageOf(query);
-    const filter = { ...(query.programId === undefined ? {} : { programId: query.programId }), ...(query.merchantId === undefined ? {} : { merchantId: query.merchantId }) };
+    const filter = {
+      ...(query.programId === undefined ? {} : { programId: query.programId }),
+      ...(query.merchantId === undefined ? {} : { merchantId: query.merchantId }),
+    };
     const { count, targets } = await deps.targets.list(filter, page, pageSize);
     res.json({ page, pageSize, count, totalPages: Math.ceil(count / pageSize), data: targets });
   });

@@ -40,7 +40,7 @@ const auth = {
     tokenRequest: {
       enum: OAUTH_TOKEN_REQUESTS,
       description:
-        'oauth: how the token is requested. spec (default): the spec\'s request, POST {authUrl}?grant_type=client_credentials with a JSON body ' +
+        "oauth: how the token is requested. spec (default): the spec's request, POST {authUrl}?grant_type=client_credentials with a JSON body " +
         '{grant_type, username, password} and Authorization: Basic. form: the RFC 6749 §4.4 request of standard OAuth 2.0 servers ' +
         '(Keycloak, Auth0, Okta, ...), POST {authUrl} with an application/x-www-form-urlencoded body grant_type=client_credentials[&scope=...] ' +
         'and Authorization: Basic of the form-encoded username and password (§2.3.1).',
@@ -52,11 +52,7 @@ const auth = {
       description: 'oauth: the scope to ask for, space-separated scope tokens (RFC 6749 §3.3); sent in either request. Default: none.',
     },
   },
-  allOf: [
-    modeRule('none', []),
-    modeRule('basic', ['username', 'password']),
-    modeRule('oauth', ['authUrl', 'username', 'password'], ['tokenRequest', 'scope']),
-  ],
+  allOf: [modeRule('none', []), modeRule('basic', ['username', 'password']), modeRule('oauth', ['authUrl', 'username', 'password'], ['tokenRequest', 'scope'])],
 } as const;
 
 /** When auth.mode is `mode`, `fields` (besides mode) are required, `optional` ones allowed, and no other. */

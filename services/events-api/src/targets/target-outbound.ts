@@ -1,4 +1,11 @@
-import { AuthConfigurationError, checkOAuthCredentials, createAuthStrategy, TokenRequestError, type AuthDependencies, type CheckedOAuthCredentials } from '@herald/callback-auth';
+import {
+  AuthConfigurationError,
+  checkOAuthCredentials,
+  createAuthStrategy,
+  TokenRequestError,
+  type AuthDependencies,
+  type CheckedOAuthCredentials,
+} from '@herald/callback-auth';
 import { callbackFailure, sendCallback, testCallbackMessage, type AttemptErrorKind, type SendCallback } from '@herald/callbacks';
 import type { DeliveryTarget, OAuthTargetAuth, TargetOwner } from '@herald/db';
 import { targetOwnerKey } from '@herald/db';
@@ -45,7 +52,9 @@ export async function checkCredentials(owner: TargetOwner, auth: OAuthTargetAuth
   } catch (error) {
     if (error instanceof TokenRequestError) throw credentialsRejected(error);
     if (error instanceof AuthConfigurationError) {
-      throw new HttpError(422, 'credentials_rejected', 'OAuth settings unusable', error.message, { errors: [{ pointer: `/auth/${error.field}`, message: error.message }] });
+      throw new HttpError(422, 'credentials_rejected', 'OAuth settings unusable', error.message, {
+        errors: [{ pointer: `/auth/${error.field}`, message: error.message }],
+      });
     }
     throw error;
   }
@@ -64,7 +73,9 @@ function credentialsRejected(error: TokenRequestError): HttpError {
       tokenEndpoint: {
         failure: error.kind,
         ...(status === undefined ? {} : { status }),
-        ...(oauthError === undefined ? {} : { error: oauthError.error, ...(oauthError.description === undefined ? {} : { errorDescription: oauthError.description }) }),
+        ...(oauthError === undefined
+          ? {}
+          : { error: oauthError.error, ...(oauthError.description === undefined ? {} : { errorDescription: oauthError.description }) }),
       },
     },
   );

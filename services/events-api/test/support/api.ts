@@ -39,7 +39,10 @@ export function createTestApi(env: Record<string, string> = {}) {
   const admin = (method: 'post' | 'put' | 'patch' | 'delete' | 'get', path: string) =>
     request(app)[method](`/admin${path}`).set('Authorization', `Bearer ${config.adminToken}`);
   const ingest = (body: unknown) =>
-    request(app).post('/internal/events').set('Authorization', `Bearer ${config.ingestToken}`).send(body as object);
+    request(app)
+      .post('/internal/events')
+      .set('Authorization', `Bearer ${config.ingestToken}`)
+      .send(body as object);
 
   return {
     app,

@@ -38,7 +38,9 @@ export function createFakeWorker(api: TestApi) {
         const attempt: NewDeliveryAttempt = {
           startedAt: new Date(),
           durationMs: 12,
-          ...(outcome === 'succeeded' ? { statusCode: 200, responseBody: 'ok' } : { statusCode: 500, errorKind: 'http_status', errorMessage: 'the target answered HTTP 500' }),
+          ...(outcome === 'succeeded'
+            ? { statusCode: 200, responseBody: 'ok' }
+            : { statusCode: 500, errorKind: 'http_status', errorMessage: 'the target answered HTTP 500' }),
           ...fields,
         };
         const [recorded] = await attempts.recordAttempts([{ deliveryId: job.data.deliveryId, attempt, outcome: outcome === 'retrying' ? 'pending' : outcome }]);

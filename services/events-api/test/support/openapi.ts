@@ -35,5 +35,6 @@ export function expectDocumented(document: OpenApiDocument, name: string, pathTe
   ajv.addSchema(document, name);
   const pointer = pointerTo(['paths', pathTemplate, method, 'responses', String(res.status), 'content', mediaType, 'schema']);
   const validate = ajv.compile({ $ref: `${name}#${pointer}` });
-  if (!validate(res.body)) throw new Error(`${res.status} answer of ${pathTemplate} breaks the ${name} document: ${ajv.errorsText(validate.errors)}\n${res.text}`);
+  if (!validate(res.body))
+    throw new Error(`${res.status} answer of ${pathTemplate} breaks the ${name} document: ${ajv.errorsText(validate.errors)}\n${res.text}`);
 }
