@@ -78,7 +78,7 @@ async function atRate(intervalMs: number, until: () => boolean, fn: () => Promis
 
 export async function runApiIsolation(options: ApiIsolationOptions): Promise<ApiIsolationResult> {
   const { apiUrl, log } = options;
-  const admin = async (path: string, body: unknown): Promise<any> => {
+  const admin = async (path: string, body: unknown): Promise<unknown> => {
     const res = await fetch(`${apiUrl}${path}`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', authorization: `Bearer ${options.adminToken}` },

@@ -57,7 +57,7 @@ function median(values: number[]): number {
   return sorted.length === 0 ? NaN : sorted[Math.floor(sorted.length / 2)]!;
 }
 
-async function http(method: string, url: string, token?: string, body?: unknown): Promise<any> {
+async function http(method: string, url: string, token?: string, body?: unknown): Promise<unknown> {
   const res = await fetch(url, {
     method,
     headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) },

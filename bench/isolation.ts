@@ -70,7 +70,7 @@ export async function runIsolation(ctx: IsolationContext): Promise<void> {
     ? { hanging: 100, slow: 100, burst: 2_000, healthyWaitMs: 45_000, recoveryWaitMs: 90_000 }
     : { hanging: 1_000, slow: 1_000, burst: 20_000, healthyWaitMs: 90_000, recoveryWaitMs: 180_000 };
   const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
-  const call = async (method: string, url: string, token?: string, body?: unknown): Promise<any> => {
+  const call = async (method: string, url: string, token?: string, body?: unknown): Promise<unknown> => {
     const res = await fetch(url, {
       method,
       headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) },
@@ -81,9 +81,11 @@ export async function runIsolation(ctx: IsolationContext): Promise<void> {
     if (res.status >= 300) throw new Error(`${method} ${url} answered ${res.status}: ${text.slice(0, 300)}`);
     return text ? JSON.parse(text) : undefined;
   };
-  const admin = (method: string, path: string, body?: unknown): Promise<any> => call(method, `${ctx.apiUrl}/admin${path}`, ctx.adminToken, body);
-  const stats = (): Promise<ReceiverStats> => call('GET', `${ctx.receiverUrl}/stats`);
-  const reset = (): Promise<void> => call('POST', `${ctx.receiverUrl}/reset`);
+  const admin = (method: string, path: string, body?: unknown): Promise<unknown> => call(method, `${ctx.apiUrl}/admin${path}`, ctx.adminToken, body);
+  const stats = (): Promise<ReceiverStats> => call('GET', `${ctx.receiverUrl}/stats`) as Promise<ReceiverStats>;
+  const reset = async (): Promise<void> => {
+    await call('POST', `${ctx.receiverUrl}/reset`);
+  };
 
   /** A program with one merchant whose (only) target is `path` on the receiver; returns the target's id. */
   const merchant = async (
@@ -94,8 +96,9 @@ export async function runIsolation(ctx: IsolationContext): Promise<void> {
     const merchantId = `${programId}-m`;
     await admin('POST', '/programs', { id: programId, name });
     await admin('POST', '/merchants', { id: merchantId, programId, name });
-    const setTarget = (enabled: boolean): Promise<void> =>
-      admin('PUT', `/merchants/${merchantId}/notification-target`, { url: `${ctx.receiverUrl}${path}`, auth: { mode: 'none' }, enabled });
+    const setTarget = async (enabled: boolean): Promise<void> => {
+      await admin('PUT', `/merchants/${merchantId}/notification-target`, { url: `${ctx.receiverUrl}${path}`, auth: { mode: 'none' }, enabled });
+    };
     await setTarget(true);
     const [row] = await ctx.prisma.$queryRaw<Array<{ id: string }>>`SELECT id::text FROM notification_targets WHERE merchant_id = ${merchantId}`;
     return { programId, merchantId, targetId: row!.id, setTarget };
@@ -198,7 +201,8 @@ export async function runIsolation(ctx: IsolationContext): Promise<void> {
     // --- (d) recovery: the hanging endpoint comes back ---
     // Its breaker's state at that moment explains the recovery time: an open breaker lets nothing
     // through until it half-opens, then one probe, then the rest (open periods double after a failed probe).
-    const breakerAtReturn = (await admin('GET', `/merchants/${hanging.merchantId}/notification-target`)).health.breaker as BreakerAtReturn | null;
+    const breakerAtReturn = ((await admin('GET', `/merchants/${hanging.merchantId}/notification-target`)) as { health: { breaker: BreakerAtReturn | null } })
+      .health.breaker;
     const downUntil = new Date();
     await call('POST', `${ctx.receiverUrl}/hang-control/up`);
     const recoveryDeadline = Date.now() + size.recoveryWaitMs;

@@ -137,8 +137,12 @@ export async function deliveryRounds(ctx: DeliveryRoundsContext, rounds: number)
     ctx.log(`round ${round + 1} of ${rounds}: ingest and 1 delivery-worker beside their ceilings`);
     const ingest = { herald: NaN, bare: NaN };
     await inRoundOrder(round, [
-      async () => void (ingest.bare = await bareIngest({ ...bareLoad, count: sizes.ingestEvents })),
-      async () => void (ingest.herald = await heraldIngest(sizes.ingestEvents, 'bench-p', 'bench-m', `r${round}-`)),
+      async () => {
+        ingest.bare = await bareIngest({ ...bareLoad, count: sizes.ingestEvents });
+      },
+      async () => {
+        ingest.herald = await heraldIngest(sizes.ingestEvents, 'bench-p', 'bench-m', `r${round}-`);
+      },
     ]);
     // Herald's ingest always comes before its drain: the callbacks it queued wait for the worker.
     const delivery = {} as DeliveryRound['delivery'];
@@ -271,9 +275,15 @@ export async function listRounds(
   for (let round = 0; round < rounds; round += 1) {
     const result = {} as ListRound;
     await inRoundOrder(round, [
-      async () => void (result.static = await cannon(urls.static, seconds)),
-      async () => void (result.sql = await cannon(urls.sql, seconds)),
-      async () => void (result.herald = await cannon(urls.herald, seconds, headers)),
+      async () => {
+        result.static = await cannon(urls.static, seconds);
+      },
+      async () => {
+        result.sql = await cannon(urls.sql, seconds);
+      },
+      async () => {
+        result.herald = await cannon(urls.herald, seconds, headers);
+      },
     ]);
     results.push(result);
   }
@@ -324,7 +334,7 @@ export async function runCeilingsSection(ctx: CeilingsSectionContext): Promise<v
   const delivery = await deliveryRounds(ctx, ctx.rounds);
   for (const row of deliveryRoundRows(delivery, { concurrency: ctx.concurrency, ingestBatch: ctx.sizes.ingestBatch })) ctx.addRow(row);
 
-  const call = async (method: string, route: string, body: unknown): Promise<any> => {
+  const call = async (method: string, route: string, body: unknown): Promise<unknown> => {
     const res = await fetch(`${ctx.apiUrl}${route}`, {
       method,
       headers: { 'content-type': 'application/json', authorization: `Bearer ${ctx.adminToken}` },

@@ -106,7 +106,7 @@ async function main(): Promise<void> {
   if (cpuProf && profiledWindows.length > 1) compareProfiles(mode === 'list' ? 'request' : 'callback');
 }
 
-async function post(url: string, body: unknown, token: string): Promise<any> {
+async function post(url: string, body: unknown, token: string): Promise<unknown> {
   const res = await fetch(url, {
     method: 'POST',
     headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
@@ -350,7 +350,7 @@ async function profileLatency(apiUrl: string, workerEnv: Record<string, string>,
         startService(process.argv.includes('--build') ? bundleOf(workerScript)! : workerScript, { WORKER_CONCURRENCY: '16', ...workerEnv, ...workerSettings }),
       );
     }
-    workers.forEach((w) => cpu.add(w.child.pid, 'delivery-worker'));
+    for (const w of workers) cpu.add(w.child.pid, 'delivery-worker');
     cpu.add(receiver.child.pid, 'receiver');
     await Promise.all(workers.map((w) => w.waitForLog('delivery-worker ready', 30_000)));
     const rate = Number(arg('rate', '100'));
@@ -462,7 +462,7 @@ const monotonicMicros = (): number => Number(process.hrtime.bigint() / 1000n);
 
 /** The durable ceiling's drain (bench/ceilings.ts): its rate at the receiver and CPU per callback, from the first callback to the last. */
 async function drainAtReceiver(receiverUrl: string, expected: number, processes: ServiceProcess[], role: string): Promise<DrainResult> {
-  processes.forEach((p) => cpu.add(p.child.pid, role));
+  for (const p of processes) cpu.add(p.child.pid, role);
   const stats = async (): Promise<number> => ((await (await fetch(`${receiverUrl}/stats`)).json()) as { callbacks: number }).callbacks;
   const deadline = Date.now() + 300_000;
   let first: { at: number; callbacks: number; cpu: CpuSnapshot; clock: number } | undefined;

@@ -170,7 +170,7 @@ function startProcess(script: string, env: Record<string, string>): ServiceProce
   return proc;
 }
 
-async function http(method: string, url: string, token: string | undefined, body?: unknown, expect?: number[]): Promise<any> {
+async function http(method: string, url: string, token: string | undefined, body?: unknown, expect?: number[]): Promise<unknown> {
   const res = await fetch(url, {
     method,
     headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) },
@@ -352,8 +352,10 @@ async function main(): Promise<void> {
   const api = await startListening('services/events-api/src/server.ts', { ...env, PORT: '0' });
   serviceLogs.push(['events-api', api.proc]);
   const apiUrl = `http://127.0.0.1:${api.port}`;
-  const stats = (): Promise<ReceiverStats> => http('GET', `${receiverUrl}/stats`, undefined);
-  const reset = (): Promise<void> => http('POST', `${receiverUrl}/reset`, undefined);
+  const stats = (): Promise<ReceiverStats> => http('GET', `${receiverUrl}/stats`, undefined) as Promise<ReceiverStats>;
+  const reset = async (): Promise<void> => {
+    await http('POST', `${receiverUrl}/reset`, undefined);
+  };
 
   // Tenants: P/M with a program target and a merchant target (fan-out 2 for payments);
   // O with an OAuth program target; L for the list benchmark (no target, no deliveries).
@@ -415,7 +417,7 @@ async function main(): Promise<void> {
   // Times the receiver from the first callback to the `expected`-th, with the CPU that each process
   // and the whole machine spent meanwhile; `workers` (started, maybe not ready yet) are counted as `role`.
   const drain: Drain = async (expected, workers, role) => {
-    workers.forEach((w) => cpu.add(w.child.pid, role ?? 'worker'));
+    for (const w of workers) cpu.add(w.child.pid, role ?? 'worker');
     const deadline = Date.now() + DRAIN_TIMEOUT_MS;
     let first: { at: number; count: number; cpu: CpuSnapshot } | undefined;
     for (;;) {

@@ -112,7 +112,7 @@ export async function runScale(options: ScaleOptions): Promise<void> {
 
 /** Creates the tenant through the table's API, seeds `events` events and checks GET /events counts them all. */
 async function seedTable(table: Table, events: number, options: ScaleOptions): Promise<SeededTable> {
-  const admin = async (path: string, body: unknown): Promise<any> => {
+  const admin = async (path: string, body: unknown): Promise<unknown> => {
     const res = await fetch(`${table.apiUrl}${path}`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', authorization: `Bearer ${options.adminToken}` },

@@ -20,7 +20,7 @@ import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import type { ServiceProcess } from '@herald/testing';
-import { DELIVERIES_QUEUE } from '../packages/queue/src/delivery-job';
+import { DELIVERIES_QUEUE } from '@herald/queue';
 import type { CeilingRow } from './ceilings';
 
 export interface SoakOptions {
@@ -147,7 +147,7 @@ export async function runSoak(options: SoakOptions): Promise<void> {
           }));
           sent += due;
           const now = Date.now();
-          events.forEach((e) => sentAt.set(e.id, now));
+          for (const e of events) sentAt.set(e.id, now);
           const request = call(`${options.apiUrl}/internal/events`, options.ingestToken, 'POST', { events })
             .then(({ status, text }) => void (status !== 201 && failures.push(`${status}: ${text.slice(0, 200)}`)))
             .catch((error: unknown) => void failures.push((error as Error).message))

@@ -1,6 +1,6 @@
 import http from 'node:http';
 import { connect, type Socket } from 'node:net';
-import { useMigratedDatabase, waitFor } from '@herald/testing';
+import { useMigratedDatabase } from '@herald/testing';
 import { report } from './support/report';
 import { System } from './support/system';
 

@@ -39,7 +39,9 @@ const startReceiver = useHttpRecorders();
 let workers: ServiceProcess[] = [];
 let late: HttpRecorder | undefined;
 afterEach(async () => {
-  workers.forEach((w, i) => saveServiceLog(`9-noisy-neighbour-worker-${i + 1}`, w.output()));
+  workers.forEach((w, i) => {
+    saveServiceLog(`9-noisy-neighbour-worker-${i + 1}`, w.output());
+  });
   await Promise.all(workers.map((w) => w.stop('SIGKILL')));
   await late?.close();
   workers = [];

@@ -38,7 +38,7 @@ const BAD_TOKEN_ANSWERS: Reply[] = [
 it(`delivers all of ${CALLBACKS} OAuth callbacks through a failing token endpoint without a token request storm`, async () => {
   const w = world({ DELIVERY_ATTEMPTS: '10', DELIVERY_BACKOFF_MS: '50', WORKER_CONCURRENCY: '16' }, database.url);
   recordSecret('oauth client secret', CLIENT_SECRET);
-  Object.values(TOKENS).forEach((token) => recordSecret('oauth access token', token));
+  for (const token of Object.values(TOKENS)) recordSecret('oauth access token', token);
   const tokens = await startReceiver(
     (_request, index) => BAD_TOKEN_ANSWERS[index] ?? { status: 200, body: { access_token: TOKENS.good, expires_in: 3600, token_type: 'Bearer' } },
   );

@@ -93,7 +93,7 @@ it('answers 503 problem+json while PostgreSQL is down, retries the jobs, and rec
   } finally {
     await prisma.$disconnect();
   }
-  const distinct = new Set(receiver.requests.filter((r, i) => i >= receivedAtStop).map((r) => r.headers['webhook-id'])).size;
+  const distinct = new Set(receiver.requests.filter((_request, i) => i >= receivedAtStop).map((r) => r.headers['webhook-id'])).size;
 
   const byStatus: Record<string, number> = {};
   for (const answer of during) byStatus[answer.status] = (byStatus[answer.status] ?? 0) + 1;

@@ -191,7 +191,9 @@ describe('Herald on a Redis Cluster', () => {
     const { accepted, statuses } = await ingest('failover', 30, 5, 100, (batch) => {
       if (batch !== 10) return;
       const at = Date.now();
-      failover = cluster!.failover(shard).then(() => void (failoverMs = Date.now() - at));
+      failover = cluster!.failover(shard).then(() => {
+        failoverMs = Date.now() - at;
+      });
     });
     await failover;
     const after = await cluster!.shardOf(system.keyPrefix);
@@ -234,7 +236,9 @@ describe('Herald on a Redis Cluster', () => {
     const { accepted, statuses } = await ingest('crash', 40, 5, 100, (batch) => {
       if (batch !== 10) return;
       const at = Date.now();
-      crash = cluster!.killMaster(shard).then(() => void (electionMs = Date.now() - at));
+      crash = cluster!.killMaster(shard).then(() => {
+        electionMs = Date.now() - at;
+      });
     });
     await crash;
     const after = await cluster!.shardOf(system.keyPrefix);

@@ -56,7 +56,7 @@ it('leaves no credential of the whole run in any log, Redis key, API answer, das
     { kind: 'dashboard password', value: DASHBOARD.password },
     { kind: 'dashboard password', value: base64(`${DASHBOARD.username}:${DASHBOARD.password}`) },
   ];
-  own.forEach(({ kind, value }) => recordSecret(kind, value));
+  for (const { kind, value } of own) recordSecret(kind, value);
 
   // Every other answer of the Basic merchant is a 401 that echoes the Authorization header back.
   const basicMerchant = await receiver((request, index) =>
@@ -158,9 +158,9 @@ it('leaves no credential of the whole run in any log, Redis key, API answer, das
   // keeps them in the run directory only when it closes).
   const places = new Map<string, string>();
   for (const dir of ['logs', 'responses'] as const) for (const file of keptFiles(dir)) places.set(`${dir}/${file.name}`, file.text);
-  system.services.forEach((service, i) =>
-    places.set(`logs/8-secrets-live-${service === system!.api ? 'events-api' : 'delivery-worker'}-${i}`, service.output()),
-  );
+  system.services.forEach((service, i) => {
+    places.set(`logs/8-secrets-live-${service === system!.api ? 'events-api' : 'delivery-worker'}-${i}`, service.output());
+  });
   const addRedis = (name: string, lines: string[]): void => void places.set(`redis/${name}`, lines.join('\n'));
   for (const file of keptFiles('redis')) addRedis(file.name, file.text.split('\n'));
   addRedis('8-secrets-live', ownRedis);

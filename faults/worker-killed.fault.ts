@@ -18,7 +18,7 @@ const services: ServiceProcess[] = [];
 afterEach(async () => {
   const stopped = services.splice(0);
   await Promise.all(stopped.map((service) => service.stop('SIGKILL')));
-  stopped.forEach((service) => saveServiceLog('1-worker-killed-worker', service.output()));
+  for (const service of stopped) saveServiceLog('1-worker-killed-worker', service.output());
 });
 
 it(`delivers all of ${CALLBACKS} callbacks at least once when the worker is killed with SIGKILL midway`, async () => {

@@ -17,7 +17,7 @@ export async function dumpRedisKeys(redisUrl: string, pattern: string): Promise<
     for await (const { server, keys } of scanKeys(redis, pattern)) {
       for (const key of keys) {
         if (lines.length >= MAX_KEYS) return lines;
-        lines.push(JSON.stringify({ key, value: await valueOf(server, key) }));
+        lines.push(JSON.stringify({ key, value: await valueAt(server, key) }));
       }
     }
     return lines;
@@ -28,7 +28,7 @@ export async function dumpRedisKeys(redisUrl: string, pattern: string): Promise<
   }
 }
 
-async function valueOf(redis: Redis, key: string): Promise<unknown> {
+async function valueAt(redis: Redis, key: string): Promise<unknown> {
   switch (await redis.type(key)) {
     case 'string':
       return redis.get(key);

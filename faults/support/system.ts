@@ -119,7 +119,7 @@ export class System {
   async close(): Promise<void> {
     const services = this.services.splice(0);
     await Promise.all(services.map((service) => service.stop('SIGKILL')));
-    services.forEach((service) => saveServiceLog(`${this.scenario}-${service === this.api ? 'events-api' : 'delivery-worker'}`, service.output()));
+    for (const service of services) saveServiceLog(`${this.scenario}-${service === this.api ? 'events-api' : 'delivery-worker'}`, service.output());
     saveResponses(this.scenario, this.#answers.splice(0));
     saveRedisDump(this.scenario, await dumpRedisKeys(this.redisUrl, `${this.keyPrefix}:*`));
     await removeQueueKeys(this.redisUrl, this.keyPrefix);

@@ -16,7 +16,7 @@ beforeAll(async () => {
   cluster = await startRedisCluster();
 }, 60_000);
 afterAll(async () => {
-  clients.forEach((client) => client.disconnect());
+  for (const client of clients) client.disconnect();
   await cluster?.remove();
 });
 beforeEach(async () => {

@@ -76,7 +76,7 @@ describe.each([
 
   it.each([
     ['k1', /id:key pairs, each id matching \[A-Za-z0-9_-\]\{1,32\}$/],
-    ['k.1:' + 'ab'.repeat(32), /id:key pairs/],
+    [`k.1:${'ab'.repeat(32)}`, /id:key pairs/],
     ['k0:short', /SECRETS_PREVIOUS_KEYS \(key id k0\): must be 32 bytes/],
     [`k0:${'ab'.repeat(32)},k0:${'cd'.repeat(32)}`, /names key id k0 twice/],
     [`k1:${'ab'.repeat(32)}`, /which is SECRETS_KEY_ID/],

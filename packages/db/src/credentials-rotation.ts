@@ -1,5 +1,11 @@
 import type { DatabasePool } from './pool';
-import { CredentialsCipherError, type CredentialsCipher, type CredentialsCipherFailure, type EncryptedSecret } from './credentials-cipher';
+import {
+  CredentialsCipherError,
+  type CredentialsCipher,
+  type CredentialsCipherFailure,
+  type EncryptedCredentials,
+  type EncryptedSecret,
+} from './credentials-cipher';
 import { db, run, sql } from './sql';
 
 /** What a re-encryption run did, counted in ciphertexts: a target has up to two (credentials, signing secrets). */
@@ -68,7 +74,7 @@ export async function reencryptCredentials(
       const { rows } = await run(pool, credentialsRotationQueries.underOtherKey(secret, cipher.currentKeyId, afterId, batchSize));
       if (rows.length === 0) break;
       for (const row of rows) {
-        let encrypted;
+        let encrypted: EncryptedCredentials;
         try {
           encrypted = reencrypt[secret](row.ciphertext, row.id);
         } catch (error) {

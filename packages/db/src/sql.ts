@@ -82,7 +82,10 @@ export async function run<Q extends Compilable<unknown>>(sql: Sql, query: Q, opt
 const statementNames = new Map<string, Map<string, string>>();
 function statementName(prefix: string, text: string): string {
   let names = statementNames.get(prefix);
-  if (!names) statementNames.set(prefix, (names = new Map()));
+  if (!names) {
+    names = new Map<string, string>();
+    statementNames.set(prefix, names);
+  }
   let name = names.get(text);
   if (!name) {
     name = `${prefix}-${createHash('sha1').update(text).digest('hex').slice(0, 16)}`;

@@ -6,8 +6,12 @@ function increments(events: readonly CountedEvent[]): Map<string, number> {
     .parameters as unknown[][];
   const byCounter = new Map<string, number>();
   const add = (key: string, count: unknown): void => void byCounter.set(key, (byCounter.get(key) ?? 0) + Number(count));
-  scopes!.forEach((scope, i) => add(`${scope}|${origins![i]}|${objectTypes![i]}`, counts![i]));
-  bScopes!.forEach((scope, i) => add(`${scope}|${bOrigins![i]}|${bObjectTypes![i]}|${granularities![i]}|${starts![i]}`, bCounts![i]));
+  scopes!.forEach((scope, i) => {
+    add(`${scope}|${origins![i]}|${objectTypes![i]}`, counts![i]);
+  });
+  bScopes!.forEach((scope, i) => {
+    add(`${scope}|${bOrigins![i]}|${bObjectTypes![i]}|${granularities![i]}|${starts![i]}`, bCounts![i]);
+  });
   return byCounter;
 }
 

@@ -73,8 +73,14 @@ describe('the delivery attempt repository', () => {
     );
     const ids = deliveries.map((d) => d.deliveryId);
     const counting = { ...cipher, decryptions: 0 };
-    counting.decryptSigningSecrets = (...args) => (counting.decryptions++, cipher.decryptSigningSecrets(...args));
-    counting.decrypt = (...args) => (counting.decryptions++, cipher.decrypt(...args));
+    counting.decryptSigningSecrets = (...args) => {
+      counting.decryptions++;
+      return cipher.decryptSigningSecrets(...args);
+    };
+    counting.decrypt = (...args) => {
+      counting.decryptions++;
+      return cipher.decrypt(...args);
+    };
     const repository = deliveryAttemptRepository(sqlPool(prisma), counting);
     const found = await repository.loadForAttempts(ids);
     expect(found.size).toBe(3);

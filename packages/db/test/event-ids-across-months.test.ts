@@ -6,7 +6,7 @@ import { applyMigrations } from '../src/migrations';
 import { partitionMaintenance } from '../src/partitions';
 import { deliveryAttemptQueries, deliveryAttemptRepository } from '../src/repositories/delivery-attempts';
 import { isDatabaseUnavailable } from '../src/database-errors';
-import { eventQueries, IngestMonthTurnedError, loadStoredEvents, type NewEvent } from '../src/repositories/events';
+import { eventQueries, IngestMonthTurnedError, type NewEvent } from '../src/repositories/events';
 import { ingestStore } from '../src/repositories/ingest-store';
 import { run } from '../src/sql';
 import { targetRepository } from '../src/repositories/targets';

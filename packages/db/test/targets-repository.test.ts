@@ -171,7 +171,7 @@ describe('the signing secret of a notification target', () => {
     const lost = createCredentialsCipher({ currentKeyId: 'k0', keyring: { k0: randomBytes(32) } });
     await prisma.notificationTarget.update({
       where: { id },
-      data: { signingSecrets: lost.encryptSigningSecrets({ current: 'whsec_' + 'A'.repeat(43) + '=' }, id).ciphertext },
+      data: { signingSecrets: lost.encryptSigningSecrets({ current: `whsec_${'A'.repeat(43)}=` }, id).ciphertext },
     });
     await expect(targets.signingSecret(owner)).rejects.toMatchObject({ reason: 'unknown_key', secret: 'signing secrets' });
 

@@ -50,6 +50,7 @@ export function compileValidator<T>(schema: object): Validator<T> {
 // PostgreSQL stores neither U+0000 (in text or jsonb) nor a lone UTF-16 surrogate (in jsonb):
 // either would fail the INSERT and turn a producer's bad input into a 500. JSON Schema cannot say
 // "no such character anywhere, keys included", so every validator checks it here.
+// biome-ignore lint/suspicious/noControlCharactersInRegex: finds U+0000 on purpose, a character PostgreSQL cannot store
 const UNSTORABLE_CHARACTER = /[\u0000\p{Cs}]/u;
 
 /** A violation for every string or property name in `input` that PostgreSQL could not store. */

@@ -24,7 +24,15 @@ describe('the logger', () => {
     const logger = createLogger({ level: 'info', service: 'test', stream });
     let formatted = 0;
     // A nested property: winston copies the entry's top level, the redaction format reads inside.
-    const meta = { target: Object.defineProperty({}, 'url', { enumerable: true, get: () => String((formatted += 1)) }) };
+    const meta = {
+      target: Object.defineProperty({}, 'url', {
+        enumerable: true,
+        get: () => {
+          formatted += 1;
+          return String(formatted);
+        },
+      }),
+    };
     logger.http('callback delivered', meta);
     expect(lines).toEqual([]);
     expect(formatted).toBe(0);

@@ -474,7 +474,7 @@ describe('batches', () => {
       });
       expect({ round, ...together }).toEqual({ round, ...one });
 
-      together.changes.forEach((change) => changesSeen.add(change));
+      for (const change of together.changes) changesSeen.add(change);
       together.admissions.forEach((admission, i) => {
         const entry = entries[i]!;
         if (admission.admitted) {

@@ -105,10 +105,10 @@ export function startService(script: string, env: Record<string, string>, option
         const deadline = Date.now() + timeoutMs;
         const poll = (): void => {
           const entry = findLog(message);
-          if (entry) return resolve(entry);
-          if (child.exitCode !== null) return reject(new Error(`process exited (${child.exitCode}) before logging "${message}":\n${output}`));
-          if (Date.now() > deadline) return reject(new Error(`no "${message}" log within ${timeoutMs} ms:\n${output}`));
-          setTimeout(poll, 50);
+          if (entry) resolve(entry);
+          else if (child.exitCode !== null) reject(new Error(`process exited (${child.exitCode}) before logging "${message}":\n${output}`));
+          else if (Date.now() > deadline) reject(new Error(`no "${message}" log within ${timeoutMs} ms:\n${output}`));
+          else setTimeout(poll, 50);
         };
         poll();
       }),

@@ -39,8 +39,14 @@ export function createCoalescer<I, O>(run: (inputs: I[]) => Promise<O[]>, option
       Promise.resolve()
         .then(() => run(batch.map((call) => call.input)))
         .then(
-          (outputs) => batch.forEach((call, i) => call.resolve(outputs[i] as O)),
-          (error: unknown) => batch.forEach((call) => call.reject(error)),
+          (outputs) => {
+            batch.forEach((call, i) => {
+              call.resolve(outputs[i] as O);
+            });
+          },
+          (error: unknown) => {
+            for (const call of batch) call.reject(error);
+          },
         )
         .finally(() => {
           inFlight -= 1;

@@ -302,27 +302,26 @@ export function batchedTargetGate(
   const leases = new Map<string, TargetLease>();
   const leaseOf = (targetId: string): TargetLease => {
     let lease = leases.get(targetId);
-    if (!lease)
-      leases.set(
+    if (!lease) {
+      lease = {
         targetId,
-        (lease = {
-          targetId,
-          held: 0,
-          running: new Map(),
-          peak: 0,
-          validUntil: 0,
-          oneByOneUntil: 0,
-          renewing: false,
-          asked: 0,
-          capped: false,
-          contended: false,
-          waiting: [],
-          avgMs: 0,
-          successes: 0,
-          successMs: 0,
-          returned: [],
-        }),
-      );
+        held: 0,
+        running: new Map(),
+        peak: 0,
+        validUntil: 0,
+        oneByOneUntil: 0,
+        renewing: false,
+        asked: 0,
+        capped: false,
+        contended: false,
+        waiting: [],
+        avgMs: 0,
+        successes: 0,
+        successMs: 0,
+        returned: [],
+      };
+      leases.set(targetId, lease);
+    }
     return lease;
   };
 
@@ -455,7 +454,7 @@ export function batchedTargetGate(
   const waitForSlots = (lease: TargetLease): void => {
     const freeing = lease.avgMs > 0 ? Math.floor((GATE_LEASE_WAIT_MS * lease.held) / lease.avgMs) : lease.held;
     const waitOn = Date.now() < lease.validUntil ? freeing : 0;
-    lease.waiting.slice(0, waitOn).forEach((waiter) => (waiter.timer ??= setTimeout(() => endWait(lease, waiter, false), GATE_LEASE_WAIT_MS)));
+    for (const waiter of lease.waiting.slice(0, waitOn)) waiter.timer ??= setTimeout(() => endWait(lease, waiter, false), GATE_LEASE_WAIT_MS);
     for (const waiter of lease.waiting.slice(waitOn)) endWait(lease, waiter, false);
   };
   /**

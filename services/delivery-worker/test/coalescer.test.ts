@@ -8,7 +8,9 @@ function doubler() {
     batches.push(inputs);
     return new Promise((resolve) => releases.push(() => resolve(inputs.map((n) => n * 2))));
   };
-  const releaseAll = (): void => releases.splice(0).forEach((release) => release());
+  const releaseAll = (): void => {
+    for (const release of releases.splice(0)) release();
+  };
   return { run, batches, releaseAll };
 }
 

@@ -11,7 +11,7 @@ const servers: MonitoringServer[] = [];
 const closers: Array<() => void> = [];
 afterEach(async () => {
   await Promise.all(servers.splice(0).map((server) => server.close()));
-  closers.splice(0).forEach((close) => close());
+  for (const close of closers.splice(0)) close();
 });
 
 /** The worker's listener on a free port, checking `w`'s PostgreSQL and a Redis at `redisUrl`. */

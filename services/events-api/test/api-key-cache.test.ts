@@ -85,7 +85,15 @@ describe('createApiKeyCache', () => {
   it('shares one lookup between overlapping requests, and asks again after the bound', async () => {
     let calls = 0;
     let clock = 0;
-    const cache = createApiKeyCache({ authenticate: async () => ((calls += 1), null) }, { ttlMs: 1_000, now: () => clock });
+    const cache = createApiKeyCache(
+      {
+        authenticate: async () => {
+          calls += 1;
+          return null;
+        },
+      },
+      { ttlMs: 1_000, now: () => clock },
+    );
     await Promise.all([cache.authenticate('hk_a'), cache.authenticate('hk_a')]);
     expect(calls).toBe(1);
     clock = 999;
@@ -127,7 +135,15 @@ describe('createApiKeyCache', () => {
 
   it('holds at most maxEntries keys, dropping the oldest', async () => {
     const asked: string[] = [];
-    const cache = createApiKeyCache({ authenticate: async (key) => (asked.push(key), answer) }, { ttlMs: 60_000, maxEntries: 2 });
+    const cache = createApiKeyCache(
+      {
+        authenticate: async (key) => {
+          asked.push(key);
+          return answer;
+        },
+      },
+      { ttlMs: 60_000, maxEntries: 2 },
+    );
     for (const key of ['hk_a', 'hk_b', 'hk_c', 'hk_c', 'hk_b', 'hk_a']) await cache.authenticate(key);
     expect(asked).toEqual(['hk_a', 'hk_b', 'hk_c', 'hk_a']);
   });
@@ -149,7 +165,15 @@ describe('createApiKeyCache memory', () => {
 
   it('holds at most maxBytes, counting each key by its length, dropping the oldest', async () => {
     const asked: string[] = [];
-    const cache = createApiKeyCache({ authenticate: async (key) => (asked.push(key), answer) }, { ttlMs: 60_000, maxBytes: 4_000 });
+    const cache = createApiKeyCache(
+      {
+        authenticate: async (key) => {
+          asked.push(key);
+          return answer;
+        },
+      },
+      { ttlMs: 60_000, maxBytes: 4_000 },
+    );
     const long = (c: string) => `hk_${c.repeat(1_000)}`;
     for (const key of [long('a'), long('b'), long('c')]) await cache.authenticate(key);
     expect(cache.usage().bytes).toBeLessThanOrEqual(4_000);
@@ -173,7 +197,12 @@ describe('limitUnknownKeyLookups', () => {
     let clock = 5_000;
     const asked: string[] = [];
     const limited = limitUnknownKeyLookups(
-      { authenticate: async (key) => (asked.push(key), key === 'known' ? known : null) },
+      {
+        authenticate: async (key) => {
+          asked.push(key);
+          return key === 'known' ? known : null;
+        },
+      },
       { perSecond: 2, now: () => clock },
     );
     await expect(limited.authenticate('u1')).resolves.toBeNull();
@@ -191,7 +220,15 @@ describe('limitUnknownKeyLookups', () => {
   it('is not remembered by the cache: the key is asked again once the second has passed', async () => {
     let clock = 0;
     let calls = 0;
-    const limited = limitUnknownKeyLookups({ authenticate: async () => ((calls += 1), null) }, { perSecond: 1, now: () => clock });
+    const limited = limitUnknownKeyLookups(
+      {
+        authenticate: async () => {
+          calls += 1;
+          return null;
+        },
+      },
+      { perSecond: 1, now: () => clock },
+    );
     const cache = createApiKeyCache(limited, { ttlMs: 60_000, now: () => clock });
     await cache.authenticate('a');
     await expect(cache.authenticate('b')).rejects.toMatchObject({ status: 429 });

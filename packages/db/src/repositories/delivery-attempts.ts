@@ -537,7 +537,10 @@ export function deliveryAttemptRepository(pool: DatabasePool, targetCipher: Cred
     const targets = new Map<string | null, Promise<DeliveryWork['target']>>();
     for (const row of rows) {
       let target = targets.get(row.target_id);
-      if (!target) targets.set(row.target_id, (target = targetOf(row)));
+      if (!target) {
+        target = targetOf(row);
+        targets.set(row.target_id, target);
+      }
       work.set(row.delivery_id, {
         delivery: {
           id: row.delivery_id,

@@ -159,7 +159,8 @@ export function createTargetGate(
       if (position === undefined) {
         const target = keysOf(targetId);
         keys.push(target.inflight, target.deferred, target.breaker, target.window, target.leased, target.wanted);
-        positions.set(targetId, (position = positions.size + 1));
+        position = positions.size + 1;
+        positions.set(targetId, position);
       }
       return position;
     };

@@ -35,12 +35,18 @@ function signedWith(secret: string, callback: ReceivedCallback): boolean {
 /** Something the demo cannot go on without: printed as is, exit 1. */
 class DemoError extends Error {}
 
+/** An answer of the API: its body parsed as JSON, as text when it is not JSON, undefined when empty. */
+interface ApiAnswer {
+  status: number;
+  body: unknown;
+}
+
 async function call(
   config: DemoConfig,
   method: string,
   path: string,
   options: { token?: string; body?: unknown; headers?: Record<string, string> } = {},
-): Promise<{ status: number; body: any }> {
+): Promise<ApiAnswer> {
   const url = `${config.apiUrl.replace(/\/+$/, '')}${path}`;
   let response: Response;
   try {
@@ -69,9 +75,12 @@ async function call(
 }
 
 /** Fails with the API's own explanation (problem+json `detail`) when the status is not one expected. */
-function expectStatus(what: string, answer: { status: number; body: any }, expected: number[]): void {
+function expectStatus(what: string, answer: ApiAnswer, expected: number[]): void {
   if (expected.includes(answer.status)) return;
-  const detail = typeof answer.body === 'object' && answer.body !== null ? (answer.body.detail ?? JSON.stringify(answer.body)) : String(answer.body);
+  const detail =
+    typeof answer.body === 'object' && answer.body !== null
+      ? ((answer.body as { detail?: unknown }).detail ?? JSON.stringify(answer.body))
+      : String(answer.body);
   throw new DemoError(`${what} failed: HTTP ${answer.status}: ${detail}`);
 }
 
@@ -134,7 +143,7 @@ async function runDemo(config: DemoConfig, print: (line: string) => void): Promi
     );
     const keyAnswer = await call(config, 'POST', '/admin/api-keys', { ...admin, body: { merchantId: MERCHANT_ID } });
     expectStatus('Creating an API key', keyAnswer, [201]);
-    const apiKey = String(keyAnswer.body.key);
+    const apiKey = String((keyAnswer.body as { key: unknown }).key);
     const target = await call(config, 'PUT', `/admin/merchants/${MERCHANT_ID}/notification-target`, {
       ...admin,
       body: { url: receiverUrl, auth: { mode: 'none' } },
@@ -143,7 +152,7 @@ async function runDemo(config: DemoConfig, print: (line: string) => void): Promi
     // The merchant verifies every callback with its target's signing secret (Standard Webhooks).
     const secret = await call(config, 'GET', `/admin/merchants/${MERCHANT_ID}/notification-target/signing-secret`, admin);
     expectStatus('Reading the signing secret', secret, [200]);
-    signingSecret = String(secret.body.secret);
+    signingSecret = String((secret.body as { secret: unknown }).secret);
     print(`Program "${PROGRAM_ID}", merchant "${MERCHANT_ID}" and a new API key ready; the merchant's notification target is the receiver.`);
 
     const paymentId = `pay_demo_${randomUUID().slice(0, 8)}`;
@@ -155,8 +164,9 @@ async function runDemo(config: DemoConfig, print: (line: string) => void): Promi
     });
     const ingest = await call(config, 'POST', '/internal/events', { token: config.ingestToken, body: { events: sampleEvents(paymentId, refundId) } });
     expectStatus('Reporting the sample events (POST /internal/events)', ingest, [201]);
-    const eventIds = (ingest.body.events as Array<{ id: string }>).map((event) => event.id);
-    print(`Reported 3 events (${ingest.body.deliveries.map((d: { count: number }) => d.count).join(', ')} callback(s) each); waiting for the callbacks…`);
+    const ingested = ingest.body as { events: Array<{ id: string }>; deliveries: Array<{ count: number }> };
+    const eventIds = ingested.events.map((event) => event.id);
+    print(`Reported 3 events (${ingested.deliveries.map((d) => d.count).join(', ')} callback(s) each); waiting for the callbacks…`);
 
     let timer: NodeJS.Timeout | undefined;
     const timedOut = new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), CALLBACK_WAIT_MS)));
@@ -180,9 +190,9 @@ async function runDemo(config: DemoConfig, print: (line: string) => void): Promi
       },
     });
     expectStatus('Listing the events (GET /events)', list, [200]);
-    print(`GET /events?objectId=${paymentId} as the merchant: ${list.body.count} event(s)`);
-    for (const event of list.body.data as Array<{ id: string; createdAt: string; eventType: string }>)
-      print(`  ${event.createdAt}  ${event.eventType}  ${event.id}`);
+    const page = list.body as { count: number; data: Array<{ id: string; createdAt: string; eventType: string }> };
+    print(`GET /events?objectId=${paymentId} as the merchant: ${page.count} event(s)`);
+    for (const event of page.data) print(`  ${event.createdAt}  ${event.eventType}  ${event.id}`);
 
     print('');
     print('Go on by hand:');

@@ -17,16 +17,13 @@ export function table(rows: ReadonlyArray<Record<string, unknown>>, columns: rea
   if (rows.length === 0) return '(none)\n';
   const cells = [columns.map((c) => c.heading), ...rows.map((row) => columns.map((c) => text(c.cell(row))))];
   const widths = columns.map((_, i) => Math.max(...cells.map((line) => line[i]!.length)));
-  return (
-    cells
-      .map((line) =>
-        line
-          .map((cell, i) => (i === line.length - 1 ? cell : cell.padEnd(widths[i]!)))
-          .join('  ')
-          .trimEnd(),
-      )
-      .join('\n') + '\n'
+  const lines = cells.map((line) =>
+    line
+      .map((cell, i) => (i === line.length - 1 ? cell : cell.padEnd(widths[i]!)))
+      .join('  ')
+      .trimEnd(),
   );
+  return `${lines.join('\n')}\n`;
 }
 
 /** A page of a list answer (`{ page, pageSize, count, totalPages, data }`) as a table and a footer line. */
@@ -56,7 +53,8 @@ export function record(body: unknown, tables: Record<string, readonly Column[]> 
   };
   flatten(body, '');
   const width = Math.max(0, ...lines.map(([name]) => name.length));
-  let out = lines.map(([name, value]) => `${name.padEnd(width)}  ${value}`.trimEnd()).join('\n') + '\n';
+  const fields = lines.map(([name, value]) => `${name.padEnd(width)}  ${value}`.trimEnd());
+  let out = `${fields.join('\n')}\n`;
   for (const [path, columns] of Object.entries(tables)) {
     const rows = valueAt(body, path);
     if (Array.isArray(rows)) out += `\n${path}:\n${table(rows as Array<Record<string, unknown>>, columns)}`;
@@ -83,5 +81,6 @@ function text(value: unknown): string {
   if (value === null || value === undefined || value === '') return '-';
   if (Array.isArray(value)) return value.length === 0 ? '-' : value.map((item) => (typeof item === 'object' ? JSON.stringify(item) : String(item))).join(',');
   const shown = typeof value === 'object' ? JSON.stringify(value) : String(value);
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: matches control characters on purpose: a merchant's text shows them escaped, never sends them to the terminal
   return shown.replace(/[\u0000-\u001f\u007f]/g, (c) => (c === '\n' ? '\\n' : c === '\t' ? '\\t' : `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`));
 }

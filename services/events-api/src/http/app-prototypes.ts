@@ -16,7 +16,7 @@ import type { Express } from 'express';
  * Should a Node version make them classes, which cannot be called so, the server keeps Node's own.
  */
 export function withAppPrototypes(app: Express): { IncomingMessage?: typeof IncomingMessage; ServerResponse?: typeof ServerResponse } {
-  if ([IncomingMessage, ServerResponse].some((constructor) => Function.prototype.toString.call(constructor).startsWith('class'))) return {};
+  if ([IncomingMessage, ServerResponse].some((nodeConstructor) => Function.prototype.toString.call(nodeConstructor).startsWith('class'))) return {};
   function AppRequest(this: IncomingMessage, ...args: ConstructorParameters<typeof IncomingMessage>): void {
     (IncomingMessage as unknown as (...params: typeof args) => void).apply(this, args);
   }

@@ -35,7 +35,6 @@ const HEADERS = {
 function problem(description: string, headers?: Record<string, unknown>) {
   return { description, ...(headers ? { headers } : {}), content: { 'application/problem+json': { schema: PROBLEM } } };
 }
-const tooManyRequests = () => problem('Too many requests for this key; wait for Retry-After seconds.', { 'Retry-After': RETRY_AFTER });
 const unavailable = (what = 'A dependency (the database or the queue) is unavailable') =>
   problem(`${what}; retry after Retry-After seconds.`, { 'Retry-After': RETRY_AFTER });
 const json = (schema: unknown) => ({ 'application/json': { schema } });

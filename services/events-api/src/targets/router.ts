@@ -1,5 +1,12 @@
 import { Router, type Request } from 'express';
-import { TargetOwnerNotFoundError, type TargetAuth, type TargetInput, type TargetOwner, type TargetRepository } from '@herald/db';
+import {
+  TargetOwnerNotFoundError,
+  type NotificationTargetRecord,
+  type TargetAuth,
+  type TargetInput,
+  type TargetOwner,
+  type TargetRepository,
+} from '@herald/db';
 import { compileValidator, TENANT_ID_PATTERN, ValidationError, type Validator, type Violation } from '@herald/domain';
 import type { Logger } from '@herald/logging';
 import { resolveHost, type AddressPolicy, type ResolveHost } from '@herald/outbound';
@@ -76,7 +83,7 @@ export function targetsRouter(deps: TargetsRouterDependencies): Router {
       const { verify = 'true' } = parseQuery(validatePutQuery, req.query);
       const input = await parseTargetInput(validators[kind], req.body, deps.urlPolicy, resolve);
       const checked = verify === 'true' && input.auth.mode === 'oauth' ? await checkCredentials(owner, input.auth, deps.outbound) : undefined;
-      let saved;
+      let saved: NotificationTargetRecord;
       try {
         saved = await deps.targets.upsert(owner, input);
       } catch (error) {

@@ -36,7 +36,7 @@ const auth = {
       description: 'basic and oauth: 1 to 255 characters, no colon.',
     },
     password: { type: 'string', minLength: 1, maxLength: 255, description: 'basic and oauth: 1 to 255 characters. Never shown again.' },
-    authUrl: { ...targetUrl, description: 'oauth: the Authentication URL. ' + targetUrl.description },
+    authUrl: { ...targetUrl, description: `oauth: the Authentication URL. ${targetUrl.description}` },
     tokenRequest: {
       enum: OAUTH_TOKEN_REQUESTS,
       description:

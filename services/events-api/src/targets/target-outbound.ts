@@ -6,7 +6,7 @@ import {
   type AuthDependencies,
   type CheckedOAuthCredentials,
 } from '@herald/callback-auth';
-import { callbackFailure, sendCallback, testCallbackMessage, type AttemptErrorKind, type SendCallback } from '@herald/callbacks';
+import { callbackFailure, sendCallback, testCallbackMessage, type AttemptErrorKind, type CallbackResult, type SendCallback } from '@herald/callbacks';
 import type { DeliveryTarget, OAuthTargetAuth, TargetOwner } from '@herald/db';
 import { targetOwnerKey } from '@herald/db';
 import { signingSecretsInUse } from '@herald/domain';
@@ -85,7 +85,7 @@ function credentialsRejected(error: TokenRequestError): HttpError {
 export async function sendTestCallback(target: DeliveryTarget, outbound: TargetOutbound): Promise<TestCallbackReport> {
   const message = testCallbackMessage(target.url, signingSecretsInUse(target.signing.secrets, target.signing.graceEndsAt, new Date()));
   const started = performance.now();
-  let result;
+  let result: CallbackResult;
   try {
     const auth = createAuthStrategy({ targetId: target.id, ...target.auth }, outbound.auth);
     result = await sendCallback(message, { auth, send: outbound.send, knownSecrets: target.auth.mode === 'none' ? [] : [target.auth.password] });

@@ -9,6 +9,7 @@ import { checksHost, firstRefusedAddress, policyHost, resolveHost, type AddressP
 // connects to at send time.
 
 const HTTP_URL_START = /^https?:\/\//i;
+// biome-ignore lint/suspicious/noControlCharactersInRegex: refuses control characters in a target URL on purpose
 const WHITESPACE_OR_CONTROL = /[\s\u0000-\u001f\u007f]/;
 
 /**

@@ -11,7 +11,7 @@ for (const file of process.argv.slice(2)) {
   try {
     await SwaggerParser.validate(file);
   } catch (error) {
-    swaggerParser = String(error && error.message);
+    swaggerParser = String(error?.message);
   }
   const problems = await lint({ ref: file, config });
   const redocly = problems.map((p) => ({ severity: p.severity, ruleId: p.ruleId, message: p.message, location: p.location?.[0]?.pointer }));
