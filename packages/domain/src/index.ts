@@ -47,11 +47,14 @@ export {
   validatePaymentSeries,
   type Validator,
 } from './validation';
+export { depthViolations, MAX_JSON_DEPTH } from './json-depth';
 export { pointerTo } from './violation';
 export type { Validation, Violation } from './violation';
 export { examplePaymentSeriesEvent } from './examples/payment-series-event';
+export { EventConflictError } from './errors/event-conflict-error';
 export { HeraldError } from './errors/herald-error';
 export { TimeoutError } from './errors/timeout-error';
+export { UnknownTenantError } from './errors/unknown-tenant-error';
 export { storedAtOf, type DeliveryRef } from './delivery-ref';
 export { targetsToNotify, type RoutedEvent, type RoutingTarget } from './routing';
 export { ValidationError } from './errors/validation-error';

@@ -37,7 +37,7 @@ import { plainRouter } from './http/plain-adapter';
 import { createRateLimit } from './http/rate-limit';
 import { installRequestLog } from './http/request-log';
 import { createIngest } from './ingest/ingest-events';
-import { MAX_BODY_DEPTH, refuseDeepJson } from './ingest/json-depth';
+import { MAX_BODY_DEPTH, refuseDeepJson } from './http/body-depth';
 import { ingestRouter } from './ingest/router';
 import { openApiRouter } from './openapi/router';
 import { targetsRouter } from './targets/router';

@@ -1,11 +1,9 @@
 // The ingest use case with fakes at its seams (no database, no queue): what it stores, routes and
 // publishes, and what it refuses. ingest.test.ts and fan-out.test.ts cover it end to end.
 import type { IngestTransaction, KnownTenants, NewEvent, StoredEvent } from '@herald/db';
-import { ValidationError, type DeliveryRef, type Event, type RoutingTarget } from '@herald/domain';
+import { EventConflictError, UnknownTenantError, ValidationError, type DeliveryRef, type Event, type RoutingTarget } from '@herald/domain';
 import { createOutboxPublisher } from '@herald/outbox';
 import { createIngest, type IngestDependencies } from '../src/ingest/ingest-events';
-import { EventConflictError } from '../src/ingest/errors/event-conflict-error';
-import { UnknownTenantError } from '../src/ingest/errors/unknown-tenant-error';
 import { ingestEvent } from './support/events';
 
 const tenant = { programId: 'p1', merchantId: 'm1' };

@@ -1,10 +1,8 @@
 import type { ErrorRequestHandler, RequestHandler } from 'express';
 import { DuplicateIdError, isDatabaseUnavailable, isStatementCancelled } from '@herald/db';
-import { ValidationError } from '@herald/domain';
+import { EventConflictError, UnknownTenantError, ValidationError } from '@herald/domain';
 import { problemType } from '@herald/lifecycle';
 import type { Logger } from '@herald/logging';
-import { EventConflictError } from '../ingest/errors/event-conflict-error';
-import { UnknownTenantError } from '../ingest/errors/unknown-tenant-error';
 import { HttpError } from './http-error';
 import { sendProblem } from './plain-adapter';
 

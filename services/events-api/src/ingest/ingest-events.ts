@@ -1,8 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { eventJsonBytes, type IngestTransaction, type KnownTenants, type NewEvent } from '@herald/db';
 import {
+  depthViolations,
+  EventConflictError,
+  MAX_JSON_DEPTH,
   targetsToNotify,
   toDate,
+  UnknownTenantError,
   ValidationError,
   validateIngestBatch,
   validateIngestEvent,
@@ -15,9 +19,6 @@ import {
 } from '@herald/domain';
 import type { HeraldMetrics } from '@herald/metrics';
 import { contentHash } from './content-hash';
-import { EventConflictError } from './errors/event-conflict-error';
-import { UnknownTenantError } from './errors/unknown-tenant-error';
-import { depthViolations, MAX_JSON_DEPTH } from './json-depth';
 
 /** What an ingest request stored. */
 export interface IngestResult {

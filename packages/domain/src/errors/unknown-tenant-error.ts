@@ -1,4 +1,4 @@
-import { HeraldError } from '@herald/domain';
+import { HeraldError } from './herald-error';
 
 /** An ingested event names a program that does not exist, or a merchant not of the event's program. */
 export class UnknownTenantError extends HeraldError {

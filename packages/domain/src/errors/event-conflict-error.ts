@@ -1,4 +1,4 @@
-import { HeraldError } from '@herald/domain';
+import { HeraldError } from './herald-error';
 
 /** An ingested event's id is stored already with different content: ids are never reused. */
 export class EventConflictError extends HeraldError {
