@@ -7,7 +7,7 @@ import path from 'node:path';
  * above": every service's log, the Redis keys of every queue and the API answers of every
  * scenario, and the credentials the scenarios used. Emptied by the global setup.
  */
-export const RUN_DIR = process.env.FAULTS_RUN_DIR ?? path.join(os.tmpdir(), 'herald-faults-run');
+const RUN_DIR = process.env.FAULTS_RUN_DIR ?? path.join(os.tmpdir(), 'herald-faults-run');
 
 /** Empties the run directory (global setup). */
 export function resetRunDir(): void {

@@ -65,7 +65,7 @@ export interface HeldMonth {
 }
 
 /** The months attached to events, oldest first. */
-export async function eventMonths(client: pg.ClientBase): Promise<Date[]> {
+async function eventMonths(client: pg.ClientBase): Promise<Date[]> {
   const { rows } = await client.query<{ name: string }>(
     "SELECT c.relname AS name FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid WHERE i.inhparent = 'public.events'::regclass",
   );

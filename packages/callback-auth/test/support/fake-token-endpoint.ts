@@ -1,6 +1,6 @@
 import { always, closedPort, startHttpRecorder, type RecordedRequest, type Reply, type Responder } from '@herald/testing';
 
-export { always, type RecordedRequest, type Reply, type Responder };
+export { always, type Reply, type Responder };
 
 export interface FakeTokenEndpoint {
   /** Base URL of the endpoint, e.g. `http://127.0.0.1:43210/oauth/token`. */

@@ -11,7 +11,7 @@ import { byShape, db, run, sql, type Sql } from '../sql';
  */
 
 /** Bucket widths in seconds, coarsest first: a walk reads at most 365 + 1440 + 60 rows per year of data. */
-export const BUCKET_GRANULARITIES = [86_400, 60, 1] as const;
+const BUCKET_GRANULARITIES = [86_400, 60, 1] as const;
 
 /** The counters a stored event adds to. */
 export interface CountedEvent {

@@ -57,7 +57,7 @@ export interface TargetInput {
 }
 
 /** How callbacks to a target have been going, as the delivery-worker records it with each batch of attempts. */
-export interface TargetDeliveryHealth {
+interface TargetDeliveryHealth {
   /** When a callback to the target last got its 200; null when none ever did. */
   lastSuccessAt: Date | null;
   /** Since when every attempt has failed (no 200 since); null when the last attempt succeeded or none failed. */

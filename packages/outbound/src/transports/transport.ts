@@ -4,7 +4,7 @@ import type { ConnectGuard } from '../connect-guard';
 import type { Deadline } from '../deadline';
 
 /** One request as a transport sends it: its URL already checked, its headers final. */
-export interface TransportRequest {
+interface TransportRequest {
   url: URL;
   method: string;
   headers: Record<string, string>;

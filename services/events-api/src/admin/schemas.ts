@@ -68,7 +68,7 @@ export const apiKeysQuerySchema = {
   },
 } as const;
 
-export interface PagingQuery {
+interface PagingQuery {
   page?: number;
   pageSize?: number;
 }

@@ -6,7 +6,7 @@ import { HttpError } from '../http/http-error';
 import { deliveryView, type DeliveryView } from './views';
 
 /** What became of a replayed delivery's job. */
-export type ReplayedJob =
+type ReplayedJob =
   /** A new job is in the queue (its finished job, if any, was removed). */
   | 'added'
   /** Its job was still waiting, delayed or running; that job makes the next attempt. */
@@ -14,7 +14,7 @@ export type ReplayedJob =
   /** Redis refused the new job after the delivery was reset: the outbox sweeper enqueues it shortly. */
   | 'left-to-sweeper';
 
-export interface ReplayedDeliveryView extends DeliveryView {
+interface ReplayedDeliveryView extends DeliveryView {
   previousStatus: DeliveryStatus;
   job: ReplayedJob;
 }

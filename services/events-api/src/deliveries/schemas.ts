@@ -3,7 +3,7 @@ import { eventSchema, TENANT_ID_PATTERN, UUID_PATTERN } from '@herald/domain';
 import { pagingParameters } from '../http/query';
 
 /** Replays take at most this many deliveries at once, and this many when no limit is given. */
-export const REPLAY_MAX_LIMIT = 1000;
+const REPLAY_MAX_LIMIT = 1000;
 export const REPLAY_DEFAULT_LIMIT = 100;
 
 /**

@@ -13,7 +13,7 @@ function scrub(text: string | null): string | null {
  * Times the delivery's job was sent back to wait without a POST (its target's circuit breaker
  * open, or the target at its in-flight limit): not attempts, and shown apart from them.
  */
-export interface DeferralsView {
+interface DeferralsView {
   count: number;
   lastAt: Date | null;
   lastReason: string | null;

@@ -2,11 +2,11 @@ import type { Validator } from '@herald/domain';
 import { HttpError } from './http-error';
 
 /** Most records one page may hold. */
-export const MAX_PAGE_SIZE = 100;
-export const DEFAULT_PAGE_SIZE = 20;
+const MAX_PAGE_SIZE = 100;
+const DEFAULT_PAGE_SIZE = 20;
 
 /** Highest page number a query may ask for (nine digits keep offsets within PostgreSQL's bigint). */
-export const MAX_PAGE = 999_999_999;
+const MAX_PAGE = 999_999_999;
 
 /**
  * The `page` and `pageSize` query parameters, as the integers they mean: parseQuery reads their

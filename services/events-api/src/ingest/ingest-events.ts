@@ -42,7 +42,7 @@ export interface EventDeliveries {
 }
 
 /** One delivery an ingest created, and the target it goes to. */
-export interface CreatedDelivery {
+interface CreatedDelivery {
   deliveryId: string;
   targetId: string;
   /** Whose target: the program's own, or the event's merchant's. */

@@ -4,7 +4,7 @@ import { Router, type Response } from 'express';
 import { buildInternalDocument, buildMerchantDocument, INTERNAL_DOCUMENT_PATH, MERCHANT_DOCUMENT_PATH } from './document';
 
 /** Where the API reference page lives. */
-export const DOCS_PATH = '/docs';
+const DOCS_PATH = '/docs';
 
 // Swagger UI (swagger-ui-dist): kept by the OpenAPI Initiative's founding vendor, renders OpenAPI
 // 3.1, shows several documents behind one selector, and ships as static files with no dependency,

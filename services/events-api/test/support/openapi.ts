@@ -9,7 +9,7 @@ export type OpenApiDocument = {
   paths: Record<string, Record<string, Operation>>;
   components: { schemas: Record<string, unknown>; securitySchemes: Record<string, Record<string, unknown>>; headers: Record<string, unknown> };
 };
-export type Operation = {
+type Operation = {
   parameters?: Array<{ name: string; in: string; required?: boolean; schema: Record<string, unknown> }>;
   responses: Record<string, { headers?: Record<string, { $ref?: string; required?: boolean }>; content?: Record<string, unknown> }>;
 };
