@@ -39,7 +39,7 @@ export type {
   TargetRepository,
 } from './repositories/targets';
 export { deliveryRepository } from './repositories/deliveries';
-export type { DeliveryRepository, ReconcileOptions, ReconcileResult, SweepOptions } from './repositories/deliveries';
+export type { DeliveryRepository, OutboxTransaction, ReconcileOptions, SweepOptions } from './repositories/deliveries';
 export { isDatabaseUnavailable, isStatementCancelled, isUniqueViolation } from './database-errors';
 export { DELIVERY_STATUSES, deliveryHistoryRepository } from './repositories/delivery-history';
 export type {
@@ -50,10 +50,9 @@ export type {
   DeliveryListQuery,
   DeliveryRecord,
   DeliveryStatus,
-  FreeJobIds,
-  ReplayedDelivery,
-  ReplayResult,
+  ReplayCandidate,
   ReplaySelection,
+  ReplayTransaction,
 } from './repositories/delivery-history';
 export { deliveryAttemptRepository } from './repositories/delivery-attempts';
 export { storedRange, type StoredRange } from './stored-range';

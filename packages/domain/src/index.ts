@@ -53,6 +53,7 @@ export type { Validation, Violation } from './violation';
 export { examplePaymentSeriesEvent } from './examples/payment-series-event';
 export { EventConflictError } from './errors/event-conflict-error';
 export { HeraldError } from './errors/herald-error';
+export { QueueUnavailableError } from './errors/queue-unavailable-error';
 export { TimeoutError } from './errors/timeout-error';
 export { UnknownTenantError } from './errors/unknown-tenant-error';
 export { storedAtOf, type DeliveryRef } from './delivery-ref';

@@ -1,4 +1,4 @@
-import type { DeliveryRepository, ReconcileResult } from '@herald/db';
+import type { DeliveryRepository } from '@herald/db';
 import type { HeraldMetrics } from '@herald/metrics';
 import type { DeliveryProducer } from '@herald/queue';
 import type { OutboxLogger } from './outbox-logger';
@@ -11,12 +11,20 @@ export interface ReconcilerOptions extends OutboxTaskSchedule {
 }
 
 export interface ReconcilerDependencies {
-  deliveries: Pick<DeliveryRepository, 'reconcile'>;
+  deliveries: Pick<DeliveryRepository, 'transaction'>;
   /** A fail-fast producer: while Redis is down a pass fails at once and releases its row locks. */
   producer: Pick<DeliveryProducer, 'requeueDead'>;
   config: ReconcilerOptions;
   logger: Pick<OutboxLogger, 'warn' | 'debug'>;
   metrics: Pick<HeraldMetrics, 'reconciled'>;
+}
+
+/** What one reconciliation pass did. */
+export interface ReconcileResult {
+  /** Pending deliveries whose job was looked up in the queue. */
+  checked: number;
+  /** Those among them that were given a new job. */
+  requeued: number;
 }
 
 export interface Reconciler {
@@ -42,7 +50,18 @@ export function startReconciler(deps: ReconcilerDependencies): Reconciler {
   const { config, logger } = deps;
   const task = startOutboxTask(
     async (): Promise<ReconcileResult> => {
-      const result = await deps.deliveries.reconcile({ limit: config.batchSize, staleMs: config.staleAfterMs }, (refs) => deps.producer.requeueDead(refs));
+      // The rows stay locked while Redis is asked about their jobs: the design needs it. A worker
+      // finishing one of these deliveries records its attempt before its job completes, and that
+      // record waits for the lock; so a job this pass finds finished or gone belongs to a delivery
+      // whose outcome was never recorded, not to one being recorded right now, and requeueing it
+      // sends no callback twice. Several workers' passes skip each other's rows (SKIP LOCKED).
+      const result = await deps.deliveries.transaction(async (tx): Promise<ReconcileResult> => {
+        const stale = await tx.lockStale({ limit: config.batchSize, staleMs: config.staleAfterMs });
+        if (stale.length === 0) return { checked: 0, requeued: 0 };
+        const requeued = await deps.producer.requeueDead(stale);
+        await tx.markChecked(stale, requeued);
+        return { checked: stale.length, requeued: requeued.size };
+      });
       deps.metrics.reconciled(result.checked, result.requeued);
       return result;
     },

@@ -11,7 +11,7 @@ export interface SweeperOptions extends OutboxTaskSchedule {
 }
 
 export interface SweeperDependencies {
-  deliveries: Pick<DeliveryRepository, 'sweep'>;
+  deliveries: Pick<DeliveryRepository, 'claimUnswept' | 'clearEnqueued'>;
   producer: Pick<DeliveryProducer, 'enqueue'>;
   config: SweeperOptions;
   logger: Pick<OutboxLogger, 'info' | 'warn'>;
@@ -29,8 +29,8 @@ export interface Sweeper {
 /**
  * The outbox sweeper: every `intervalMs`, enqueues pending deliveries that were stored but never
  * enqueued (the events-api could not reach Redis after its commit and cleared their mark, or a
- * replay's enqueue failed). Every worker process runs one; row locks (SKIP LOCKED) and job ids
- * equal to delivery ids make that safe. The first sweep waits an interval, like every later one: a
+ * replay's enqueue failed). Every worker process runs one; claiming rows under SKIP LOCKED and
+ * job ids equal to delivery ids make that safe. The first sweep waits an interval, like every later one: a
  * forgotten delivery is at least `graceMs` old anyway, and a pass started beside a caller's own
  * `sweepOnce` would take its rows (SKIP LOCKED) from under it.
  */
@@ -38,9 +38,21 @@ export function startSweeper(deps: SweeperDependencies): Sweeper {
   const { config, logger } = deps;
   const task = startOutboxTask(
     async () => {
-      const enqueued = await deps.deliveries.sweep({ limit: config.batchSize, graceMs: config.graceMs }, (refs) => deps.producer.enqueue(refs));
-      deps.metrics.sweeperEnqueued(enqueued);
-      return enqueued;
+      // Claimed (marked enqueued) and committed first, then enqueued: no row lock is held while
+      // Redis is asked. Jobs that cannot be added are handed back to the next sweep; should even
+      // that fail, or the process die in between, the deliveries are marked enqueued without a
+      // job, which is what the reconciler finds once their stale period has passed.
+      const claimed = await deps.deliveries.claimUnswept({ limit: config.batchSize, graceMs: config.graceMs });
+      if (claimed.length > 0) {
+        try {
+          await deps.producer.enqueue(claimed);
+        } catch (error) {
+          await deps.deliveries.clearEnqueued(claimed).catch(() => undefined);
+          throw error;
+        }
+      }
+      deps.metrics.sweeperEnqueued(claimed.length);
+      return claimed.length;
     },
     {
       name: 'sweep',

@@ -109,6 +109,32 @@ describe('the outbox sweeper', () => {
     expect(rows.every((row) => row.enqueuedAt === null)).toBe(true);
   });
 
+  it('holds no row lock while it adds the jobs: the rows are claimed and committed first', async () => {
+    const ids = await storeUnenqueued(2);
+    // What another transaction can do to the claimed rows while the sweeper waits on Redis.
+    const lockedByOthers: string[] = [];
+    const probing: Pick<DeliveryProducer, 'enqueue'> = {
+      async enqueue(refs) {
+        const pool = sqlPool(prisma);
+        try {
+          await pool.query('select id from deliveries where id = any($1::uuid[]) for update nowait', [refs.map((r) => r.deliveryId)]);
+        } catch (error) {
+          lockedByOthers.push(String(error));
+        }
+        await producer.enqueue(refs);
+      },
+    };
+    const sweeper = startSweeper({ deliveries, producer: probing, logger, metrics, config: { intervalMs: 60_000, graceMs: 0, batchSize: 1_000 } });
+    try {
+      // The earlier tests' deliveries left for the sweeper come along.
+      expect(await sweeper.sweepOnce()).toBeGreaterThanOrEqual(ids.length);
+    } finally {
+      await sweeper.stop();
+    }
+    expect(lockedByOthers).toEqual([]);
+    expect((await Promise.all(ids.map((id) => producer.queue.getJob(id)))).every(Boolean)).toBe(true);
+  });
+
   it('fails a sweep cleanly while Redis is unreachable and enqueues on the next one', async () => {
     const ids = await storeUnenqueued(2);
     const down = createRedisConnection('redis://127.0.0.1:1', { role: 'client' });

@@ -17,7 +17,7 @@ import type { Logger } from '@herald/logging';
 import { createMetrics, type HeraldMetrics } from '@herald/metrics';
 import { createCallbackSender } from '@herald/callbacks';
 import { createConnectGuard, createOutboundClient, type AddressPolicy } from '@herald/outbound';
-import { createOutboxPublisher } from '@herald/outbox';
+import { createOutboxPublisher, createReplay } from '@herald/outbox';
 import { pingRedis, readTargetHealth, type DeliveryProducer, type RedisConnection } from '@herald/queue';
 import { adminRouter } from './admin/router';
 import { createApiKeyCache } from './auth/api-key-cache';
@@ -26,7 +26,7 @@ import { createFailedAuthThrottle } from './auth/failed-auth-throttle';
 import { limitUnknownKeyLookups } from './auth/unknown-key-limit';
 import { DASHBOARD_PATH, dashboardRouter } from './dashboard/router';
 import type { ApiDatabases } from './databases';
-import { createReplay } from './deliveries/replay';
+import { replayAnswering } from './deliveries/replay';
 import { deliveriesRouter } from './deliveries/router';
 import { listEvents } from './events/router';
 import { errorHandler, notFound } from './http/error-handler';
@@ -167,7 +167,7 @@ export function createApp(deps: AppDependencies): Express {
       health: (targetId) => withTimeout(readTargetHealth(redis, config.queuePrefix, targetId), config.readinessTimeoutMs, 'the target health read timed out'),
     }),
     signingSecretRouter({ targets, rotationGraceSeconds: config.signingSecretRotationGraceSeconds }),
-    deliveriesRouter({ history, replay: createReplay({ history, outbox, producer, logger }), replayMaxDays: config.replayMaxDays }),
+    deliveriesRouter({ history, replay: replayAnswering(createReplay({ history, publisher: outbox, producer, logger })), replayMaxDays: config.replayMaxDays }),
   );
   app.use(notFound);
   app.use(errorHandler(logger));

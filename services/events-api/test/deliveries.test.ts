@@ -3,10 +3,9 @@ import { PassThrough } from 'node:stream';
 import request from 'supertest';
 import { credentialsCipherFromConfig, deliveryAttemptRepository, deliveryHistoryRepository, deliveryRepository } from '@herald/db';
 import { createLogger } from '@herald/logging';
-import { createOutboxPublisher } from '@herald/outbox';
+import { createOutboxPublisher, createReplay } from '@herald/outbox';
 import { createDeliveryProducer, createRedisConnection, pingRedis } from '@herald/queue';
 import { closedPort } from '@herald/testing';
-import { createReplay } from '../src/deliveries/replay';
 import { createTestApi } from './support/api';
 import { ingestEvent } from './support/events';
 import { createFakeWorker } from './support/fake-worker';
@@ -401,7 +400,7 @@ describe('replay when Redis refuses the new job after the reset', () => {
     const logger = createLogger({ level: 'error', service: 'test', stream: new PassThrough() });
     const replay = createReplay({
       history: deliveryHistoryRepository(api.databases.ingest),
-      outbox: createOutboxPublisher({
+      publisher: createOutboxPublisher({
         producer: { enqueue: () => Promise.reject(new Error('Redis went away')) },
         deliveries: deliveryRepository(api.databases.ingest),
         logger,

@@ -167,13 +167,26 @@ export interface ReconcileOptions {
   staleMs: number;
 }
 
-/** What one reconciliation pass did. */
-export interface ReconcileResult {
-  /** Pending deliveries whose job was looked up in the queue. */
-  checked: number;
-  /** Those among them that were given a new job. */
-  requeued: number;
+/**
+ * The outbox's statements on one transaction: rows they lock stay locked until it ends. The
+ * reconciler (@herald/outbox) runs its pass on one, since it asks Redis about the rows it holds.
+ */
+export interface OutboxTransaction {
+  /**
+   * Locks (SKIP LOCKED) up to `limit` pending deliveries enqueued, and last found alive in the
+   * queue, longer ago than `staleMs`, seen longest ago first; returns their refs. Several workers
+   * never take the same rows, and the worker's recording of an attempt on one waits.
+   */
+  lockStale(options: ReconcileOptions): Promise<DeliveryRef[]>;
+  /**
+   * Stamps every checked delivery, so that the next pass moves on to others; those in `requeued`
+   * (by delivery id) count as enqueued now, their new job getting the whole stale period.
+   */
+  markChecked(checked: readonly DeliveryRef[], requeued: ReadonlySet<string>): Promise<void>;
 }
+
+/** How long an outbox transaction may sit idle holding its row locks (waiting on Redis) before PostgreSQL ends it. */
+const OUTBOX_TRANSACTION_IDLE_MS = 30_000;
 
 export function deliveryRepository(pool: DatabasePool) {
   return {
@@ -190,16 +203,15 @@ export function deliveryRepository(pool: DatabasePool) {
     },
 
     /**
-     * Enqueues pending deliveries that were never marked enqueued. Rows are locked with SKIP LOCKED
-     * while `enqueue` runs, so several sweepers (one per worker process) never take the same rows;
-     * jobs use the delivery id as job id, so a delivery enqueued twice still makes one job.
-     * Returns how many were enqueued.
+     * Claims up to `limit` pending deliveries never marked enqueued and older than `graceMs`,
+     * oldest first: marks them enqueued and returns their refs, for the caller to add their jobs
+     * (and clear the mark if it cannot). The rows are locked (SKIP LOCKED) only while this runs,
+     * so several sweepers never claim the same rows, and no lock is held while Redis is asked.
      */
-    async sweep(options: SweepOptions, enqueue: (refs: DeliveryRef[]) => Promise<void>): Promise<number> {
+    async claimUnswept(options: SweepOptions): Promise<DeliveryRef[]> {
       return inTransaction(pool, async (tx) => {
         const { rows } = await run(tx, deliveryQueries.unswept(options));
-        if (rows.length === 0) return 0;
-        await enqueue(rows.map(refOf));
+        if (rows.length === 0) return [];
         await run(
           tx,
           deliveryQueries.swept(
@@ -207,31 +219,35 @@ export function deliveryRepository(pool: DatabasePool) {
             storedRange(rows.map((r) => r.storedAt)),
           ),
         );
-        return rows.length;
+        return rows.map(refOf);
       });
     },
 
-    /**
-     * Finds pending deliveries that were enqueued, and last found alive in the queue, more than
-     * `staleMs` ago, seen longest ago first, and hands them to `requeueDead`, which looks up their
-     * jobs and gives a new job to each whose job is gone (a Redis that lost its data) or finished
-     * while the delivery is still pending (BullMQ failed a job that stalled too often, or the last
-     * attempt could not record its outcome); it returns the ids it requeued. Rows stay locked
-     * (SKIP LOCKED) meanwhile, so several workers never check the same rows, and the worker's
-     * recording of an attempt waits for the pass. Every row checked is stamped, so the next pass
-     * moves on to others and a large backlog of deliveries waiting out their backoff is checked in
-     * turn, `limit` at a time.
-     */
-    async reconcile(options: ReconcileOptions, requeueDead: (refs: DeliveryRef[]) => Promise<ReadonlySet<string>>): Promise<ReconcileResult> {
-      return inTransaction(pool, async (tx) => {
-        const { rows } = await run(tx, deliveryQueries.stale(options));
-        if (rows.length === 0) return { checked: 0, requeued: 0 };
-        const dead = await requeueDead(rows.map(refOf));
-        const requeued = rows.filter((r) => dead.has(r.deliveryId)).map((r) => r.deliveryId);
-        const alive = rows.filter((r) => !dead.has(r.deliveryId)).map((r) => r.deliveryId);
-        await run(tx, deliveryQueries.checked(alive, requeued, storedRange(rows.map((r) => r.storedAt))));
-        return { checked: rows.length, requeued: requeued.length };
-      });
+    /** Runs `work` on one transaction with the outbox's statements (see OutboxTransaction): committed when it resolves, rolled back when it throws. */
+    transaction<T>(work: (tx: OutboxTransaction) => Promise<T>): Promise<T> {
+      return inTransaction(
+        pool,
+        (tx) =>
+          work({
+            async lockStale(options) {
+              return (await run(tx, deliveryQueries.stale(options))).rows.map(refOf);
+            },
+            async markChecked(checked, requeued) {
+              if (checked.length === 0) return;
+              const ids = idsOf(checked);
+              await run(
+                tx,
+                deliveryQueries.checked(
+                  ids.filter((id) => !requeued.has(id)),
+                  ids.filter((id) => requeued.has(id)),
+                  rangeOf(checked),
+                ),
+              );
+            },
+          }),
+        // A call to Redis stuck while the rows are locked must not keep them.
+        { idleTimeoutMs: OUTBOX_TRANSACTION_IDLE_MS },
+      );
     },
   };
 }

@@ -52,29 +52,27 @@ export interface DeliveryListQuery {
 /** What a replay takes: one delivery, or the oldest `limit` deliveries matching a filter. */
 export type ReplaySelection = { deliveryId: string } | { filter: DeliveryFilter; limit: number };
 
-export interface ReplayedDelivery extends DeliveryRecord {
-  /** The status before the replay (the delivery is pending now). */
-  previousStatus: DeliveryStatus;
-  /** Whose target the delivery goes to (for the new job's name). */
+/** A delivery a replay locked, with whose target it goes to (for its new job's name). */
+export interface ReplayCandidate extends DeliveryRecord {
   targetOwner: 'program' | 'merchant';
-  /**
-   * True when a job still waits or runs for it and will make the next attempt; false when it needs
-   * a new job (enqueuedAt is null until the caller enqueues it, so the sweeper covers a failure).
-   */
-  jobQueued: boolean;
-}
-
-export interface ReplayResult {
-  deliveries: ReplayedDelivery[];
-  /** More deliveries matched than the limit allowed; replay again to take the next ones. */
-  more: boolean;
 }
 
 /**
- * Removes the finished jobs of these deliveries, so that their ids are free for new jobs, and says
- * per id whether it is `free` or a job still waits or runs under it (`queued`).
+ * A replay's statements on one transaction: the rows it locks stay locked until it ends, so the
+ * worker and the sweeper cannot write them in between (see createReplay in @herald/outbox).
  */
-export type FreeJobIds = (deliveryIds: string[]) => Promise<ReadonlyMap<string, 'free' | 'queued'>>;
+export interface ReplayTransaction {
+  /**
+   * Locks (FOR UPDATE) the deliveries `selection` takes, oldest first, and says whether more
+   * match than its limit. A single delivery that does not exist gives none.
+   */
+  lockForReplay(selection: ReplaySelection): Promise<{ deliveries: ReplayCandidate[]; more: boolean }>;
+  /** Sets deliveries back to pending at `now`; with `needJob` they also lose their enqueued mark, for the sweeper. */
+  reset(deliveryIds: readonly string[], needJob: boolean, now: Date): Promise<void>;
+}
+
+/** How long a replay's transaction may sit idle holding its row locks (waiting on Redis) before PostgreSQL ends it. */
+const REPLAY_TRANSACTION_IDLE_MS = 30_000;
 
 /** A delivery joined with its event (d, e), as the repository's statements read it. */
 type Joined = ExpressionBuilder<DB & { d: DB['deliveries']; e: DB['events'] }, 'd' | 'e'>;
@@ -239,49 +237,26 @@ export function deliveryHistoryRepository(pool: DatabasePool) {
       return event.rows.length > 0 ? details(found.rows) : null;
     },
 
-    /**
-     * Sets the selected deliveries back to pending, oldest first, after `freeJobIds` removed their
-     * finished jobs. The rows stay locked (FOR UPDATE) meanwhile, so the worker and the sweeper
-     * cannot write them in between; if `freeJobIds` fails, nothing changes in the database.
-     * Deliveries that need a new job are left with enqueuedAt null: the caller enqueues them once
-     * this has committed (the worker skips a job whose delivery still reads as succeeded), and the
-     * sweeper does if the caller cannot. A single delivery that does not exist gives no result.
-     */
-    async replay(selection: ReplaySelection, freeJobIds: FreeJobIds): Promise<ReplayResult> {
-      if ('deliveryId' in selection && !isUuid(selection.deliveryId)) return { deliveries: [], more: false };
-      const filter = 'deliveryId' in selection ? { id: selection.deliveryId } : selection.filter;
-      const limit = 'deliveryId' in selection ? 1 : selection.limit;
+    /** Runs `work` on one transaction with the replay's statements (see ReplayTransaction): committed when it resolves, rolled back when it throws. */
+    transaction<T>(work: (tx: ReplayTransaction) => Promise<T>): Promise<T> {
       return inTransaction(
         pool,
-        async (tx) => {
-          // One row past the limit says whether more match; it is locked too, which is harmless.
-          const { rows } = await run(tx, deliveryHistoryQueries.lockForReplay(filter, limit + 1));
-          const records = rows.slice(0, limit);
-          if (records.length === 0) return { deliveries: [], more: false };
-          const slots = await freeJobIds(records.map((r) => r.id));
-          const free = records.filter((r) => slots.get(r.id) === 'free').map((r) => r.id);
-          const queued = records.filter((r) => slots.get(r.id) !== 'free').map((r) => r.id);
-          const now = new Date();
-          if (free.length > 0) await run(tx, deliveryHistoryQueries.reset(free, true, now));
-          if (queued.length > 0) await run(tx, deliveryHistoryQueries.reset(queued, false, now));
-          return {
-            deliveries: records.map((record) => {
-              const jobQueued = slots.get(record.id) !== 'free';
-              return {
-                ...record,
-                status: 'pending',
-                completedAt: null,
-                updatedAt: now,
-                enqueuedAt: jobQueued ? record.enqueuedAt : null,
-                previousStatus: record.status,
-                jobQueued,
-              };
-            }),
-            more: rows.length > limit,
-          };
-        },
-        // Row locks held while Redis is asked: a stuck call must not keep them.
-        { idleTimeoutMs: 30_000 },
+        (tx) =>
+          work({
+            async lockForReplay(selection) {
+              if ('deliveryId' in selection && !isUuid(selection.deliveryId)) return { deliveries: [], more: false };
+              const filter = 'deliveryId' in selection ? { id: selection.deliveryId } : selection.filter;
+              const limit = 'deliveryId' in selection ? 1 : selection.limit;
+              // One row past the limit says whether more match; it is locked too, which is harmless.
+              const { rows } = await run(tx, deliveryHistoryQueries.lockForReplay(filter, limit + 1));
+              return { deliveries: rows.slice(0, limit), more: rows.length > limit };
+            },
+            async reset(deliveryIds, needJob, now) {
+              if (deliveryIds.length > 0) await run(tx, deliveryHistoryQueries.reset(deliveryIds, needJob, now));
+            },
+          }),
+        // A call to Redis stuck while the rows are locked must not keep them.
+        { idleTimeoutMs: REPLAY_TRANSACTION_IDLE_MS },
       );
     },
   };

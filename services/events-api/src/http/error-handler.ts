@@ -1,6 +1,6 @@
 import type { ErrorRequestHandler, RequestHandler } from 'express';
 import { DuplicateIdError, isDatabaseUnavailable, isStatementCancelled } from '@herald/db';
-import { EventConflictError, UnknownTenantError, ValidationError } from '@herald/domain';
+import { EventConflictError, QueueUnavailableError, UnknownTenantError, ValidationError } from '@herald/domain';
 import { problemType } from '@herald/lifecycle';
 import type { Logger } from '@herald/logging';
 import { HttpError } from './http-error';
@@ -8,6 +8,8 @@ import { sendProblem } from './plain-adapter';
 
 // What a client is told to wait while PostgreSQL is unavailable.
 const DATABASE_RETRY_AFTER_SECONDS = 5;
+// What a client is told to wait while Redis is unavailable.
+const QUEUE_RETRY_AFTER_SECONDS = 5;
 // What a client is told to wait after PostgreSQL cancelled its query at the statement time limit.
 const QUERY_TIMEOUT_RETRY_AFTER_SECONDS = 5;
 
@@ -47,6 +49,9 @@ function toHttpError(error: unknown): HttpError | undefined {
     return new HttpError(409, error.code, 'Conflict', error.message, { index: error.index, eventId: error.eventId });
   }
   if (error instanceof DuplicateIdError) return new HttpError(409, error.code, 'Conflict', error.message);
+  if (error instanceof QueueUnavailableError) {
+    return new HttpError(503, error.code, 'Service Unavailable', error.message, {}, { 'Retry-After': String(QUEUE_RETRY_AFTER_SECONDS) });
+  }
   if (isDatabaseUnavailable(error)) {
     return new HttpError(
       503,
