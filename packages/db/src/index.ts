@@ -64,6 +64,7 @@ export type {
   DeliveryAttemptRepository,
   DeliveryToAttempt,
   DeliveryWork,
+  LoadedTarget,
   NewDeliveryAttempt,
   RecordedAttempt,
 } from './repositories/delivery-attempts';

@@ -1,8 +1,8 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { testDatabaseUrl } from '@herald/config';
 import { createPrismaClient, sqlPool } from '../src/prisma-client';
-import { createCredentialsCipher, CredentialsCipherError } from '../src/credentials-cipher';
-import { deliveryAttemptRepository, type AttemptOutcome, type NewDeliveryAttempt } from '../src/repositories/delivery-attempts';
+import { createCredentialsCipher } from '../src/credentials-cipher';
+import { deliveryAttemptRepository, type AttemptOutcome, type LoadedTarget, type NewDeliveryAttempt } from '../src/repositories/delivery-attempts';
 import type { DeliveryTarget } from '../src/repositories/targets';
 import { targetRepository } from '../src/repositories/targets';
 import { tenantRepository } from '../src/repositories/tenants';
@@ -58,7 +58,10 @@ describe('the delivery attempt repository', () => {
     expect([...found.keys()].sort()).toEqual([first, second].sort());
     const work = found.get(first)!;
     expect(work.delivery).toMatchObject({ id: first, status: 'pending', attemptsMade: 0 });
-    expect(work.target).toMatchObject({ id: work.delivery.targetId, url: 'https://merchant.example/hooks', auth: basicAuth, enabled: true, deletedAt: null });
+    expect(work.target).toMatchObject({
+      state: 'ready',
+      target: { id: work.delivery.targetId, url: 'https://merchant.example/hooks', auth: basicAuth, enabled: true, deletedAt: null },
+    });
     // The event exactly as GET /events shows it: absent optional fields are left out.
     expect(JSON.parse(work.eventJson!)).toEqual({ id: work.delivery.eventId, ...EVENT_FIELDS });
   });
@@ -87,7 +90,7 @@ describe('the delivery attempt repository', () => {
     // The signing secrets and the credentials: one decryption each.
     expect(counting.decryptions).toBe(2);
     expect(new Set([...found.values()].map((w) => w.target)).size).toBe(1);
-    expect([...found.values()][0]!.target).toMatchObject({ auth: basicAuth });
+    expect([...found.values()][0]!.target).toMatchObject({ state: 'ready', target: { auth: basicAuth } });
 
     await repository.loadForAttempts(ids.slice(0, 1));
     await repository.loadForAttempts(ids.slice(1));
@@ -96,7 +99,7 @@ describe('the delivery attempt repository', () => {
     const changed = { ...basicAuth, password: 'n3w-pa55-word' };
     await targetRepository(sqlPool(prisma), cipher).upsert(owner, { url: 'https://merchant.example/hooks', auth: changed, notifications: {}, enabled: true });
     const rotated = await targetRepository(sqlPool(prisma), cipher).rotateSigningSecret(owner, 0);
-    const reloaded = (await repository.loadForAttempts(ids.slice(0, 1))).get(ids[0]!)!.target as DeliveryTarget;
+    const reloaded = readyTarget((await repository.loadForAttempts(ids.slice(0, 1))).get(ids[0]!)!.target);
     expect(reloaded.auth).toEqual(changed);
     expect(reloaded.signing.secrets.current).toBe(rotated!.secret);
     expect(counting.decryptions).toBe(4);
@@ -104,22 +107,22 @@ describe('the delivery attempt repository', () => {
 
   it('shows the worker an oauth target with its credentials, and a deleted target as switched off', async () => {
     const id = await newDelivery();
-    const { programId } = (await attempts.loadForAttempts([id])).get(id)!.target as DeliveryTarget;
+    const { programId } = readyTarget((await attempts.loadForAttempts([id])).get(id)!.target);
     const owner = { kind: 'program', programId } as const;
     const oauth = { mode: 'oauth', authUrl: 'https://merchant.example/token', username: 'client', password: 'pa55-word' } as const;
     await targetRepository(sqlPool(prisma), cipher).upsert(owner, { url: 'https://merchant.example/hooks', auth: oauth, notifications: {}, enabled: true });
-    expect((await attempts.loadForAttempts([id])).get(id)!.target).toMatchObject({ auth: oauth, enabled: true, deletedAt: null });
+    expect((await attempts.loadForAttempts([id])).get(id)!.target).toMatchObject({ state: 'ready', target: { auth: oauth, enabled: true, deletedAt: null } });
 
     await targetRepository(sqlPool(prisma), cipher).remove(owner);
-    expect((await attempts.loadForAttempts([id])).get(id)!.target).toMatchObject({ enabled: false, deletedAt: expect.any(Date) });
+    expect((await attempts.loadForAttempts([id])).get(id)!.target).toMatchObject({ state: 'ready', target: { enabled: false, deletedAt: expect.any(Date) } });
   });
 
-  it('gives a target whose credentials no key decrypts as the error, for its own delivery only', async () => {
+  it('gives a target whose credentials no key decrypts as unreadable, saying which key, for its own delivery only', async () => {
     const unreadable = await newDelivery(createCredentialsCipher({ currentKeyId: 'k1', keyring: { k1: randomBytes(32) } }));
     const readable = await newDelivery();
     const found = await attempts.loadForAttempts([unreadable, readable]);
-    expect(found.get(unreadable)!.target).toBeInstanceOf(CredentialsCipherError);
-    expect(found.get(readable)!.target).toMatchObject({ auth: basicAuth });
+    expect(found.get(unreadable)!.target).toEqual({ state: 'unreadable', message: expect.stringMatching(/k1/) });
+    expect(found.get(readable)!.target).toMatchObject({ state: 'ready', target: { auth: basicAuth } });
   });
 
   it('numbers attempts from the delivery’s count and keeps the delivery’s last outcome', async () => {
@@ -314,3 +317,9 @@ describe("the targets' health, recorded with each batch of attempts", () => {
     expect(await target(targetId)).toMatchObject({ enabled: true, disabledReason: null });
   });
 });
+
+/** The target of a loaded delivery, which the test expects to be usable. */
+function readyTarget(loaded: LoadedTarget): DeliveryTarget {
+  if (loaded.state !== 'ready') throw new Error(`the target is ${loaded.state}`);
+  return loaded.target;
+}

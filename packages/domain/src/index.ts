@@ -51,6 +51,7 @@ export { depthViolations, MAX_JSON_DEPTH } from './json-depth';
 export { pointerTo } from './violation';
 export type { Validation, Violation } from './violation';
 export { examplePaymentSeriesEvent } from './examples/payment-series-event';
+export { decideAttempt, type AttemptDecision, type AttemptFacts } from './attempt-decision';
 export { EventConflictError } from './errors/event-conflict-error';
 export { HeraldError } from './errors/herald-error';
 export { QueueUnavailableError } from './errors/queue-unavailable-error';

@@ -1,8 +1,8 @@
 import { performance } from 'node:perf_hooks';
 import type { CallbackAuthStrategy } from '@herald/callback-auth';
 import { callbackFailure, sendCallback, type CallbackResult, type SendCallback } from '@herald/callbacks';
-import { CredentialsCipherError, type AttemptOutcome, type AttemptRecord, type DeliveryTarget, type DeliveryWork, type RecordedAttempt } from '@herald/db';
-import { attemptChangesTargetHealth, AUTO_DISABLED_REASON, maskQueryValues, shouldAutoDisable, signingSecretsInUse, type DeliveryRef } from '@herald/domain';
+import type { AttemptOutcome, AttemptRecord, DeliveryTarget, DeliveryWork, RecordedAttempt } from '@herald/db';
+import { AUTO_DISABLED_REASON, decideAttempt, maskQueryValues, signingSecretsInUse, type AttemptDecision, type DeliveryRef } from '@herald/domain';
 import type { Logger } from '@herald/logging';
 import type { HeraldMetrics } from '@herald/metrics';
 import type { Admission, DeferralReason, GateVerdict } from '@herald/queue';
@@ -74,11 +74,63 @@ export interface DeliveryProcessorDependencies {
   autoDisableAfterMs: number;
 }
 
-// Failures that say nothing about the merchant's endpoint: Herald's own, or a target already off.
-const NOT_THE_TARGETS_FAULT: ReadonlySet<string> = new Set(['internal', 'target_unavailable']);
-
 /** Where an attempt's callback went, once it went out. */
 type SentTo = { url?: string };
+
+/** What step 1 found sendable: the delivery's target, usable, and its event's JSON. */
+interface Ready {
+  readonly ready: true;
+  readonly work: DeliveryWork;
+  readonly target: DeliveryTarget;
+  readonly eventJson: string;
+}
+
+/** Step 1's answer: ready to send, or the failure that stops the attempt before any POST. */
+type Prepared = Ready | { readonly ready: false; readonly failure: CallbackResult };
+
+/** An attempt made: what the callback came to, what it makes of the delivery, and when. */
+interface Attempt {
+  readonly result: CallbackResult;
+  readonly decision: AttemptDecision;
+  readonly startedAt: Date;
+  readonly durationSeconds: number;
+  readonly sent: SentTo;
+}
+
+/** The delivery's stored status for each decision. */
+const OUTCOME_OF: Record<AttemptDecision['next'], AttemptOutcome> = { delivered: 'succeeded', retry: 'pending', failed: 'failed' };
+
+/**
+ * Step 1, prepare: whether the attempt can be sent. A target gone, switched off or deleted, or
+ * whose credentials no key decrypts, and an event gone, fail it before any POST, not retried.
+ */
+function prepare(work: DeliveryWork): Prepared {
+  const loaded = work.target;
+  // Credentials no key decrypts: a `configuration` failure, not retried until someone fixes SECRETS or the target.
+  if (loaded.state === 'unreadable')
+    return { ready: false, failure: { delivered: false, errorKind: 'configuration', errorMessage: loaded.message, retryable: false } };
+  const target = loaded.state === 'ready' ? loaded.target : undefined;
+  if (!target || target.deletedAt !== null || !target.enabled) {
+    const state = !target
+      ? 'no longer exists'
+      : target.deletedAt !== null
+        ? 'was deleted'
+        : target.disabledReason === AUTO_DISABLED_REASON
+          ? 'was auto-disabled after every attempt failed for too long (switch it on again once the endpoint is fixed, then replay)'
+          : 'is switched off';
+    return {
+      ready: false,
+      failure: { delivered: false, errorKind: 'target_unavailable', errorMessage: `the notification target ${state}; not sent`, retryable: false },
+    };
+  }
+  if (work.eventJson === null) {
+    return {
+      ready: false,
+      failure: { delivered: false, errorKind: 'internal', errorMessage: `event ${work.delivery.eventId} does not exist`, retryable: false },
+    };
+  }
+  return { ready: true, work, target, eventJson: work.eventJson };
+}
 
 /**
  * The delivery use case: one attempt of one delivery. First the target gate: a job whose target
@@ -107,38 +159,80 @@ export function createDeliveryProcessor(deps: DeliveryProcessorDependencies): (j
     throw new DelayedError(`deferred: ${admission.reason}`);
   };
 
-  const attempt = async ({ delivery, target, eventJson }: DeliveryWork, sent: SentTo): Promise<CallbackResult> => {
-    // Credentials no key decrypts: failureOf makes it a `configuration` failure, not retried.
-    if (target instanceof CredentialsCipherError) throw target;
-    if (!target || target.deletedAt !== null || !target.enabled) {
-      const state = !target
-        ? 'no longer exists'
-        : target.deletedAt !== null
-          ? 'was deleted'
-          : target.disabledReason === AUTO_DISABLED_REASON
-            ? 'was auto-disabled after every attempt failed for too long (switch it on again once the endpoint is fixed, then replay)'
-            : 'is switched off';
-      return { delivered: false, errorKind: 'target_unavailable', errorMessage: `the notification target ${state}; not sent`, retryable: false };
+  /** Step 2, send: the POST (with its token request and the 401 retry); every failure becomes a result. */
+  const send = async (ready: Ready, sent: SentTo): Promise<CallbackResult> => {
+    const { target, work } = ready;
+    try {
+      return await sendCallback(
+        // The event exactly as GET /events shows it, to the target's current URL, signed with the
+        // secrets in use now (the previous one too during a rotation's grace period).
+        {
+          url: target.url,
+          webhookId: work.delivery.eventId,
+          body: ready.eventJson,
+          signingSecrets: signingSecretsInUse(target.signing.secrets, target.signing.graceEndsAt, new Date()),
+        },
+        // What the merchant's answer must not be stored with, should it echo the request back.
+        {
+          auth: deps.authFor(target),
+          send: deps.send,
+          knownSecrets: target.auth.mode === 'none' ? [] : [target.auth.password],
+          onPost: (url) => {
+            sent.url = url;
+          },
+        },
+      );
+    } catch (error) {
+      return callbackFailure(error);
     }
-    if (eventJson === null) return { delivered: false, errorKind: 'internal', errorMessage: `event ${delivery.eventId} does not exist`, retryable: false };
-    const auth = deps.authFor(target);
-    return sendCallback(
-      // The event exactly as GET /events shows it, to the target's current URL, signed with the
-      // secrets in use now (the previous one too during a rotation's grace period).
-      {
-        url: target.url,
-        webhookId: delivery.eventId,
-        body: eventJson,
-        signingSecrets: signingSecretsInUse(target.signing.secrets, target.signing.graceEndsAt, new Date()),
+  };
+
+  /** Step 4, record: the attempt and the delivery's new state; then the job's result, or the error BullMQ retries or fails it with. */
+  const record = async (job: DeliveryJob, work: DeliveryWork, attempt: Attempt): Promise<DeliveryOutcome> => {
+    const { result, decision, startedAt, durationSeconds, sent } = attempt;
+    const { delivery } = work;
+    const durationMs = Math.round(durationSeconds * 1000);
+    const disableTarget = decision.next === 'failed' && decision.disableTarget;
+    const recorded = await deps.deliveries.record({
+      deliveryId: delivery.id,
+      storedAt: delivery.storedAt,
+      attempt: {
+        startedAt,
+        durationMs,
+        ...(result.statusCode === undefined ? {} : { statusCode: result.statusCode }),
+        ...(result.delivered ? {} : { errorKind: result.errorKind, errorMessage: decision.next === 'delivered' ? result.errorMessage : decision.errorMessage }),
+        ...(result.responseBody === undefined ? {} : { responseBody: result.responseBody }),
+        ...(sent.url === undefined ? {} : { url: maskQueryValues(sent.url) }),
       },
-      // What the merchant's answer must not be stored with, should it echo the request back.
-      {
-        auth,
-        send: deps.send,
-        knownSecrets: target.auth.mode === 'none' ? [] : [target.auth.password],
-        onPost: (url) => (sent.url = url),
-      },
-    );
+      outcome: OUTCOME_OF[decision.next],
+      disableTarget,
+      // A target that keeps answering (or keeps failing) is not written at every batch.
+      changesTargetHealth: decision.changesTargetHealth,
+    });
+    const number = recorded.number;
+    deps.metrics.deliveryAttempt(decision.next === 'delivered' ? 'delivered' : decision.next === 'failed' ? 'failed' : 'attempt_failed', durationSeconds);
+    const context = { deliveryId: delivery.id, eventId: delivery.eventId, targetId: delivery.targetId, attempt: number, durationMs };
+    if (decision.next === 'delivered' || result.delivered) {
+      // One line per callback, like the events-api's request log: shown from LOG_LEVEL=http (and
+      // not even built below it: winston's own pipeline costs about 1 % of the worker's CPU).
+      if (logger.isLevelEnabled('http')) logger.http('callback delivered', context);
+      return { outcome: 'delivered', attempt: number, statusCode: 200 };
+    }
+    if (recorded.targetAutoDisabled) {
+      deps.metrics.targetAutoDisabled();
+      logger.warn('notification target auto-disabled: every attempt failed for TARGET_AUTO_DISABLE_AFTER', {
+        targetId: delivery.targetId,
+        failingSince: work.target.state === 'ready' ? work.target.target.failingSince : null,
+      });
+    }
+    logger.warn(decision.next === 'failed' ? 'callback failed; no more attempts' : 'callback attempt failed; will retry', {
+      ...context,
+      errorKind: result.errorKind,
+      statusCode: result.statusCode,
+      error: decision.errorMessage,
+    });
+    if (decision.next === 'failed' && decision.why === 'not-retryable') throw messageAsStack(new UnrecoverableError(decision.errorMessage));
+    throw new CallbackAttemptError(result.errorKind, decision.errorMessage, number, result.statusCode, result.retryAfterMs);
   };
 
   const attemptJob = async (
@@ -150,83 +244,27 @@ export function createDeliveryProcessor(deps: DeliveryProcessorDependencies): (j
     const work = await loading;
     // Nothing to record an attempt against: the job is the only trace, in the failed set.
     if (!work) throw messageAsStack(new UnrecoverableError(`delivery ${deliveryId} does not exist`));
-    const { delivery } = work;
-    if (delivery.status === 'succeeded') return { outcome: 'already-delivered' };
+    if (work.delivery.status === 'succeeded') return { outcome: 'already-delivered' };
 
     const startedAt = new Date();
     const started = performance.now();
-    let result: CallbackResult;
     const sent: SentTo = {};
-    try {
-      result = await attempt(work, sent);
-    } catch (error) {
-      result = failureOf(error);
-    }
+    const prepared = prepare(work);
+    const result = prepared.ready ? await send(prepared, sent) : prepared.failure;
     void release(verdictOf(result));
     const durationSeconds = (performance.now() - started) / 1000;
-    const durationMs = Math.round(durationSeconds * 1000);
-    const { target } = work;
-    const disableTarget =
-      !result.delivered &&
-      !NOT_THE_TARGETS_FAULT.has(result.errorKind) &&
-      target !== null &&
-      !(target instanceof CredentialsCipherError) &&
-      shouldAutoDisable(target.failingSince, startedAt, deps.autoDisableAfterMs);
-    if (disableTarget && !result.delivered) {
-      // The last step of a target that keeps failing: no retry of this delivery, and the target's
-      // other deliveries fail as target_unavailable at their next try, until it is switched on again.
-      result = {
-        ...result,
-        retryable: false,
-        errorMessage: `${result.errorMessage}; every attempt since ${target!.failingSince!.toISOString()} failed, so the notification target is auto-disabled`,
-      };
-    }
-    const lastTry = job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
-    const outcome: AttemptOutcome = result.delivered ? 'succeeded' : !result.retryable || lastTry ? 'failed' : 'pending';
-
-    const recorded = await deps.deliveries.record({
-      deliveryId,
-      storedAt: delivery.storedAt,
-      attempt: {
-        startedAt,
-        durationMs,
-        ...(result.statusCode === undefined ? {} : { statusCode: result.statusCode }),
-        ...(result.delivered ? {} : { errorKind: result.errorKind, errorMessage: result.errorMessage }),
-        ...(result.responseBody === undefined ? {} : { responseBody: result.responseBody }),
-        ...(sent.url === undefined ? {} : { url: maskQueryValues(sent.url) }),
-      },
-      outcome,
-      disableTarget,
-      // A target that keeps answering (or keeps failing) is not written at every batch.
-      changesTargetHealth:
-        !(target instanceof CredentialsCipherError) &&
-        target !== null &&
-        attemptChangesTargetHealth(target, { succeeded: result.delivered, startedAt, disableTarget }),
+    // Step 3, decide: a pure rule of the domain.
+    const decision = decideAttempt({
+      ...(result.delivered
+        ? { delivered: true }
+        : { delivered: false, errorKind: result.errorKind, errorMessage: result.errorMessage, retryable: result.retryable }),
+      startedAt,
+      targetHealth: work.target.state === 'ready' ? work.target.target : undefined,
+      attemptsMade: job.attemptsMade,
+      maxAttempts: job.opts.attempts ?? 1,
+      autoDisableAfterMs: deps.autoDisableAfterMs,
     });
-    const number = recorded.number;
-    deps.metrics.deliveryAttempt(result.delivered ? 'delivered' : outcome === 'failed' ? 'failed' : 'attempt_failed', durationSeconds);
-    const context = { deliveryId, eventId: delivery.eventId, targetId: delivery.targetId, attempt: number, durationMs };
-    if (result.delivered) {
-      // One line per callback, like the events-api's request log: shown from LOG_LEVEL=http (and
-      // not even built below it: winston's own pipeline costs about 1 % of the worker's CPU).
-      if (logger.isLevelEnabled('http')) logger.http('callback delivered', context);
-      return { outcome: 'delivered', attempt: number, statusCode: 200 };
-    }
-    if (recorded.targetAutoDisabled) {
-      deps.metrics.targetAutoDisabled();
-      logger.warn('notification target auto-disabled: every attempt failed for TARGET_AUTO_DISABLE_AFTER', {
-        targetId: delivery.targetId,
-        failingSince: target && !(target instanceof CredentialsCipherError) ? target.failingSince : null,
-      });
-    }
-    logger.warn(outcome === 'failed' ? 'callback failed; no more attempts' : 'callback attempt failed; will retry', {
-      ...context,
-      errorKind: result.errorKind,
-      statusCode: result.statusCode,
-      error: result.errorMessage,
-    });
-    if (!result.retryable) throw messageAsStack(new UnrecoverableError(result.errorMessage));
-    throw new CallbackAttemptError(result.errorKind, result.errorMessage, number, result.statusCode, result.retryAfterMs);
+    return record(job, work, { result, decision, startedAt, durationSeconds, sent });
   };
 
   return async (job, token) => {
@@ -259,10 +297,4 @@ function verdictOf(result: CallbackResult): GateVerdict {
   if (result.errorKind === 'timeout' || result.errorKind === 'connection' || result.errorKind === 'tls') return 'failure';
   if (result.errorKind === 'http_status' || result.errorKind === 'redirect') return 'answer';
   return 'neutral';
-}
-
-/** The failure an error stands for: credentials no key decrypts are a `configuration` failure, not retried. */
-function failureOf(error: unknown): CallbackResult {
-  if (error instanceof CredentialsCipherError) return { delivered: false, errorKind: 'configuration', errorMessage: error.message, retryable: false };
-  return callbackFailure(error);
 }

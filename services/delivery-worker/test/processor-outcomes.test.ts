@@ -44,7 +44,8 @@ const programTarget: DeliveryTarget = {
 type Answer = CallbackResponse | Error;
 
 interface Scene {
-  target?: DeliveryWork['target'];
+  /** The target as stored: usable, gone (null), or with credentials no key decrypts (the cipher's error). Default programTarget. */
+  target?: DeliveryTarget | CredentialsCipherError | null;
   event?: Event | null;
   status?: 'pending' | 'succeeded' | 'failed';
   answers?: Answer[];
@@ -96,7 +97,7 @@ async function attempt(scene: Scene) {
           ? null
           : {
               delivery: { id: deliveryId, eventId: ref.eventId, targetId: ref.targetId, status: scene.status ?? 'pending', attemptsMade, storedAt },
-              target: scene.target === undefined ? programTarget : scene.target,
+              target: loaded(scene.target === undefined ? programTarget : scene.target),
               eventJson: scene.event === undefined ? JSON.stringify(event) : scene.event && JSON.stringify(scene.event),
             },
       record: async ({ deliveryId, storedAt: recordedStoredAt, attempt, outcome, disableTarget = false, changesTargetHealth }) => {
@@ -498,3 +499,10 @@ describe('the delivery processor', () => {
     });
   });
 });
+
+/** A stored target as the repository loads it for an attempt. */
+function loaded(target: DeliveryTarget | CredentialsCipherError | null): DeliveryWork['target'] {
+  if (target === null) return { state: 'missing' };
+  if (target instanceof CredentialsCipherError) return { state: 'unreadable', message: target.message };
+  return { state: 'ready', target };
+}

@@ -252,6 +252,7 @@ describe('PUT, GET and DELETE /admin/{programs|merchants}/:id/notification-targe
       for (const res of [await target('put', owner, body), await target('get', owner), await target('delete', owner)]) {
         expect(res.status).toBe(404);
         expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
+        expect(res.body.type).toBe('/problems/not_found');
       }
     }
   });

@@ -28,14 +28,23 @@ export interface DeliveryToAttempt {
   storedAt: Date;
 }
 
+/**
+ * A delivery's target as loaded for an attempt: `ready`, its credentials and signing secrets
+ * decrypted; `unreadable` when no key of SECRETS decrypts them (data, not an error: one unreadable
+ * target fails only its own deliveries, and `message` says which key is missing); `missing` when
+ * the row is gone.
+ */
+export type LoadedTarget =
+  | { readonly state: 'ready'; readonly target: DeliveryTarget }
+  | { readonly state: 'unreadable'; readonly message: string }
+  | { readonly state: 'missing' };
+
+const MISSING_TARGET: LoadedTarget = Object.freeze({ state: 'missing' });
+
 /** Everything one attempt needs, read in one statement. */
 export interface DeliveryWork {
   delivery: DeliveryToAttempt;
-  /**
-   * The target with its credentials decrypted; the CredentialsCipherError when they cannot be
-   * (so that one unreadable target fails only its own deliveries); null when the row is gone.
-   */
-  target: DeliveryTarget | CredentialsCipherError | null;
+  target: LoadedTarget;
   /** The event's JSON exactly as GET /events returns it (eventJson); null when the row is gone. */
   eventJson: string | null;
 }
@@ -467,14 +476,14 @@ export function deliveryAttemptRepository(pool: DatabasePool, targetCipher: Cred
 
   const targetOf = async (row: WorkRow): Promise<DeliveryWork['target']> => {
     // Left-joined: the target's columns are null together, when the row is gone.
-    if (row.target_id === null) return null;
+    if (row.target_id === null) return MISSING_TARGET;
     try {
       // A target created before signatures gets its secret here, once, so that every callback is signed.
       const signing = await storedSigning(pool, cipher, row.target_id, {
         signing_secrets: row.target_signing_secrets,
         signing_grace_ends_at: row.target_signing_grace_ends_at,
       });
-      return deliveryTargetOf(
+      const target = deliveryTargetOf(
         {
           id: row.target_id,
           program_id: row.target_program_id!,
@@ -496,8 +505,9 @@ export function deliveryAttemptRepository(pool: DatabasePool, targetCipher: Cred
         cipher,
         signing,
       );
+      return { state: 'ready', target };
     } catch (error) {
-      if (error instanceof CredentialsCipherError) return error;
+      if (error instanceof CredentialsCipherError) return { state: 'unreadable', message: error.message };
       throw error;
     }
   };

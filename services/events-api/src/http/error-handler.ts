@@ -1,6 +1,6 @@
 import type { ErrorRequestHandler, RequestHandler } from 'express';
-import { DuplicateIdError, isDatabaseUnavailable, isStatementCancelled } from '@herald/db';
-import { EventConflictError, QueueUnavailableError, UnknownTenantError, ValidationError } from '@herald/domain';
+import { DuplicateIdError, isDatabaseUnavailable, isStatementCancelled, TargetOwnerNotFoundError } from '@herald/db';
+import { EventConflictError, HeraldError, QueueUnavailableError, UnknownTenantError, ValidationError } from '@herald/domain';
 import { problemType } from '@herald/lifecycle';
 import type { Logger } from '@herald/logging';
 import { HttpError } from './http-error';
@@ -34,23 +34,43 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
   };
 }
 
+/** How one class of domain error is answered: its status and title, and what else the problem says. */
+interface DomainErrorAnswer<E extends HeraldError> {
+  readonly type: abstract new (...args: never[]) => E;
+  readonly status: number;
+  readonly title: string;
+  /** The problem type, where it is not the error's own code. */
+  readonly code?: string;
+  readonly extensions?: (error: E) => Record<string, unknown>;
+  readonly headers?: Record<string, string>;
+}
+
+const answer = <E extends HeraldError>(entry: DomainErrorAnswer<E>): DomainErrorAnswer<HeraldError> => entry as unknown as DomainErrorAnswer<HeraldError>;
+
+/**
+ * The one table from the errors that shared packages throw (classes with a stable `code`, no HTTP
+ * in them) to the events-api's answers.
+ */
+const DOMAIN_ERROR_ANSWERS: readonly DomainErrorAnswer<HeraldError>[] = [
+  answer({
+    type: ValidationError,
+    status: 400,
+    title: 'Invalid request body',
+    extensions: (error) => ({ errors: error.violations.map(({ pointer, message }) => ({ pointer, message })) }),
+  }),
+  answer({ type: UnknownTenantError, status: 422, title: 'Unprocessable Content', extensions: (error) => ({ index: error.index, field: error.field }) }),
+  answer({ type: EventConflictError, status: 409, title: 'Conflict', extensions: (error) => ({ index: error.index, eventId: error.eventId }) }),
+  answer({ type: DuplicateIdError, status: 409, title: 'Conflict' }),
+  answer({ type: TargetOwnerNotFoundError, status: 404, title: 'Not Found', code: 'not_found' }),
+  answer({ type: QueueUnavailableError, status: 503, title: 'Service Unavailable', headers: { 'Retry-After': String(QUEUE_RETRY_AFTER_SECONDS) } }),
+];
+
 /** Domain errors, and errors raised by Express itself or body-parser, become problems too. */
 function toHttpError(error: unknown): HttpError | undefined {
   if (error instanceof HttpError) return error;
-  if (error instanceof ValidationError) {
-    return new HttpError(400, error.code, 'Invalid request body', error.message, {
-      errors: error.violations.map(({ pointer, message }) => ({ pointer, message })),
-    });
-  }
-  if (error instanceof UnknownTenantError) {
-    return new HttpError(422, error.code, 'Unprocessable Content', error.message, { index: error.index, field: error.field });
-  }
-  if (error instanceof EventConflictError) {
-    return new HttpError(409, error.code, 'Conflict', error.message, { index: error.index, eventId: error.eventId });
-  }
-  if (error instanceof DuplicateIdError) return new HttpError(409, error.code, 'Conflict', error.message);
-  if (error instanceof QueueUnavailableError) {
-    return new HttpError(503, error.code, 'Service Unavailable', error.message, {}, { 'Retry-After': String(QUEUE_RETRY_AFTER_SECONDS) });
+  if (error instanceof HeraldError) {
+    const known = DOMAIN_ERROR_ANSWERS.find((entry) => error instanceof entry.type);
+    if (known) return new HttpError(known.status, known.code ?? error.code, known.title, error.message, known.extensions?.(error) ?? {}, known.headers ?? {});
   }
   if (isDatabaseUnavailable(error)) {
     return new HttpError(

@@ -1,12 +1,5 @@
 import { Router, type Request } from 'express';
-import {
-  TargetOwnerNotFoundError,
-  type NotificationTargetRecord,
-  type TargetAuth,
-  type TargetInput,
-  type TargetOwner,
-  type TargetRepository,
-} from '@herald/db';
+import { type TargetAuth, type TargetInput, type TargetOwner, type TargetRepository } from '@herald/db';
 import { compileValidator, TENANT_ID_PATTERN, ValidationError, type Validator, type Violation } from '@herald/domain';
 import type { Logger } from '@herald/logging';
 import { resolveHost, type AddressPolicy, type ResolveHost } from '@herald/outbound';
@@ -83,12 +76,8 @@ export function targetsRouter(deps: TargetsRouterDependencies): Router {
       const { verify = 'true' } = parseQuery(validatePutQuery, req.query);
       const input = await parseTargetInput(validators[kind], req.body, deps.urlPolicy, resolve);
       const checked = verify === 'true' && input.auth.mode === 'oauth' ? await checkCredentials(owner, input.auth, deps.outbound) : undefined;
-      let saved: NotificationTargetRecord;
-      try {
-        saved = await deps.targets.upsert(owner, input);
-      } catch (error) {
-        throw error instanceof TargetOwnerNotFoundError ? notFound(error.message) : error;
-      }
+      // A program or merchant that does not exist: TargetOwnerNotFoundError, a 404 (http/error-handler.ts).
+      const saved = await deps.targets.upsert(owner, input);
       // The token the check was issued serves the first callbacks; without it they fetch their own.
       await checked?.primeCache(saved.id).catch((error: unknown) => {
         deps.logger.warn('the checked OAuth token could not be cached', { targetId: saved.id, error: error instanceof Error ? error.message : String(error) });
