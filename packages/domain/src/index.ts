@@ -76,6 +76,8 @@ export {
 export {
   isSigningSecret,
   newSigningSecret,
+  previousSecretExpiry,
+  rotatedSigningSecrets,
   SIGNING_SECRET_PREFIX,
   signingSecretsInUse,
   signWebhook,

@@ -45,8 +45,28 @@ export function isSigningSecret(text: unknown): text is string {
  * rotation's grace period lasts (`graceEndsAt` excluded).
  */
 export function signingSecretsInUse(secrets: SigningSecrets, graceEndsAt: Date | null, now: Date): string[] {
-  const previousValid = secrets.previous !== undefined && graceEndsAt !== null && now.getTime() < graceEndsAt.getTime();
-  return previousValid ? [secrets.current, secrets.previous!] : [secrets.current];
+  return previousSecretExpiry(secrets, graceEndsAt, now) === null ? [secrets.current] : [secrets.current, secrets.previous!];
+}
+
+/** When the previous secret stops signing, if it still signs callbacks sent at `now`; null when it does not. */
+export function previousSecretExpiry(secrets: SigningSecrets, graceEndsAt: Date | null, now: Date): Date | null {
+  return secrets.previous !== undefined && graceEndsAt !== null && now.getTime() < graceEndsAt.getTime() ? graceEndsAt : null;
+}
+
+/**
+ * The signing secrets after a rotation at `now` to the new secret `next`: for `graceSeconds` (none
+ * when 0) callbacks also carry the signature of the secret it replaces (`replaced`, when one is
+ * readable), so that the merchant can switch without losing a callback; a secret replaced before
+ * is dropped at once.
+ */
+export function rotatedSigningSecrets(
+  replaced: string | undefined,
+  graceSeconds: number,
+  now: Date,
+  next: string,
+): { secrets: SigningSecrets; graceEndsAt: Date | null } {
+  if (replaced === undefined || graceSeconds <= 0) return { secrets: { current: next }, graceEndsAt: null };
+  return { secrets: { current: next, previous: replaced }, graceEndsAt: new Date(now.getTime() + graceSeconds * 1000) };
 }
 
 /** One signature, `v1,<base64>`, of the message with `secret`. */

@@ -1,5 +1,13 @@
 import { Webhook } from 'standardwebhooks';
-import { isSigningSecret, newSigningSecret, signingSecretsInUse, signWebhook, standardWebhookHeaders } from '../src';
+import {
+  isSigningSecret,
+  newSigningSecret,
+  previousSecretExpiry,
+  rotatedSigningSecrets,
+  signingSecretsInUse,
+  signWebhook,
+  standardWebhookHeaders,
+} from '../src';
 
 const body = JSON.stringify({ id: 'Event-1', eventType: 'created', note: 'ünï 🎉' });
 const now = () => Math.floor(Date.now() / 1000);
@@ -62,5 +70,24 @@ describe('signingSecretsInUse', () => {
     expect(signingSecretsInUse(secrets, graceEndsAt, graceEndsAt)).toEqual(['whsec_new']);
     expect(signingSecretsInUse(secrets, null, new Date(0))).toEqual(['whsec_new']);
     expect(signingSecretsInUse({ current: 'whsec_new' }, graceEndsAt, new Date(0))).toEqual(['whsec_new']);
+  });
+});
+
+describe('a signing secret rotation', () => {
+  const now = new Date('2026-11-27T12:00:00Z');
+  const [old, next] = [newSigningSecret(), newSigningSecret()];
+
+  it('keeps the replaced secret signing for the grace period, and no longer', () => {
+    const rotated = rotatedSigningSecrets(old, 60, now, next);
+    expect(rotated).toEqual({ secrets: { current: next, previous: old }, graceEndsAt: new Date(now.getTime() + 60_000) });
+    expect(previousSecretExpiry(rotated.secrets, rotated.graceEndsAt, now)).toEqual(rotated.graceEndsAt);
+    expect(signingSecretsInUse(rotated.secrets, rotated.graceEndsAt, new Date(now.getTime() + 59_999))).toEqual([next, old]);
+    expect(previousSecretExpiry(rotated.secrets, rotated.graceEndsAt, new Date(now.getTime() + 60_000))).toBeNull();
+    expect(signingSecretsInUse(rotated.secrets, rotated.graceEndsAt, new Date(now.getTime() + 60_000))).toEqual([next]);
+  });
+
+  it('drops the replaced secret at once without a grace period, or when none could be read', () => {
+    expect(rotatedSigningSecrets(old, 0, now, next)).toEqual({ secrets: { current: next }, graceEndsAt: null });
+    expect(rotatedSigningSecrets(undefined, 60, now, next)).toEqual({ secrets: { current: next }, graceEndsAt: null });
   });
 });

@@ -188,10 +188,12 @@ export function createDeliveryProcessor(deps: DeliveryProcessorDependencies): (j
   };
 
   /** Step 4, record: the attempt and the delivery's new state; then the job's result, or the error BullMQ retries or fails it with. */
-  const record = async (job: DeliveryJob, work: DeliveryWork, attempt: Attempt): Promise<DeliveryOutcome> => {
+  const record = async (work: DeliveryWork, attempt: Attempt): Promise<DeliveryOutcome> => {
     const { result, decision, startedAt, durationSeconds, sent } = attempt;
     const { delivery } = work;
     const durationMs = Math.round(durationSeconds * 1000);
+    // A failed attempt's message as decided (an auto-disable says so); a delivered one has none.
+    const errorMessage = decision.next === 'delivered' ? '' : decision.errorMessage;
     const disableTarget = decision.next === 'failed' && decision.disableTarget;
     const recorded = await deps.deliveries.record({
       deliveryId: delivery.id,
@@ -200,7 +202,7 @@ export function createDeliveryProcessor(deps: DeliveryProcessorDependencies): (j
         startedAt,
         durationMs,
         ...(result.statusCode === undefined ? {} : { statusCode: result.statusCode }),
-        ...(result.delivered ? {} : { errorKind: result.errorKind, errorMessage: decision.next === 'delivered' ? result.errorMessage : decision.errorMessage }),
+        ...(result.delivered ? {} : { errorKind: result.errorKind, errorMessage }),
         ...(result.responseBody === undefined ? {} : { responseBody: result.responseBody }),
         ...(sent.url === undefined ? {} : { url: maskQueryValues(sent.url) }),
       },
@@ -212,7 +214,7 @@ export function createDeliveryProcessor(deps: DeliveryProcessorDependencies): (j
     const number = recorded.number;
     deps.metrics.deliveryAttempt(decision.next === 'delivered' ? 'delivered' : decision.next === 'failed' ? 'failed' : 'attempt_failed', durationSeconds);
     const context = { deliveryId: delivery.id, eventId: delivery.eventId, targetId: delivery.targetId, attempt: number, durationMs };
-    if (decision.next === 'delivered' || result.delivered) {
+    if (result.delivered) {
       // One line per callback, like the events-api's request log: shown from LOG_LEVEL=http (and
       // not even built below it: winston's own pipeline costs about 1 % of the worker's CPU).
       if (logger.isLevelEnabled('http')) logger.http('callback delivered', context);
@@ -229,10 +231,10 @@ export function createDeliveryProcessor(deps: DeliveryProcessorDependencies): (j
       ...context,
       errorKind: result.errorKind,
       statusCode: result.statusCode,
-      error: decision.errorMessage,
+      error: errorMessage,
     });
-    if (decision.next === 'failed' && decision.why === 'not-retryable') throw messageAsStack(new UnrecoverableError(decision.errorMessage));
-    throw new CallbackAttemptError(result.errorKind, decision.errorMessage, number, result.statusCode, result.retryAfterMs);
+    if (decision.next === 'failed' && decision.why === 'not-retryable') throw messageAsStack(new UnrecoverableError(errorMessage));
+    throw new CallbackAttemptError(result.errorKind, errorMessage, number, result.statusCode, result.retryAfterMs);
   };
 
   const attemptJob = async (
@@ -264,7 +266,7 @@ export function createDeliveryProcessor(deps: DeliveryProcessorDependencies): (j
       maxAttempts: job.opts.attempts ?? 1,
       autoDisableAfterMs: deps.autoDisableAfterMs,
     });
-    return record(job, work, { result, decision, startedAt, durationSeconds, sent });
+    return record(work, { result, decision, startedAt, durationSeconds, sent });
   };
 
   return async (job, token) => {

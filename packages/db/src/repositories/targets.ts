@@ -2,6 +2,8 @@ import { randomUUID } from 'node:crypto';
 import {
   HeraldError,
   newSigningSecret,
+  previousSecretExpiry,
+  rotatedSigningSecrets,
   type CallbackAuthMode,
   type EventType,
   type OAuthTokenRequest,
@@ -445,9 +447,7 @@ export function targetRepository(pool: DatabasePool, cipher: CredentialsCipher) 
         const [row] = (await run(pool, targetQueries.findSigning(targetOwnerKey(owner)))).rows;
         if (!row) return null;
         const replaced = row.signing_secrets === null ? undefined : readableCurrent(cipher, row.signing_secrets, row.id);
-        const keepsPrevious = replaced !== undefined && graceSeconds > 0;
-        const secrets: SigningSecrets = keepsPrevious ? { current: newSigningSecret(), previous: replaced } : { current: newSigningSecret() };
-        const graceEndsAt = keepsPrevious ? new Date(now.getTime() + graceSeconds * 1000) : null;
+        const { secrets, graceEndsAt } = rotatedSigningSecrets(replaced, graceSeconds, now, newSigningSecret());
         const encrypted = cipher.encryptSigningSecrets(secrets, row.id);
         const { rowCount } = await run(pool, targetQueries.rotateSigning(row.id, row.signing_secrets, encrypted, graceEndsAt));
         // Another rotation came first: rotate again from what it wrote.
@@ -491,8 +491,7 @@ function readableCurrent(cipher: CredentialsCipher, ciphertext: string, targetId
 
 function signingSecretRecord(targetId: string, signing: TargetSigning, now: Date): SigningSecretRecord {
   const { secrets, graceEndsAt } = signing;
-  const inGrace = secrets.previous !== undefined && graceEndsAt !== null && now.getTime() < graceEndsAt.getTime();
-  return { targetId, secret: secrets.current, previousSecretExpiresAt: inGrace ? graceEndsAt : null };
+  return { targetId, secret: secrets.current, previousSecretExpiresAt: previousSecretExpiry(secrets, graceEndsAt, now) };
 }
 
 /** A row's auth settings with the credentials decrypted; throws CredentialsCipherError when they cannot be. */

@@ -1,5 +1,5 @@
 import { Router, type Request } from 'express';
-import { type TargetAuth, type TargetInput, type TargetOwner, type TargetRepository } from '@herald/db';
+import type { TargetAuth, TargetInput, TargetOwner, TargetRepository } from '@herald/db';
 import { compileValidator, TENANT_ID_PATTERN, ValidationError, type Validator, type Violation } from '@herald/domain';
 import type { Logger } from '@herald/logging';
 import { resolveHost, type AddressPolicy, type ResolveHost } from '@herald/outbound';
