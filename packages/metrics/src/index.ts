@@ -23,7 +23,8 @@ export interface JobCountsSource {
 }
 
 /** What the Bull dashboard may do to the whole deliveries queue, for incidents; each is logged and counted. */
-export type DashboardQueueAction = 'pause' | 'resume';
+/** What the Bull dashboard did to the deliveries queue: the changes it allows. */
+export type DashboardQueueAction = 'pause' | 'resume' | 'retry' | 'promote' | 'remove' | 'clean' | 'purge_metrics';
 /** Why a callback's job was sent back to wait without a POST (the target gate). */
 export type DeferralReasonLabel = 'breaker_open' | 'target_busy';
 
@@ -92,7 +93,7 @@ export interface HeraldMetrics {
   eventRetentionHeld(months: number): void;
   /** `herald_http_request_duration_seconds{method,route,status}`. */
   httpRequest(sample: HttpRequestSample): void;
-  /** `herald_dashboard_queue_actions_total{action}`: the deliveries queue paused or resumed from the Bull dashboard. */
+  /** `herald_dashboard_queue_actions_total{action}`: a change the Bull dashboard made to the deliveries queue. */
   dashboardQueueAction(action: DashboardQueueAction): void;
   /** Reports `herald_queue_jobs{state}` from this queue at every scrape. One queue per registry. */
   watchQueue(queue: JobCountsSource): void;
@@ -150,11 +151,12 @@ export function createMetrics(options: MetricsOptions): HeraldMetrics {
   });
   const dashboardActions = new Counter({
     name: 'herald_dashboard_queue_actions_total',
-    help: 'The deliveries queue paused or resumed from the Bull dashboard, by action.',
+    help: 'Changes the Bull dashboard made to the deliveries queue, by action: pause, resume, retry, promote, remove, clean, purge_metrics.',
     labelNames: ['action'] as const,
     registers,
   });
-  for (const action of ['pause', 'resume'] satisfies DashboardQueueAction[]) dashboardActions.inc({ action }, 0);
+  for (const action of ['pause', 'resume', 'retry', 'promote', 'remove', 'clean', 'purge_metrics'] satisfies DashboardQueueAction[])
+    dashboardActions.inc({ action }, 0);
   const deferrals = new Counter({
     name: 'herald_delivery_deferrals_total',
     help: 'Callback jobs sent back to wait without a POST, by reason: breaker_open or target_busy. Not attempts.',

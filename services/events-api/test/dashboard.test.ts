@@ -19,7 +19,7 @@ const basic = (username: string, password: string) => `Basic ${Buffer.from(`${us
 const AS_OPS = basic(USERNAME, PASSWORD);
 
 /** A dashboard request with the right credentials. */
-function dashboard(method: 'get' | 'put' | 'post', path: string) {
+function dashboard(method: 'get' | 'put' | 'post' | 'patch', path: string) {
   return request(api.app)[method](`/admin/queues${path}`).set('Authorization', AS_OPS);
 }
 
@@ -223,5 +223,66 @@ describe('the Bull dashboard at /admin/queues', () => {
     expect(seen).toContain(jobId);
     expect(seen).not.toContain(password);
     expect(seen).not.toContain(Buffer.from(`shop:${password}`).toString('base64'));
+  });
+
+  describe('job edits that could hide a delivery', () => {
+    /** A delivery whose first attempt failed: its job waits RETRY_DELAY_MS in the delayed set. */
+    async function delayedJob(): Promise<string> {
+      await deliveryWithPassword(`pw-${randomUUID()}`);
+      await worker.runAll(() => ({ outcome: 'retrying' }));
+      const [job] = await api.deliveryQueue.getDelayed();
+      return job!.id!;
+    }
+
+    it('refuses to move a delayed job years ahead, and the job keeps its run time', async () => {
+      const jobId = await delayedJob();
+      const before = await api.deliveryQueue.getJob(jobId);
+      const res = await dashboard('patch', `/api/queues/deliveries/${jobId}/delay`).send({ runAt: 4_102_444_800_000 }).expect(403);
+      expect(res.type).toBe('application/problem+json');
+      expect(res.body.detail).toMatch(/backoff/);
+      expect((await api.deliveryQueue.getJob(jobId))!.delay).toBe(before!.delay);
+    });
+
+    it.each([
+      ['change its priority', 'patch', (jobId: string) => `/api/queues/deliveries/${jobId}/priority`, { priority: 2_000_000 }],
+      ['add a job scheduler', 'patch', () => '/api/queues/deliveries/job-schedulers/every-minute', { repeat: { every: 60_000 } }],
+      ['run a job scheduler', 'put', () => '/api/queues/deliveries/job-schedulers/every-minute/run', {}],
+      ['remove a job scheduler', 'put', () => '/api/queues/deliveries/job-schedulers/every-minute/remove', {}],
+    ] as const)('refuses to %s', async (_case, method, path, body) => {
+      const jobId = await delayedJob();
+      const res = await dashboard(method, path(jobId)).send(body).expect(403);
+      expect(res.type).toBe('application/problem+json');
+      expect(await api.deliveryQueue.getJobSchedulersCount()).toBe(0);
+    });
+
+    it('logs every action it allows, with the dashboard user, the action and the job', async () => {
+      const jobId = await delayedJob();
+      await dashboard('put', `/api/queues/deliveries/${jobId}/promote`).expect(204);
+      await dashboard('put', '/api/queues/deliveries/promote').expect(200);
+      await dashboard('put', '/api/queues/deliveries/retry/failed').expect(200);
+      await dashboard('put', '/api/queues/deliveries/clean/completed').expect(200);
+      const actions = api
+        .logs()
+        .split('\n')
+        .filter((line) => line.includes('"message":"dashboard:'))
+        .map((line) => JSON.parse(line) as Record<string, unknown>);
+      expect(actions).toEqual(
+        expect.arrayContaining([
+          expect.objectContaining({ message: 'dashboard: job promoted', user: USERNAME, jobId, queue: 'deliveries' }),
+          expect.objectContaining({ message: 'dashboard: delayed jobs promoted', user: USERNAME }),
+          expect.objectContaining({ message: 'dashboard: jobs retried', user: USERNAME, status: 'failed' }),
+          expect.objectContaining({ message: 'dashboard: jobs cleaned', user: USERNAME, status: 'completed' }),
+        ]),
+      );
+    });
+  });
+
+  it('cannot be framed by another site and does not name its framework', async () => {
+    for (const path of ['/', '/api/queues']) {
+      const res = await dashboard('get', path).expect(200);
+      expect(res.headers['x-frame-options']).toBe('DENY');
+      expect(res.headers['content-security-policy']).toMatch(/frame-ancestors 'none'/);
+      expect(res.headers).not.toHaveProperty('x-powered-by');
+    }
   });
 });

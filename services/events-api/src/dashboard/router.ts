@@ -19,28 +19,46 @@ export const DASHBOARD_PATH = '/admin/queues';
 type BoardHooks = NonNullable<NonNullable<Parameters<typeof createBullBoard>[0]['options']>['handlerHooks']>;
 
 // What the dashboard may not do to the deliveries queue. Job data is Herald's (ids only, never a
-// secret), so nobody adds jobs or edits their data by hand; emptying the queue or cleaning
-// unfinished jobs would drop deliveries the outbox counts as enqueued, which nothing would send
-// again; and the worker does not send a delivered callback again, so retrying a completed job
-// would do nothing (the replay API does it). Retrying failed jobs, promoting delayed ones and
-// removing single jobs stay, and so does cleaning finished jobs.
+// secret), so nobody adds jobs (the page's "duplicate" adds one) or edits their data by hand; a
+// job's run time and priority are the retry policy's and the fair share's, and moved by hand they
+// could hide a delivery (a delay to the year 2100 keeps it pending for ever); emptying the queue or
+// cleaning unfinished jobs would drop deliveries the outbox counts as enqueued, which nothing would
+// send again; and the worker does not send a delivered callback again, so retrying a completed job
+// would do nothing (the replay API does it). Herald schedules no repeating jobs and its jobs have
+// no children. Retrying failed jobs, promoting delayed ones and removing single jobs stay (the
+// reconciler gives a removed pending delivery a new job), and so does cleaning finished jobs.
 const REFUSED_ROUTES: ReadonlyMap<string, string> = new Map([
   ['/api/queues/:queueName/add', 'Jobs are added by Herald only.'],
   ['/api/queues/:queueName/:jobId/update-data', 'Job data is written by Herald only.'],
+  ['/api/queues/:queueName/:jobId/delay', "A job's run time is the retry policy's (its backoff); promote a delayed job to run it now."],
+  ['/api/queues/:queueName/:jobId/priority', "A job's priority is the fair share between targets'; it is not set by hand."],
+  ['/api/queues/:queueName/job-schedulers/:schedulerId', 'Herald schedules no repeating jobs.'],
+  ['/api/queues/:queueName/job-schedulers/:schedulerId/run', 'Herald schedules no repeating jobs.'],
+  ['/api/queues/:queueName/job-schedulers/:schedulerId/remove', 'Herald schedules no repeating jobs.'],
+  ['/api/queues/:queueName/:jobId/remove-unprocessed-children', "Herald's jobs have no children."],
   ['/api/queues/:queueName/empty', 'Emptying the queue would drop deliveries; use the replay API to send them again.'],
   ['/api/queues/:queueName/obliterate', 'Obliterating the queue would drop deliveries.'],
   // Kept in Redis and obeyed by every worker, silently: the workers' own WORKER_CONCURRENCY (and
   // the merchants' answers) set the pace, not a button.
   ['/api/queues/:queueName/concurrency', 'A queue-wide concurrency would throttle every worker; each worker takes WORKER_CONCURRENCY.'],
   ['/api/queues/:queueName/rate-limit', 'A queue-wide rate limit would throttle every worker; each worker takes WORKER_CONCURRENCY.'],
+  ['/api/queues/:queueName/rate-limit/release', 'The queue has no rate limit to release.'],
 ]);
-// Kept for incidents (stop sending while a merchant or the network is down), but each one is
-// logged with the dashboard user and counted.
-const AUDITED_ROUTES: ReadonlyMap<string, { action: DashboardQueueAction; message: string }> = new Map([
-  ['/api/queues/:queueName/pause', { action: 'pause', message: 'dashboard: queue paused' }],
-  ['/api/queues/pause', { action: 'pause', message: 'dashboard: queue paused' }],
-  ['/api/queues/:queueName/resume', { action: 'resume', message: 'dashboard: queue resumed' }],
-  ['/api/queues/resume', { action: 'resume', message: 'dashboard: queue resumed' }],
+// Every change the dashboard allows, logged with the dashboard user and what it acted on (the
+// job, or the status of the jobs) and counted by action. Pausing and resuming stop or restart
+// every callback, so they are warnings; the rest is ops' daily work.
+const AUDITED_ROUTES: ReadonlyMap<string, { action: DashboardQueueAction; message: string; level: 'warn' | 'info' }> = new Map([
+  ['/api/queues/:queueName/pause', { action: 'pause', message: 'dashboard: queue paused', level: 'warn' }],
+  ['/api/queues/pause', { action: 'pause', message: 'dashboard: queue paused', level: 'warn' }],
+  ['/api/queues/:queueName/resume', { action: 'resume', message: 'dashboard: queue resumed', level: 'warn' }],
+  ['/api/queues/resume', { action: 'resume', message: 'dashboard: queue resumed', level: 'warn' }],
+  ['/api/queues/:queueName/:jobId/retry', { action: 'retry', message: 'dashboard: job retried', level: 'info' }],
+  ['/api/queues/:queueName/retry/:queueStatus', { action: 'retry', message: 'dashboard: jobs retried', level: 'info' }],
+  ['/api/queues/:queueName/:jobId/promote', { action: 'promote', message: 'dashboard: job promoted', level: 'info' }],
+  ['/api/queues/:queueName/promote', { action: 'promote', message: 'dashboard: delayed jobs promoted', level: 'info' }],
+  ['/api/queues/:queueName/:jobId/clean', { action: 'remove', message: 'dashboard: job removed', level: 'info' }],
+  ['/api/queues/:queueName/clean/:queueStatus', { action: 'clean', message: 'dashboard: jobs cleaned', level: 'info' }],
+  ['/api/metrics/history/purge', { action: 'purge_metrics', message: "dashboard: the board's metrics history purged", level: 'info' }],
 ] as const);
 const FINISHED_STATUSES: ReadonlySet<string> = new Set(['completed', 'failed']);
 const COMPLETED_RETRY = 'A delivered callback is sent again with POST /admin/deliveries/:id/replay, not by a retry.';
@@ -74,7 +92,13 @@ function hooks(queue: DeliveryQueue, audit: Audit): BoardHooks {
     after: (context, result) => {
       const audited = AUDITED_ROUTES.get(context.route);
       if (audited && (result.status ?? 200) < 400) {
-        audit.logger.warn(audited.message, { user: audit.user, queue: queue.name });
+        const { jobId, queueStatus } = context.request.params as Record<string, string | undefined>;
+        audit.logger[audited.level](audited.message, {
+          user: audit.user,
+          queue: queue.name,
+          ...(jobId === undefined ? {} : { jobId }),
+          ...(queueStatus === undefined ? {} : { status: queueStatus }),
+        });
         audit.metrics.dashboardQueueAction(audited.action);
       }
       return { ...result, body: redact(result.body) as typeof result.body };
@@ -130,15 +154,11 @@ export function dashboardRouter(deps: {
     serverAdapter,
     options: { uiConfig: { boardTitle: 'Herald deliveries' }, handlerHooks: hooks(deps.queue, audit) },
   });
+  // bull-board serves from an Express app of its own, which would name Express in every answer.
+  const board = serverAdapter.getRouter() as Router & { disable?: (setting: string) => void };
+  board.disable?.('x-powered-by');
   const router = Router();
-  router.use(
-    requireBasicAuth(deps.credentials, 'Herald dashboard', deps.failedAuth),
-    problemErrors,
-    withoutOutsideLinks,
-    revalidatedAssets,
-    serverAdapter.getRouter(),
-    notFound,
-  );
+  router.use(requireBasicAuth(deps.credentials, 'Herald dashboard', deps.failedAuth), problemErrors, withoutOutsideLinks, revalidatedAssets, board, notFound);
   return router;
 }
 
