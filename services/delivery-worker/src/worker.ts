@@ -17,6 +17,7 @@ import type { Logger } from '@herald/logging';
 import type { HeraldMetrics } from '@herald/metrics';
 import { createConnectGuard, createOutboundClient, type OutboundClient } from '@herald/outbound';
 import {
+  createCoalescer,
   createTargetGate,
   DELIVERIES_QUEUE,
   deliveryBackoffStrategy,
@@ -30,7 +31,7 @@ import {
   type RedisConnection,
 } from '@herald/queue';
 import { Worker } from 'bullmq';
-import { createCoalescer } from './coalescer';
+
 import { createDeliveryProcessor, type DeliveryGate, type DeliveryOutcome, type DeliveryStore } from './processor';
 
 /**
