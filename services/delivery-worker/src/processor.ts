@@ -5,7 +5,8 @@ import { CredentialsCipherError, type AttemptOutcome, type AttemptRecord, type D
 import { attemptChangesTargetHealth, AUTO_DISABLED_REASON, maskQueryValues, shouldAutoDisable, signingSecretsInUse, type DeliveryRef } from '@herald/domain';
 import type { Logger } from '@herald/logging';
 import type { HeraldMetrics } from '@herald/metrics';
-import type { Admission, DeferralReason, GateVerdict } from '@herald/queue';
+import type { DeferralReason } from '@herald/domain';
+import type { Admission, GateVerdict } from '@herald/queue';
 import { DelayedError, UnrecoverableError } from 'bullmq';
 import { CallbackAttemptError } from './errors/callback-attempt-error';
 import { messageAsStack } from './errors/message-as-stack';

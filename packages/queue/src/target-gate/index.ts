@@ -5,8 +5,6 @@ export {
   createTargetGate,
   type Admission,
   type BreakerChange,
-  type BreakerSettings,
-  type DeferralReason,
   type GateEntry,
   type GateRelease,
   type GateVerdict,

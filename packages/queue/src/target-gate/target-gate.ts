@@ -1,36 +1,20 @@
+import type { TargetGateConfig } from '@herald/config';
+import type { DeferralReason } from '@herald/domain';
 import type { RedisConnection } from '../redis';
 import { breakersKey, DEFERRED_GRACE_MS, STALE_BREAKER_MS, targetKeys } from './keys';
 import { GATE_SCRIPT } from './scripts';
 
-/** When a target's circuit breaker opens and how long it stays open. */
-export interface BreakerSettings {
-  /** Failures in a row (timeouts, refused or reset connections, TLS) that open it; 0 turns this rule off. */
-  readonly failures: number;
-  /** Share of failed requests over the window that opens it (0 to 1); 0 turns this rule off. */
-  readonly ratio: number;
-  /** Length of the ratio's sliding window, in ms. */
-  readonly windowMs: number;
-  /** Fewest requests in the window before the ratio counts. */
-  readonly minRequests: number;
-  /** How long it stays open before one probe may test the target, in ms; doubles after each failed probe. */
-  readonly openMs: number;
-  /** Longest open time the doubling reaches, in ms. */
-  readonly openMaxMs: number;
-}
-
-export interface TargetGateSettings {
-  /** Most jobs of one target let in at once, across every worker process; 0: no limit. */
-  readonly maxInFlight: number;
+/**
+ * The gate's settings: the limit and the breaker's rules as @herald/config reads them
+ * (TARGET_MAX_IN_FLIGHT, TARGET_BREAKER_*), and how long a job's slot is held at most.
+ */
+export interface TargetGateSettings extends TargetGateConfig {
   /**
    * How long a slot (or the probe's turn) is held at most: longer than any attempt can take, so
    * that only a job whose worker died (and never released) keeps its slot this long.
    */
   readonly leaseMs: number;
-  readonly breaker: BreakerSettings;
 }
-
-/** Why a job was sent back to wait without a POST. */
-export type DeferralReason = 'breaker_open' | 'target_busy';
 
 /** The gate's answer for a job: let in (as the half-open breaker's probe, maybe), or come back later. */
 export type Admission = { admitted: true; probe: boolean } | { admitted: false; reason: DeferralReason; delayMs: number };
