@@ -19,8 +19,14 @@
  * a file from its own `__dirname` (packages/db's migrations folder, `../../../prisma/migrations`)
  * finds it from the bundle as from source. Every workspace package is two levels below the root,
  * so this holds for code bundled from one package into another's dist as well.
+ *
+ * Redis scripts (`.lua`, in a package's `commands/` folder, read from disk at module load the way
+ * BullMQ reads its own) are copied into a `commands/` folder next to each bundle, where the code
+ * that reads them from its own `__dirname` finds them: from source that is the file's folder, in a
+ * bundle the bundle's. They are not inlined into the bundle: the same code runs from source under
+ * tsx, which cannot import a `.lua` file.
  */
-import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { realpathSync } from 'node:fs';
 import path from 'node:path';
 import { build as esbuild, type Plugin } from 'esbuild';
@@ -99,11 +105,43 @@ function toRequirePath(relative: string): string {
 }
 
 /**
+ * Every `commands/` folder of the workspace packages' sources, with its files (paths relative to
+ * the folder, includes in subfolders among them). Two folders may not hold the same file: they
+ * share each bundle's `commands/` folder.
+ */
+async function luaCommands(): Promise<Map<string, string>> {
+  const files = new Map<string, string>();
+  for (const entry of await readdir(path.join(ROOT, 'packages'), { recursive: true, withFileTypes: true })) {
+    if (!entry.isFile() || !entry.name.endsWith('.lua')) continue;
+    const file = path.join(entry.parentPath, entry.name);
+    const relative = path.relative(path.join(ROOT, 'packages'), file).split(path.sep);
+    const at = relative.indexOf('commands');
+    if (relative[1] !== 'src' || at < 0) continue;
+    const name = relative.slice(at + 1).join('/');
+    const other = files.get(name);
+    if (other) throw new Error(`build: ${path.relative(ROOT, file)} and ${path.relative(ROOT, other)} would both be commands/${name} next to a bundle`);
+    files.set(name, file);
+  }
+  return files;
+}
+
+/** Writes `contents` to `file` unless it holds them already, through a temporary name (see buildAll). */
+async function writeIfChanged(file: string, contents: Uint8Array, mode = 0o644): Promise<void> {
+  await mkdir(path.dirname(file), { recursive: true });
+  const previous = await readFile(file).catch(() => undefined);
+  if (previous?.equals(contents)) return;
+  const temporary = `${file}.${process.pid}.tmp`;
+  await writeFile(temporary, contents, { mode });
+  await rename(temporary, file);
+}
+
+/**
  * Builds every entry point (or those named) into its bundle. Each file is written to a temporary
  * name and renamed, so a process starting while a build runs (a test, the bench) reads either
  * the old bundle or the new one, never half a file.
  */
 export async function buildAll(only: readonly BuildEntry[] = Object.keys(BUILD_ENTRIES) as BuildEntry[]): Promise<void> {
+  const commands = await luaCommands();
   await Promise.all(
     only.map(async (name) => {
       const { source, bundle } = BUILD_ENTRIES[name];
@@ -127,14 +165,9 @@ export async function buildAll(only: readonly BuildEntry[] = Object.keys(BUILD_E
         write: false,
         logLevel: 'warning',
       });
-      for (const file of result.outputFiles) {
-        await mkdir(path.dirname(file.path), { recursive: true });
-        const previous = await readFile(file.path).catch(() => undefined);
-        if (previous?.equals(file.contents)) continue;
-        const temporary = `${file.path}.${process.pid}.tmp`;
-        await writeFile(temporary, file.contents, { mode: name === 'cli' && file.path.endsWith('.js') ? 0o755 : 0o644 });
-        await rename(temporary, file.path);
-      }
+      for (const file of result.outputFiles) await writeIfChanged(file.path, file.contents, name === 'cli' && file.path.endsWith('.js') ? 0o755 : 0o644);
+      const commandsDir = path.join(ROOT, path.dirname(bundle), 'commands');
+      for (const [relative, file] of commands) await writeIfChanged(path.join(commandsDir, relative), await readFile(file));
     }),
   );
 }

@@ -2,7 +2,7 @@ import type { TargetGateConfig } from '@herald/config';
 import type { DeferralReason } from '@herald/domain';
 import type { RedisConnection } from '../redis';
 import { breakersKey, DEFERRED_GRACE_MS, STALE_BREAKER_MS, targetKeys } from './keys';
-import { GATE_SCRIPT } from './scripts';
+import { GATE_SCRIPT } from './gate-script';
 
 /**
  * The gate's settings: the limit and the breaker's rules as @herald/config reads them
