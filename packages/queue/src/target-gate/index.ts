@@ -14,3 +14,5 @@ export {
   type TargetGateSettings,
 } from './target-gate';
 export { countBreakers, readTargetHealth, type BreakerHealth, type BreakerState, type TargetHealth } from './target-health';
+export { createWorkerGate, type WorkerGate } from './worker-gate';
+export type { WorkerGateLogger, WorkerGateOptions } from './worker-gate-options';

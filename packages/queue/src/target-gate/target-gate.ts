@@ -110,7 +110,14 @@ export interface TargetGate {
     leases?: readonly LeaseRequest[],
   ): Promise<{ changes: BreakerChange[]; grants: LeaseGrant[]; admissions: Admission[] }>;
   admit(entries: readonly GateEntry[]): Promise<Admission[]>;
+  /** Gives jobs' slots back with their verdicts (for the breaker): the jobs ended. */
   release(releases: readonly GateRelease[]): Promise<BreakerChange[]>;
+  /**
+   * Gives a holder's leases of these targets back whole (a lease request that keeps and wants
+   * nothing), naming the jobs the gate had deferred that went into their slots since the last
+   * renewal: the holder stops.
+   */
+  giveBackLeases(holder: string, leases: ReadonlyArray<{ targetId: string; returned?: readonly string[] }>): Promise<void>;
 }
 
 const GATE_COMMAND = 'heraldGate';
@@ -202,5 +209,12 @@ export function createTargetGate(
     settle,
     admit: async (entries) => (await settle([], entries)).admissions,
     release: async (releases) => (await settle(releases, [])).changes,
+    async giveBackLeases(holder, leases) {
+      await settle(
+        [],
+        [],
+        leases.map(({ targetId, returned }) => ({ targetId, holder, keep: 0, want: 0, since: 0, returned })),
+      );
+    },
   };
 }
