@@ -1,5 +1,6 @@
--- The target gate's one operation, `settle` (target-gate.ts runs it as the command heraldGate). It runs atomically in Redis, so workers in any number of processes see
--- one consistent count of slots taken and one breaker per target. It takes a batch of releases
+-- The target gate's one operation, `settle` (target-gate.ts runs it as the command heraldGate).
+-- It runs atomically in Redis, so workers in any number of processes see one consistent count of
+-- slots taken and one breaker per target. It takes a batch of releases
 -- (jobs that finished), leases (a worker's share of a target's slots, renewed) and admissions
 -- (jobs about to start one by one): each worker gathers what it has to send meanwhile, so the
 -- gate costs one round trip per batch, not one per callback. Releases run first, so a slot freed
@@ -58,9 +59,9 @@
 -- as the limit leaves room; when the workers together want more than the limit, each gets an equal
 -- share (more if the others want less), and a worker over its share gives slots back at its next
 -- renewal (the worker's jobs beyond its lease wait briefly for one of its slots, or are deferred,
--- lease-client.ts). While the breaker is not closed the lease grants nothing more and its answer says so:
--- the worker's next jobs are let in one by one, and a breaker another worker opened stops this
--- worker's jobs at its next renewal. The age of the oldest job in a leased slot at the lease's last
+-- worker-gate.ts). While the breaker is not closed the lease grants nothing more and its answer
+-- says so: the worker's next jobs are let in one by one, and a breaker another worker opened
+-- stops this worker's jobs at its next renewal. The age of the oldest job in a leased slot at the lease's last
 -- renewal counts, like the age of the oldest job in flight, in how long a slot is held (the busy
 -- delay); the slots of a lease whose worker stopped renewing it (silent) count as freeing at its
 -- deadline. A release of a job that ran in a leased slot only brings its verdict (its job id is
