@@ -20,10 +20,10 @@
  * finds it from the bundle as from source. Every workspace package is two levels below the root,
  * so this holds for code bundled from one package into another's dist as well.
  *
- * Redis scripts (`.lua`, in a package's `commands/` folder, read from disk at module load the way
- * BullMQ reads its own) are copied into a `commands/` folder next to each bundle, where the code
- * that reads them from its own `__dirname` finds them: from source that is the file's folder, in a
- * bundle the bundle's. They are not inlined into the bundle: the same code runs from source under
+ * Redis scripts (`.lua`, in a `commands/` folder beside the code that reads them from disk at module
+ * load, from its own `__dirname`, the way BullMQ reads its own) are copied into a `commands/` folder
+ * next to each bundle holding that code, where it finds them: its `__dirname` is its source folder
+ * when run from source, the bundle's folder when bundled. They are not inlined into the bundle: the same code runs from source under
  * tsx, which cannot import a `.lua` file.
  */
 import { mkdir, readdir, readFile, rename, writeFile } from 'node:fs/promises';
@@ -105,22 +105,23 @@ function toRequirePath(relative: string): string {
 }
 
 /**
- * Every `commands/` folder of the workspace packages' sources, with its files (paths relative to
- * the folder, includes in subfolders among them). Two folders may not hold the same file: they
- * share each bundle's `commands/` folder.
+ * The Redis scripts a bundle needs: the files of the `commands/` folder beside each of its source
+ * files that has one (gate-script.ts beside target-gate/commands/), by their path inside that
+ * folder. Two folders may not hold the same path: they share the bundle's `commands/` folder.
  */
-async function luaCommands(): Promise<Map<string, string>> {
+async function luaCommandsOf(inputs: readonly string[]): Promise<Map<string, string>> {
   const files = new Map<string, string>();
-  for (const entry of await readdir(path.join(ROOT, 'packages'), { recursive: true, withFileTypes: true })) {
-    if (!entry.isFile() || !entry.name.endsWith('.lua')) continue;
-    const file = path.join(entry.parentPath, entry.name);
-    const relative = path.relative(path.join(ROOT, 'packages'), file).split(path.sep);
-    const at = relative.indexOf('commands');
-    if (relative[1] !== 'src' || at < 0) continue;
-    const name = relative.slice(at + 1).join('/');
-    const other = files.get(name);
-    if (other) throw new Error(`build: ${path.relative(ROOT, file)} and ${path.relative(ROOT, other)} would both be commands/${name} next to a bundle`);
-    files.set(name, file);
+  const folders = new Set(inputs.filter((input) => !input.includes('node_modules')).map((input) => path.join(ROOT, path.dirname(input), 'commands')));
+  for (const folder of folders) {
+    const entries = await readdir(folder, { recursive: true, withFileTypes: true }).catch(() => []);
+    for (const entry of entries) {
+      if (!entry.isFile() || !entry.name.endsWith('.lua')) continue;
+      const file = path.join(entry.parentPath, entry.name);
+      const name = path.relative(folder, file).split(path.sep).join('/');
+      const other = files.get(name);
+      if (other) throw new Error(`build: ${path.relative(ROOT, file)} and ${path.relative(ROOT, other)} would both be commands/${name} next to a bundle`);
+      files.set(name, file);
+    }
   }
   return files;
 }
@@ -141,7 +142,9 @@ async function writeIfChanged(file: string, contents: Uint8Array, mode = 0o644):
  * the old bundle or the new one, never half a file.
  */
 export async function buildAll(only: readonly BuildEntry[] = Object.keys(BUILD_ENTRIES) as BuildEntry[]): Promise<void> {
-  const commands = await luaCommands();
+  // Script file to copy -> its source; several bundles share a folder (the events-api's server and
+  // CLI), so each copy is written once, after the bundles.
+  const scripts = new Map<string, string>();
   await Promise.all(
     only.map(async (name) => {
       const { source, bundle } = BUILD_ENTRIES[name];
@@ -163,13 +166,15 @@ export async function buildAll(only: readonly BuildEntry[] = Object.keys(BUILD_E
         banner: name === 'cli' ? { js: '#!/usr/bin/env node' } : undefined,
         plugins: [thirdPartyExternal(path.dirname(path.join(ROOT, bundle))), rootManifestVersionOnly()],
         write: false,
+        metafile: true,
         logLevel: 'warning',
       });
       for (const file of result.outputFiles) await writeIfChanged(file.path, file.contents, name === 'cli' && file.path.endsWith('.js') ? 0o755 : 0o644);
       const commandsDir = path.join(ROOT, path.dirname(bundle), 'commands');
-      for (const [relative, file] of commands) await writeIfChanged(path.join(commandsDir, relative), await readFile(file));
+      for (const [relative, file] of await luaCommandsOf(Object.keys(result.metafile.inputs))) scripts.set(path.join(commandsDir, relative), file);
     }),
   );
+  for (const [copy, file] of scripts) await writeIfChanged(copy, await readFile(file));
 }
 
 if (require.main === module) {
