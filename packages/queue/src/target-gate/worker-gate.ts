@@ -17,7 +17,10 @@ import { resolveWorkerGateOptions, type WorkerGateOptions } from './worker-gate-
 
 /** The target gate as one worker process uses it, one job at a time (the batching is underneath). */
 export interface WorkerGate {
-  /** Lets the job in to its target or defers it. `returning`: the gate deferred the job before. */
+  /**
+   * Lets the job in to its target or defers it. `returning`: the gate deferred the job before, so
+   * it may count among its target's deferred jobs (a leased slot it goes into takes it off them).
+   */
   admit(targetId: string, jobId: string, returning?: boolean): Promise<Admission>;
   /**
    * Whether `admit` will most likely let a job of the target in (no job of it was turned away
