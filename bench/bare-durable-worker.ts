@@ -13,7 +13,7 @@
  */
 import { Worker } from 'bullmq';
 import pg from 'pg';
-import { createCoalescer } from '../services/delivery-worker/src/coalescer';
+import { createCoalescer } from '@herald/queue';
 import { createRawPoster } from './raw-post';
 
 /** At most this many recording statements in flight: the delivery-worker's STATEMENTS_IN_FLIGHT. */

@@ -19,8 +19,14 @@
  * a file from its own `__dirname` (packages/db's migrations folder, `../../../prisma/migrations`)
  * finds it from the bundle as from source. Every workspace package is two levels below the root,
  * so this holds for code bundled from one package into another's dist as well.
+ *
+ * Redis scripts (`.lua`, in a `commands/` folder beside the code that reads them from disk at module
+ * load, from its own `__dirname`, the way BullMQ reads its own) are copied into a `commands/` folder
+ * next to each bundle holding that code, where it finds them: its `__dirname` is its source folder
+ * when run from source, the bundle's folder when bundled. They are not inlined into the bundle: the same code runs from source under
+ * tsx, which cannot import a `.lua` file.
  */
-import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { realpathSync } from 'node:fs';
 import path from 'node:path';
 import { build as esbuild, type Plugin } from 'esbuild';
@@ -99,11 +105,46 @@ function toRequirePath(relative: string): string {
 }
 
 /**
+ * The Redis scripts a bundle needs: the files of the `commands/` folder beside each of its source
+ * files that has one (gate-script.ts beside target-gate/commands/), by their path inside that
+ * folder. Two folders may not hold the same path: they share the bundle's `commands/` folder.
+ */
+async function luaCommandsOf(inputs: readonly string[]): Promise<Map<string, string>> {
+  const files = new Map<string, string>();
+  const folders = new Set(inputs.filter((input) => !input.includes('node_modules')).map((input) => path.join(ROOT, path.dirname(input), 'commands')));
+  for (const folder of folders) {
+    const entries = await readdir(folder, { recursive: true, withFileTypes: true }).catch(() => []);
+    for (const entry of entries) {
+      if (!entry.isFile() || !entry.name.endsWith('.lua')) continue;
+      const file = path.join(entry.parentPath, entry.name);
+      const name = path.relative(folder, file).split(path.sep).join('/');
+      const other = files.get(name);
+      if (other) throw new Error(`build: ${path.relative(ROOT, file)} and ${path.relative(ROOT, other)} would both be commands/${name} next to a bundle`);
+      files.set(name, file);
+    }
+  }
+  return files;
+}
+
+/** Writes `contents` to `file` unless it holds them already, through a temporary name (see buildAll). */
+async function writeIfChanged(file: string, contents: Uint8Array, mode = 0o644): Promise<void> {
+  await mkdir(path.dirname(file), { recursive: true });
+  const previous = await readFile(file).catch(() => undefined);
+  if (previous?.equals(contents)) return;
+  const temporary = `${file}.${process.pid}.tmp`;
+  await writeFile(temporary, contents, { mode });
+  await rename(temporary, file);
+}
+
+/**
  * Builds every entry point (or those named) into its bundle. Each file is written to a temporary
  * name and renamed, so a process starting while a build runs (a test, the bench) reads either
  * the old bundle or the new one, never half a file.
  */
 export async function buildAll(only: readonly BuildEntry[] = Object.keys(BUILD_ENTRIES) as BuildEntry[]): Promise<void> {
+  // Script file to copy -> its source; several bundles share a folder (the events-api's server and
+  // CLI), so each copy is written once, after the bundles.
+  const scripts = new Map<string, string>();
   await Promise.all(
     only.map(async (name) => {
       const { source, bundle } = BUILD_ENTRIES[name];
@@ -125,18 +166,15 @@ export async function buildAll(only: readonly BuildEntry[] = Object.keys(BUILD_E
         banner: name === 'cli' ? { js: '#!/usr/bin/env node' } : undefined,
         plugins: [thirdPartyExternal(path.dirname(path.join(ROOT, bundle))), rootManifestVersionOnly()],
         write: false,
+        metafile: true,
         logLevel: 'warning',
       });
-      for (const file of result.outputFiles) {
-        await mkdir(path.dirname(file.path), { recursive: true });
-        const previous = await readFile(file.path).catch(() => undefined);
-        if (previous?.equals(file.contents)) continue;
-        const temporary = `${file.path}.${process.pid}.tmp`;
-        await writeFile(temporary, file.contents, { mode: name === 'cli' && file.path.endsWith('.js') ? 0o755 : 0o644 });
-        await rename(temporary, file.path);
-      }
+      for (const file of result.outputFiles) await writeIfChanged(file.path, file.contents, name === 'cli' && file.path.endsWith('.js') ? 0o755 : 0o644);
+      const commandsDir = path.join(ROOT, path.dirname(bundle), 'commands');
+      for (const [relative, file] of await luaCommandsOf(Object.keys(result.metafile.inputs))) scripts.set(path.join(commandsDir, relative), file);
     }),
   );
+  for (const [copy, file] of scripts) await writeIfChanged(copy, await readFile(file));
 }
 
 if (require.main === module) {

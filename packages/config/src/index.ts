@@ -27,6 +27,7 @@ export {
   type RetryConfig,
   type PartitionsConfig,
   type SweeperConfig,
+  type TargetGateConfig,
   type WorkerConfig,
   type WorkerMetricsConfig,
 } from './worker';

@@ -72,7 +72,7 @@ export interface TargetGateConfig {
 }
 
 /** When a target's circuit breaker opens, and for how long. */
-export interface TargetBreakerConfig {
+interface TargetBreakerConfig {
   /** TARGET_BREAKER_FAILURES: failures in a row (timeout, refused or reset connection, TLS) that open it; 0 turns this rule off. Default 5. */
   readonly failures: number;
   /** TARGET_BREAKER_RATIO: share of such failures over the window that opens it, 0 to 1; 0 turns this rule off. Default 0.7. */

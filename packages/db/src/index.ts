@@ -59,7 +59,6 @@ export { storedRange, type StoredRange } from './stored-range';
 export type {
   AttemptOutcome,
   AttemptRecord,
-  DeferralReason,
   DeferralRecord,
   DeliveryAttemptRepository,
   DeliveryToAttempt,

@@ -87,3 +87,4 @@ export {
 } from './webhook-signature';
 export { MASKED_QUERY_VALUE, maskQueryValues } from './masked-url';
 export { attemptChangesTargetHealth, AUTO_DISABLED_REASON, LAST_SUCCESS_PRECISION_MS, shouldAutoDisable, type TargetHealthSeen } from './target-health';
+export { DEFERRAL_REASONS, type DeferralReason } from './deferral-reason';

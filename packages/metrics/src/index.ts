@@ -7,7 +7,7 @@
  * Labels hold bounded values only (outcomes, queue states, HTTP methods, route patterns, status
  * codes): never an id, a URL or anything a merchant sends.
  */
-import { withTimeout } from '@herald/domain';
+import { DEFERRAL_REASONS, type DeferralReason, withTimeout } from '@herald/domain';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
 /** How one callback attempt ended: delivered; failed with a retry to come; failed for good (no retry left, or not retryable). */
@@ -22,11 +22,8 @@ export interface JobCountsSource {
   getJobCounts(...states: QueueState[]): Promise<Record<string, number>>;
 }
 
-/** What the Bull dashboard may do to the whole deliveries queue, for incidents; each is logged and counted. */
-/** What the Bull dashboard did to the deliveries queue: the changes it allows. */
+/** What the Bull dashboard did to the deliveries queue: the changes it allows, each logged and counted. */
 export type DashboardQueueAction = 'pause' | 'resume' | 'retry' | 'promote' | 'remove' | 'clean' | 'purge_metrics';
-/** Why a callback's job was sent back to wait without a POST (the target gate). */
-export type DeferralReasonLabel = 'breaker_open' | 'target_busy';
 
 /** Counts of targets whose circuit breaker is not closed, read at scrape time. */
 export type BreakerCounts = { open: number; half_open: number };
@@ -60,7 +57,7 @@ export interface HeraldMetrics {
   /** `herald_deliveries_total{outcome}` and `herald_delivery_attempt_duration_seconds`: one callback attempt. */
   deliveryAttempt(outcome: DeliveryOutcomeLabel, durationSeconds: number): void;
   /** `herald_delivery_deferrals_total{reason}`: a job sent back to wait without a POST (not an attempt). */
-  deliveryDeferred(reason: DeferralReasonLabel): void;
+  deliveryDeferred(reason: DeferralReason): void;
   /**
    * Reports `herald_target_breakers{state}` (open, half_open: how many targets, never which) from
    * this source at every scrape.
@@ -165,7 +162,7 @@ export function createMetrics(options: MetricsOptions): HeraldMetrics {
   });
   // Every outcome starts at 0, so a rate over a fresh process is defined.
   for (const outcome of ['delivered', 'attempt_failed', 'failed'] satisfies DeliveryOutcomeLabel[]) deliveries.inc({ outcome }, 0);
-  for (const reason of ['breaker_open', 'target_busy'] satisfies DeferralReasonLabel[]) deferrals.inc({ reason }, 0);
+  for (const reason of DEFERRAL_REASONS) deferrals.inc({ reason }, 0);
 
   const retentionPartitions = new Counter({
     name: 'herald_retention_dropped_partitions_total',

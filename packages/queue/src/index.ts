@@ -25,3 +25,4 @@ export {
 } from './delivery-backoff';
 export { createFairShare, FAIR_SHARE_RECORDS_TTL_SECONDS, MAX_PRIORITY, type FairShareJob, type FairShareOptions } from './fair-share';
 export * from './target-gate';
+export { createCoalescer, type CoalescedCall, type CoalescerOptions } from './coalescer';

@@ -12,6 +12,8 @@ import {
   type RedisConnection,
   type TargetGateSettings,
 } from '../src';
+import { GATE_SCRIPT } from '../src/target-gate/gate-script';
+import { SLOT_TIME_DECAY } from '../src/target-gate/keys';
 
 const REDIS_URL = 'redis://127.0.0.1:6379';
 const SETTINGS: TargetGateSettings = {
@@ -512,5 +514,17 @@ describe('batches', () => {
     expect(leasesRefused).toBeGreaterThan(10);
     expect(returnedTotal).toBeGreaterThan(10);
     expect([...changesSeen].sort()).toEqual(['closed', 'opened', 'reopened', undefined]);
+  });
+});
+
+describe('the gate’s script (commands/gate.lua)', () => {
+  it('averages slot times with the same decay as the workers’ leases (keys.ts SLOT_TIME_DECAY)', () => {
+    expect(GATE_SCRIPT).toMatch(new RegExp(`^local slotTimeDecay = ${SLOT_TIME_DECAY}$`, 'm'));
+  });
+
+  it('is one text with its includes in place', () => {
+    expect(GATE_SCRIPT).not.toMatch(/@include/);
+    expect(GATE_SCRIPT).toMatch(/^local function release\(/m);
+    expect(GATE_SCRIPT).toMatch(/^local function grant\(/m);
   });
 });

@@ -5,7 +5,8 @@ import type { AttemptOutcome, AttemptRecord, DeliveryTarget, DeliveryWork, Recor
 import { AUTO_DISABLED_REASON, decideAttempt, maskQueryValues, signingSecretsInUse, type AttemptDecision, type DeliveryRef } from '@herald/domain';
 import type { Logger } from '@herald/logging';
 import type { HeraldMetrics } from '@herald/metrics';
-import type { Admission, DeferralReason, GateVerdict } from '@herald/queue';
+import type { DeferralReason } from '@herald/domain';
+import type { Admission, GateVerdict, WorkerGate } from '@herald/queue';
 import { DelayedError, UnrecoverableError } from 'bullmq';
 import { CallbackAttemptError } from './errors/callback-attempt-error';
 import { messageAsStack } from './errors/message-as-stack';
@@ -42,20 +43,11 @@ export interface DeliveryStore {
 }
 
 /**
- * The target gate, one job at a time (packages/queue target-gate; the worker batches underneath):
- * lets a job in to its target or defers it (in-flight limit, circuit breaker), and is told how
- * each job it let in ended. `release` never rejects: a slot it could not free runs out with its lease.
+ * The target gate as the processor uses it, one job at a time (packages/queue worker-gate.ts; the
+ * batching is underneath): lets a job in to its target or defers it (in-flight limit, circuit
+ * breaker), and is told how each job it let in ended. Closing it is the worker's business.
  */
-export interface DeliveryGate {
-  /** `returning`: the gate deferred the job before, so it may count among its target's deferred jobs. */
-  admit(targetId: string, jobId: string, returning?: boolean): Promise<Admission>;
-  /**
-   * Whether `admit` will most likely let a job of the target in (no job of it was turned away
-   * lately): the processor then loads the delivery while the gate decides.
-   */
-  expectsAdmission(targetId: string): boolean;
-  release(targetId: string, jobId: string, verdict: GateVerdict, durationMs: number): Promise<void>;
-}
+type DeliveryGate = Omit<WorkerGate, 'close'>;
 
 export interface DeliveryProcessorDependencies {
   deliveries: DeliveryStore;

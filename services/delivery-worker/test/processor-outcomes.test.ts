@@ -7,7 +7,8 @@ import { CredentialsCipherError, type AttemptOutcome, type DeliveryTarget, type 
 import { newSigningSecret, type DeliveryRef, type Event } from '@herald/domain';
 import { Webhook } from 'standardwebhooks';
 import type { Logger } from '@herald/logging';
-import type { Admission, DeferralReason, GateVerdict } from '@herald/queue';
+import type { DeferralReason } from '@herald/domain';
+import type { Admission, GateVerdict } from '@herald/queue';
 import { DelayedError, UnrecoverableError } from 'bullmq';
 import type { CallbackRequest, CallbackResponse } from '@herald/callbacks';
 import { CallbackAttemptError } from '../src/errors/callback-attempt-error';

@@ -1,4 +1,4 @@
-import { AUTO_DISABLED_REASON, compareStrings, isUuid, LAST_SUCCESS_PRECISION_MS } from '@herald/domain';
+import { AUTO_DISABLED_REASON, compareStrings, type DeferralReason, isUuid, LAST_SUCCESS_PRECISION_MS } from '@herald/domain';
 import type { DatabasePool } from '../pool';
 import { CredentialsCipherError, type CredentialsCipher } from '../credentials-cipher';
 import type { DeliveryStatus } from '../generated/kysely/schema';
@@ -251,9 +251,6 @@ const recordStatement = byShape((_shape: 'record', c: AttemptColumns & StoredRan
     )
     .returning(['delivery_id', 'number']),
 );
-
-/** Why a job went back to wait without a POST: its target's breaker was open, or the target had TARGET_MAX_IN_FLIGHT callbacks in flight. */
-export type DeferralReason = 'breaker_open' | 'target_busy';
 
 /** One deferral of a delivery's job (not an attempt: no POST, no attempt spent). */
 export interface DeferralRecord {

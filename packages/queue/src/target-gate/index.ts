@@ -5,8 +5,6 @@ export {
   createTargetGate,
   type Admission,
   type BreakerChange,
-  type BreakerSettings,
-  type DeferralReason,
   type GateEntry,
   type GateRelease,
   type GateVerdict,
@@ -16,3 +14,5 @@ export {
   type TargetGateSettings,
 } from './target-gate';
 export { countBreakers, readTargetHealth, type BreakerHealth, type BreakerState, type TargetHealth } from './target-health';
+export { createWorkerGate, type WorkerGate } from './worker-gate';
+export type { WorkerGateLogger, WorkerGateOptions } from './worker-gate-options';

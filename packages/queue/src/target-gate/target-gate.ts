@@ -1,36 +1,20 @@
+import type { TargetGateConfig } from '@herald/config';
+import type { DeferralReason } from '@herald/domain';
 import type { RedisConnection } from '../redis';
 import { breakersKey, DEFERRED_GRACE_MS, STALE_BREAKER_MS, targetKeys } from './keys';
-import { GATE_SCRIPT } from './scripts';
+import { GATE_SCRIPT } from './gate-script';
 
-/** When a target's circuit breaker opens and how long it stays open. */
-export interface BreakerSettings {
-  /** Failures in a row (timeouts, refused or reset connections, TLS) that open it; 0 turns this rule off. */
-  readonly failures: number;
-  /** Share of failed requests over the window that opens it (0 to 1); 0 turns this rule off. */
-  readonly ratio: number;
-  /** Length of the ratio's sliding window, in ms. */
-  readonly windowMs: number;
-  /** Fewest requests in the window before the ratio counts. */
-  readonly minRequests: number;
-  /** How long it stays open before one probe may test the target, in ms; doubles after each failed probe. */
-  readonly openMs: number;
-  /** Longest open time the doubling reaches, in ms. */
-  readonly openMaxMs: number;
-}
-
-export interface TargetGateSettings {
-  /** Most jobs of one target let in at once, across every worker process; 0: no limit. */
-  readonly maxInFlight: number;
+/**
+ * The gate's settings: the limit and the breaker's rules as @herald/config reads them
+ * (TARGET_MAX_IN_FLIGHT, TARGET_BREAKER_*), and how long a job's slot is held at most.
+ */
+export interface TargetGateSettings extends TargetGateConfig {
   /**
    * How long a slot (or the probe's turn) is held at most: longer than any attempt can take, so
    * that only a job whose worker died (and never released) keeps its slot this long.
    */
   readonly leaseMs: number;
-  readonly breaker: BreakerSettings;
 }
-
-/** Why a job was sent back to wait without a POST. */
-export type DeferralReason = 'breaker_open' | 'target_busy';
 
 /** The gate's answer for a job: let in (as the half-open breaker's probe, maybe), or come back later. */
 export type Admission = { admitted: true; probe: boolean } | { admitted: false; reason: DeferralReason; delayMs: number };
@@ -98,14 +82,14 @@ export const BUSY_DELAY_MAX_MS = 30_000;
  * worker or of Redis must not free slots its jobs run in), and short so that the slots of a worker
  * that died free soon, where a job's own slot waits for its longest attempt.
  */
-export const LEASE_TTL_MS = 10_000;
+const LEASE_TTL_MS = 10_000;
 /**
  * A lease not renewed for this long is silent: its worker died, lost Redis or is stalled, where a
  * worker renews a lease in use every few hundred ms. Its slots stay taken until its ttl passes,
  * but it takes no part in the shares, and a busy target's deferrals come back when they free
  * instead of being spaced by its oldest job (which may have ended long ago).
  */
-export const SILENT_LEASE_MS = 2_000;
+const SILENT_LEASE_MS = 2_000;
 
 /**
  * The target gate: a per-target limit on jobs in flight and a per-target circuit breaker, both in
@@ -126,7 +110,14 @@ export interface TargetGate {
     leases?: readonly LeaseRequest[],
   ): Promise<{ changes: BreakerChange[]; grants: LeaseGrant[]; admissions: Admission[] }>;
   admit(entries: readonly GateEntry[]): Promise<Admission[]>;
+  /** Gives jobs' slots back with their verdicts (for the breaker): the jobs ended. */
   release(releases: readonly GateRelease[]): Promise<BreakerChange[]>;
+  /**
+   * Gives a holder's leases of these targets back whole (a lease request that keeps and wants
+   * nothing), naming the jobs the gate had deferred that went into their slots since the last
+   * renewal: the holder stops.
+   */
+  giveBackLeases(holder: string, leases: ReadonlyArray<{ targetId: string; returned?: readonly string[] }>): Promise<void>;
 }
 
 const GATE_COMMAND = 'heraldGate';
@@ -218,5 +209,12 @@ export function createTargetGate(
     settle,
     admit: async (entries) => (await settle([], entries)).admissions,
     release: async (releases) => (await settle(releases, [])).changes,
+    async giveBackLeases(holder, leases) {
+      await settle(
+        [],
+        [],
+        leases.map(({ targetId, returned }) => ({ targetId, holder, keep: 0, want: 0, since: 0, returned })),
+      );
+    },
   };
 }

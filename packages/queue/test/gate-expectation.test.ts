@@ -1,5 +1,5 @@
 // The worker's gate on the real Redis: which targets it expects to let in, so that the processor
-// loads their deliveries while the gate decides (processor.ts), and which it does not.
+// loads their deliveries while the gate decides (the delivery-worker's processor.ts), and which it does not.
 import { randomUUID } from 'node:crypto';
 import { useWorkerGates } from './support/worker-gates';
 

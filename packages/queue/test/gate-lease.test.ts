@@ -1,9 +1,9 @@
-// The worker's lease of a target's slots (worker.ts batchedTargetGate) on the real Redis: a
+// The worker's lease of a target's slots (worker-gate.ts createWorkerGate) on the real Redis: a
 // healthy target's jobs go in without a script run each, the lease follows a breaker that other
 // workers open, and its slots go back when the jobs stop coming or the worker closes.
 import { randomUUID } from 'node:crypto';
 import { waitFor } from '@herald/testing';
-import { readTargetHealth, targetKeys } from '@herald/queue';
+import { readTargetHealth, targetKeys } from '../src';
 import { useWorkerGates } from './support/worker-gates';
 
 const gates = useWorkerGates();
