@@ -56,11 +56,19 @@ export interface ApiConfig extends ServiceConfig {
    */
   readonly apiKeyCacheMaxBytes: number;
   /**
-   * UNKNOWN_API_KEYS_PER_SECOND: lookups in PostgreSQL that find no key, per second and process;
-   * past it, keys not in the cache are refused with 429 for the rest of that second, so a flood of
-   * made-up keys cannot load the database. Keys in the cache are not affected. 1 to 100000. Default 50.
+   * UNKNOWN_API_KEYS_PER_SECOND: lookups in PostgreSQL of keys whose prefix no key in use has (made
+   * up, or made by another process in the last API_KEY_CACHE_MS), per second and process; past it
+   * they are refused with 429 for the rest of that second, so a flood of made-up keys cannot load
+   * the database. Keys in use are never affected. 1 to 100000. Default 50.
    */
   readonly unknownApiKeysPerSecond: number;
+  /** UNKNOWN_API_KEYS_PER_ADDRESS: of those lookups, how many one client address may cause per second. 1 to 100000. Default 5. */
+  readonly unknownApiKeysPerAddress: number;
+  /**
+   * UNKNOWN_API_KEYS_PER_PREFIX: lookups that find no key, per second, among keys sharing the prefix
+   * of a key in use (a guess that knows a prefix); past it that prefix alone gets 429. 1 to 100000. Default 5.
+   */
+  readonly unknownApiKeysPerPrefix: number;
   /** How failed authentications from one client address are slowed down. */
   readonly authFailures: AuthFailuresConfig;
   /** INGEST_BODY_LIMIT_BYTES: largest ingest request body. Default 5 MiB (1,000 events of about 5 KB). */
@@ -137,8 +145,8 @@ export interface HttpServerConfig {
 }
 
 /**
- * Failed authentications (a wrong x-api-key, admin or ingest token, or dashboard login; a missing
- * credential does not count) per client address. The address is the TCP peer's (the API does not
+ * Failed authentications (a wrong admin or ingest token, or dashboard login; a missing credential
+ * does not count, and neither does a wrong x-api-key, see UNKNOWN_API_KEYS_*) per client address. The address is the TCP peer's (the API does not
  * trust X-Forwarded-For), an IPv6 address counted by its /64 network.
  */
 export interface AuthFailuresConfig {
@@ -200,6 +208,8 @@ export function loadApiConfig(env: Env = process.env): ApiConfig {
     apiKeyCacheMaxEntries: integer(env, 'API_KEY_CACHE_MAX_ENTRIES', 10_000, 1, 1_000_000),
     apiKeyCacheMaxBytes: integer(env, 'API_KEY_CACHE_MAX_BYTES', 8 * 1024 * 1024, 65_536, 1024 * 1024 * 1024),
     unknownApiKeysPerSecond: integer(env, 'UNKNOWN_API_KEYS_PER_SECOND', 50, 1, 100_000),
+    unknownApiKeysPerAddress: integer(env, 'UNKNOWN_API_KEYS_PER_ADDRESS', 5, 1, 100_000),
+    unknownApiKeysPerPrefix: integer(env, 'UNKNOWN_API_KEYS_PER_PREFIX', 5, 1, 100_000),
     authFailures: Object.freeze({
       perAddress: integer(env, 'AUTH_FAILURES_PER_ADDRESS', 20, 1, 1_000_000),
       windowSeconds: integer(env, 'AUTH_FAILURE_WINDOW_SECONDS', 60, 1, 86_400),

@@ -5,7 +5,7 @@ export type { DatabasePool, DatabasePoolOptions } from './pool';
 export { ensureDatabase, dropDatabase, quoteIdentifier } from './database';
 export { applyMigrations, readMigrations, MIGRATIONS_DIR, MigrationError } from './migrations';
 export type { Migration, MigrationResult } from './migrations';
-export { apiKeyRepository, hashApiKey, isWellFormedApiKey } from './repositories/api-keys';
+export { apiKeyPrefixOf, apiKeyRepository, hashApiKey, isWellFormedApiKey } from './repositories/api-keys';
 export type { ApiKeyRecord, ApiKeyRepository, ApiKeyScope } from './repositories/api-keys';
 export { tenantRepository, DuplicateIdError } from './repositories/tenants';
 export type { MerchantRecord, ProgramRecord, TenantRepository } from './repositories/tenants';

@@ -88,6 +88,7 @@ const SNAPSHOTS: Record<string, { queries: Record<string, unknown>; statements: 
     statements: {
       create: apiKeyQueries.create({ id: ID, keyHash: 'a'.repeat(64), prefix: 'hk_abcdef', programId: 'program-1', merchantId: null }),
       authenticate: apiKeyQueries.authenticate('a'.repeat(64)),
+      knownPrefixes: apiKeyQueries.knownPrefixes(),
       revoke: apiKeyQueries.revoke(ID),
       'page (no filter)': apiKeyQueries.page({}, 20, 0),
       'page (program and merchant)': apiKeyQueries.page({ programId: 'program-1', merchantId: 'merchant-1' }, 20, 40),

@@ -2,6 +2,7 @@ import express, { type Express, type NextFunction, type Request, type Response }
 import { withTimeout } from '@herald/domain';
 import type { ApiConfig } from '@herald/config';
 import {
+  apiKeyPrefixOf,
   apiKeyRepository,
   credentialsCipherFromConfig,
   deliveryHistoryRepository,
@@ -23,6 +24,7 @@ import { adminRouter } from './admin/router';
 import { createApiKeyCache } from './auth/api-key-cache';
 import { requireBearerToken } from './auth/bearer-token';
 import { createFailedAuthThrottle } from './auth/failed-auth-throttle';
+import { createKnownKeyPrefixes } from './auth/known-key-prefixes';
 import { limitUnknownKeyLookups } from './auth/unknown-key-limit';
 import { DASHBOARD_PATH, dashboardRouter } from './dashboard/router';
 import type { ApiDatabases } from './databases';
@@ -67,7 +69,18 @@ export function createApp(deps: AppDependencies): Express {
   // connections of the ingest, of the admin API or of /readyz.
   const tenants = tenantRepository(databases.admin);
   const apiKeys = apiKeyRepository(databases.admin);
-  const apiKeyCache = createApiKeyCache(limitUnknownKeyLookups(apiKeyRepository(databases.ingest), { perSecond: config.unknownApiKeysPerSecond }), {
+  const keyPrefixes = createKnownKeyPrefixes(apiKeyRepository(databases.ingest), {
+    // As often as the cache's answers expire, and at most once a second.
+    reloadMs: Math.max(config.apiKeyCacheMs, 1_000),
+    onReloadError: (error) => logger.warn('could not reload the API key prefixes; the old ones stay in use', { error }),
+  });
+  const keyLookups = limitUnknownKeyLookups(apiKeyRepository(databases.ingest), {
+    perSecond: config.unknownApiKeysPerSecond,
+    perAddress: config.unknownApiKeysPerAddress,
+    perPrefix: config.unknownApiKeysPerPrefix,
+    prefixes: keyPrefixes,
+  });
+  const apiKeyCache = createApiKeyCache(keyLookups, {
     ttlMs: config.apiKeyCacheMs,
     maxEntries: config.apiKeyCacheMaxEntries,
     maxBytes: config.apiKeyCacheMaxBytes,
@@ -106,7 +119,6 @@ export function createApp(deps: AppDependencies): Express {
       apiKeys: apiKeyCache,
       events,
       rateLimit,
-      failedAuth,
       concurrency: createKeyConcurrency({
         perKey: config.eventsList.concurrencyPerKey,
         total: config.eventsList.concurrencyTotal,
@@ -158,7 +170,7 @@ export function createApp(deps: AppDependencies): Express {
     ),
     // PATCH bodies are JSON merge patches; clients may label them so (RFC 7396).
     express.json({ limit: '100kb', type: ['application/json', 'application/merge-patch+json'] }),
-    adminRouter({ tenants, apiKeys, onKeyRevoked: () => apiKeyCache.forgetAll() }),
+    adminRouter({ tenants, apiKeys, onKeyCreated: (key) => keyPrefixes.add(apiKeyPrefixOf(key)), onKeyRevoked: () => apiKeyCache.forgetAll() }),
     targetsRouter({
       targets,
       urlPolicy,

@@ -22,7 +22,6 @@ describe('failed authentications with AUTH_FAILURES_PER_ADDRESS=3', () => {
       await api.admin('get', '/deliveries'),
       await api.ingest({}),
       await request(api.app).get('/admin/queues/api/queues').set('Authorization', basic(api.config.dashboard.username, api.config.dashboard.password)),
-      await api.listEvents(`hk_${'k'.repeat(43)}`),
     ];
     for (const res of answers) {
       expect(res.status).toBe(429);
@@ -34,16 +33,16 @@ describe('failed authentications with AUTH_FAILURES_PER_ADDRESS=3', () => {
   });
 });
 
-describe('failed API keys with AUTH_FAILURES_PER_ADDRESS=2', () => {
+describe('wrong API keys with AUTH_FAILURES_PER_ADDRESS=2', () => {
   const api = createTestApi({ AUTH_FAILURES_PER_ADDRESS: '2' });
   afterAll(() => api.close());
 
-  it('counts malformed and unknown keys, and then refuses before any lookup', async () => {
-    expect((await api.listEvents('not-a-key')).status).toBe(401);
-    expect((await api.listEvents(`hk_${'z'.repeat(43)}`)).status).toBe(401);
-    const res = await api.listEvents(`hk_${'y'.repeat(43)}`);
-    expect(res.status).toBe(429);
-    expect(res.body).toMatchObject({ status: 429 });
+  it('are not counted against the address: another merchant behind it, and the platform, keep their access', async () => {
+    const tenant = await api.createTenant();
+    for (const key of ['not-a-key', `hk_${'z'.repeat(43)}`, `hk_${'y'.repeat(43)}`, `hk_${'x'.repeat(43)}`])
+      expect((await api.listEvents(key)).status).toBe(401);
+    expect((await api.listEvents(tenant.merchantKey.key)).status).toBe(200);
+    expect((await api.ingest({})).status).not.toBe(429);
   });
 });
 

@@ -34,6 +34,14 @@ FROM
 WHERE
   "k"."key_hash" = $1;
 
+-- api-keys: knownPrefixes
+SELECT DISTINCT
+  "prefix"
+FROM
+  "api_keys"
+WHERE
+  "revoked_at" IS NULL;
+
 -- api-keys: revoke
 UPDATE "api_keys"
 SET

@@ -19,6 +19,14 @@ export function isWellFormedApiKey(key: string): boolean {
   return KEY_FORMAT.test(key);
 }
 
+/**
+ * The first characters of a key (`hk_` and 6 more), stored beside its hash so that support can
+ * tell keys apart. A key whose prefix no stored key has cannot be a key at all.
+ */
+export function apiKeyPrefixOf(key: string): string {
+  return key.slice(0, SHOWN_PREFIX_LENGTH);
+}
+
 /** SHA-256 hex: enough for 256-bit random keys, and fast on every request. */
 export function hashApiKey(key: string): string {
   return createHash('sha256').update(key, 'utf8').digest('hex');
@@ -46,6 +54,8 @@ export const apiKeyQueries = {
     keysOf(filter).select(RECORD_COLUMNS).orderBy('created_at', 'desc').orderBy('id').limit(limit).offset(offset),
   count: (filter: ApiKeyFilter) => keysOf(filter).select((eb) => eb.fn.countAll<string>().as('count')),
 
+  /** The prefixes of the keys in use (not revoked): a few bytes per key, read whole. */
+  knownPrefixes: () => db.selectFrom('api_keys').select('prefix').distinct().where('revoked_at', 'is', null),
   // coalesce: revoking twice keeps the first time.
   revoke: (id: string) => db.updateTable('api_keys').set({ revoked_at: sql<Date>`coalesce(revoked_at, now())` }).where('id', '=', id).returning(RECORD_COLUMNS),
 };
@@ -85,7 +95,7 @@ export function apiKeyRepository(pool: DatabasePool) {
         apiKeyQueries.create({
           id: randomUUID(),
           keyHash: hashApiKey(key),
-          prefix: key.slice(0, SHOWN_PREFIX_LENGTH),
+          prefix: apiKeyPrefixOf(key),
           programId: 'programId' in owner ? owner.programId : null,
           merchantId: 'merchantId' in owner ? owner.merchantId : null,
         }),
@@ -107,6 +117,11 @@ export function apiKeyRepository(pool: DatabasePool) {
         return { keyId: found.id, scope: { kind: 'merchant', programId: found.merchant_program_id, merchantId: found.merchant_id } };
       }
       return found.program_id ? { keyId: found.id, scope: { kind: 'program', programId: found.program_id } } : null;
+    },
+
+    /** The prefixes of every key not revoked (apiKeyPrefixOf). */
+    async knownPrefixes(): Promise<string[]> {
+      return (await run(pool, apiKeyQueries.knownPrefixes())).rows.map((row) => row.prefix);
     },
 
     /** One page of keys, newest first, never the keys themselves or their hashes. */

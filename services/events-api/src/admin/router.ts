@@ -35,6 +35,8 @@ const validateApiKeysQuery = compileValidator<ApiKeysQuery>(apiKeysQuerySchema);
 export function adminRouter(deps: {
   tenants: TenantRepository;
   apiKeys: ApiKeyRepository;
+  /** Called with a new key, so that this process knows its prefix before the next reload of the prefixes. */
+  onKeyCreated: (key: string) => void;
   /** Called once a key is revoked, so that this process's key cache refuses it at once. */
   onKeyRevoked: () => void;
 }): Router {
@@ -83,6 +85,7 @@ export function adminRouter(deps: {
       throw unknown('programId', body.programId);
     }
     const { key, record } = await deps.apiKeys.create(body);
+    deps.onKeyCreated(key);
     // The only time the key is ever shown: Herald keeps its hash alone.
     res.status(201).json({ ...record, key });
   });

@@ -1,11 +1,15 @@
 import type { ApiKeyRepository } from '@herald/db';
+import type { SourcedKeyLookup } from './unknown-key-limit';
 
 type Authentication = Awaited<ReturnType<ApiKeyRepository['authenticate']>>;
 
 /** What GET /events asks of API keys: who a key is, with a cache in front of the database. */
 export interface ApiKeyAuthenticator {
-  /** The key's id and scope, or null when it is unknown or revoked (possibly as of `ttlMs` ago). */
-  authenticate(key: string): Promise<Authentication>;
+  /**
+   * The key's id and scope, or null when it is unknown or revoked (possibly as of `ttlMs` ago).
+   * `source`: whom the request came from (clientKey), for the limits of the lookups.
+   */
+  authenticate(key: string, source: string): Promise<Authentication>;
   /** Drops every remembered answer: called when this process revokes a key, so it is refused at once. */
   forgetAll(): void;
   /** How many answers are remembered, and the memory they are counted as. */
@@ -40,7 +44,7 @@ const ENTRY_BYTES = 512;
  * expired answers are dropped whenever the cache is used: answers are kept in the order they
  * expire, so the expired ones are always at the front.
  */
-export function createApiKeyCache(apiKeys: Pick<ApiKeyRepository, 'authenticate'>, options: ApiKeyCacheOptions): ApiKeyAuthenticator {
+export function createApiKeyCache(apiKeys: SourcedKeyLookup, options: ApiKeyCacheOptions): ApiKeyAuthenticator {
   const maxEntries = options.maxEntries ?? 10_000;
   const maxBytes = options.maxBytes ?? 8 * 1024 * 1024;
   const now = options.now ?? Date.now;
@@ -61,8 +65,8 @@ export function createApiKeyCache(apiKeys: Pick<ApiKeyRepository, 'authenticate'
   };
 
   /** Looks `key` up and remembers the answer from `at` on (the newest entry goes last: entries stay in expiry order). */
-  const remember = (key: string, at: number): Promise<Authentication> => {
-    const answer = apiKeys.authenticate(key);
+  const remember = (key: string, at: number, source: string): Promise<Authentication> => {
+    const answer = apiKeys.authenticate(key, source);
     // A key too large to remember at all is still answered, just not kept.
     if (sizeOf(key) > maxBytes) return answer;
     while (entries.size >= maxEntries || bytes + sizeOf(key) > maxBytes) remove(entries.keys().next().value!);
@@ -82,9 +86,9 @@ export function createApiKeyCache(apiKeys: Pick<ApiKeyRepository, 'authenticate'
   };
 
   /** Looks a known key up again while its answer still serves; the fresh answer replaces it once it arrives. */
-  const refresh = (key: string, entry: Entry, at: number): void => {
+  const refresh = (key: string, entry: Entry, at: number, source: string): void => {
     entry.refreshing = true;
-    apiKeys.authenticate(key).then(
+    apiKeys.authenticate(key, source).then(
       (auth) => {
         if (entries.get(key) !== entry) return;
         remove(key);
@@ -99,13 +103,13 @@ export function createApiKeyCache(apiKeys: Pick<ApiKeyRepository, 'authenticate'
   };
 
   return {
-    authenticate(key) {
-      if (options.ttlMs <= 0) return apiKeys.authenticate(key);
+    authenticate(key, source) {
+      if (options.ttlMs <= 0) return apiKeys.authenticate(key, source);
       const at = now();
       dropExpired(at);
       const cached = entries.get(key);
-      if (!cached) return remember(key, at);
-      if (cached.known && !cached.refreshing && at >= cached.expiresAt - options.ttlMs / 5) refresh(key, cached, at);
+      if (!cached) return remember(key, at, source);
+      if (cached.known && !cached.refreshing && at >= cached.expiresAt - options.ttlMs / 5) refresh(key, cached, at, source);
       return cached.answer;
     },
     forgetAll() {

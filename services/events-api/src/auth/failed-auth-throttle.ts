@@ -6,8 +6,9 @@ import { HttpError } from '../http/http-error';
 /**
  * Slows down guessing: counts failed authentications per client address, and refuses every
  * authentication from an address that failed too often (429 with Retry-After) until its window
- * ends. One table per process for every credential (API keys, bearer tokens, dashboard login), so
- * switching credential kinds gives no fresh budget.
+ * ends. One table per process for the guessable credentials (bearer tokens, dashboard login), so
+ * switching between them gives no fresh budget. API keys (256 random bits) are not counted: see
+ * events/router.ts.
  */
 export interface FailedAuthThrottle {
   /** Throws a 429 HttpError when the request's client address has used up its failures. */
