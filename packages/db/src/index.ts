@@ -9,8 +9,12 @@ export { apiKeyRepository, hashApiKey, isWellFormedApiKey } from './repositories
 export type { ApiKeyRecord, ApiKeyRepository, ApiKeyScope } from './repositories/api-keys';
 export { tenantRepository, DuplicateIdError } from './repositories/tenants';
 export type { MerchantRecord, ProgramRecord, TenantRepository } from './repositories/tenants';
-export { eventJsonBytes, eventRepository, pagesFoundThroughCounters } from './repositories/events';
-export type { EventListPage, EventListQuery, EventRepository, EventRepositoryOptions, KnownTenants, NewEvent, StoredEvent } from './repositories/events';
+export { eventRepository, pagesFoundThroughCounters } from './repositories/events';
+export type { EventListPage, EventRepository, EventRepositoryOptions } from './repositories/events';
+export type { EventListQuery } from './repositories/event-list-statements';
+export { eventJsonBytes } from './repositories/event-json';
+export type { KnownTenants, StoredEvent } from './repositories/event-ingest';
+export type { NewEvent } from './repositories/event-ingest-statements';
 export { ingestStore } from './repositories/ingest-store';
 export type { IngestStore, IngestTransaction } from './repositories/ingest-store';
 export { createCredentialsCipher, credentialsCipherFromConfig, CredentialsCipherError } from './credentials-cipher';

@@ -4,7 +4,7 @@ import { CredentialsCipherError, type CredentialsCipher } from '../credentials-c
 import type { DeliveryStatus } from '../generated/kysely/schema';
 import { byShape, db, run, sql, type RowOf } from '../sql';
 import { EVERY_PARTITION, storedRange, storedWithin, type StoredRange } from '../stored-range';
-import { eventJson } from './events';
+import { eventJson } from './event-json';
 import { deliveryTargetOf, storedSigning, type DeliveryTarget } from './targets';
 
 /**
