@@ -28,7 +28,9 @@ export type {
   Keyring,
   TargetCredentials,
 } from './credentials-cipher';
-export { MASKED_PASSWORD, targetOwnerKey, targetRepository, TargetOwnerNotFoundError } from './repositories/targets';
+export { targetOwnerKey, targetRepository, TargetOwnerNotFoundError } from './repositories/targets';
+export type { TargetRepository } from './repositories/targets';
+export { MASKED_PASSWORD } from './repositories/target-types';
 export type {
   DeliveryTarget,
   MaskedTargetAuth,
@@ -40,8 +42,7 @@ export type {
   TargetInput,
   TargetNotifications,
   TargetOwner,
-  TargetRepository,
-} from './repositories/targets';
+} from './repositories/target-types';
 export { deliveryRepository } from './repositories/deliveries';
 export type { DeliveryRepository, OutboxTransaction, ReconcileOptions, SweepOptions } from './repositories/deliveries';
 export { isDatabaseUnavailable, isStatementCancelled, isUniqueViolation } from './database-errors';

@@ -3,7 +3,7 @@ import { testDatabaseUrl } from '@herald/config';
 import { createPrismaClient, sqlPool } from '../src/prisma-client';
 import { createCredentialsCipher } from '../src/credentials-cipher';
 import { deliveryAttemptRepository, type AttemptOutcome, type LoadedTarget, type NewDeliveryAttempt } from '../src/repositories/delivery-attempts';
-import type { DeliveryTarget } from '../src/repositories/targets';
+import type { DeliveryTarget } from '../src/repositories/target-types';
 import { targetRepository } from '../src/repositories/targets';
 import { tenantRepository } from '../src/repositories/tenants';
 // @herald/testing depends on @herald/db, so this package reaches its helpers by path.

@@ -13,7 +13,7 @@ import { eventCountQueries } from '../src/repositories/event-counts';
 import type { NewEvent } from '../src/repositories/event-ingest-statements';
 import type { EventListQuery } from '../src/repositories/event-list-statements';
 import { eventQueries } from '../src/repositories/event-queries';
-import { targetQueries } from '../src/repositories/targets';
+import { targetQueries } from '../src/repositories/target-statements';
 import { tenantQueries } from '../src/repositories/tenants';
 import { db, type RowOf } from '../src/sql';
 

@@ -5,7 +5,9 @@ import type { DeliveryStatus } from '../generated/kysely/schema';
 import { byShape, db, run, sql, type RowOf } from '../sql';
 import { EVERY_PARTITION, storedRange, storedWithin, type StoredRange } from '../stored-range';
 import { eventJson } from './event-json';
-import { deliveryTargetOf, storedSigning, type DeliveryTarget } from './targets';
+import { deliveryTargetOf } from './target-rows';
+import { storedSigning } from './target-signing';
+import type { DeliveryTarget } from './target-types';
 
 /**
  * The delivery worker's reads and writes, on its pg pool (never a Prisma model query, whose
