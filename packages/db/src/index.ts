@@ -69,10 +69,10 @@ export type {
   DeliveryAttemptRepository,
   DeliveryToAttempt,
   DeliveryWork,
-  LoadedTarget,
   NewDeliveryAttempt,
   RecordedAttempt,
 } from './repositories/delivery-attempts';
+export type { LoadedTarget } from './repositories/loaded-target';
 export { DEFAULT_WEEKS_AHEAD, DELIVERY_PARTITIONED_TABLES, partitionMaintenance, partitionName, weekStart } from './partitions';
 export { createEventMonthsAhead, DEFAULT_MONTHS_AHEAD, eventPartitionName, monthStart, type DroppedMonth, type HeldMonth } from './event-partitions';
 export type { DroppedWeek, HeldWeek, PartitionMaintenance, PartitionMaintenanceOptions, PartitionMaintenanceReport } from './partitions';
