@@ -16,7 +16,8 @@ import { Redis } from 'ioredis';
 import pg from 'pg';
 import type { ServiceProcess } from '@herald/testing';
 import { cpuAgainst, formatCpu, type CpuByRole } from './cpu';
-import { eventQueries, type EventListQuery } from '../packages/db/src/repositories/events';
+import type { EventListQuery } from '@herald/db';
+import { eventQueries } from '../packages/db/src/repositories/event-queries';
 
 /** What a drain of callbacks measured (bench/run.ts): the rate at the receiver, CPU per callback by process, the machine's busy share. */
 export interface DrainResult {

@@ -10,7 +10,7 @@ const UNAVAILABLE_CODES = new Set(['P1001', 'P1002', 'P1008', 'P1017', 'P2024'])
 const UNAVAILABLE_KINDS = new Set(['DatabaseNotReachable', 'ConnectionClosed', 'SocketTimeout', 'TooManyConnections', 'TlsConnectionError']);
 // Errors named so: Prisma could not connect; an ingest kept finding the month turned (the
 // database's clock stepping back and forth across a month's start: nothing was stored, and a
-// retry stores it, repositories/events.ts).
+// retry stores it, repositories/event-ingest.ts).
 const UNAVAILABLE_ERROR_NAMES = new Set(['PrismaClientInitializationError', 'IngestMonthTurnedError']);
 // PostgreSQL SQLSTATEs of a server going away or refusing work: admin/crash shutdown, cannot
 // connect now, and out of a resource (insufficient resources, disk full, out of memory, which

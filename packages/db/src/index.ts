@@ -9,8 +9,12 @@ export { apiKeyPrefixOf, apiKeyRepository, hashApiKey, isWellFormedApiKey } from
 export type { ApiKeyRecord, ApiKeyRepository, ApiKeyScope } from './repositories/api-keys';
 export { tenantRepository, DuplicateIdError } from './repositories/tenants';
 export type { MerchantRecord, ProgramRecord, TenantRepository } from './repositories/tenants';
-export { eventJsonBytes, eventRepository, pagesFoundThroughCounters } from './repositories/events';
-export type { EventListPage, EventListQuery, EventRepository, EventRepositoryOptions, KnownTenants, NewEvent, StoredEvent } from './repositories/events';
+export { eventRepository, pagesFoundThroughCounters } from './repositories/events';
+export type { EventListPage, EventRepository, EventRepositoryOptions } from './repositories/events';
+export type { EventListQuery } from './repositories/event-list-statements';
+export { eventJsonBytes } from './repositories/event-json';
+export type { KnownTenants, StoredEvent } from './repositories/event-ingest';
+export type { NewEvent } from './repositories/event-ingest-statements';
 export { ingestStore } from './repositories/ingest-store';
 export type { IngestStore, IngestTransaction } from './repositories/ingest-store';
 export { createCredentialsCipher, credentialsCipherFromConfig, CredentialsCipherError } from './credentials-cipher';
@@ -24,7 +28,9 @@ export type {
   Keyring,
   TargetCredentials,
 } from './credentials-cipher';
-export { MASKED_PASSWORD, targetOwnerKey, targetRepository, TargetOwnerNotFoundError } from './repositories/targets';
+export { targetOwnerKey, targetRepository, TargetOwnerNotFoundError } from './repositories/targets';
+export type { TargetRepository } from './repositories/targets';
+export { MASKED_PASSWORD } from './repositories/target-types';
 export type {
   DeliveryTarget,
   MaskedTargetAuth,
@@ -36,8 +42,7 @@ export type {
   TargetInput,
   TargetNotifications,
   TargetOwner,
-  TargetRepository,
-} from './repositories/targets';
+} from './repositories/target-types';
 export { deliveryRepository } from './repositories/deliveries';
 export type { DeliveryRepository, OutboxTransaction, ReconcileOptions, SweepOptions } from './repositories/deliveries';
 export { isDatabaseUnavailable, isStatementCancelled, isUniqueViolation } from './database-errors';
@@ -63,10 +68,10 @@ export type {
   DeliveryAttemptRepository,
   DeliveryToAttempt,
   DeliveryWork,
-  LoadedTarget,
   NewDeliveryAttempt,
   RecordedAttempt,
 } from './repositories/delivery-attempts';
+export type { LoadedTarget } from './repositories/loaded-target';
 export { DEFAULT_WEEKS_AHEAD, DELIVERY_PARTITIONED_TABLES, partitionMaintenance, partitionName, weekStart } from './partitions';
 export { createEventMonthsAhead, DEFAULT_MONTHS_AHEAD, eventPartitionName, monthStart, type DroppedMonth, type HeldMonth } from './event-partitions';
 export type { DroppedWeek, HeldWeek, PartitionMaintenance, PartitionMaintenanceOptions, PartitionMaintenanceReport } from './partitions';

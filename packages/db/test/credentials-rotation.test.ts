@@ -3,7 +3,8 @@ import { createPrismaClient, sqlPool, type PrismaClient } from '../src/prisma-cl
 import { createCredentialsCipher, credentialsCipherFromConfig } from '../src/credentials-cipher';
 import { reencryptCredentials, type ReencryptionResult } from '../src/credentials-rotation';
 import { applyMigrations } from '../src/migrations';
-import { targetRepository, type TargetInput } from '../src/repositories/targets';
+import type { TargetInput } from '../src/repositories/target-types';
+import { targetRepository } from '../src/repositories/targets';
 import { tenantRepository } from '../src/repositories/tenants';
 // @herald/testing depends on @herald/db, so this package reaches its helpers by path.
 import { createScratchDatabase, uniqueId } from '../../testing/src';

@@ -2,8 +2,9 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { testDatabaseUrl } from '@herald/config';
 import { createPrismaClient, sqlPool } from '../src/prisma-client';
 import { createCredentialsCipher } from '../src/credentials-cipher';
-import { deliveryAttemptRepository, type AttemptOutcome, type LoadedTarget, type NewDeliveryAttempt } from '../src/repositories/delivery-attempts';
-import type { DeliveryTarget } from '../src/repositories/targets';
+import { deliveryAttemptRepository, type AttemptOutcome, type NewDeliveryAttempt } from '../src/repositories/delivery-attempts';
+import type { LoadedTarget } from '../src/repositories/loaded-target';
+import type { DeliveryTarget } from '../src/repositories/target-types';
 import { targetRepository } from '../src/repositories/targets';
 import { tenantRepository } from '../src/repositories/tenants';
 // @herald/testing depends on @herald/db, so this package reaches its helpers by path.

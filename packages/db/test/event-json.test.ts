@@ -1,7 +1,9 @@
 import type { Event } from '@herald/domain';
 import { createDatabasePool, closeDatabasePool, type DatabasePool } from '../src/pool';
 import { applyMigrations } from '../src/migrations';
-import { eventJsonBytes, eventRepository, type NewEvent } from '../src/repositories/events';
+import type { NewEvent } from '../src/repositories/event-ingest-statements';
+import { eventJsonBytes } from '../src/repositories/event-json';
+import { eventRepository } from '../src/repositories/events';
 import { ingestStore } from '../src/repositories/ingest-store';
 import { tenantRepository } from '../src/repositories/tenants';
 import { useScratch } from './support/scratch';

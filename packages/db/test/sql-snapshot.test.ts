@@ -10,8 +10,10 @@ import { deliveryQueries } from '../src/repositories/deliveries';
 import { deliveryAttemptQueries } from '../src/repositories/delivery-attempts';
 import { deliveryHistoryQueries } from '../src/repositories/delivery-history';
 import { eventCountQueries } from '../src/repositories/event-counts';
-import { eventQueries, type EventListQuery, type NewEvent } from '../src/repositories/events';
-import { targetQueries } from '../src/repositories/targets';
+import type { NewEvent } from '../src/repositories/event-ingest-statements';
+import type { EventListQuery } from '../src/repositories/event-list-statements';
+import { eventQueries } from '../src/repositories/event-queries';
+import { targetQueries } from '../src/repositories/target-statements';
 import { tenantQueries } from '../src/repositories/tenants';
 import { db, type RowOf } from '../src/sql';
 

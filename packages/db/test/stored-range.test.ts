@@ -9,7 +9,7 @@ import { deliveryAttemptQueries, deliveryAttemptRepository } from '../src/reposi
 import { deliveryQueries } from '../src/repositories/deliveries';
 import { run } from '../src/sql';
 import { storedRange, type StoredRange } from '../src/stored-range';
-import type { NewEvent } from '../src/repositories/events';
+import type { NewEvent } from '../src/repositories/event-ingest-statements';
 import { ingestStore } from '../src/repositories/ingest-store';
 import { targetRepository } from '../src/repositories/targets';
 import { tenantRepository } from '../src/repositories/tenants';

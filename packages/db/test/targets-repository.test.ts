@@ -2,7 +2,8 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { testDatabaseUrl } from '@herald/config';
 import { createPrismaClient, sqlPool } from '../src/prisma-client';
 import { createCredentialsCipher } from '../src/credentials-cipher';
-import { MASKED_PASSWORD, targetRepository, TargetOwnerNotFoundError, type TargetInput } from '../src/repositories/targets';
+import { MASKED_PASSWORD, type TargetInput } from '../src/repositories/target-types';
+import { targetRepository, TargetOwnerNotFoundError } from '../src/repositories/targets';
 import { tenantRepository } from '../src/repositories/tenants';
 // @herald/testing depends on @herald/db, so this package reaches its helpers by path.
 import { uniqueId } from '../../testing/src';

@@ -10,9 +10,9 @@ import {
   insertNewEvents,
   loadStoredEvents,
   type KnownTenants,
-  type NewEvent,
   type StoredEvent,
-} from './events';
+} from './event-ingest';
+import type { NewEvent } from './event-ingest-statements';
 
 /** The ingest's reads and writes, all bound to one transaction. */
 export interface IngestTransaction {

@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { Router, type Response } from 'express';
-import { buildInternalDocument, buildMerchantDocument, INTERNAL_DOCUMENT_PATH, MERCHANT_DOCUMENT_PATH } from './document';
+import { buildInternalDocument, INTERNAL_DOCUMENT_PATH } from './internal-document';
+import { buildMerchantDocument, MERCHANT_DOCUMENT_PATH } from './merchant-document';
 
 /** Where the API reference page lives. */
 const DOCS_PATH = '/docs';

@@ -1,44 +1,15 @@
-import { DOMAIN_SCHEMAS, eventPageSchema, eventSchema, ingestBatchSchema, ingestEventSchema } from '@herald/domain';
+import { eventSchema, ingestBatchSchema, ingestEventSchema } from '@herald/domain';
 import { createApiKeySchema, createMerchantSchema, createProgramSchema } from '../admin/schemas';
 import { deliveriesQuerySchema, replayBodySchema } from '../deliveries/schemas';
-import { REQUIRED_HEADERS } from '../events/headers';
-import { eventsQuerySchema } from '../events/query';
 import { DELIVERIES_HEADER, DELIVERY_TARGETS_HEADER } from '../ingest/router';
 import { merchantTargetBodySchema, programTargetBodySchema, targetPutQuerySchema } from '../targets/schemas';
-import { callbackWebhook, signingSecretPaths } from './callbacks';
-import { adminResponseSchemas, internalProblemSchema, problemSchema } from './schemas';
+import { signingSecretPaths } from './callbacks';
+import { capitalised, HEADERS, json, nameOf, problem, schemaRef, SERVERS, unavailable, withoutId, type Operation, type Schema } from './document-parts';
+import { domainComponents } from './domain-components';
+import { adminResponseSchemas, internalProblemSchema } from './schemas';
 
-/**
- * The OpenAPI 3.1 documents of the events-api, built from the same JSON Schemas that validate
- * requests (OpenAPI 3.1 schemas are JSON Schema 2020-12), so documentation and validation cannot
- * disagree: the merchant API (GET /events) for merchants, and the internal one (the producers'
- * ingest and the admin API) for the platform's own teams. Each holds only the schemas its paths use.
- */
-
-/** Where the documents are served. */
-export const MERCHANT_DOCUMENT_PATH = '/openapi.json';
+/** Where the internal document is served. */
 export const INTERNAL_DOCUMENT_PATH = '/openapi/internal.json';
-
-type Schema = Record<string, unknown>;
-type Operation = Record<string, unknown>;
-
-// A relative server URL is resolved against the document's own URL: whoever can fetch the document
-// reaches the API at the same origin, whatever host or port Herald runs on.
-const SERVERS = [{ url: '/', description: 'The Herald instance serving this document.' }];
-
-const PROBLEM = { $ref: '#/components/schemas/Problem' };
-const RETRY_AFTER = { $ref: '#/components/headers/Retry-After' };
-const HEADERS = {
-  'Retry-After': { description: 'Seconds to wait before trying again.', required: true, schema: { type: 'integer', minimum: 0 } },
-};
-
-function problem(description: string, headers?: Record<string, unknown>) {
-  return { description, ...(headers ? { headers } : {}), content: { 'application/problem+json': { schema: PROBLEM } } };
-}
-const unavailable = (what = 'A dependency (the database or the queue) is unavailable') =>
-  problem(`${what}; retry after Retry-After seconds.`, { 'Retry-After': RETRY_AFTER });
-const json = (schema: unknown) => ({ 'application/json': { schema } });
-const schemaRef = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 
 /** The answer of a test callback (targets/target-outbound.ts TestCallbackReport). */
 const TEST_CALLBACK_REPORT = {
@@ -54,70 +25,6 @@ const TEST_CALLBACK_REPORT = {
     responseBody: { type: 'string', description: "The answer's first bytes, redacted." },
   },
 } as const;
-
-/** The merchant API: GET /events, behind a merchant's or a program's x-api-key. */
-export function buildMerchantDocument(): Schema {
-  const headerParameters = REQUIRED_HEADERS.filter(({ name }) => name !== 'Content-Type').map(({ name, expected }) => ({
-    name,
-    in: 'header',
-    required: true,
-    schema: { type: 'string' },
-    description: `Required: ${expected}.`,
-  }));
-  return {
-    openapi: '3.1.0',
-    info: {
-      title: 'Herald merchant API',
-      version: '1',
-      description: "Lists the events processed for a merchant's objects. Errors are RFC 9457 problem details (application/problem+json).",
-    },
-    servers: SERVERS,
-    security: [{ apiKey: [] }],
-    paths: {
-      '/events': {
-        get: {
-          operationId: 'listEvents',
-          summary: "List the events processed for the caller's objects, oldest first.",
-          description:
-            'Besides the headers below, the request must carry `Content-Type: application/json` although it has no body ' +
-            '(OpenAPI 3.1 has tools ignore a Content-Type header parameter, so it is stated here).',
-          parameters: [
-            ...headerParameters,
-            ...Object.entries(eventsQuerySchema.properties).map(([name, schema]) => ({ name, in: 'query', required: false, schema })),
-          ],
-          responses: {
-            200: {
-              description: 'One page of events. Like every answer of the API, not to be stored by any cache.',
-              headers: { 'Cache-Control': { schema: { type: 'string', const: 'no-store' } } },
-              content: json(schemaRef(eventPageSchema.title)),
-            },
-            400: problem(
-              'A required header is missing or wrong, or a query parameter is invalid or unknown (`errors` names each), or (page_too_deep) the page would skip more events than the server allows under eventType or objectId: move createdFrom instead.',
-            ),
-            401: problem('x-api-key is missing, unknown or revoked.'),
-            429: problem(
-              'Too many requests for this key (rate_limited), too many of them at once (too_many_concurrent_requests), or its expensive reads used up their database time (query_time_exceeded); wait for Retry-After seconds.',
-              { 'Retry-After': RETRY_AFTER },
-            ),
-            503: problem(
-              'A dependency is unavailable, or (query_timeout) the query ran past its time limit; retry after Retry-After seconds, or narrow the query.',
-              { 'Retry-After': RETRY_AFTER },
-            ),
-          },
-        },
-      },
-    },
-    components: {
-      securitySchemes: {
-        apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key', description: "A merchant's or a program's API key, made by an admin." },
-      },
-      headers: HEADERS,
-      schemas: { ...domainComponents([eventPageSchema.$id]), Problem: problemSchema },
-    },
-    // What merchants receive: the callback, with the headers that sign it.
-    webhooks: { eventNotification: callbackWebhook(`#/components/schemas/${eventSchema.title}`) },
-  };
-}
 
 /** The internal API: the producers' ingest (ingest token) and the admin API (admin token). */
 export function buildInternalDocument(): Schema {
@@ -348,54 +255,4 @@ export function buildInternalDocument(): Schema {
       content: json({ oneOf: [schemaRef(eventSchema.title), schemaRef('IngestBatchAnswer')] }),
     };
   }
-}
-
-// The name a request-body schema of the events-api gets in the document, from its `$id`
-// (`herald:admin/program-notification-target` is ProgramNotificationTarget).
-function nameOf(schema: { $id: string; title?: string }): string {
-  if (schema.title) return schema.title;
-  return (schema.$id.split('/').pop() ?? schema.$id).split('-').map(capitalised).join('');
-}
-
-function capitalised(word: string): string {
-  return word.charAt(0).toUpperCase() + word.slice(1);
-}
-
-function withoutId({ $id: _id, ...schema }: Schema): Schema {
-  return schema;
-}
-
-const domainById = new Map<string, Schema>(DOMAIN_SCHEMAS.map((schema) => [schema.$id, schema as unknown as Schema]));
-
-/**
- * The domain schemas `rootIds` name and every one they reference, as components named by title,
- * their `$ref`s rewritten to the components: a document lists no schema its paths do not use.
- */
-function domainComponents(rootIds: readonly string[]): Record<string, unknown> {
-  const found = new Map<string, Schema>();
-  const visit = (id: string) => {
-    const schema = domainById.get(id);
-    if (!schema || found.has(id)) return;
-    found.set(id, schema);
-    refsIn(schema).forEach(visit);
-  };
-  rootIds.forEach(visit);
-  return Object.fromEntries([...found.values()].map((schema) => [schema['title'] as string, rewriteRefs(withoutId(schema))]));
-}
-
-function refsIn(value: unknown): string[] {
-  if (Array.isArray(value)) return value.flatMap(refsIn);
-  if (value === null || typeof value !== 'object') return [];
-  return Object.entries(value).flatMap(([key, item]) => (key === '$ref' && typeof item === 'string' ? [item] : refsIn(item)));
-}
-
-function rewriteRefs(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(rewriteRefs);
-  if (value === null || typeof value !== 'object') return value;
-  return Object.fromEntries(
-    Object.entries(value).map(([key, item]) => {
-      const target = key === '$ref' && typeof item === 'string' ? domainById.get(item) : undefined;
-      return target ? [key, `#/components/schemas/${target['title'] as string}`] : [key, rewriteRefs(item)];
-    }),
-  );
 }

@@ -1,0 +1,44 @@
+/**
+ * The OpenAPI 3.1 documents of the events-api, built from the same JSON Schemas that validate
+ * requests (OpenAPI 3.1 schemas are JSON Schema 2020-12), so documentation and validation cannot
+ * disagree: the merchant API (GET /events) for merchants, and the internal one (the producers'
+ * ingest and the admin API) for the platform's own teams. Each holds only the schemas its paths use.
+ */
+
+// This file: the parts both documents are built from (merchant-document.ts, internal-document.ts).
+
+export type Schema = Record<string, unknown>;
+export type Operation = Record<string, unknown>;
+
+// A relative server URL is resolved against the document's own URL: whoever can fetch the document
+// reaches the API at the same origin, whatever host or port Herald runs on.
+export const SERVERS = [{ url: '/', description: 'The Herald instance serving this document.' }];
+
+const PROBLEM = { $ref: '#/components/schemas/Problem' };
+export const RETRY_AFTER = { $ref: '#/components/headers/Retry-After' };
+export const HEADERS = {
+  'Retry-After': { description: 'Seconds to wait before trying again.', required: true, schema: { type: 'integer', minimum: 0 } },
+};
+
+export function problem(description: string, headers?: Record<string, unknown>) {
+  return { description, ...(headers ? { headers } : {}), content: { 'application/problem+json': { schema: PROBLEM } } };
+}
+export const unavailable = (what = 'A dependency (the database or the queue) is unavailable') =>
+  problem(`${what}; retry after Retry-After seconds.`, { 'Retry-After': RETRY_AFTER });
+export const json = (schema: unknown) => ({ 'application/json': { schema } });
+export const schemaRef = (name: string) => ({ $ref: `#/components/schemas/${name}` });
+
+// The name a request-body schema of the events-api gets in the document, from its `$id`
+// (`herald:admin/program-notification-target` is ProgramNotificationTarget).
+export function nameOf(schema: { $id: string; title?: string }): string {
+  if (schema.title) return schema.title;
+  return (schema.$id.split('/').pop() ?? schema.$id).split('-').map(capitalised).join('');
+}
+
+export function capitalised(word: string): string {
+  return word.charAt(0).toUpperCase() + word.slice(1);
+}
+
+export function withoutId({ $id: _id, ...schema }: Schema): Schema {
+  return schema;
+}

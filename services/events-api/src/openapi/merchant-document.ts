@@ -1,0 +1,74 @@
+import { eventPageSchema, eventSchema } from '@herald/domain';
+import { REQUIRED_HEADERS } from '../events/headers';
+import { eventsQuerySchema } from '../events/query';
+import { callbackWebhook } from './callbacks';
+import { HEADERS, json, problem, RETRY_AFTER, schemaRef, SERVERS, type Schema } from './document-parts';
+import { domainComponents } from './domain-components';
+import { problemSchema } from './schemas';
+
+/** Where the merchant document is served. */
+export const MERCHANT_DOCUMENT_PATH = '/openapi.json';
+
+/** The merchant API: GET /events, behind a merchant's or a program's x-api-key. */
+export function buildMerchantDocument(): Schema {
+  const headerParameters = REQUIRED_HEADERS.filter(({ name }) => name !== 'Content-Type').map(({ name, expected }) => ({
+    name,
+    in: 'header',
+    required: true,
+    schema: { type: 'string' },
+    description: `Required: ${expected}.`,
+  }));
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'Herald merchant API',
+      version: '1',
+      description: "Lists the events processed for a merchant's objects. Errors are RFC 9457 problem details (application/problem+json).",
+    },
+    servers: SERVERS,
+    security: [{ apiKey: [] }],
+    paths: {
+      '/events': {
+        get: {
+          operationId: 'listEvents',
+          summary: "List the events processed for the caller's objects, oldest first.",
+          description:
+            'Besides the headers below, the request must carry `Content-Type: application/json` although it has no body ' +
+            '(OpenAPI 3.1 has tools ignore a Content-Type header parameter, so it is stated here).',
+          parameters: [
+            ...headerParameters,
+            ...Object.entries(eventsQuerySchema.properties).map(([name, schema]) => ({ name, in: 'query', required: false, schema })),
+          ],
+          responses: {
+            200: {
+              description: 'One page of events. Like every answer of the API, not to be stored by any cache.',
+              headers: { 'Cache-Control': { schema: { type: 'string', const: 'no-store' } } },
+              content: json(schemaRef(eventPageSchema.title)),
+            },
+            400: problem(
+              'A required header is missing or wrong, or a query parameter is invalid or unknown (`errors` names each), or (page_too_deep) the page would skip more events than the server allows under eventType or objectId: move createdFrom instead.',
+            ),
+            401: problem('x-api-key is missing, unknown or revoked.'),
+            429: problem(
+              'Too many requests for this key (rate_limited), too many of them at once (too_many_concurrent_requests), or its expensive reads used up their database time (query_time_exceeded); wait for Retry-After seconds.',
+              { 'Retry-After': RETRY_AFTER },
+            ),
+            503: problem(
+              'A dependency is unavailable, or (query_timeout) the query ran past its time limit; retry after Retry-After seconds, or narrow the query.',
+              { 'Retry-After': RETRY_AFTER },
+            ),
+          },
+        },
+      },
+    },
+    components: {
+      securitySchemes: {
+        apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key', description: "A merchant's or a program's API key, made by an admin." },
+      },
+      headers: HEADERS,
+      schemas: { ...domainComponents([eventPageSchema.$id]), Problem: problemSchema },
+    },
+    // What merchants receive: the callback, with the headers that sign it.
+    webhooks: { eventNotification: callbackWebhook(`#/components/schemas/${eventSchema.title}`) },
+  };
+}
