@@ -23,7 +23,7 @@ import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { applyMigrations, dropDatabase, ensureDatabase } from '@herald/db';
 import { createPrismaClient, type PrismaClient } from '@herald/db/prisma';
-import { databaseUrlFor, uniqueId, type ServiceProcess } from '@herald/testing';
+import { callJson, databaseUrlFor, requestJson, uniqueId, type ServiceProcess } from '@herald/testing';
 import { CpuAccounts, cpuByRole, cpuPerUnit, formatCpu, machineBusy, type CpuSnapshot } from './cpu';
 import { ingestBatches } from './ingest-load';
 import { runApiIsolation } from './api-isolation';
@@ -168,18 +168,6 @@ function startProcess(script: string, env: Record<string, string>): ServiceProce
   const proc = startService(script, env);
   cleanups.push(async () => void (await proc.stop('SIGTERM', 15_000)));
   return proc;
-}
-
-async function http(method: string, url: string, token: string | undefined, body?: unknown, expect?: number[]): Promise<unknown> {
-  const res = await fetch(url, {
-    method,
-    headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) },
-    body: body === undefined ? undefined : JSON.stringify(body),
-    signal: AbortSignal.timeout(60_000),
-  });
-  const text = await res.text();
-  if (expect && !expect.includes(res.status)) throw new Error(`${method} ${url} answered ${res.status}: ${text.slice(0, 500)}`);
-  return text ? JSON.parse(text) : undefined;
 }
 
 /** Peak resident set size (VmHWM) of a process, in MB. */
@@ -352,26 +340,24 @@ async function main(): Promise<void> {
   const api = await startListening('services/events-api/src/server.ts', { ...env, PORT: '0' });
   serviceLogs.push(['events-api', api.proc]);
   const apiUrl = `http://127.0.0.1:${api.port}`;
-  const stats = (): Promise<ReceiverStats> => http('GET', `${receiverUrl}/stats`, undefined) as Promise<ReceiverStats>;
+  const stats = (): Promise<ReceiverStats> => callJson('GET', `${receiverUrl}/stats`) as Promise<ReceiverStats>;
   const reset = async (): Promise<void> => {
-    await http('POST', `${receiverUrl}/reset`, undefined);
+    await callJson('POST', `${receiverUrl}/reset`);
   };
 
   // Tenants: P/M with a program target and a merchant target (fan-out 2 for payments);
   // O with an OAuth program target; L for the list benchmark (no target, no deliveries).
   await createPaymentTenant(apiUrl, ADMIN_TOKEN, `${receiverUrl}/hook`);
-  await http('POST', `${apiUrl}/admin/programs`, ADMIN_TOKEN, { id: 'bench-o', name: 'oauth' }, [201]);
+  await callJson('POST', `${apiUrl}/admin/programs`, { token: ADMIN_TOKEN, body: { id: 'bench-o', name: 'oauth' }, expect: [201] });
   // ?verify=false: the scenario counts the worker's token requests, not the check a PUT makes.
-  await http(
-    'PUT',
-    `${apiUrl}/admin/programs/bench-o/notification-target?verify=false`,
-    ADMIN_TOKEN,
-    {
+  await callJson('PUT', `${apiUrl}/admin/programs/bench-o/notification-target?verify=false`, {
+    token: ADMIN_TOKEN,
+    body: {
       url: `${receiverUrl}/hook/oauth`,
       auth: { mode: 'oauth', authUrl: `${receiverUrl}/token`, username: 'bench-client', password: 'bench-secret' },
     },
-    [200, 201],
-  );
+    expect: [200, 201],
+  });
 
   const cpu = new CpuAccounts(`herald_${id}`);
   cpu.add(receiver.proc.child.pid, 'receiver');
@@ -661,17 +647,15 @@ async function main(): Promise<void> {
   // one request per renewal period, never two for one period, whatever the number of workers.
   const lifetime = SIZE.renewalLifetime;
   const renewalPeriod = lifetime * 0.9;
-  await http('POST', `${apiUrl}/admin/programs`, ADMIN_TOKEN, { id: 'bench-r', name: 'renewal' }, [201]);
-  await http(
-    'PUT',
-    `${apiUrl}/admin/programs/bench-r/notification-target?verify=false`,
-    ADMIN_TOKEN,
-    {
+  await callJson('POST', `${apiUrl}/admin/programs`, { token: ADMIN_TOKEN, body: { id: 'bench-r', name: 'renewal' }, expect: [201] });
+  await callJson('PUT', `${apiUrl}/admin/programs/bench-r/notification-target?verify=false`, {
+    token: ADMIN_TOKEN,
+    body: {
       url: `${receiverUrl}/hook/renewal`,
       auth: { mode: 'oauth', authUrl: `${receiverUrl}/token/${lifetime}`, username: 'bench-client', password: 'bench-secret' },
     },
-    [200, 201],
-  );
+    expect: [200, 201],
+  });
   await reset();
   const renewalCount = SIZE.renewalRate * SIZE.renewalSeconds;
   await postEventsAtRate(apiUrl, renewalCount, SIZE.renewalRate, (i) => ({
@@ -707,7 +691,7 @@ async function main(): Promise<void> {
   );
   await drain(e2eCount, []);
   const e2eCpuAfter = cpu.snapshot();
-  const arrivals = (await http('GET', `${receiverUrl}/arrivals`, undefined)) as Record<string, number>;
+  const arrivals = (await callJson('GET', `${receiverUrl}/arrivals`)) as Record<string, number>;
   const latencies = [...sentAt]
     .map(([eventId, at]) => (arrivals[eventId] ?? NaN) - at)
     .filter(Number.isFinite)
@@ -742,10 +726,16 @@ async function main(): Promise<void> {
   // --- GET /events on many events, seeded with SQL ---
   log(`seeding ${SIZE.listEvents} events`);
   const seedStarted = performance.now();
-  await http('POST', `${apiUrl}/admin/programs`, ADMIN_TOKEN, { id: 'bench-l', name: 'list' }, [201]);
+  await callJson('POST', `${apiUrl}/admin/programs`, { token: ADMIN_TOKEN, body: { id: 'bench-l', name: 'list' }, expect: [201] });
   for (let m = 0; m < 4; m += 1)
-    await http('POST', `${apiUrl}/admin/merchants`, ADMIN_TOKEN, { id: `bench-l-m${m}`, programId: 'bench-l', name: 'list' }, [201]);
-  const { key } = (await http('POST', `${apiUrl}/admin/api-keys`, ADMIN_TOKEN, { merchantId: 'bench-l-m0' }, [201])) as { key: string };
+    await callJson('POST', `${apiUrl}/admin/merchants`, {
+      token: ADMIN_TOKEN,
+      body: { id: `bench-l-m${m}`, programId: 'bench-l', name: 'list' },
+      expect: [201],
+    });
+  const { key } = (await callJson('POST', `${apiUrl}/admin/api-keys`, { token: ADMIN_TOKEN, body: { merchantId: 'bench-l-m0' }, expect: [201] })) as {
+    key: string;
+  };
   await seedEvents(prisma, SIZE.listEvents);
   log(`seeded in ${round((performance.now() - seedStarted) / 1000, 1)} s`);
 
@@ -758,9 +748,8 @@ async function main(): Promise<void> {
   };
   const perMerchant = SIZE.listEvents / 4;
   const check = async (query: string, expectCount: number): Promise<string> => {
-    const res = await fetch(`${apiUrl}/events?${query}`, { headers: listHeaders });
-    const text = await res.text();
-    if (res.status !== 200) throw new Error(`GET /events?${query} answered ${res.status}: ${text.slice(0, 300)}`);
+    const { status, body: text } = await requestJson('GET', `${apiUrl}/events?${query}`, { headers: listHeaders });
+    if (status !== 200) throw new Error(`GET /events?${query} answered ${status}: ${text.slice(0, 300)}`);
     const body = JSON.parse(text) as { count: number; data: unknown[] };
     if (body.count !== expectCount || body.data.length !== 20)
       throw new Error(`GET /events?${query}: count ${body.count} (expected ${expectCount}), ${body.data.length} items`);

@@ -10,7 +10,7 @@
  */
 import autocannon from 'autocannon';
 import pg from 'pg';
-import type { ServiceProcess } from '@herald/testing';
+import { callJson, type ServiceProcess } from '@herald/testing';
 import { cpuPerUnit, machineBusy, type CpuAccounts, type CpuSnapshot } from './cpu';
 import { ingestBatches } from './ingest-load';
 import { merchantShare, seedScaleEvents, type ScaleTenant } from './seed-scale';
@@ -112,15 +112,8 @@ export async function runScale(options: ScaleOptions): Promise<void> {
 
 /** Creates the tenant through the table's API, seeds `events` events and checks GET /events counts them all. */
 async function seedTable(table: Table, events: number, options: ScaleOptions): Promise<SeededTable> {
-  const admin = async (path: string, body: unknown): Promise<unknown> => {
-    const res = await fetch(`${table.apiUrl}${path}`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', authorization: `Bearer ${options.adminToken}` },
-      body: JSON.stringify(body),
-    });
-    if (res.status !== 201) throw new Error(`POST ${path} answered ${res.status}: ${await res.text()}`);
-    return res.json();
-  };
+  const admin = (path: string, body: unknown): Promise<unknown> =>
+    callJson('POST', `${table.apiUrl}${path}`, { token: options.adminToken, body, expect: [201] });
   await admin('/admin/programs', { id: TENANT.programId, name: 'scale' });
   for (let m = 0; m < TENANT.merchants; m += 1)
     await admin('/admin/merchants', { id: `${TENANT.merchantPrefix}${m}`, programId: TENANT.programId, name: 'scale' });
@@ -166,10 +159,10 @@ function summarize(loads: ListLoad[]): ListLoad {
 
 /** GET /events?page=…: a 200 with the exact count and a full page, or the run fails. */
 async function checkPage(table: SeededTable, page: number, expectCount: number): Promise<void> {
-  const res = await fetch(`${table.apiUrl}/events?page=${page}&pageSize=${PAGE_SIZE}`, { headers: table.headers, signal: AbortSignal.timeout(60_000) });
-  const text = await res.text();
-  if (res.status !== 200) throw new Error(`GET /events?page=${page} answered ${res.status}: ${text.slice(0, 300)}`);
-  const body = JSON.parse(text) as { count: number; data: unknown[] };
+  const body = await callJson<{ count: number; data: unknown[] }>('GET', `${table.apiUrl}/events?page=${page}&pageSize=${PAGE_SIZE}`, {
+    headers: table.headers,
+    expect: [200],
+  });
   if (body.count !== expectCount || body.data.length !== PAGE_SIZE)
     throw new Error(`GET /events?page=${page}: count ${body.count} (expected ${expectCount}), ${body.data.length} items`);
 }
@@ -199,7 +192,7 @@ async function listLoad(table: SeededTable, page: number, options: ScaleOptions)
  */
 async function ingestAndDeliver(options: ScaleOptions): Promise<void> {
   const { receiverUrl, cpu, log, addRow } = options;
-  await fetch(`${receiverUrl}/reset`, { method: 'POST' });
+  await callJson('POST', `${receiverUrl}/reset`);
   const before = cpu.snapshot();
   // The larger table's events-api and database: the ingest writes beside its 10,000,000 events.
   const rate = await ingestBatches({
@@ -227,7 +220,7 @@ async function ingestAndDeliver(options: ScaleOptions): Promise<void> {
   // Timed from the first callback on, so that the worker's start is not in the figures.
   let first: { at: number; callbacks: number; cpu: CpuSnapshot } | undefined;
   for (;;) {
-    const { callbacks } = (await (await fetch(`${receiverUrl}/stats`)).json()) as { callbacks: number };
+    const { callbacks } = await callJson<{ callbacks: number }>('GET', `${receiverUrl}/stats`);
     if (!first && callbacks > 0) first = { at: performance.now(), callbacks, cpu: cpu.snapshot() };
     if (callbacks >= expected) break;
     if (Date.now() > deadline) throw new Error(`only ${callbacks} of ${expected} callbacks within 300 s`);

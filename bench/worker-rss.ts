@@ -14,7 +14,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { Redis } from 'ioredis';
 import { applyMigrations, dropDatabase, ensureDatabase } from '@herald/db';
-import { databaseUrlFor, uniqueId } from '@herald/testing';
+import { callJson, databaseUrlFor, uniqueId } from '@herald/testing';
 import { ingestBatches } from './ingest-load';
 import { buildServices, createPaymentTenant, serviceEnv, startService } from './setup';
 import { BUILD_ENTRIES } from '../scripts/bundles';
@@ -80,7 +80,7 @@ async function main(): Promise<void> {
     });
     const started = Date.now();
     for (;;) {
-      const { callbacks } = (await (await fetch(`${receiverUrl}/stats`)).json()) as { callbacks: number };
+      const { callbacks } = await callJson<{ callbacks: number }>('GET', `${receiverUrl}/stats`);
       if (callbacks >= 2 * events) break;
       if (Date.now() - started > 300_000) throw new Error(`only ${callbacks}`);
       await new Promise((r) => setTimeout(r, 100));

@@ -4,7 +4,16 @@ import { spawn } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { createPrismaClient } from '@herald/db/prisma';
-import { startHttpRecorder, startService, testDatabaseUrl, testProcessEnv, uniqueId, type HttpRecorder, type ServiceProcess } from '@herald/testing';
+import {
+  requestJson,
+  startHttpRecorder,
+  startService,
+  testDatabaseUrl,
+  testProcessEnv,
+  uniqueId,
+  type HttpRecorder,
+  type ServiceProcess,
+} from '@herald/testing';
 
 const ROOT = path.resolve(__dirname, '../../..');
 const HERALD = path.join(ROOT, 'node_modules/.bin/herald');
@@ -89,10 +98,9 @@ it('shows an auto-disabled target, and after a fix without the password, replays
   await prisma.notificationTarget.update({ where: { id: target.id }, data: { failingSince: new Date(Date.now() - 2 * 3_600_000) } });
 
   const eventId = `Event-${randomUUID()}`;
-  const ingested = await fetch(`${apiUrl}/internal/events`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${INGEST_TOKEN}`, 'content-type': 'application/json' },
-    body: JSON.stringify({
+  const ingested = await requestJson('POST', `${apiUrl}/internal/events`, {
+    token: INGEST_TOKEN,
+    body: {
       id: eventId,
       programId: program.id,
       merchantId: shop.id,
@@ -100,7 +108,7 @@ it('shows an auto-disabled target, and after a fix without the password, replays
       eventType: 'created',
       objectId: 'pay-1',
       objectType: 'payment',
-    }),
+    },
   });
   expect(ingested.status).toBe(201);
   const { data } = await heraldJson<{ data: Array<{ id: string }> }>(['deliveries', 'list', '--event', eventId]);

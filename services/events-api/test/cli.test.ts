@@ -3,7 +3,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { closedPort, startService, testDatabaseUrl, testProcessEnv, uniqueId, type ServiceProcess } from '@herald/testing';
+import { callJson, closedPort, startService, testDatabaseUrl, testProcessEnv, uniqueId, type ServiceProcess } from '@herald/testing';
 
 const ROOT = path.resolve(__dirname, '../../..');
 // The package's bin, as `pnpm exec herald` and node_modules/.bin/herald run it.
@@ -60,13 +60,7 @@ function spawnCli(command: string, args: string[], stdin = ''): Promise<CliRun> 
 
 /** A call of the running API with a token; expects `status`. */
 async function call(method: 'POST' | 'PUT', pathname: string, token: string, body: object, status: number): Promise<{ id: string }> {
-  const res = await fetch(`${apiUrl}${pathname}`, {
-    method,
-    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-    body: JSON.stringify(body),
-  });
-  expect(res.status).toBe(status);
-  return (await res.json()) as { id: string };
+  return callJson<{ id: string }>(method, `${apiUrl}${pathname}`, { token, body, expect: [status] });
 }
 
 const adminPost = (pathname: string, body: object) => call('POST', `/admin${pathname}`, ADMIN_TOKEN, body, 201);

@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { chromium, type BrowserContext } from 'playwright-core';
-import { startService, testDatabaseUrl, uniqueId, type ServiceProcess } from '@herald/testing';
+import { requestJson, startService, testDatabaseUrl, uniqueId, type ServiceProcess } from '@herald/testing';
 
 const CHROMIUM = '/usr/bin/chromium';
 const CHROMIUM_ARGS = [
@@ -106,13 +106,8 @@ async function call<T = unknown>(
   token: string,
   body?: object,
 ): Promise<{ status: number; body: T; text: string }> {
-  const res = await fetch(`${apiUrl}${pathname}`, {
-    method,
-    headers: { authorization: `Bearer ${token}`, ...(body ? { 'content-type': 'application/json' } : {}) },
-    ...(body ? { body: JSON.stringify(body) } : {}),
-  });
-  const text = await res.text();
-  return { status: res.status, body: (text ? JSON.parse(text) : undefined) as T, text };
+  const { status, body: text } = await requestJson(method, `${apiUrl}${pathname}`, { token, body });
+  return { status, body: (text ? JSON.parse(text) : undefined) as T, text };
 }
 
 /** Headless Chromium on a fresh profile, with or without the dashboard credentials. */
