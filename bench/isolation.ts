@@ -16,7 +16,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { PrismaClient } from '@herald/db/prisma';
-import { callJson, type ServiceProcess } from '@herald/testing';
+import { callJson, lastRead, waitFor, type ServiceProcess } from '@herald/testing';
 import { ingestBatches } from './ingest-load';
 
 export interface IsolationRow {
@@ -69,7 +69,6 @@ export async function runIsolation(ctx: IsolationContext): Promise<void> {
   const size = ctx.quick
     ? { hanging: 100, slow: 100, burst: 2_000, healthyWaitMs: 45_000, recoveryWaitMs: 90_000 }
     : { hanging: 1_000, slow: 1_000, burst: 20_000, healthyWaitMs: 90_000, recoveryWaitMs: 180_000 };
-  const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
   const admin = (method: string, path: string, body?: unknown): Promise<unknown> =>
     callJson(method, `${ctx.apiUrl}/admin${path}`, { token: ctx.adminToken, body });
   const stats = (): Promise<ReceiverStats> => callJson('GET', `${ctx.receiverUrl}/stats`) as Promise<ReceiverStats>;
@@ -139,8 +138,8 @@ export async function runIsolation(ctx: IsolationContext): Promise<void> {
 
   /** Waits (at most `timeoutMs`) for the healthy merchant's callbacks; returns their latencies, sorted. */
   const healthyLatencies = async (sentAt: Map<string, number>, timeoutMs: number): Promise<number[]> => {
-    const deadline = Date.now() + timeoutMs;
-    while ((await stats()).callbacks < sentAt.size && Date.now() < deadline) await sleep(100);
+    // Goes on after the time is up: a callback that never came is counted as missing.
+    await waitFor(stats, (s) => s.callbacks >= sentAt.size, timeoutMs, 'the healthy callbacks', 100).catch(lastRead);
     const arrivals = (await callJson('GET', `${ctx.receiverUrl}/arrivals`)) as Record<string, number>;
     return [...sentAt]
       .map(([id, at]) => (arrivals[id] ?? NaN) - at)
@@ -198,12 +197,13 @@ export async function runIsolation(ctx: IsolationContext): Promise<void> {
       .health.breaker;
     const downUntil = new Date();
     await callJson('POST', `${ctx.receiverUrl}/hang-control/up`);
-    const recoveryDeadline = Date.now() + size.recoveryWaitMs;
-    let pending = await pendingOf(hanging.targetId);
-    while (pending > 0 && Date.now() < recoveryDeadline) {
-      await sleep(500);
-      pending = await pendingOf(hanging.targetId);
-    }
+    const pending = await waitFor(
+      () => pendingOf(hanging.targetId),
+      (n) => n === 0,
+      size.recoveryWaitMs,
+      "the hanging endpoint's backlog",
+      500,
+    ).catch(lastRead<number>);
     const recoverySeconds = (Date.now() - downUntil.getTime()) / 1000;
     const delivered = Number(
       (
@@ -243,8 +243,13 @@ export async function runIsolation(ctx: IsolationContext): Promise<void> {
     );
     // Its backlog is not part of (c): switched off, the rest of its jobs fail at once without a POST.
     await slow.setTarget(false);
-    const slowDeadline = Date.now() + 60_000;
-    while ((await pendingOf(slow.targetId)) > 0 && Date.now() < slowDeadline) await sleep(500);
+    await waitFor(
+      () => pendingOf(slow.targetId),
+      (n) => n === 0,
+      60_000,
+      "the slow endpoint's backlog to fail",
+      500,
+    ).catch(lastRead);
 
     // --- (c) a burst of one healthy target, then one event of another merchant ---
     await reset();

@@ -36,7 +36,7 @@ import autocannon from 'autocannon';
 import { Redis } from 'ioredis';
 import { applyMigrations, dropDatabase, ensureDatabase } from '@herald/db';
 import { createPrismaClient } from '@herald/db/prisma';
-import { callJson, databaseUrlFor, requestJson, startService, uniqueId, type ServiceProcess } from '@herald/testing';
+import { callJson, databaseUrlFor, lastRead, requestJson, waitFor, startService, uniqueId, type ServiceProcess } from '@herald/testing';
 import { buildAll } from '../scripts/build';
 import { bundleOf } from '../scripts/bundles';
 import { CpuAccounts, cpuAgainst, cpuByRole, cpuPerUnit, formatCpu, machineBusy, type CpuSnapshot } from './cpu';
@@ -284,12 +284,15 @@ async function profileDelivery(
     await Promise.all(workers.map((w) => w.waitForLog('delivery-worker ready', 30_000)));
     const stats = async (): Promise<number> => (await callJson<{ callbacks: number }>('GET', `${receiverUrl}/stats`)).callbacks;
     let first: { at: number; callbacks: number; cpu: CpuSnapshot; xacts: number; redisCalls: number; clock: number } | undefined;
-    const deadline = Date.now() + 300_000;
-    for (;;) {
+    const read = async (): Promise<number> => {
       const callbacks = await stats();
       if (!first && callbacks > 0)
         first = { at: performance.now(), callbacks, cpu: cpu.snapshot(), xacts: await xacts(), redisCalls: await redisCalls(), clock: monotonicMicros() };
-      if (callbacks >= expected && first) {
+      return callbacks;
+    };
+    {
+      const callbacks = await waitFor(read, (n) => first !== undefined && n >= expected, 300_000, `${expected} callbacks`, 50);
+      if (first) {
         const seconds = (performance.now() - first.at) / 1000;
         const done = callbacks - first.callbacks;
         profiledWindows.push({ role: 'delivery-worker', pid: workers[0]!.child.pid!, from: first.clock, to: monotonicMicros(), units: done / count });
@@ -304,10 +307,7 @@ async function profileDelivery(
         console.log(
           `  per callback: ${perCallback((await xacts()) - first.xacts)} PostgreSQL transactions, ${perCallback((await redisCalls()) - first.redisCalls)} Redis commands (whole server)`,
         );
-        break;
       }
-      if (Date.now() > deadline) throw new Error(`only ${callbacks} of ${expected} callbacks`);
-      await new Promise((resolve) => setTimeout(resolve, 50));
     }
     const attempts = Number((await prisma.$queryRaw<Array<{ n: bigint }>>`SELECT count(*) AS n FROM delivery_attempts`)[0]!.n);
     if (attempts !== expected) throw new Error(`${attempts} attempt rows for ${expected} callbacks`);
@@ -352,10 +352,13 @@ async function profileLatency(apiUrl: string, workerEnv: Record<string, string>,
         body: { id: `Event-${randomUUID()}`, programId: 'bench-p', origin: 'api', eventType: 'created', objectId: `warm-${i}`, objectType: 'subscription' },
       });
     }
-    for (let waited = 0; (await callJson<{ callbacks: number }>('GET', `${receiverUrl}/stats`)).callbacks < rate; waited += 100) {
-      if (waited > 30_000) throw new Error('the warm-up callbacks did not all arrive within 30 s');
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
+    await waitFor(
+      async () => (await callJson<{ callbacks: number }>('GET', `${receiverUrl}/stats`)).callbacks,
+      (callbacks) => callbacks >= rate,
+      30_000,
+      'the warm-up callbacks',
+      100,
+    );
     await callJson('POST', `${receiverUrl}/reset`);
     const count = rate * Number(arg('seconds', '10'));
     const sentAt = new Map<string, number>();
@@ -391,12 +394,14 @@ async function profileLatency(apiUrl: string, workerEnv: Record<string, string>,
     }
     const failed = (await Promise.all(requests)).filter((result): result is Error => result instanceof Error);
     if (failed.length > 0) throw new Error(`${failed.length} of ${count} ingest requests failed, the first: ${failed[0]!.message}`);
-    const deadline = Date.now() + 60_000;
-    let arrivals: Record<string, number> = {};
-    while (Object.keys(arrivals).length < count && Date.now() < deadline) {
-      await new Promise((resolve) => setTimeout(resolve, 200));
-      arrivals = await callJson<Record<string, number>>('GET', `${receiverUrl}/arrivals`);
-    }
+    // Goes on after the time is up: a callback that never arrived is left out of the latencies.
+    const arrivals = await waitFor(
+      () => callJson<Record<string, number>>('GET', `${receiverUrl}/arrivals`),
+      (arrived) => Object.keys(arrived).length >= count,
+      60_000,
+      'every callback',
+      200,
+    ).catch(lastRead<Record<string, number>>);
     const cpuAfter = cpu.snapshot();
     const latencies = [...sentAt]
       .map(([id, at]) => (arrivals[id] ?? NaN) - at)
@@ -453,20 +458,17 @@ const monotonicMicros = (): number => Number(process.hrtime.bigint() / 1000n);
 async function drainAtReceiver(receiverUrl: string, expected: number, processes: ServiceProcess[], role: string): Promise<DrainResult> {
   for (const p of processes) cpu.add(p.child.pid, role);
   const stats = async (): Promise<number> => (await callJson<{ callbacks: number }>('GET', `${receiverUrl}/stats`)).callbacks;
-  const deadline = Date.now() + 300_000;
   let first: { at: number; callbacks: number; cpu: CpuSnapshot; clock: number } | undefined;
-  for (;;) {
+  const read = async (): Promise<number> => {
     const callbacks = await stats();
     if (!first && callbacks > 0) first = { at: performance.now(), callbacks, cpu: cpu.snapshot(), clock: monotonicMicros() };
-    if (first && callbacks >= expected) {
-      const seconds = (performance.now() - first.at) / 1000;
-      const done = callbacks - first.callbacks;
-      profiledWindows.push({ role, pid: processes[0]!.child.pid!, from: first.clock, to: monotonicMicros(), units: done / processes.length });
-      return { rate: done / seconds, seconds, cpu: cpuByRole(first.cpu, cpu.snapshot(), done), role, busy: NaN };
-    }
-    if (Date.now() > deadline) throw new Error(`${role}: only ${callbacks} of ${expected} callbacks`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+    return callbacks;
+  };
+  const callbacks = await waitFor(read, (n) => first !== undefined && n >= expected, 300_000, `${role}: ${expected} callbacks`, 50);
+  const seconds = (performance.now() - first!.at) / 1000;
+  const done = callbacks - first!.callbacks;
+  profiledWindows.push({ role, pid: processes[0]!.child.pid!, from: first!.clock, to: monotonicMicros(), units: done / processes.length });
+  return { rate: done / seconds, seconds, cpu: cpuByRole(first!.cpu, cpu.snapshot(), done), role, busy: NaN };
 }
 
 async function deleteKeys(prefix: string): Promise<void> {

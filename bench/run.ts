@@ -23,7 +23,7 @@ import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { applyMigrations, dropDatabase, ensureDatabase } from '@herald/db';
 import { createPrismaClient, type PrismaClient } from '@herald/db/prisma';
-import { callJson, databaseUrlFor, requestJson, uniqueId, type ServiceProcess } from '@herald/testing';
+import { callJson, databaseUrlFor, requestJson, waitFor, uniqueId, type ServiceProcess } from '@herald/testing';
 import { CpuAccounts, cpuByRole, cpuPerUnit, formatCpu, machineBusy, type CpuSnapshot } from './cpu';
 import { ingestBatches } from './ingest-load';
 import { runApiIsolation } from './api-isolation';
@@ -404,33 +404,36 @@ async function main(): Promise<void> {
   // and the whole machine spent meanwhile; `workers` (started, maybe not ready yet) are counted as `role`.
   const drain: Drain = async (expected, workers, role) => {
     for (const w of workers) cpu.add(w.child.pid, role ?? 'worker');
-    const deadline = Date.now() + DRAIN_TIMEOUT_MS;
     let first: { at: number; count: number; cpu: CpuSnapshot } | undefined;
-    for (;;) {
+    const read = async (): Promise<{ callbacks: number; now: number }> => {
       const { callbacks } = await stats();
       const now = performance.now();
       if (!first && callbacks > 0) first = { at: now, count: callbacks, cpu: cpu.snapshot() };
-      if (first && callbacks >= expected) {
-        const after = cpu.snapshot();
-        const seconds = (now - first.at) / 1000;
-        const done = callbacks - first.count;
-        const result = {
-          rate: seconds > 0 ? done / seconds : NaN,
-          seconds,
-          cpu: cpuByRole(first.cpu, after, done),
-          role: role ?? '',
-          busy: machineBusy(first.cpu, after),
-        };
-        if (role)
-          log(`${role}: ${Math.round(result.rate)} callbacks/s, machine ${Math.round(result.busy * 100)} % busy, CPU per callback: ${formatCpu(result.cpu)}`);
-        return result;
-      }
       // A worker that died (at start, say) fails the run now rather than at the deadline.
-      const dead = workers.find((w) => w.child.exitCode !== null || w.child.signalCode !== null);
+      const dead = callbacks < expected && workers.find((w) => w.child.exitCode !== null || w.child.signalCode !== null);
       if (dead) throw new Error(`a ${role ?? 'worker'} process exited during the drain: ${dead.output().slice(-2_000)}`);
-      if (Date.now() > deadline) throw new Error(`only ${callbacks} of ${expected} callbacks within ${DRAIN_TIMEOUT_MS} ms`);
-      await sleep(50);
-    }
+      return { callbacks, now };
+    };
+    const { callbacks, now } = await waitFor(
+      read,
+      (r) => first !== undefined && r.callbacks >= expected,
+      DRAIN_TIMEOUT_MS,
+      `${expected} callbacks at the receiver`,
+      50,
+    );
+    const after = cpu.snapshot();
+    const seconds = (now - first!.at) / 1000;
+    const done = callbacks - first!.count;
+    const result = {
+      rate: seconds > 0 ? done / seconds : NaN,
+      seconds,
+      cpu: cpuByRole(first!.cpu, after, done),
+      role: role ?? '',
+      busy: machineBusy(first!.cpu, after),
+    };
+    if (role)
+      log(`${role}: ${Math.round(result.rate)} callbacks/s, machine ${Math.round(result.busy * 100)} % busy, CPU per callback: ${formatCpu(result.cpu)}`);
+    return result;
   };
 
   // The isolation section: one delivery-worker with the default settings (not WORKER_CONCURRENCY above).

@@ -19,7 +19,7 @@ import { readFileSync } from 'node:fs';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import pg from 'pg';
-import { callJson, requestJson, type ServiceProcess } from '@herald/testing';
+import { callJson, requestJson, waitFor, type ServiceProcess } from '@herald/testing';
 import { DELIVERIES_QUEUE } from '@herald/queue';
 import type { CeilingRow } from './ceilings';
 
@@ -190,16 +190,18 @@ export async function runSoak(options: SoakOptions): Promise<void> {
     let seen = delivered.size;
     const tail: number[] = [];
     const tailRetries: number[] = [];
-    while (delivered.size < sent) {
+    // Each read also collects the latencies of the callbacks that arrived since the last (every second).
+    const deliveredSoFar = async (): Promise<number> => {
       if (delivered.size > seen) [seen, progressAt] = [delivered.size, Date.now()];
-      if (Date.now() - progressAt > 120_000 || Date.now() > giveUpAt) {
+      if (Date.now() - progressAt > 120_000) {
         throw new Error(`soak: ${delivered.size} of ${sent} callbacks delivered ${Math.round((Date.now() - loadEnded) / 1000)} s after the load ended`);
       }
-      await sleep(1000);
       const s = await collect({ at: 0, rssMb: 0, redisBytes: 0, jobsHeld: 0 });
       tail.push(...s.firstTries);
       tailRetries.push(...s.retries);
-    }
+      return delivered.size;
+    };
+    await waitFor(deliveredSoFar, (n) => n >= sent, giveUpAt - Date.now(), `soak: ${sent} callbacks delivered`, 1000);
     const drainSeconds = (Date.now() - loadEnded) / 1000;
     const end = await redisMemory();
     const counts = await take();

@@ -43,7 +43,7 @@ export function useMigratedDatabase(prefix: string): { readonly url: string } {
 }
 
 export { closedPort } from './ports';
-export { waitFor } from './wait-for';
+export { lastRead, waitFor, WaitForTimeoutError } from './wait-for';
 export { callJson, requestJson, type JsonAnswer, type JsonRequest } from './json-client';
 
 export { startService, testProcessEnv, type ServiceProcess, type StartServiceOptions } from './process';

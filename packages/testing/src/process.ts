@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { DEFAULT_REDIS_URL, parseRedisUrl, redisKeyPrefix } from '@herald/config';
 import { removeQueueKeys } from './queue-keys';
+import { waitFor, WaitForTimeoutError } from './wait-for';
 import { nodeOptionsOf } from '../../../scripts/bundles';
 
 const ROOT = path.resolve(__dirname, '../../..');
@@ -100,18 +101,19 @@ export function startService(script: string, env: Record<string, string>, option
     child,
     env: fullEnv,
     output: () => output,
-    waitForLog: (message, timeoutMs = 20_000) =>
-      new Promise((resolve, reject) => {
-        const deadline = Date.now() + timeoutMs;
-        const poll = (): void => {
-          const entry = findLog(message);
-          if (entry) resolve(entry);
-          else if (child.exitCode !== null) reject(new Error(`process exited (${child.exitCode}) before logging "${message}":\n${output}`));
-          else if (Date.now() > deadline) reject(new Error(`no "${message}" log within ${timeoutMs} ms:\n${output}`));
-          else setTimeout(poll, 50);
-        };
-        poll();
-      }),
+    waitForLog: async (message, timeoutMs = 20_000) => {
+      const read = (): Record<string, unknown> | undefined => {
+        const entry = findLog(message);
+        if (!entry && child.exitCode !== null) throw new Error(`process exited (${child.exitCode}) before logging "${message}":\n${output}`);
+        return entry;
+      };
+      try {
+        return (await waitFor(read, (entry) => entry !== undefined, timeoutMs, `a "${message}" log`, 50))!;
+      } catch (error) {
+        if (error instanceof WaitForTimeoutError) throw new Error(`no "${message}" log within ${timeoutMs} ms:\n${output}`);
+        throw error;
+      }
+    },
     exited: (timeoutMs = 15_000) => waitForExit(timeoutMs),
     stop: (signal = 'SIGTERM', timeoutMs = 15_000) => {
       if (child.exitCode === null) child.kill(signal);

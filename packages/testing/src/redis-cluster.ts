@@ -4,6 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { closedPort } from './ports';
+import { waitFor } from './wait-for';
 import { selfSignedCertificate } from './tls';
 import { Redis } from 'ioredis';
 
@@ -264,10 +265,12 @@ function inRange(slot: number, range: string): boolean {
   return slot >= from && slot <= to;
 }
 
+/** Waits for `check` to hold; a check that throws (a node not answering yet) counts as not yet. */
 async function waitUntil(check: () => Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check().catch(() => false))) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
+  await waitFor(
+    () => check().catch(() => false),
+    (ok) => ok,
+    timeoutMs,
+    what,
+  );
 }

@@ -13,6 +13,7 @@ import {
   uniqueId,
   type HttpRecorder,
   type ServiceProcess,
+  waitFor,
 } from '@herald/testing';
 
 const ROOT = path.resolve(__dirname, '../../..');
@@ -78,13 +79,14 @@ async function heraldJson<T = Record<string, unknown>>(args: string[], stdin = '
 
 /** Polls the delivery through the CLI until its status is `status`. */
 async function deliveryReaches(deliveryId: string, status: string): Promise<Record<string, unknown>> {
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    const delivery = await heraldJson(['deliveries', 'show', deliveryId]);
-    if (delivery.status === status) return delivery;
-    if (Date.now() > deadline) throw new Error(`delivery ${deliveryId} stayed ${String(delivery.status)}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
+  // Each read runs the CLI (a process): every 100 ms, not at waitFor's default pace.
+  return waitFor(
+    () => heraldJson(['deliveries', 'show', deliveryId]),
+    (delivery) => delivery.status === status,
+    30_000,
+    `delivery ${deliveryId} to be ${status}`,
+    100,
+  );
 }
 
 it('shows an auto-disabled target, and after a fix without the password, replays its delivery with the stored credentials', async () => {

@@ -6,7 +6,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { dropDatabase } from '@herald/db';
-import { databaseUrlFor, startHttpRecorder, startService, testProcessEnv, uniqueId, type HttpRecorder, type ServiceProcess } from '@herald/testing';
+import { databaseUrlFor, startHttpRecorder, startService, testProcessEnv, uniqueId, waitFor, type HttpRecorder, type ServiceProcess } from '@herald/testing';
 import rootPackage from '../../../package.json';
 import { buildAll } from '../../../scripts/build';
 import { BUILD_ENTRIES } from '../../../scripts/bundles';
@@ -186,8 +186,12 @@ describe('the production build', () => {
     });
     expect(ingested.status).toBe(201);
 
-    const deadline = Date.now() + 20_000;
-    while (merchant.requests.length === 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+    await waitFor(
+      () => merchant.requests.length,
+      (n) => n > 0,
+      20_000,
+      'the callback at the merchant',
+    );
     expect(merchant.requests).toHaveLength(1);
     expect(merchant.requests[0]).toMatchObject({ method: 'POST', url: '/hooks' });
     expect(merchant.requests[0]!.headers['user-agent']).toBe(`Herald/${rootPackage.version}`);
