@@ -1,16 +1,16 @@
 // Support's path through an auto-disabled target, end to end: the events-api and a delivery-worker
 // in their own processes, a merchant's HTTP receiver, and the `herald` CLI as support runs it.
-import { spawn } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { createPrismaClient } from '@herald/db/prisma';
 import {
   requestJson,
+  runCommand,
   startHttpRecorder,
   startService,
   testDatabaseUrl,
-  testProcessEnv,
   uniqueId,
+  type CommandRun,
   type HttpRecorder,
   type ServiceProcess,
   waitFor,
@@ -52,23 +52,8 @@ afterAll(async () => {
   await prisma.$disconnect();
 });
 
-interface CliRun {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-function herald(args: string[], stdin = ''): Promise<CliRun> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(HERALD, args, { cwd: ROOT, env: testProcessEnv({ HERALD_API_URL: apiUrl, ADMIN_TOKEN }), stdio: ['pipe', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
-    child.once('error', reject);
-    child.once('close', (code) => resolve({ code, stdout, stderr }));
-    child.stdin.end(stdin);
-  });
+function herald(args: string[], stdin = ''): Promise<CommandRun> {
+  return runCommand(HERALD, args, { HERALD_API_URL: apiUrl, ADMIN_TOKEN }, { stdin });
 }
 
 async function heraldJson<T = Record<string, unknown>>(args: string[], stdin = ''): Promise<T> {
