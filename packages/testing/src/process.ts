@@ -103,8 +103,9 @@ export function startCommand(command: string, args: readonly string[], env: Reco
   let stderr = '';
   const exited = new Promise<number | null>((resolve) => {
     child.once('exit', (code) => resolve(code));
-    // A command that cannot start (not found) never exits: it has no code, the reason is in its output.
+    // A command that cannot start (not found) never exits: it has no code, the reason is on its stderr.
     child.once('error', (error) => {
+      stderr += `${error.message}\n`;
       output += `${error.message}\n`;
       resolve(null);
     });
