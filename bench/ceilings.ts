@@ -14,7 +14,7 @@ import autocannon from 'autocannon';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import pg from 'pg';
-import type { ServiceProcess } from '@herald/testing';
+import { requestJson, type ServiceProcess } from '@herald/testing';
 import { cpuAgainst, formatCpu, type CpuByRole } from './cpu';
 import type { EventListQuery } from '@herald/db';
 import { eventQueries } from '../packages/db/src/repositories/event-queries';
@@ -187,8 +187,8 @@ export async function startBareSqlPage(options: {
     BENCH_POOL_SIZE: '6',
   });
   const url = `http://127.0.0.1:${port}/events`;
-  const res = await fetch(url);
-  const body = (await res.json()) as { count: number; data: unknown[] };
+  const res = await requestJson('GET', url);
+  const body = JSON.parse(res.body) as { count: number; data: unknown[] };
   if (res.status !== 200 || body.count !== options.expectCount || body.data.length !== options.query.pageSize) {
     throw new Error(`bare Express + SQL answered ${res.status}: count ${body.count} (expected ${options.expectCount}), ${body.data?.length} rows`);
   }

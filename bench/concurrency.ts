@@ -18,7 +18,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import pg from 'pg';
 import { applyMigrations, dropDatabase, ensureDatabase } from '@herald/db';
-import { databaseUrlFor, removeQueueKeys, startService, uniqueId, type ServiceProcess } from '@herald/testing';
+import { callJson, databaseUrlFor, removeQueueKeys, startService, uniqueId, waitFor, type ServiceProcess } from '@herald/testing';
 import { ingestBatches } from './ingest-load';
 import { serviceEnv } from './setup';
 
@@ -55,18 +55,6 @@ function cpuMs(pid: number): number {
 function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted.length === 0 ? NaN : sorted[Math.floor(sorted.length / 2)]!;
-}
-
-async function http(method: string, url: string, token?: string, body?: unknown): Promise<unknown> {
-  const res = await fetch(url, {
-    method,
-    headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) },
-    body: body === undefined ? undefined : JSON.stringify(body),
-    signal: AbortSignal.timeout(30_000),
-  });
-  const text = await res.text();
-  if (res.status >= 300) throw new Error(`${method} ${url} answered ${res.status}: ${text.slice(0, 300)}`);
-  return text ? JSON.parse(text) : undefined;
 }
 
 interface Level {
@@ -113,8 +101,12 @@ async function main(): Promise<void> {
     const env = serviceEnv({ databaseUrl, redisUrl: REDIS_URL, queuePrefix });
     const api = started('services/events-api/src/server.ts', { ...env, PORT: '0' });
     const apiUrl = `http://127.0.0.1:${Number((await api.waitForLog(/listening/, 30_000)).port)}`;
-    await http('POST', `${apiUrl}/admin/programs`, ADMIN_TOKEN, { id: 'bench-c', name: 'concurrency' });
-    await http('PUT', `${apiUrl}/admin/programs/bench-c/notification-target`, ADMIN_TOKEN, { url: `${receiverUrl}/slow/${HOLD_MS}/c`, auth: { mode: 'none' } });
+    await callJson('POST', `${apiUrl}/admin/programs`, { token: ADMIN_TOKEN, body: { id: 'bench-c', name: 'concurrency' }, timeoutMs: 30_000 });
+    await callJson('PUT', `${apiUrl}/admin/programs/bench-c/notification-target`, {
+      token: ADMIN_TOKEN,
+      body: { url: `${receiverUrl}/slow/${HOLD_MS}/c`, auth: { mode: 'none' } },
+      timeoutMs: 30_000,
+    });
 
     const levels: Level[] = [];
     let sent = 0;
@@ -127,9 +119,10 @@ async function main(): Promise<void> {
       });
       const pid = worker.child.pid!;
       await worker.waitForLog('delivery-worker ready', 30_000);
+      // Not a wait for an event: the idle figure is read a second after start-up, once start-up's garbage is behind it.
       await sleep(1_000);
       const idleRss = rssMb(pid);
-      await http('POST', `${receiverUrl}/reset`);
+      await callJson('POST', `${receiverUrl}/reset`, { timeoutMs: 30_000 });
 
       const callbacks = concurrency * ROUNDS;
       await ingestBatches({
@@ -147,21 +140,19 @@ async function main(): Promise<void> {
       let maxDb = 0;
       let maxInFlight = 0;
       let first: { at: number; cpu: number } | undefined;
-      const deadline = Date.now() + LEVEL_TIMEOUT_MS;
-      let answered = 0;
-      while (answered < callbacks) {
-        if (Date.now() > deadline) throw new Error(`concurrency ${concurrency}: ${answered} of ${callbacks} callbacks answered within ${LEVEL_TIMEOUT_MS} ms`);
+      // Each read also samples the worker's memory and database connections (every 100 ms).
+      const answered = async (): Promise<number> => {
         if (worker.child.exitCode !== null) throw new Error(`the worker exited:\n${worker.output().slice(-2_000)}`);
-        const { slow } = (await http('GET', `${receiverUrl}/stats`)) as { slow: { received: number; answered: number } };
-        answered = slow.answered;
+        const { slow } = (await callJson('GET', `${receiverUrl}/stats`, { timeoutMs: 30_000 })) as { slow: { received: number; answered: number } };
         maxInFlight = Math.max(maxInFlight, slow.received - slow.answered);
         if (!first && slow.received > 0) first = { at: performance.now(), cpu: cpuMs(pid) };
         // Memory while (nearly) every slot holds a callback.
         if (slow.received - slow.answered >= 0.9 * concurrency) rssSamples.push(rssMb(pid));
         const { rows } = await admin.query<{ n: number }>('SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = $1', [APPLICATION_NAME]);
         maxDb = Math.max(maxDb, rows[0]!.n);
-        await sleep(100);
-      }
+        return slow.answered;
+      };
+      await waitFor(answered, (n) => n >= callbacks, LEVEL_TIMEOUT_MS, `concurrency ${concurrency}: ${callbacks} callbacks answered`, 100);
       const seconds = (performance.now() - first!.at) / 1000;
       const cpu = cpuMs(pid) - first!.cpu;
       const peak = Number(/VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? NaN) / 1024;

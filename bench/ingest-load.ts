@@ -5,6 +5,7 @@ import { randomUUID } from 'node:crypto';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import pg from 'pg';
+import { requestJson } from '@herald/testing';
 
 export interface IngestLoad {
   count: number;
@@ -51,14 +52,8 @@ async function drive<T>(batches: T[][], inFlight: number, work: (batch: T[]) => 
 /** POST /internal/events in batches; returns events per second. Throws on any answer but 201. */
 export async function ingestBatches(load: IngestLoad & { apiUrl: string; token: string; objectType: string; idPrefix?: string }): Promise<number> {
   return drive(paymentEvents(load, load.objectType, load.idPrefix ?? ''), load.inFlight, async (events) => {
-    const res = await fetch(`${load.apiUrl}/internal/events`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', authorization: `Bearer ${load.token}` },
-      body: JSON.stringify({ events }),
-      signal: AbortSignal.timeout(60_000),
-    });
-    const text = await res.text();
-    if (res.status !== 201) throw new Error(`POST /internal/events answered ${res.status}: ${text.slice(0, 500)}`);
+    const res = await requestJson('POST', `${load.apiUrl}/internal/events`, { token: load.token, body: { events } });
+    if (res.status !== 201) throw new Error(`POST /internal/events answered ${res.status}: ${res.body.slice(0, 500)}`);
   });
 }
 

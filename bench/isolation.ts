@@ -16,7 +16,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { PrismaClient } from '@herald/db/prisma';
-import type { ServiceProcess } from '@herald/testing';
+import { callJson, lastRead, waitFor, type ServiceProcess } from '@herald/testing';
 import { ingestBatches } from './ingest-load';
 
 export interface IsolationRow {
@@ -69,22 +69,11 @@ export async function runIsolation(ctx: IsolationContext): Promise<void> {
   const size = ctx.quick
     ? { hanging: 100, slow: 100, burst: 2_000, healthyWaitMs: 45_000, recoveryWaitMs: 90_000 }
     : { hanging: 1_000, slow: 1_000, burst: 20_000, healthyWaitMs: 90_000, recoveryWaitMs: 180_000 };
-  const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
-  const call = async (method: string, url: string, token?: string, body?: unknown): Promise<unknown> => {
-    const res = await fetch(url, {
-      method,
-      headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) },
-      body: body === undefined ? undefined : JSON.stringify(body),
-      signal: AbortSignal.timeout(60_000),
-    });
-    const text = await res.text();
-    if (res.status >= 300) throw new Error(`${method} ${url} answered ${res.status}: ${text.slice(0, 300)}`);
-    return text ? JSON.parse(text) : undefined;
-  };
-  const admin = (method: string, path: string, body?: unknown): Promise<unknown> => call(method, `${ctx.apiUrl}/admin${path}`, ctx.adminToken, body);
-  const stats = (): Promise<ReceiverStats> => call('GET', `${ctx.receiverUrl}/stats`) as Promise<ReceiverStats>;
+  const admin = (method: string, path: string, body?: unknown): Promise<unknown> =>
+    callJson(method, `${ctx.apiUrl}/admin${path}`, { token: ctx.adminToken, body });
+  const stats = (): Promise<ReceiverStats> => callJson('GET', `${ctx.receiverUrl}/stats`) as Promise<ReceiverStats>;
   const reset = async (): Promise<void> => {
-    await call('POST', `${ctx.receiverUrl}/reset`);
+    await callJson('POST', `${ctx.receiverUrl}/reset`);
   };
 
   /** A program with one merchant whose (only) target is `path` on the receiver; returns the target's id. */
@@ -129,14 +118,17 @@ export async function runIsolation(ctx: IsolationContext): Promise<void> {
         const id = `Event-${randomUUID()}`;
         const at = Date.now();
         sentAt.set(id, at);
-        await call('POST', `${ctx.apiUrl}/internal/events`, ctx.ingestToken, {
-          id,
-          programId: healthy.programId,
-          merchantId: healthy.merchantId,
-          origin: 'api',
-          eventType: 'created',
-          objectId: `healthy-${i}`,
-          objectType: 'payment',
+        await callJson('POST', `${ctx.apiUrl}/internal/events`, {
+          token: ctx.ingestToken,
+          body: {
+            id,
+            programId: healthy.programId,
+            merchantId: healthy.merchantId,
+            origin: 'api',
+            eventType: 'created',
+            objectId: `healthy-${i}`,
+            objectType: 'payment',
+          },
         });
         ingestAnswers.push(Date.now() - at);
       }),
@@ -146,9 +138,9 @@ export async function runIsolation(ctx: IsolationContext): Promise<void> {
 
   /** Waits (at most `timeoutMs`) for the healthy merchant's callbacks; returns their latencies, sorted. */
   const healthyLatencies = async (sentAt: Map<string, number>, timeoutMs: number): Promise<number[]> => {
-    const deadline = Date.now() + timeoutMs;
-    while ((await stats()).callbacks < sentAt.size && Date.now() < deadline) await sleep(100);
-    const arrivals = (await call('GET', `${ctx.receiverUrl}/arrivals`)) as Record<string, number>;
+    // Goes on after the time is up: a callback that never came is counted as missing.
+    await waitFor(stats, (s) => s.callbacks >= sentAt.size, timeoutMs, 'the healthy callbacks', 100).catch(lastRead);
+    const arrivals = (await callJson('GET', `${ctx.receiverUrl}/arrivals`)) as Record<string, number>;
     return [...sentAt]
       .map(([id, at]) => (arrivals[id] ?? NaN) - at)
       .filter(Number.isFinite)
@@ -186,7 +178,7 @@ export async function runIsolation(ctx: IsolationContext): Promise<void> {
 
     // --- (a) a hanging endpoint, then a healthy merchant ---
     await reset();
-    await call('POST', `${ctx.receiverUrl}/hang-control/down`);
+    await callJson('POST', `${ctx.receiverUrl}/hang-control/down`);
     await queueTo(hanging, size.hanging);
     let latencies = await healthyLatencies(await healthyEvents(HEALTHY_EVENTS), size.healthyWaitMs);
     p99Row(
@@ -204,13 +196,14 @@ export async function runIsolation(ctx: IsolationContext): Promise<void> {
     const breakerAtReturn = ((await admin('GET', `/merchants/${hanging.merchantId}/notification-target`)) as { health: { breaker: BreakerAtReturn | null } })
       .health.breaker;
     const downUntil = new Date();
-    await call('POST', `${ctx.receiverUrl}/hang-control/up`);
-    const recoveryDeadline = Date.now() + size.recoveryWaitMs;
-    let pending = await pendingOf(hanging.targetId);
-    while (pending > 0 && Date.now() < recoveryDeadline) {
-      await sleep(500);
-      pending = await pendingOf(hanging.targetId);
-    }
+    await callJson('POST', `${ctx.receiverUrl}/hang-control/up`);
+    const pending = await waitFor(
+      () => pendingOf(hanging.targetId),
+      (n) => n === 0,
+      size.recoveryWaitMs,
+      "the hanging endpoint's backlog",
+      500,
+    ).catch(lastRead<number>);
     const recoverySeconds = (Date.now() - downUntil.getTime()) / 1000;
     const delivered = Number(
       (
@@ -250,8 +243,13 @@ export async function runIsolation(ctx: IsolationContext): Promise<void> {
     );
     // Its backlog is not part of (c): switched off, the rest of its jobs fail at once without a POST.
     await slow.setTarget(false);
-    const slowDeadline = Date.now() + 60_000;
-    while ((await pendingOf(slow.targetId)) > 0 && Date.now() < slowDeadline) await sleep(500);
+    await waitFor(
+      () => pendingOf(slow.targetId),
+      (n) => n === 0,
+      60_000,
+      "the slow endpoint's backlog to fail",
+      500,
+    ).catch(lastRead);
 
     // --- (c) a burst of one healthy target, then one event of another merchant ---
     await reset();
@@ -271,6 +269,6 @@ export async function runIsolation(ctx: IsolationContext): Promise<void> {
   } finally {
     await worker.stop('SIGTERM', 20_000);
     // Held requests end here, whatever happened above.
-    await call('POST', `${ctx.receiverUrl}/hang-control/up`).catch(() => undefined);
+    await callJson('POST', `${ctx.receiverUrl}/hang-control/up`).catch(() => undefined);
   }
 }

@@ -9,7 +9,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { PrismaClient } from '@herald/db/prisma';
-import type { ServiceProcess } from '@herald/testing';
+import { callJson, requestJson, type ServiceProcess } from '@herald/testing';
 import {
   cannon,
   durableDeliveryCeiling,
@@ -123,12 +123,7 @@ export async function deliveryRounds(ctx: DeliveryRoundsContext, rounds: number)
     merchantId: 'bench-m',
   };
   // Warm-up (JIT, pools): Herald's on a program with no target (no deliveries, nothing for the workers).
-  const warmUp = await fetch(`${ctx.apiUrl}/admin/programs`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', authorization: `Bearer ${ctx.adminToken}` },
-    body: JSON.stringify({ id: 'bench-w', name: 'warm-up' }),
-  });
-  if (warmUp.status !== 201) throw new Error(`POST /admin/programs answered ${warmUp.status}: ${await warmUp.text()}`);
+  await callJson('POST', `${ctx.apiUrl}/admin/programs`, { token: ctx.adminToken, body: { id: 'bench-w', name: 'warm-up' }, expect: [201] });
   await heraldIngest(sizes.ingestBatch * 4, 'bench-w', undefined, 'warm-');
   await bareIngest({ ...bareLoad, count: sizes.ingestBatch * 4 });
 
@@ -334,15 +329,8 @@ export async function runCeilingsSection(ctx: CeilingsSectionContext): Promise<v
   const delivery = await deliveryRounds(ctx, ctx.rounds);
   for (const row of deliveryRoundRows(delivery, { concurrency: ctx.concurrency, ingestBatch: ctx.sizes.ingestBatch })) ctx.addRow(row);
 
-  const call = async (method: string, route: string, body: unknown): Promise<unknown> => {
-    const res = await fetch(`${ctx.apiUrl}${route}`, {
-      method,
-      headers: { 'content-type': 'application/json', authorization: `Bearer ${ctx.adminToken}` },
-      body: JSON.stringify(body),
-    });
-    if (res.status !== 201) throw new Error(`${method} ${route} answered ${res.status}: ${await res.text()}`);
-    return res.json();
-  };
+  const call = (method: string, route: string, body: unknown): Promise<unknown> =>
+    callJson(method, `${ctx.apiUrl}${route}`, { token: ctx.adminToken, body, expect: [201] });
   await call('POST', '/admin/programs', { id: 'bench-l', name: 'list' });
   for (let m = 0; m < 4; m += 1) await call('POST', '/admin/merchants', { id: `bench-l-m${m}`, programId: 'bench-l', name: 'list' });
   const { key } = (await call('POST', '/admin/api-keys', { merchantId: 'bench-l-m0' })) as { key: string };
@@ -357,10 +345,9 @@ export async function runCeilingsSection(ctx: CeilingsSectionContext): Promise<v
     origin: 'https://bench.example',
   };
   const pageUrl = `${ctx.apiUrl}/events?page=1&pageSize=20`;
-  const res = await fetch(pageUrl, { headers });
-  const page = await res.text();
-  if (res.status !== 200 || (JSON.parse(page) as { count: number }).count !== perMerchant)
-    throw new Error(`GET /events page 1 answered ${res.status}: ${page.slice(0, 300)}`);
+  const { status, body: page } = await requestJson('GET', pageUrl, { headers });
+  if (status !== 200 || (JSON.parse(page) as { count: number }).count !== perMerchant)
+    throw new Error(`GET /events page 1 answered ${status}: ${page.slice(0, 300)}`);
   const list = await startListCeilings({ databaseUrl: ctx.databaseUrl, page, expectCount: perMerchant, startListening: ctx.startListening });
   const rounds = await listRounds({ herald: pageUrl, ...list }, headers, ctx.rounds, ctx.sizes.listRoundSeconds);
   for (const row of listRoundRows(rounds, { events: ctx.sizes.listEvents, pageBytes: page.length })) ctx.addRow(row);

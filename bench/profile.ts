@@ -36,7 +36,7 @@ import autocannon from 'autocannon';
 import { Redis } from 'ioredis';
 import { applyMigrations, dropDatabase, ensureDatabase } from '@herald/db';
 import { createPrismaClient } from '@herald/db/prisma';
-import { databaseUrlFor, startService, uniqueId, type ServiceProcess } from '@herald/testing';
+import { callJson, databaseUrlFor, lastRead, requestJson, waitFor, startService, uniqueId, type ServiceProcess } from '@herald/testing';
 import { buildAll } from '../scripts/build';
 import { bundleOf } from '../scripts/bundles';
 import { CpuAccounts, cpuAgainst, cpuByRole, cpuPerUnit, formatCpu, machineBusy, type CpuSnapshot } from './cpu';
@@ -106,17 +106,6 @@ async function main(): Promise<void> {
   if (cpuProf && profiledWindows.length > 1) compareProfiles(mode === 'list' ? 'request' : 'callback');
 }
 
-async function post(url: string, body: unknown, token: string): Promise<unknown> {
-  const res = await fetch(url, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
-    body: JSON.stringify(body),
-  });
-  const text = await res.text();
-  if (res.status >= 300) throw new Error(`${url}: ${res.status} ${text}`);
-  return JSON.parse(text);
-}
-
 async function profileIngest(apiUrl: string, databaseUrl: string, queuePrefix: string): Promise<void> {
   // Nothing delivers here: the targets' port 9 is never called.
   await createPaymentTenant(apiUrl, 'dev-admin-token', 'http://127.0.0.1:9/hook');
@@ -162,13 +151,14 @@ async function profileList(apiUrl: string, apiPid: number, databaseUrl: string, 
   const total = Number(arg('events', '1000000'));
   const seeded = Number((await prisma.$queryRaw<Array<{ n: bigint }>>`SELECT count(*) AS n FROM events`)[0]!.n);
   if (!keep || seeded === 0) {
-    await post(`${apiUrl}/admin/programs`, { id: 'bench-l', name: 'list' }, 'dev-admin-token');
-    for (let m = 0; m < 4; m += 1) await post(`${apiUrl}/admin/merchants`, { id: `bench-l-m${m}`, programId: 'bench-l', name: 'list' }, 'dev-admin-token');
+    await callJson('POST', `${apiUrl}/admin/programs`, { token: 'dev-admin-token', body: { id: 'bench-l', name: 'list' } });
+    for (let m = 0; m < 4; m += 1)
+      await callJson('POST', `${apiUrl}/admin/merchants`, { token: 'dev-admin-token', body: { id: `bench-l-m${m}`, programId: 'bench-l', name: 'list' } });
     const started = performance.now();
     await seedEvents(prisma, total);
     console.log(`seeded ${total} in ${Math.round(performance.now() - started)} ms`);
   }
-  const { key } = (await post(`${apiUrl}/admin/api-keys`, { merchantId: 'bench-l-m0' }, 'dev-admin-token')) as { key: string };
+  const { key } = (await callJson('POST', `${apiUrl}/admin/api-keys`, { token: 'dev-admin-token', body: { merchantId: 'bench-l-m0' } })) as { key: string };
   const headers = {
     'x-api-key': key,
     'content-type': 'application/json',
@@ -176,7 +166,7 @@ async function profileList(apiUrl: string, apiPid: number, databaseUrl: string, 
     'user-agent': 'herald-bench',
     origin: 'https://bench.example',
   };
-  const page1 = await (await fetch(`${apiUrl}/events?page=1&pageSize=20`, { headers })).text();
+  const page1 = (await requestJson('GET', `${apiUrl}/events?page=1&pageSize=20`, { headers })).body;
   const pageFile = path.join(mkdtempSync(path.join(os.tmpdir(), 'herald-prof-')), 'page.json');
   writeFileSync(pageFile, page1);
   const bare = startService('bench/bare-express.ts', { BENCH_PAGE_FILE: pageFile });
@@ -261,7 +251,7 @@ async function profileDelivery(
         startProcess: (script, env) => startService(script, { ...env, ...(cpuProf && ceilingProcesses++ === 0 ? profiling : {}) }),
       });
       console.log(`durable ceiling, ${count} process(es): ${Math.round(durable.rate)} callbacks/s\n  CPU per callback: ${formatCpu(durable.cpu)}`);
-      await fetch(`${receiverUrl}/reset`, { method: 'POST' });
+      await callJson('POST', `${receiverUrl}/reset`);
     }
     await ingestBatches({
       apiUrl,
@@ -292,14 +282,17 @@ async function profileDelivery(
       cpu.add(worker.child.pid, 'delivery-worker');
     }
     await Promise.all(workers.map((w) => w.waitForLog('delivery-worker ready', 30_000)));
-    const stats = async (): Promise<number> => ((await (await fetch(`${receiverUrl}/stats`)).json()) as { callbacks: number }).callbacks;
+    const stats = async (): Promise<number> => (await callJson<{ callbacks: number }>('GET', `${receiverUrl}/stats`)).callbacks;
     let first: { at: number; callbacks: number; cpu: CpuSnapshot; xacts: number; redisCalls: number; clock: number } | undefined;
-    const deadline = Date.now() + 300_000;
-    for (;;) {
+    const read = async (): Promise<number> => {
       const callbacks = await stats();
       if (!first && callbacks > 0)
         first = { at: performance.now(), callbacks, cpu: cpu.snapshot(), xacts: await xacts(), redisCalls: await redisCalls(), clock: monotonicMicros() };
-      if (callbacks >= expected && first) {
+      return callbacks;
+    };
+    {
+      const callbacks = await waitFor(read, (n) => first !== undefined && n >= expected, 300_000, `${expected} callbacks`, 50);
+      if (first) {
         const seconds = (performance.now() - first.at) / 1000;
         const done = callbacks - first.callbacks;
         profiledWindows.push({ role: 'delivery-worker', pid: workers[0]!.child.pid!, from: first.clock, to: monotonicMicros(), units: done / count });
@@ -314,10 +307,7 @@ async function profileDelivery(
         console.log(
           `  per callback: ${perCallback((await xacts()) - first.xacts)} PostgreSQL transactions, ${perCallback((await redisCalls()) - first.redisCalls)} Redis commands (whole server)`,
         );
-        break;
       }
-      if (Date.now() > deadline) throw new Error(`only ${callbacks} of ${expected} callbacks`);
-      await new Promise((resolve) => setTimeout(resolve, 50));
     }
     const attempts = Number((await prisma.$queryRaw<Array<{ n: bigint }>>`SELECT count(*) AS n FROM delivery_attempts`)[0]!.n);
     if (attempts !== expected) throw new Error(`${attempts} attempt rows for ${expected} callbacks`);
@@ -357,17 +347,19 @@ async function profileLatency(apiUrl: string, workerEnv: Record<string, string>,
     // A second of the same load first, not measured: the first requests of a process pay for its
     // lazy initialisation and the JIT, which the bench's own run has paid long before its latency section.
     for (let i = 0; i < rate; i += 1) {
-      await post(
-        `${apiUrl}/internal/events`,
-        { id: `Event-${randomUUID()}`, programId: 'bench-p', origin: 'api', eventType: 'created', objectId: `warm-${i}`, objectType: 'subscription' },
-        'dev-ingest-token',
-      );
+      await callJson('POST', `${apiUrl}/internal/events`, {
+        token: 'dev-ingest-token',
+        body: { id: `Event-${randomUUID()}`, programId: 'bench-p', origin: 'api', eventType: 'created', objectId: `warm-${i}`, objectType: 'subscription' },
+      });
     }
-    for (let waited = 0; ((await (await fetch(`${receiverUrl}/stats`)).json()) as { callbacks: number }).callbacks < rate; waited += 100) {
-      if (waited > 30_000) throw new Error('the warm-up callbacks did not all arrive within 30 s');
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-    await fetch(`${receiverUrl}/reset`, { method: 'POST' });
+    await waitFor(
+      async () => (await callJson<{ callbacks: number }>('GET', `${receiverUrl}/stats`)).callbacks,
+      (callbacks) => callbacks >= rate,
+      30_000,
+      'the warm-up callbacks',
+      100,
+    );
+    await callJson('POST', `${receiverUrl}/reset`);
     const count = rate * Number(arg('seconds', '10'));
     const sentAt = new Map<string, number>();
     // When the events-api answered 201: the part of the latency that is the ingest's.
@@ -402,12 +394,14 @@ async function profileLatency(apiUrl: string, workerEnv: Record<string, string>,
     }
     const failed = (await Promise.all(requests)).filter((result): result is Error => result instanceof Error);
     if (failed.length > 0) throw new Error(`${failed.length} of ${count} ingest requests failed, the first: ${failed[0]!.message}`);
-    const deadline = Date.now() + 60_000;
-    let arrivals: Record<string, number> = {};
-    while (Object.keys(arrivals).length < count && Date.now() < deadline) {
-      await new Promise((resolve) => setTimeout(resolve, 200));
-      arrivals = (await (await fetch(`${receiverUrl}/arrivals`)).json()) as Record<string, number>;
-    }
+    // Goes on after the time is up: a callback that never arrived is left out of the latencies.
+    const arrivals = await waitFor(
+      () => callJson<Record<string, number>>('GET', `${receiverUrl}/arrivals`),
+      (arrived) => Object.keys(arrived).length >= count,
+      60_000,
+      'every callback',
+      200,
+    ).catch(lastRead<Record<string, number>>);
     const cpuAfter = cpu.snapshot();
     const latencies = [...sentAt]
       .map(([id, at]) => (arrivals[id] ?? NaN) - at)
@@ -463,21 +457,18 @@ const monotonicMicros = (): number => Number(process.hrtime.bigint() / 1000n);
 /** The durable ceiling's drain (bench/ceilings.ts): its rate at the receiver and CPU per callback, from the first callback to the last. */
 async function drainAtReceiver(receiverUrl: string, expected: number, processes: ServiceProcess[], role: string): Promise<DrainResult> {
   for (const p of processes) cpu.add(p.child.pid, role);
-  const stats = async (): Promise<number> => ((await (await fetch(`${receiverUrl}/stats`)).json()) as { callbacks: number }).callbacks;
-  const deadline = Date.now() + 300_000;
+  const stats = async (): Promise<number> => (await callJson<{ callbacks: number }>('GET', `${receiverUrl}/stats`)).callbacks;
   let first: { at: number; callbacks: number; cpu: CpuSnapshot; clock: number } | undefined;
-  for (;;) {
+  const read = async (): Promise<number> => {
     const callbacks = await stats();
     if (!first && callbacks > 0) first = { at: performance.now(), callbacks, cpu: cpu.snapshot(), clock: monotonicMicros() };
-    if (first && callbacks >= expected) {
-      const seconds = (performance.now() - first.at) / 1000;
-      const done = callbacks - first.callbacks;
-      profiledWindows.push({ role, pid: processes[0]!.child.pid!, from: first.clock, to: monotonicMicros(), units: done / processes.length });
-      return { rate: done / seconds, seconds, cpu: cpuByRole(first.cpu, cpu.snapshot(), done), role, busy: NaN };
-    }
-    if (Date.now() > deadline) throw new Error(`${role}: only ${callbacks} of ${expected} callbacks`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+    return callbacks;
+  };
+  const callbacks = await waitFor(read, (n) => first !== undefined && n >= expected, 300_000, `${role}: ${expected} callbacks`, 50);
+  const seconds = (performance.now() - first!.at) / 1000;
+  const done = callbacks - first!.callbacks;
+  profiledWindows.push({ role, pid: processes[0]!.child.pid!, from: first!.clock, to: monotonicMicros(), units: done / processes.length });
+  return { rate: done / seconds, seconds, cpu: cpuByRole(first!.cpu, cpu.snapshot(), done), role, busy: NaN };
 }
 
 async function deleteKeys(prefix: string): Promise<void> {

@@ -10,8 +10,8 @@
  */
 import autocannon from 'autocannon';
 import pg from 'pg';
-import type { ServiceProcess } from '@herald/testing';
-import { cpuPerUnit, machineBusy, type CpuAccounts, type CpuSnapshot } from './cpu';
+import { callJson, waitFor, type ServiceProcess } from '@herald/testing';
+import { cpuPerUnit, machineBusy, type CpuAccounts } from './cpu';
 import { ingestBatches } from './ingest-load';
 import { merchantShare, seedScaleEvents, type ScaleTenant } from './seed-scale';
 
@@ -47,7 +47,6 @@ const PAGE_SIZE = 20;
 const DEEP_PAGE = 10_000;
 const HEADERS = { 'content-type': 'application/json', 'accept-language': 'en-US', 'user-agent': 'herald-bench', origin: 'https://bench.example' };
 const round = (n: number, digits = 2): number => Number(n.toFixed(digits));
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 const thousands = (n: number): string => n.toLocaleString('en-US');
 
 interface ListLoad {
@@ -112,15 +111,8 @@ export async function runScale(options: ScaleOptions): Promise<void> {
 
 /** Creates the tenant through the table's API, seeds `events` events and checks GET /events counts them all. */
 async function seedTable(table: Table, events: number, options: ScaleOptions): Promise<SeededTable> {
-  const admin = async (path: string, body: unknown): Promise<unknown> => {
-    const res = await fetch(`${table.apiUrl}${path}`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', authorization: `Bearer ${options.adminToken}` },
-      body: JSON.stringify(body),
-    });
-    if (res.status !== 201) throw new Error(`POST ${path} answered ${res.status}: ${await res.text()}`);
-    return res.json();
-  };
+  const admin = (path: string, body: unknown): Promise<unknown> =>
+    callJson('POST', `${table.apiUrl}${path}`, { token: options.adminToken, body, expect: [201] });
   await admin('/admin/programs', { id: TENANT.programId, name: 'scale' });
   for (let m = 0; m < TENANT.merchants; m += 1)
     await admin('/admin/merchants', { id: `${TENANT.merchantPrefix}${m}`, programId: TENANT.programId, name: 'scale' });
@@ -166,10 +158,10 @@ function summarize(loads: ListLoad[]): ListLoad {
 
 /** GET /events?page=…: a 200 with the exact count and a full page, or the run fails. */
 async function checkPage(table: SeededTable, page: number, expectCount: number): Promise<void> {
-  const res = await fetch(`${table.apiUrl}/events?page=${page}&pageSize=${PAGE_SIZE}`, { headers: table.headers, signal: AbortSignal.timeout(60_000) });
-  const text = await res.text();
-  if (res.status !== 200) throw new Error(`GET /events?page=${page} answered ${res.status}: ${text.slice(0, 300)}`);
-  const body = JSON.parse(text) as { count: number; data: unknown[] };
+  const body = await callJson<{ count: number; data: unknown[] }>('GET', `${table.apiUrl}/events?page=${page}&pageSize=${PAGE_SIZE}`, {
+    headers: table.headers,
+    expect: [200],
+  });
   if (body.count !== expectCount || body.data.length !== PAGE_SIZE)
     throw new Error(`GET /events?page=${page}: count ${body.count} (expected ${expectCount}), ${body.data.length} items`);
 }
@@ -199,7 +191,7 @@ async function listLoad(table: SeededTable, page: number, options: ScaleOptions)
  */
 async function ingestAndDeliver(options: ScaleOptions): Promise<void> {
   const { receiverUrl, cpu, log, addRow } = options;
-  await fetch(`${receiverUrl}/reset`, { method: 'POST' });
+  await callJson('POST', `${receiverUrl}/reset`);
   const before = cpu.snapshot();
   // The larger table's events-api and database: the ingest writes beside its 10,000,000 events.
   const rate = await ingestBatches({
@@ -224,22 +216,19 @@ async function ingestAndDeliver(options: ScaleOptions): Promise<void> {
   cpu.add(worker.child.pid, 'delivery-worker');
   const expected = 2 * options.ingestEvents;
   const deadline = Date.now() + 300_000;
-  // Timed from the first callback on, so that the worker's start is not in the figures.
-  let first: { at: number; callbacks: number; cpu: CpuSnapshot } | undefined;
-  for (;;) {
-    const { callbacks } = (await (await fetch(`${receiverUrl}/stats`)).json()) as { callbacks: number };
-    if (!first && callbacks > 0) first = { at: performance.now(), callbacks, cpu: cpu.snapshot() };
-    if (callbacks >= expected) break;
-    if (Date.now() > deadline) throw new Error(`only ${callbacks} of ${expected} callbacks within 300 s`);
-    await sleep(first ? 200 : 20);
-  }
-  const delivered = expected - first!.callbacks;
+  const callbacks = async (): Promise<number> => (await callJson<{ callbacks: number }>('GET', `${receiverUrl}/stats`)).callbacks;
+  // Timed from the first callback on, so that the worker's start is not in the figures: read often
+  // until it comes, then every 200 ms (the reads cost the receiver CPU, which is measured).
+  const firstCount = await waitFor(callbacks, (n) => n > 0, 300_000, 'a first callback', 20);
+  const first = { at: performance.now(), callbacks: firstCount, cpu: cpu.snapshot() };
+  if (firstCount < expected) await waitFor(callbacks, (n) => n >= expected, Math.max(0, deadline - Date.now()), `${expected} callbacks`, 200);
+  const delivered = expected - first.callbacks;
   const done = cpu.snapshot();
   addRow({
     scenario: `scale: delivery beside ${thousands(options.events)} events in their monthly partitions (1 worker, default settings, fan-out 2)`,
-    figure: round(delivered / ((performance.now() - first!.at) / 1000), 0),
+    figure: round(delivered / ((performance.now() - first.at) / 1000), 0),
     unit: 'callbacks/s',
-    note: `machine ${Math.round(machineBusy(first!.cpu, done) * 100)} % busy; CPU per callback: ${cpuPerUnit(first!.cpu, done, delivered)}`,
+    note: `machine ${Math.round(machineBusy(first.cpu, done) * 100)} % busy; CPU per callback: ${cpuPerUnit(first.cpu, done, delivered)}`,
   });
   log(`delivered ${expected} callbacks`);
   await worker.stop('SIGTERM', 15_000);

@@ -1,5 +1,5 @@
 /** What the bench and bench/profile.ts set up the same way. */
-import { startService as startServiceProcess, type ServiceProcess, type StartServiceOptions } from '@herald/testing';
+import { callJson, startService as startServiceProcess, type ServiceProcess, type StartServiceOptions } from '@herald/testing';
 import { buildAll } from '../scripts/build';
 import { bundleOf } from '../scripts/bundles';
 
@@ -40,12 +40,7 @@ export function serviceEnv(options: { databaseUrl: string; redisUrl: string; que
  */
 export async function createPaymentTenant(apiUrl: string, adminToken: string, hookBase: string): Promise<void> {
   const call = async (method: string, path: string, body: unknown): Promise<void> => {
-    const res = await fetch(`${apiUrl}${path}`, {
-      method,
-      headers: { 'content-type': 'application/json', authorization: `Bearer ${adminToken}` },
-      body: JSON.stringify(body),
-    });
-    if (res.status >= 300) throw new Error(`${method} ${path} answered ${res.status}: ${await res.text()}`);
+    await callJson(method, `${apiUrl}${path}`, { token: adminToken, body });
   };
   await call('POST', '/admin/programs', { id: 'bench-p', name: 'bench' });
   await call('POST', '/admin/merchants', { id: 'bench-m', programId: 'bench-p', name: 'bench' });

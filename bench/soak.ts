@@ -19,7 +19,7 @@ import { readFileSync } from 'node:fs';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import pg from 'pg';
-import type { ServiceProcess } from '@herald/testing';
+import { callJson, requestJson, waitFor, type ServiceProcess } from '@herald/testing';
 import { DELIVERIES_QUEUE } from '@herald/queue';
 import type { CeilingRow } from './ceilings';
 
@@ -74,16 +74,6 @@ function rssMb(pid: number | undefined): number {
   return match ? round(Number(match[1]) / 1024) : NaN;
 }
 
-async function call(url: string, token: string | undefined, method: string, body?: unknown): Promise<{ status: number; text: string }> {
-  const res = await fetch(url, {
-    method,
-    headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) },
-    body: body === undefined ? undefined : JSON.stringify(body),
-    signal: AbortSignal.timeout(30_000),
-  });
-  return { status: res.status, text: await res.text() };
-}
-
 interface FlakyTake {
   delivered: number;
   failed: number;
@@ -95,10 +85,9 @@ interface FlakyTake {
 export async function runSoak(options: SoakOptions): Promise<void> {
   const { log } = options;
   const admin = async (method: string, route: string, body: unknown): Promise<void> => {
-    const { status, text } = await call(`${options.apiUrl}${route}`, options.adminToken, method, body);
-    if (status >= 300) throw new Error(`${method} ${route} answered ${status}: ${text.slice(0, 300)}`);
+    await callJson(method, `${options.apiUrl}${route}`, { token: options.adminToken, body, timeoutMs: 30_000 });
   };
-  const take = async (): Promise<FlakyTake> => JSON.parse((await call(`${options.receiverUrl}/flaky-take`, undefined, 'POST')).text) as FlakyTake;
+  const take = (): Promise<FlakyTake> => callJson<FlakyTake>('POST', `${options.receiverUrl}/flaky-take`, { timeoutMs: 30_000 });
   await admin('POST', '/admin/programs', { id: 'bench-s', name: 'soak' });
   // ?verify=false: the soak counts the callbacks of its events only.
   await admin('PUT', '/admin/programs/bench-s/notification-target?verify=false', {
@@ -148,8 +137,8 @@ export async function runSoak(options: SoakOptions): Promise<void> {
           sent += due;
           const now = Date.now();
           for (const e of events) sentAt.set(e.id, now);
-          const request = call(`${options.apiUrl}/internal/events`, options.ingestToken, 'POST', { events })
-            .then(({ status, text }) => void (status !== 201 && failures.push(`${status}: ${text.slice(0, 200)}`)))
+          const request = requestJson('POST', `${options.apiUrl}/internal/events`, { token: options.ingestToken, body: { events }, timeoutMs: 30_000 })
+            .then(({ status, body }) => void (status !== 201 && failures.push(`${status}: ${body.slice(0, 200)}`)))
             .catch((error: unknown) => void failures.push((error as Error).message))
             .finally(() => inFlight.delete(request));
           inFlight.add(request);
@@ -201,16 +190,18 @@ export async function runSoak(options: SoakOptions): Promise<void> {
     let seen = delivered.size;
     const tail: number[] = [];
     const tailRetries: number[] = [];
-    while (delivered.size < sent) {
+    // Each read also collects the latencies of the callbacks that arrived since the last (every second).
+    const deliveredSoFar = async (): Promise<number> => {
       if (delivered.size > seen) [seen, progressAt] = [delivered.size, Date.now()];
-      if (Date.now() - progressAt > 120_000 || Date.now() > giveUpAt) {
+      if (Date.now() - progressAt > 120_000) {
         throw new Error(`soak: ${delivered.size} of ${sent} callbacks delivered ${Math.round((Date.now() - loadEnded) / 1000)} s after the load ended`);
       }
-      await sleep(1000);
       const s = await collect({ at: 0, rssMb: 0, redisBytes: 0, jobsHeld: 0 });
       tail.push(...s.firstTries);
       tailRetries.push(...s.retries);
-    }
+      return delivered.size;
+    };
+    await waitFor(deliveredSoFar, (n) => n >= sent, giveUpAt - Date.now(), `soak: ${sent} callbacks delivered`, 1000);
     const drainSeconds = (Date.now() - loadEnded) / 1000;
     const end = await redisMemory();
     const counts = await take();

@@ -1,6 +1,6 @@
 import { applyMigrations, ensureDatabase } from '@herald/db';
 import { createPrismaClient } from '@herald/db/prisma';
-import { startHttpRecorder, type HttpRecorder } from '@herald/testing';
+import { lastRead, startHttpRecorder, waitFor, type HttpRecorder } from '@herald/testing';
 import { startPrivateCluster, type PrivateCluster } from './support/postgres-cluster';
 import { report } from './support/report';
 import { isProblem, newEvents, System, type Timed } from './support/system';
@@ -45,9 +45,13 @@ it('answers 503 problem+json while PostgreSQL is down, retries the jobs, and rec
     if (answer.status === 201) accepted += 20;
   }
   // Every callback has been tried once and failed (500): the jobs are waiting for their retry.
-  const deadline = Date.now() + 30_000;
-  while (new Set(receiver.requests.map((r) => r.headers['webhook-id'])).size < accepted && Date.now() < deadline)
-    await new Promise((resolve) => setTimeout(resolve, 100));
+  await waitFor(
+    () => new Set(receiver.requests.map((r) => r.headers['webhook-id'])).size,
+    (tried) => tried >= accepted,
+    30_000,
+    'a first try of every callback',
+    100,
+  ).catch(lastRead);
 
   cluster.stop();
   receiver.respondWith(() => ({ status: 200 }));
@@ -71,12 +75,13 @@ it('answers 503 problem+json while PostgreSQL is down, retries the jobs, and rec
 
   cluster.start();
   const recoveryStarted = Date.now();
-  let after: Timed | undefined;
-  while (Date.now() - recoveryStarted < 30_000) {
-    after = await system.listEvents(tenant.key);
-    if (after.status === 200) break;
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
+  const after = await waitFor(
+    () => system.listEvents(tenant.key),
+    (answer) => answer.status === 200,
+    30_000,
+    'GET /events to answer 200 again',
+    250,
+  ).catch(lastRead<Timed>);
   const apiRecoveredMs = Date.now() - recoveryStarted;
   const afterIngest = await system.ingest(newEvents(tenant, 5, 'after'));
   if (afterIngest.status === 201) accepted += 5;
@@ -84,12 +89,13 @@ it('answers 503 problem+json while PostgreSQL is down, retries the jobs, and rec
   const prisma = createPrismaClient(cluster.url('herald'));
   let succeeded = 0;
   try {
-    const waitUntil = Date.now() + 60_000;
-    while (Date.now() < waitUntil) {
-      succeeded = await prisma.delivery.count({ where: { status: 'succeeded' } });
-      if (succeeded >= accepted) break;
-      await new Promise((resolve) => setTimeout(resolve, 250));
-    }
+    succeeded = await waitFor(
+      () => prisma.delivery.count({ where: { status: 'succeeded' } }),
+      (n) => n >= accepted,
+      60_000,
+      'every accepted event delivered',
+      250,
+    ).catch(lastRead<number>);
   } finally {
     await prisma.$disconnect();
   }

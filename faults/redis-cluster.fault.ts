@@ -1,5 +1,5 @@
 import { createRedisConnection, scanKeys } from '@herald/queue';
-import { startHttpRecorder, startRedisCluster, useMigratedDatabase, type HttpRecorder, type PrivateRedisCluster } from '@herald/testing';
+import { lastRead, startHttpRecorder, startRedisCluster, waitFor, useMigratedDatabase, type HttpRecorder, type PrivateRedisCluster } from '@herald/testing';
 import { report } from './support/report';
 import { newEvents, System } from './support/system';
 
@@ -78,10 +78,14 @@ describe('Herald on a Redis Cluster', () => {
   ): Promise<{ missing: string[]; altered: string[]; duplicates: number }> {
     const ids = new Set(accepted.map((event) => String(event.id)));
     const received = () => receiver.requests.filter((request) => ids.has(String(request.headers['webhook-id'])));
-    const deadline = Date.now() + timeoutMs;
-    while (new Set(received().map((request) => String(request.headers['webhook-id']))).size < ids.size && Date.now() < deadline) {
-      await new Promise((resolve) => setTimeout(resolve, 200));
-    }
+    // Goes on after the time is up: what never arrived is the answer.
+    await waitFor(
+      () => new Set(received().map((request) => String(request.headers['webhook-id']))).size,
+      (n) => n >= ids.size,
+      timeoutMs,
+      'every accepted event called back',
+      200,
+    ).catch(lastRead);
     const requests = received();
     const got = new Map(requests.map((request) => [String(request.headers['webhook-id']), JSON.parse(request.body) as Record<string, unknown>]));
     const altered = accepted
@@ -117,11 +121,13 @@ describe('Herald on a Redis Cluster', () => {
     // the read is made just after a window begins (windows of 1 s, aligned on the clock).
     await new Promise((resolve) => setTimeout(resolve, 1_000 - (Date.now() % 1_000) + 10));
     const listed = await system.listEvents(tenant.key, '?objectType=payment');
-    let keys = await systemKeys();
-    for (let tries = 0; tries < 20 && !keys.some((key) => key.startsWith(`${system.keyPrefix}:ratelimit`)); tries += 1) {
-      await new Promise((resolve) => setTimeout(resolve, 50));
-      keys = await systemKeys();
-    }
+    const keys = await waitFor(
+      systemKeys,
+      (found) => found.some((key) => key.startsWith(`${system.keyPrefix}:ratelimit`)),
+      2_000,
+      'the rate-limit count on the cluster',
+      50,
+    ).catch(lastRead<string[]>);
 
     report(
       'Redis Cluster: steady state',
@@ -301,9 +307,8 @@ describe('Herald on a Redis Cluster over TLS, with a password', () => {
     const ready = await system.request('GET', '/readyz', {});
     const events = newEvents(tenant, 10, 'tls');
     const answer = await system.ingest(events);
-    const deadline = Date.now() + 30_000;
     const received = () => new Set(receiver.requests.map((request) => String(request.headers['webhook-id'])));
-    while (events.some((event) => !received().has(String(event.id))) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
+    await waitFor(received, (got) => events.every((event) => got.has(String(event.id))), 30_000, 'every event called back', 100).catch(lastRead);
 
     expect(ready.status).toBe(200);
     expect(answer.status).toBe(201);

@@ -1,4 +1,4 @@
-import { startHttpRecorder, useMigratedDatabase, type HttpRecorder } from '@herald/testing';
+import { lastRead, startHttpRecorder, useMigratedDatabase, waitFor, type HttpRecorder } from '@herald/testing';
 import { Redis } from 'ioredis';
 import { startPrivateRedis, type PrivateRedis } from './support/redis-server';
 import { report } from './support/report';
@@ -75,8 +75,7 @@ it.each([
   await restart;
 
   const received = (): Set<string> => new Set(receiver!.requests.map((request) => String(request.headers['webhook-id'])));
-  const deadline = Date.now() + 60_000;
-  while (acceptedIds.some((id) => !received().has(id)) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 250));
+  await waitFor(received, (got) => acceptedIds.every((id) => got.has(id)), 60_000, 'every accepted event called back', 250).catch(lastRead);
   const got = received();
   const lost = acceptedIds.filter((id) => !got.has(id)).length;
   const requeued = requeuedByReconciler(system.services.map((service) => service.output()).join('\n'));

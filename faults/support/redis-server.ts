@@ -1,8 +1,8 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { closedPort } from '@herald/testing';
+import { closedPort, killProcess, spawnRedisServer } from '@herald/testing';
 
 /** A redis-server of the test's own on 127.0.0.1, which the test may kill and restart. */
 export interface PrivateRedis {
@@ -25,32 +25,11 @@ export async function startPrivateRedis(options: { persistent?: boolean } = {}):
   const start = async (): Promise<void> => {
     const args = ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--dir', dir, '--daemonize', 'no'];
     args.push(...(options.persistent ? ['--appendonly', 'yes', '--appendfsync', 'always'] : ['--appendonly', 'no']));
-    const started = spawn('redis-server', args, { stdio: ['ignore', 'pipe', 'pipe'] });
-    child = started;
-    await new Promise<void>((resolve, reject) => {
-      let output = '';
-      const timer = setTimeout(() => reject(new Error(`redis-server did not start on ${port}:\n${output}`)), 10_000);
-      started.stdout!.on('data', (chunk: Buffer) => {
-        output += chunk.toString('utf8');
-        if (output.includes('Ready to accept connections')) {
-          clearTimeout(timer);
-          resolve();
-        }
-      });
-      started.once('exit', (code) => {
-        clearTimeout(timer);
-        reject(new Error(`redis-server exited (${code}):\n${output}`));
-      });
-    });
+    child = await spawnRedisServer(port, args);
   };
 
   const kill = async (signal: NodeJS.Signals = 'SIGKILL'): Promise<void> => {
-    const running = child;
-    if (!running || running.exitCode !== null || running.signalCode !== null) return;
-    await new Promise<void>((resolve) => {
-      running.once('exit', () => resolve());
-      running.kill(signal);
-    });
+    if (child) await killProcess(child, signal);
   };
 
   await start();

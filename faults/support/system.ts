@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { parseRedisUrl, redisKeyPrefix } from '@herald/config';
-import { removeQueueKeys, startService, uniqueId, type ServiceProcess } from '@herald/testing';
+import { removeQueueKeys, requestJson, startService, uniqueId, type JsonAnswer, type ServiceProcess } from '@herald/testing';
 import { dumpRedisKeys } from './redis-dump';
 import { recordSecret, saveRedisDump, saveResponses, saveServiceLog } from './run-dir';
 
@@ -9,12 +9,7 @@ const INGEST = 'dev-ingest-token';
 const BROWSER_HEADERS = { 'content-type': 'application/json', 'accept-language': 'en-US', origin: 'https://shop.example', 'user-agent': 'herald-faults/1.0' };
 
 /** One answer and how long it took. */
-export interface Timed {
-  status: number;
-  contentType: string;
-  body: string;
-  ms: number;
-}
+export type Timed = JsonAnswer;
 
 /**
  * An events-api process and delivery-worker processes on the given PostgreSQL and Redis, with a
@@ -73,13 +68,7 @@ export class System {
   async request(method: string, path: string, headers: Record<string, string>, body?: unknown, timeoutMs = 15_000): Promise<Timed> {
     const started = Date.now();
     try {
-      const res = await fetch(`${this.origin}${path}`, {
-        method,
-        headers,
-        body: body === undefined ? undefined : JSON.stringify(body),
-        signal: AbortSignal.timeout(timeoutMs),
-      });
-      const answer = { status: res.status, contentType: res.headers.get('content-type') ?? '', body: await res.text(), ms: Date.now() - started };
+      const answer = await requestJson(method, `${this.origin}${path}`, { headers, body, timeoutMs });
       // The answers that hold a credential by design: a new API key, shown once, and a target's
       // signing secret, shown by its own endpoints only.
       if (!(method === 'POST' && path === '/admin/api-keys') && !path.includes('/notification-target/signing-secret')) this.#answers.push(answer.body);

@@ -1,4 +1,5 @@
 import { randomBytes, randomUUID } from 'node:crypto';
+import { waitFor } from '@herald/testing';
 import { createCredentialsCipher } from '../src/credentials-cipher';
 import { createDatabasePool, closeDatabasePool, type DatabasePool } from '../src/pool';
 import { eventPartitionName, monthStart } from '../src/event-partitions';
@@ -97,7 +98,7 @@ describe('event ids across months', () => {
         .finally(() => {
           settled = true;
         });
-      await new Promise((resolve) => setTimeout(resolve, 300));
+      await waitFor(advisoryLocks, (locks) => locks.some((lock) => !lock.granted), 5_000, 'the second ingest to wait on the month lock');
       expect(settled).toBe(false);
       expect(await advisoryLocks()).toEqual(expect.arrayContaining([{ granted: false, n: 1 }]));
       expect(await ingestMonth()).toEqual([lastMonth.toISOString()]);

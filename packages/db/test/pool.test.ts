@@ -1,4 +1,5 @@
 import { testDatabaseUrl } from '@herald/config';
+import { waitFor } from '@herald/testing';
 import { isDatabaseUnavailable, isStatementCancelled } from '../src/database-errors';
 import { closeDatabasePool, createDatabasePool, pingDatabase } from '../src/pool';
 import { createPrismaClient, sqlPool } from '../src/prisma-client';
@@ -74,9 +75,12 @@ describe('createDatabasePool', () => {
     const client = await pool.connect();
     let broken: Error | undefined;
     try {
+      const { pid } = (await client.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]!;
       await client.query('BEGIN');
       await client.query('SELECT pg_advisory_xact_lock($1)', [key]);
-      await new Promise((resolve) => setTimeout(resolve, 600));
+      const sessions = async (): Promise<number> =>
+        (await other.query<{ n: number }>('SELECT count(*)::int AS n FROM pg_stat_activity WHERE pid = $1', [pid])).rows[0]!.n;
+      await waitFor(sessions, (n) => n === 0, 5_000, 'PostgreSQL to end the idle transaction and its session');
       // The session is gone with its transaction: another connection takes the lock at once.
       expect((await other.query<{ taken: boolean }>('SELECT pg_try_advisory_lock($1) AS taken', [key])).rows[0]).toEqual({ taken: true });
       broken = await client.query('SELECT 1').then(

@@ -1,6 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { Worker } from 'bullmq';
 import type { DeliveryRef } from '@herald/domain';
+import { waitFor } from '@herald/testing';
 import {
   createDeliveryProducer,
   createFairShare,
@@ -166,8 +167,12 @@ describe('fair scheduling across notification targets', () => {
 
     const shortLived = createFairShare(client, { prioritizedKey: producer.queue.toKey('prioritized'), recordsKey: key, recordsTtlSeconds: 1 });
     await shortLived([{ jobId: randomUUID(), targetId: target }]);
-    const deadline = Date.now() + 10_000;
-    while ((await client.exists(key)) === 1 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
+    await waitFor(
+      () => client.exists(key),
+      (exists) => exists === 0,
+      10_000,
+      'the records to expire',
+    );
     expect(await client.exists(key)).toBe(0);
   });
 

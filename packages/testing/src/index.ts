@@ -43,13 +43,15 @@ export function useMigratedDatabase(prefix: string): { readonly url: string } {
 }
 
 export { closedPort } from './ports';
-export { waitFor } from './wait-for';
+export { lastRead, waitFor, WaitForTimeoutError } from './wait-for';
+export { callJson, requestJson, type JsonAnswer, type JsonRequest } from './json-client';
 
-export { startService, testProcessEnv, type ServiceProcess, type StartServiceOptions } from './process';
+export { runCommand, startCommand, startService, testProcessEnv, type CommandRun, type ServiceProcess, type StartServiceOptions } from './process';
 export { removeQueueKeys } from './queue-keys';
 export { describeOpsContract, type MountOps } from './ops-contract';
 export { always, callbacksPerEvent, inTurn, startHttpRecorder, type HttpRecorder, type RecordedRequest, type Reply, type Responder } from './http-recorder';
 export { metricValue, parseExposition, type Sample } from './prometheus';
 export { startSelfSignedServer, type SelfSignedServer } from './tls';
 export { storeEvents } from './store-events';
+export { killProcess, spawnRedisServer } from './redis-server';
 export { startRedisCluster, type ClusterNodeProcess, type PrivateRedisCluster, type RedisClusterOptions, type Shard } from './redis-cluster';

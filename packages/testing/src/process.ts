@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { DEFAULT_REDIS_URL, parseRedisUrl, redisKeyPrefix } from '@herald/config';
 import { removeQueueKeys } from './queue-keys';
+import { waitFor, WaitForTimeoutError } from './wait-for';
 import { nodeOptionsOf } from '../../../scripts/bundles';
 
 const ROOT = path.resolve(__dirname, '../../..');
@@ -24,13 +25,20 @@ export function testProcessEnv(env: Record<string, string>): Record<string, stri
   return { ...base, ...env };
 }
 
-/** A service started as a real process (node with tsx's loader, or a bundle of the build), with its output collected. */
+/**
+ * A process a test started (a Herald service, or any other command: a CLI, a bundle run by node),
+ * with its output collected.
+ */
 export interface ServiceProcess {
   child: ChildProcess;
   /** The whole environment the process was started with. */
   readonly env: Readonly<Record<string, string | undefined>>;
-  /** Everything written to stdout and stderr so far. */
+  /** Everything written to stdout and stderr so far, in the order it came. */
   output(): string;
+  /** What was written to stdout so far. */
+  stdout(): string;
+  /** What was written to stderr so far. */
+  stderr(): string;
   /** Resolves with the first log line (parsed JSON) whose message matches. */
   waitForLog(message: string | RegExp, timeoutMs?: number): Promise<Record<string, unknown>>;
   /** Resolves with the exit code once the process exits by itself (SIGKILL after the timeout). */
@@ -39,7 +47,7 @@ export interface ServiceProcess {
   stop(signal?: NodeJS.Signals, timeoutMs?: number): Promise<number | null>;
 }
 
-/** How startService builds the process's environment. */
+/** How startService and startCommand build the process's environment, and what they give it. */
 export interface StartServiceOptions {
   /**
    * Whether the process also gets the system variables of this process (PATH, HOME, TMPDIR, LANG,
@@ -47,10 +55,18 @@ export interface StartServiceOptions {
    * this process reaches it either way: it runs on the settings in `env` and the defaults.
    */
   inheritEnv?: boolean;
+  /**
+   * For a bundle of the build: the node options to run it with, instead of production's
+   * (bench/worker-rss.ts tries V8 flags). Ignored for a TypeScript entry point.
+   */
+  nodeOptions?: readonly string[];
+  /** Whether the process's stdin is a pipe the test writes to (`child.stdin`); default: no stdin. */
+  stdin?: boolean;
 }
 
 /** The processes started in this test file and not yet cleaned up after (see cleanUpServices). */
 const started: ServiceProcess[] = [];
+const closed = new WeakMap<ChildProcess, Promise<void>>();
 
 /**
  * Starts `script` (a path from the repository root: a TypeScript entry point, or a bundle of the
@@ -60,22 +76,52 @@ const started: ServiceProcess[] = [];
  */
 export function startService(script: string, env: Record<string, string>, options: StartServiceOptions = {}): ServiceProcess {
   const settings = { QUEUE_PREFIX: `service_${randomBytes(6).toString('hex')}`, ...env };
-  const fullEnv = options.inheritEnv === false ? settings : testProcessEnv(settings);
   // TypeScript with `node --import tsx`, not the tsx CLI: the CLI relays a signal to a child process
   // and kills it outright when it has not acknowledged within 30 ms, so a busy service could be
   // killed instead of shutting down gracefully. With the loader, signals reach the service itself.
   // A bundle of the production build (`pnpm build`) runs with the node options production gives it.
   const file = path.join(ROOT, script);
-  const args = /\.(m|c)?ts$/.test(script) ? ['--import', 'tsx', file] : [...nodeOptionsOf(script), file];
-  const child = spawn(process.execPath, args, {
+  const args = /\.(m|c)?ts$/.test(script) ? ['--import', 'tsx', file] : [...(options.nodeOptions ?? nodeOptionsOf(script)), file];
+  return startCommand(process.execPath, args, settings, options);
+}
+
+/**
+ * Starts `command` with `args` from the repository root on the settings in `env` (and the system
+ * variables, see StartServiceOptions.inheritEnv): for what is not a service of its own queue, a
+ * CLI, a bundle run by node with options, `script` for a terminal. After the test file's last test,
+ * cleanUpServices stops it if it still runs.
+ */
+export function startCommand(command: string, args: readonly string[], env: Record<string, string>, options: StartServiceOptions = {}): ServiceProcess {
+  const fullEnv = options.inheritEnv === false ? env : testProcessEnv(env);
+  const child = spawn(command, args, {
     cwd: ROOT,
     env: fullEnv,
-    stdio: ['ignore', 'pipe', 'pipe'],
+    stdio: [options.stdin ? 'pipe' : 'ignore', 'pipe', 'pipe'],
   });
   let output = '';
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
-  child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
+  let stdout = '';
+  let stderr = '';
+  const exited = new Promise<number | null>((resolve) => {
+    child.once('exit', (code) => resolve(code));
+    // A command that cannot start (not found) never exits: it has no code, the reason is on its stderr.
+    child.once('error', (error) => {
+      stderr += `${error.message}\n`;
+      output += `${error.message}\n`;
+      resolve(null);
+    });
+  });
+  // After the exit, once its stdout and stderr have been read to their end.
+  closed.set(child, new Promise((resolve) => child.once('close', () => resolve())));
+  child.stdout!.on('data', (chunk: Buffer) => {
+    const text = chunk.toString('utf8');
+    stdout += text;
+    output += text;
+  });
+  child.stderr!.on('data', (chunk: Buffer) => {
+    const text = chunk.toString('utf8');
+    stderr += text;
+    output += text;
+  });
 
   const waitForExit = async (timeoutMs: number): Promise<number | null> => {
     const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
@@ -100,26 +146,53 @@ export function startService(script: string, env: Record<string, string>, option
     child,
     env: fullEnv,
     output: () => output,
-    waitForLog: (message, timeoutMs = 20_000) =>
-      new Promise((resolve, reject) => {
-        const deadline = Date.now() + timeoutMs;
-        const poll = (): void => {
-          const entry = findLog(message);
-          if (entry) resolve(entry);
-          else if (child.exitCode !== null) reject(new Error(`process exited (${child.exitCode}) before logging "${message}":\n${output}`));
-          else if (Date.now() > deadline) reject(new Error(`no "${message}" log within ${timeoutMs} ms:\n${output}`));
-          else setTimeout(poll, 50);
-        };
-        poll();
-      }),
+    stdout: () => stdout,
+    stderr: () => stderr,
+    waitForLog: async (message, timeoutMs = 20_000) => {
+      const read = (): Record<string, unknown> | undefined => {
+        const entry = findLog(message);
+        if (!entry && child.exitCode !== null) throw new Error(`process exited (${child.exitCode}) before logging "${message}":\n${output}`);
+        return entry;
+      };
+      try {
+        return (await waitFor(read, (entry) => entry !== undefined, timeoutMs, `a "${message}" log`, 50))!;
+      } catch (error) {
+        if (error instanceof WaitForTimeoutError) throw new Error(`no "${message}" log within ${timeoutMs} ms:\n${output}`);
+        throw error;
+      }
+    },
     exited: (timeoutMs = 15_000) => waitForExit(timeoutMs),
     stop: (signal = 'SIGTERM', timeoutMs = 15_000) => {
-      if (child.exitCode === null) child.kill(signal);
+      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
       return waitForExit(timeoutMs);
     },
   };
   started.push(service);
   return service;
+}
+
+/** A command run to its end. */
+export interface CommandRun {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/**
+ * Runs `command` as startCommand starts it, writes `stdin` (when given) to it and closes it, and
+ * resolves with its exit code and output once it has exited (SIGKILL after `timeoutMs`, default 60 s).
+ */
+export async function runCommand(
+  command: string,
+  args: readonly string[],
+  env: Record<string, string>,
+  options: { stdin?: string; timeoutMs?: number } = {},
+): Promise<CommandRun> {
+  const run = startCommand(command, args, env, { stdin: options.stdin !== undefined });
+  run.child.stdin?.end(options.stdin);
+  const code = await run.exited(options.timeoutMs ?? 60_000);
+  if (code !== null || run.child.signalCode !== null) await closed.get(run.child);
+  return { code, stdout: run.stdout(), stderr: run.stderr() };
 }
 
 /**
@@ -131,12 +204,14 @@ export async function cleanUpServices(): Promise<void> {
   const services = started.splice(0);
   await Promise.all(services.map((service) => service.stop('SIGTERM')));
   const queues = new Map(
-    services.map((service) => {
-      const redisUrl = service.env.REDIS_URL ?? DEFAULT_REDIS_URL;
-      // The services' own key prefix: QUEUE_PREFIX, hash-tagged on a cluster.
-      const prefix = redisKeyPrefix(service.env.QUEUE_PREFIX!, parseRedisUrl(redisUrl));
-      return [`${redisUrl} ${prefix}`, { redisUrl, prefix }] as const;
-    }),
+    services
+      .filter((service) => service.env.QUEUE_PREFIX !== undefined)
+      .map((service) => {
+        const redisUrl = service.env.REDIS_URL ?? DEFAULT_REDIS_URL;
+        // The services' own key prefix: QUEUE_PREFIX, hash-tagged on a cluster.
+        const prefix = redisKeyPrefix(service.env.QUEUE_PREFIX!, parseRedisUrl(redisUrl));
+        return [`${redisUrl} ${prefix}`, { redisUrl, prefix }] as const;
+      }),
   );
   for (const { redisUrl, prefix } of queues.values()) await removeQueueKeys(redisUrl, prefix);
 }

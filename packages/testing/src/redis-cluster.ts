@@ -1,9 +1,11 @@
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { execFile, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { closedPort } from './ports';
+import { killProcess, spawnRedisServer } from './redis-server';
+import { waitFor } from './wait-for';
 import { selfSignedCertificate } from './tls';
 import { Redis } from 'ioredis';
 
@@ -81,7 +83,7 @@ export async function startRedisCluster(options: RedisClusterOptions = {}): Prom
   }
   const nodes: ClusterNodeProcess[] = [];
   const remove = async (): Promise<void> => {
-    await Promise.all(nodes.map((node) => stop(node.child)));
+    await Promise.all(nodes.map((node) => killProcess(node.child)));
     rmSync(dir, { recursive: true, force: true });
   };
   try {
@@ -123,7 +125,7 @@ export async function startRedisCluster(options: RedisClusterOptions = {}): Prom
       await waitUntil(() => everyNodeSeesOk(access, nodes), 20_000, 'the cluster to be ok after the failover');
     },
     async killMaster(shard) {
-      await stop(nodes.find((node) => node.port === shard.master)!.child);
+      await killProcess(nodes.find((node) => node.port === shard.master)!.child);
       const alive = nodes.filter((node) => node.port !== shard.master);
       await waitUntil(async () => (await role(access, shard.replica)) === 'master', 30_000, `node ${shard.replica} to be elected in place of ${shard.master}`);
       await waitUntil(() => everyNodeSeesOk(access, alive), 20_000, 'the cluster to be ok after the election');
@@ -180,31 +182,8 @@ async function startNode(dir: string, access: NodeAccess, port: number, busPort:
     '--appendonly',
     'no',
   ];
-  const child = spawn('redis-server', args, { stdio: ['ignore', 'pipe', 'pipe'] });
-  await new Promise<void>((resolve, reject) => {
-    let output = '';
-    const timer = setTimeout(() => reject(new Error(`redis-server did not start on ${port}:\n${output}`)), 10_000);
-    child.stdout!.on('data', (chunk: Buffer) => {
-      output += chunk.toString('utf8');
-      if (output.includes('Ready to accept connections')) {
-        clearTimeout(timer);
-        resolve();
-      }
-    });
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`redis-server exited (${code}):\n${output}`));
-    });
-  });
+  const child = await spawnRedisServer(port, args);
   return { port, child };
-}
-
-async function stop(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  await new Promise<void>((resolve) => {
-    child.once('exit', () => resolve());
-    child.kill('SIGKILL');
-  });
 }
 
 /** Runs `work` on a plain connection to one node (cluster administration, not Herald's traffic). */
@@ -264,10 +243,12 @@ function inRange(slot: number, range: string): boolean {
   return slot >= from && slot <= to;
 }
 
+/** Waits for `check` to hold; a check that throws (a node not answering yet) counts as not yet. */
 async function waitUntil(check: () => Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check().catch(() => false))) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
+  await waitFor(
+    () => check().catch(() => false),
+    (ok) => ok,
+    timeoutMs,
+    what,
+  );
 }

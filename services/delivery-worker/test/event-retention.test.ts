@@ -2,7 +2,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import type { Event } from '@herald/domain';
 import { createCredentialsCipher, eventPartitionName, eventRepository, monthStart, targetRepository, tenantRepository, type EventListQuery } from '@herald/db';
 import { createPrismaClient, sqlPool, type PrismaClient } from '@herald/db/prisma';
-import { metricValue, storeEvents, useMigratedDatabase } from '@herald/testing';
+import { metricValue, storeEvents, useMigratedDatabase, waitFor } from '@herald/testing';
 import { attachedPartitions, maintenanceAt } from './support/partition-maintenance';
 
 // Retention drops whole months of events: a database of this file's own.
@@ -220,10 +220,7 @@ describe('event retention (EVENT_RETENTION_DAYS)', () => {
       const pass = loop.runOnce();
       const waiting = async () =>
         (await reader.query("SELECT 1 FROM pg_locks WHERE relation = 'events'::regclass AND mode = 'AccessExclusiveLock' AND NOT granted")).rowCount! > 0;
-      for (let polls = 0; !(await waiting()); polls += 1) {
-        if (polls > 500) throw new Error('the drop never waited for its lock on events');
-        await new Promise((resolve) => setTimeout(resolve, 10));
-      }
+      await waitFor(waiting, (waits) => waits, 10_000, 'the drop to wait for its lock on events', 10);
       await prisma.$executeRawUnsafe(`UPDATE deliveries SET status = 'pending' WHERE id = $1::uuid`, deliveryId);
       await reader.query('COMMIT');
 

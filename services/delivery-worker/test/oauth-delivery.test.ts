@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { TargetAuth } from '@herald/db';
-import { always, inTurn, type HttpRecorder, type Responder } from '@herald/testing';
+import { createRedisConnection } from '@herald/queue';
+import { always, inTurn, waitFor, type HttpRecorder, type Responder } from '@herald/testing';
 import { issueTokens } from './support/tokens';
 import { useHttpRecorders, useWorlds, type World } from './support/world';
 
@@ -42,7 +43,20 @@ describe('OAuth callbacks', () => {
     w.startWorker();
     const [first] = await w.sendEvents(programId);
     await w.settled([first!.deliveryId]);
-    await new Promise((resolve) => setTimeout(resolve, 1_100));
+    // The cached token expires with its Redis key.
+    const redis = createRedisConnection(w.config.redisUrl, { role: 'client' });
+    try {
+      // A client connection queues nothing while it connects.
+      await new Promise((resolve) => redis.once('ready', resolve));
+      await waitFor(
+        () => redis.keys(`${w.config.queuePrefix}:callback-auth:token:*`),
+        (keys) => keys.length === 0,
+        5_000,
+        'the cached token to expire',
+      );
+    } finally {
+      redis.disconnect();
+    }
     const [second] = await w.sendEvents(programId);
     await w.settled([second!.deliveryId]);
 

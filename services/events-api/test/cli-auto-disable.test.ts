@@ -1,10 +1,20 @@
 // Support's path through an auto-disabled target, end to end: the events-api and a delivery-worker
 // in their own processes, a merchant's HTTP receiver, and the `herald` CLI as support runs it.
-import { spawn } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { createPrismaClient } from '@herald/db/prisma';
-import { startHttpRecorder, startService, testDatabaseUrl, testProcessEnv, uniqueId, type HttpRecorder, type ServiceProcess } from '@herald/testing';
+import {
+  requestJson,
+  runCommand,
+  startHttpRecorder,
+  startService,
+  testDatabaseUrl,
+  uniqueId,
+  type CommandRun,
+  type HttpRecorder,
+  type ServiceProcess,
+  waitFor,
+} from '@herald/testing';
 
 const ROOT = path.resolve(__dirname, '../../..');
 const HERALD = path.join(ROOT, 'node_modules/.bin/herald');
@@ -42,23 +52,8 @@ afterAll(async () => {
   await prisma.$disconnect();
 });
 
-interface CliRun {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-function herald(args: string[], stdin = ''): Promise<CliRun> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(HERALD, args, { cwd: ROOT, env: testProcessEnv({ HERALD_API_URL: apiUrl, ADMIN_TOKEN }), stdio: ['pipe', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
-    child.once('error', reject);
-    child.once('close', (code) => resolve({ code, stdout, stderr }));
-    child.stdin.end(stdin);
-  });
+function herald(args: string[], stdin = ''): Promise<CommandRun> {
+  return runCommand(HERALD, args, { HERALD_API_URL: apiUrl, ADMIN_TOKEN }, { stdin });
 }
 
 async function heraldJson<T = Record<string, unknown>>(args: string[], stdin = ''): Promise<T> {
@@ -69,13 +64,14 @@ async function heraldJson<T = Record<string, unknown>>(args: string[], stdin = '
 
 /** Polls the delivery through the CLI until its status is `status`. */
 async function deliveryReaches(deliveryId: string, status: string): Promise<Record<string, unknown>> {
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    const delivery = await heraldJson(['deliveries', 'show', deliveryId]);
-    if (delivery.status === status) return delivery;
-    if (Date.now() > deadline) throw new Error(`delivery ${deliveryId} stayed ${String(delivery.status)}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
+  // Each read runs the CLI (a process): every 100 ms, not at waitFor's default pace.
+  return waitFor(
+    () => heraldJson(['deliveries', 'show', deliveryId]),
+    (delivery) => delivery.status === status,
+    30_000,
+    `delivery ${deliveryId} to be ${status}`,
+    100,
+  );
 }
 
 it('shows an auto-disabled target, and after a fix without the password, replays its delivery with the stored credentials', async () => {
@@ -89,10 +85,9 @@ it('shows an auto-disabled target, and after a fix without the password, replays
   await prisma.notificationTarget.update({ where: { id: target.id }, data: { failingSince: new Date(Date.now() - 2 * 3_600_000) } });
 
   const eventId = `Event-${randomUUID()}`;
-  const ingested = await fetch(`${apiUrl}/internal/events`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${INGEST_TOKEN}`, 'content-type': 'application/json' },
-    body: JSON.stringify({
+  const ingested = await requestJson('POST', `${apiUrl}/internal/events`, {
+    token: INGEST_TOKEN,
+    body: {
       id: eventId,
       programId: program.id,
       merchantId: shop.id,
@@ -100,7 +95,7 @@ it('shows an auto-disabled target, and after a fix without the password, replays
       eventType: 'created',
       objectId: 'pay-1',
       objectType: 'payment',
-    }),
+    },
   });
   expect(ingested.status).toBe(201);
   const { data } = await heraldJson<{ data: Array<{ id: string }> }>(['deliveries', 'list', '--event', eventId]);

@@ -1,9 +1,8 @@
-import { spawn } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { closedPort, startService, testDatabaseUrl, testProcessEnv, uniqueId, type ServiceProcess } from '@herald/testing';
+import { callJson, closedPort, runCommand, startCommand, startService, testDatabaseUrl, uniqueId, type CommandRun, type ServiceProcess } from '@herald/testing';
 
 const ROOT = path.resolve(__dirname, '../../..');
 // The package's bin, as `pnpm exec herald` and node_modules/.bin/herald run it.
@@ -29,10 +28,7 @@ beforeAll(async () => {
 });
 afterAll(() => service.stop('SIGTERM'));
 
-interface CliRun {
-  code: number | null;
-  stdout: string;
-  stderr: string;
+interface CliRun extends CommandRun {
   json: () => Record<string, unknown>;
 }
 
@@ -41,32 +37,14 @@ function herald(args: string[], stdin = ''): Promise<CliRun> {
   return spawnCli(HERALD, args, stdin);
 }
 
-function spawnCli(command: string, args: string[], stdin = ''): Promise<CliRun> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(command, args, {
-      cwd: ROOT,
-      env: testProcessEnv({ HERALD_API_URL: apiUrl, ADMIN_TOKEN }),
-      stdio: ['pipe', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
-    child.once('error', reject);
-    child.once('close', (code) => resolve({ code, stdout, stderr, json: () => JSON.parse(stdout) as Record<string, unknown> }));
-    child.stdin.end(stdin);
-  });
+async function spawnCli(command: string, args: string[], stdin = ''): Promise<CliRun> {
+  const run = await runCommand(command, args, { HERALD_API_URL: apiUrl, ADMIN_TOKEN }, { stdin });
+  return { ...run, json: () => JSON.parse(run.stdout) as Record<string, unknown> };
 }
 
 /** A call of the running API with a token; expects `status`. */
 async function call(method: 'POST' | 'PUT', pathname: string, token: string, body: object, status: number): Promise<{ id: string }> {
-  const res = await fetch(`${apiUrl}${pathname}`, {
-    method,
-    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-    body: JSON.stringify(body),
-  });
-  expect(res.status).toBe(status);
-  return (await res.json()) as { id: string };
+  return callJson<{ id: string }>(method, `${apiUrl}${pathname}`, { token, body, expect: [status] });
 }
 
 const adminPost = (pathname: string, body: object) => call('POST', `/admin${pathname}`, ADMIN_TOKEN, body, 201);
@@ -330,17 +308,13 @@ describe('pnpm herald targets', () => {
     const password = `typed-${randomUUID()}`;
     // `script` runs the CLI on a pseudo-terminal, as a person at a terminal would.
     const command = `${HERALD} targets set --json --program ${programId} --url https://shop.example/hooks --auth basic --username shop --password-stdin`;
-    const child = spawn('script', ['-qfec', command, '/dev/null'], {
-      cwd: ROOT,
-      env: testProcessEnv({ HERALD_API_URL: apiUrl, ADMIN_TOKEN }),
-      stdio: ['pipe', 'pipe', 'pipe'],
+    const terminal = startCommand('script', ['-qfec', command, '/dev/null'], { HERALD_API_URL: apiUrl, ADMIN_TOKEN }, { stdin: true });
+    // Typed when the prompt shows, as a person would.
+    terminal.child.stdout!.on('data', () => {
+      if (terminal.stdout().endsWith('Password: ')) terminal.child.stdin!.write(`${password}\r`);
     });
-    let output = '';
-    child.stdout.on('data', (chunk: Buffer) => {
-      output += chunk.toString('utf8');
-      if (output.endsWith('Password: ')) child.stdin.write(`${password}\r`);
-    });
-    const code = await new Promise<number | null>((resolve) => child.once('close', resolve));
+    const code = await terminal.exited(30_000);
+    const output = terminal.stdout();
     expect(code).toBe(0);
     expect(output).toMatch(/^Password: \r?\n/);
     expect(output).toContain('"password": "********"');

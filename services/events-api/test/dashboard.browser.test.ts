@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { chromium, type BrowserContext } from 'playwright-core';
-import { startService, testDatabaseUrl, uniqueId, type ServiceProcess } from '@herald/testing';
+import { requestJson, startService, waitFor, testDatabaseUrl, uniqueId, type ServiceProcess } from '@herald/testing';
 
 const CHROMIUM = '/usr/bin/chromium';
 const CHROMIUM_ARGS = [
@@ -51,16 +51,6 @@ async function startReceiver(): Promise<Receiver> {
   await new Promise<void>((resolve) => receiver.server.listen(0, '127.0.0.1', resolve));
   receiver.url = `http://127.0.0.1:${(receiver.server.address() as AddressInfo).port}/hooks`;
   return receiver;
-}
-
-async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
 }
 
 let receiver: Receiver;
@@ -106,13 +96,8 @@ async function call<T = unknown>(
   token: string,
   body?: object,
 ): Promise<{ status: number; body: T; text: string }> {
-  const res = await fetch(`${apiUrl}${pathname}`, {
-    method,
-    headers: { authorization: `Bearer ${token}`, ...(body ? { 'content-type': 'application/json' } : {}) },
-    ...(body ? { body: JSON.stringify(body) } : {}),
-  });
-  const text = await res.text();
-  return { status: res.status, body: (text ? JSON.parse(text) : undefined) as T, text };
+  const { status, body: text } = await requestJson(method, `${apiUrl}${pathname}`, { token, body });
+  return { status, body: (text ? JSON.parse(text) : undefined) as T, text };
 }
 
 /** Headless Chromium on a fresh profile, with or without the dashboard credentials. */
@@ -162,10 +147,13 @@ describe('the Bull dashboard in a browser', () => {
     expect(ingested.status).toBe(201);
 
     // The worker's one try meets the 500: the delivery fails and its job waits in the failed set.
-    const failed = await until('the delivery to fail', async () => {
-      const res = await call<{ data: Array<{ id: string; status: string }> }>('GET', `/admin/events/${eventId}/deliveries`, ADMIN_TOKEN);
-      return res.body.data[0]?.status === 'failed' ? res.body.data[0] : undefined;
-    });
+    const failed = await waitFor(
+      async () => (await call<{ data: Array<{ id: string; status: string }> }>('GET', `/admin/events/${eventId}/deliveries`, ADMIN_TOKEN)).body.data[0],
+      (delivery) => delivery?.status === 'failed',
+      30_000,
+      'the delivery to fail',
+      100,
+    ).then((delivery) => delivery!);
     const deliveryId = failed.id;
     expect(receiver.requests.map((r) => r.answered)).toEqual([500]);
     receiver.status = 200;
@@ -192,18 +180,23 @@ describe('the Bull dashboard in a browser', () => {
       // The job's retry button is an icon (its "Retry" label is a tooltip); the board asks to confirm.
       await page.locator('button:has(svg.lucide-refresh-cw)').first().click();
       await page.getByRole('button', { name: 'Confirm' }).click();
-      await until('the callback answered 200', async () => (receiver.requests.some((r) => r.answered === 200) ? true : undefined));
+      await waitFor(
+        () => receiver.requests.some((r) => r.answered === 200),
+        (answered) => answered,
+        30_000,
+        'the callback answered 200',
+        100,
+      );
       // Every request of the page, its fonts included, went to the events-api.
       expect(requested.length).toBeGreaterThan(3);
       expect(requested.filter((url) => !url.startsWith(`${apiUrl}/`) && !url.startsWith('data:'))).toEqual([]);
-      const delivered = await until('the delivery to succeed', async () => {
-        const res = await call<{ status: string; attempts: Array<{ number: number; statusCode: number }> }>(
-          'GET',
-          `/admin/deliveries/${deliveryId}`,
-          ADMIN_TOKEN,
-        );
-        return res.body.status === 'succeeded' ? res : undefined;
-      });
+      const delivered = await waitFor(
+        () => call<{ status: string; attempts: Array<{ number: number; statusCode: number }> }>('GET', `/admin/deliveries/${deliveryId}`, ADMIN_TOKEN),
+        (res) => res.body.status === 'succeeded',
+        30_000,
+        'the delivery to succeed',
+        100,
+      );
       expect(delivered.body.attempts.map((a) => [a.number, a.statusCode])).toEqual([
         [1, 500],
         [2, 200],

@@ -1,7 +1,6 @@
-import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
-import { startService, testDatabaseUrl, testProcessEnv, uniqueId } from '@herald/testing';
+import { runCommand, startService, testDatabaseUrl, uniqueId, type CommandRun } from '@herald/testing';
 
 const ROOT = path.resolve(__dirname, '../../..');
 const TSX = path.join(ROOT, 'node_modules/.bin/tsx');
@@ -9,24 +8,8 @@ const DEMO = path.join(ROOT, 'services/events-api/src/cli/demo.ts');
 const ADMIN_TOKEN = randomBytes(24).toString('base64url');
 const INGEST_TOKEN = randomBytes(24).toString('base64url');
 
-interface DemoRun {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
 /** Runs `pnpm demo` as a newcomer would, with only the settings given (and the system's). */
-function demo(env: Record<string, string>): Promise<DemoRun> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(TSX, [DEMO], { cwd: ROOT, env: testProcessEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
-    child.once('error', reject);
-    child.once('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
+const demo = (env: Record<string, string>): Promise<CommandRun> => runCommand(TSX, [DEMO], env);
 
 describe('pnpm demo', () => {
   let apiUrl: string;

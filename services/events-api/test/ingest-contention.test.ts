@@ -22,7 +22,8 @@ describe('POST /internal/events while another transaction holds the counters', (
       const locked = await holder.query('SELECT 1 FROM event_counts WHERE scope = $1 FOR UPDATE', [`program:${tenant.programId}`]);
       expect(locked.rowCount).toBeGreaterThan(0);
       const pending = api.ingest(ingestEvent(tenant)).then((res) => res);
-      // Longer than Prisma's default interactive-transaction timeout (5 s).
+      // The lock held longer than Prisma's default interactive-transaction timeout (5 s): the
+      // duration is what the test is about, not a wait for something to happen.
       await new Promise((resolve) => setTimeout(resolve, 6_000));
       await holder.query('COMMIT');
       const res = await pending;

@@ -1,12 +1,21 @@
 // The production build (`pnpm build`) as production runs it: the migrate bundle migrates a new
 // database, the events-api and delivery-worker bundles start with plain node (no TypeScript
 // compiled in the process) and get a callback delivered, and the CLI bundle runs.
-import { spawn } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { dropDatabase } from '@herald/db';
-import { databaseUrlFor, startHttpRecorder, startService, testProcessEnv, uniqueId, type HttpRecorder, type ServiceProcess } from '@herald/testing';
+import {
+  databaseUrlFor,
+  runCommand,
+  startHttpRecorder,
+  startService,
+  uniqueId,
+  waitFor,
+  type CommandRun,
+  type HttpRecorder,
+  type ServiceProcess,
+} from '@herald/testing';
 import rootPackage from '../../../package.json';
 import { buildAll } from '../../../scripts/build';
 import { BUILD_ENTRIES } from '../../../scripts/bundles';
@@ -17,24 +26,8 @@ const INGEST_TOKEN = randomBytes(24).toString('base64url');
 const DASHBOARD_PASSWORD = randomBytes(12).toString('hex');
 const databaseUrl = databaseUrlFor(uniqueId('herald_build').toLowerCase());
 
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
 /** Runs `command` (a bundle, or node with options and a bundle) from the repository root with only `env` and the system's variables. */
-function run(command: string, args: string[], env: Record<string, string>): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { cwd: ROOT, env: testProcessEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
-    child.once('error', reject);
-    child.once('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
+const run = (command: string, args: string[], env: Record<string, string>): Promise<CommandRun> => runCommand(command, args, env);
 
 let api: ServiceProcess;
 let worker: ServiceProcess;
@@ -172,7 +165,8 @@ describe('the production build', () => {
   });
 
   it('delivers a callback to a merchant: program and target set up with the CLI bundle, event ingested', async () => {
-    const cli = (args: string[]): Promise<Run> => run(path.join(ROOT, BUILD_ENTRIES.cli.bundle), [...args, '--json'], { HERALD_API_URL: apiUrl, ADMIN_TOKEN });
+    const cli = (args: string[]): Promise<CommandRun> =>
+      run(path.join(ROOT, BUILD_ENTRIES.cli.bundle), [...args, '--json'], { HERALD_API_URL: apiUrl, ADMIN_TOKEN });
     const program = await cli(['programs', 'create', '--name', 'Build program']);
     expect(program).toMatchObject({ code: 0, stderr: '' });
     const programId = (JSON.parse(program.stdout) as { id: string }).id;
@@ -186,8 +180,12 @@ describe('the production build', () => {
     });
     expect(ingested.status).toBe(201);
 
-    const deadline = Date.now() + 20_000;
-    while (merchant.requests.length === 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+    await waitFor(
+      () => merchant.requests.length,
+      (n) => n > 0,
+      20_000,
+      'the callback at the merchant',
+    );
     expect(merchant.requests).toHaveLength(1);
     expect(merchant.requests[0]).toMatchObject({ method: 'POST', url: '/hooks' });
     expect(merchant.requests[0]!.headers['user-agent']).toBe(`Herald/${rootPackage.version}`);

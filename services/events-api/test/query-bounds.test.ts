@@ -1,6 +1,6 @@
 import { Client } from 'pg';
 import request from 'supertest';
-import { useMigratedDatabase } from '@herald/testing';
+import { useMigratedDatabase, waitFor } from '@herald/testing';
 import { createTestApi, type TestApi } from './support/api';
 import { ingestEvent, seconds } from './support/events';
 
@@ -39,16 +39,14 @@ async function lockEvents(): Promise<{ release: () => Promise<void> }> {
 async function waitForBlocked(applicationName: string, count: number): Promise<void> {
   const client = await connect();
   try {
-    const deadline = Date.now() + 20_000;
-    for (;;) {
-      const { rows } = await client.query<{ n: number }>(
-        "SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND application_name = $1 AND wait_event_type = 'Lock'",
-        [applicationName],
-      );
-      if (rows[0]!.n >= count) return;
-      if (Date.now() > deadline) throw new Error(`only ${rows[0]!.n} of ${count} statements of ${applicationName} waiting`);
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
+    const waiting = async (): Promise<number> =>
+      (
+        await client.query<{ n: number }>(
+          "SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND application_name = $1 AND wait_event_type = 'Lock'",
+          [applicationName],
+        )
+      ).rows[0]!.n;
+    await waitFor(waiting, (n) => n >= count, 20_000, `${count} statements of ${applicationName} waiting on a lock`);
   } finally {
     await client.end();
   }

@@ -1,5 +1,5 @@
 import { createRedisConnection, type RedisConnection } from '@herald/queue';
-import { removeQueueKeys, uniqueId } from '@herald/testing';
+import { removeQueueKeys, uniqueId, waitFor } from '@herald/testing';
 import { createRateLimitCounter, type RateLimitCounterOptions } from '../src/http/rate-limit-counter';
 
 const REDIS_URL = 'redis://127.0.0.1:6379';
@@ -63,10 +63,15 @@ describe('the rate limit counter', () => {
   it('synchronises on its own every syncMs while counts wait', async () => {
     const a = counter({ syncMs: 20 });
     const b = counter({ syncMs: 20 });
+    // The shared count in Redis: what a sync sends (b reads the total back in the same round trip).
+    const shared = async (): Promise<string | null> => {
+      const [key] = await redis.keys(`${prefix}:ratelimit:k:*`);
+      return key === undefined ? null : redis.get(key);
+    };
     expect(admitted(a, 'k', 10)).toBe(10);
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await waitFor(shared, (count) => count === '10', 2_000, "a's own sync");
     b.consume('k');
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await waitFor(shared, (count) => count === '11', 2_000, "b's own sync");
     expect(b.consume('k').allowed).toBe(false);
   });
 

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { credentialsCipherFromConfig, targetRepository, type TargetOwner } from '@herald/db';
+import { waitFor } from '@herald/testing';
 import { createTestApi } from './support/api';
 
 const api = createTestApi();
@@ -11,14 +12,6 @@ const path = (merchantId: string) => `/merchants/${merchantId}/notification-targ
 /** What the worker would send: the stored settings with the credentials decrypted. */
 function stored(owner: TargetOwner) {
   return targetRepository(api.databases.ingest, credentialsCipherFromConfig(api.config)).findInput(owner);
-}
-
-async function waitFor(condition: () => Promise<boolean>, timeoutMs = 5_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
 }
 
 /** A merchant with a basic-auth target, and its password. */
@@ -136,7 +129,10 @@ describe('PATCH /admin/{programs|merchants}/:id/notification-target (JSON merge 
             await api.prisma.$queryRaw<
               Array<{ n: bigint }>
             >`SELECT count(*) AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database() AND query ILIKE '%notification_targets%'`
-          )[0]!.n === 2n,
+          )[0]!.n,
+        (n) => n === 2n,
+        5_000,
+        'both PATCHes to wait on the locked target',
       );
       await blocker.query('COMMIT');
       expect((await moved).status).toBe(200);
