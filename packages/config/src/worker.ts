@@ -113,10 +113,13 @@ export interface QueueWorkerConfig {
   /**
    * WORKER_LOCK_DURATION_MS: how long a job stays locked to its worker without a renewal (renewed
    * every half of it while the process lives). A process that dies leaves its jobs locked this long
-   * before another worker can take them again. Default 30000.
+   * before another worker can take them again. Default 10000.
    */
   readonly lockDurationMs: number;
-  /** WORKER_STALLED_INTERVAL_MS: how often a worker looks for jobs whose lock expired (their worker died). Default 30000. */
+  /**
+   * WORKER_STALLED_INTERVAL_MS: how often a worker looks for jobs whose lock expired (their worker
+   * died). A dead worker's jobs run again within about this plus WORKER_LOCK_DURATION_MS. Default 5000.
+   */
   readonly stalledIntervalMs: number;
 }
 
@@ -139,6 +142,13 @@ export interface ReconcilerConfig {
   readonly staleAfterMs: number;
   /** RECONCILER_BATCH_SIZE: most pending deliveries checked per pass. Default 500. */
   readonly batchSize: number;
+  /**
+   * RECONCILER_LOSS_CHECK_MS: how often each worker checks that Redis still holds the queue (a
+   * marker key it keeps there). When the marker is gone (Redis restarted empty, flushed, or
+   * evicting), the reconciler checks every pending delivery at once, however recently enqueued,
+   * instead of waiting for RECONCILER_STALE_AFTER_MS. 100 to 60000. Default 1000.
+   */
+  readonly lossCheckMs: number;
 }
 
 export interface WorkerMetricsConfig extends MetricsConfig {
@@ -173,11 +183,12 @@ export function loadWorkerConfig(env: Env = process.env): WorkerConfig {
       intervalMs: integer(env, 'RECONCILER_INTERVAL_MS', 60_000, 100, 3_600_000),
       staleAfterMs: integer(env, 'RECONCILER_STALE_AFTER_MS', 300_000, 0, 86_400_000),
       batchSize: integer(env, 'RECONCILER_BATCH_SIZE', 500, 1, 10_000),
+      lossCheckMs: integer(env, 'RECONCILER_LOSS_CHECK_MS', 1_000, 100, 60_000),
     }),
     worker: Object.freeze({
       concurrency: integer(env, 'WORKER_CONCURRENCY', 128, 1, 1_000),
-      lockDurationMs: integer(env, 'WORKER_LOCK_DURATION_MS', 30_000, 1_000, 3_600_000),
-      stalledIntervalMs: integer(env, 'WORKER_STALLED_INTERVAL_MS', 30_000, 500, 3_600_000),
+      lockDurationMs: integer(env, 'WORKER_LOCK_DURATION_MS', 10_000, 1_000, 3_600_000),
+      stalledIntervalMs: integer(env, 'WORKER_STALLED_INTERVAL_MS', 5_000, 500, 3_600_000),
     }),
     callback: Object.freeze(readCallback(env)),
     metrics: Object.freeze({

@@ -12,7 +12,7 @@ const PRODUCTION_WORKER = {
 describe('loadWorkerConfig', () => {
   it('defaults to 16 callbacks at once, 10 s per callback, 4 KiB of answer kept and Retry-After up to an hour', () => {
     const config = loadWorkerConfig({});
-    expect(config.worker).toEqual({ concurrency: 128, lockDurationMs: 30_000, stalledIntervalMs: 30_000 });
+    expect(config.worker).toEqual({ concurrency: 128, lockDurationMs: 10_000, stalledIntervalMs: 5_000 });
     expect(config.callback).toEqual({ timeoutMs: 10_000, responseMaxBytes: 4_096, tokenTimeoutMs: 10_000 });
     expect(config.retry).toEqual({
       attempts: 12,
@@ -25,7 +25,7 @@ describe('loadWorkerConfig', () => {
       retryAfterMaxMs: 3_600_000,
     });
     expect(config.sweeper).toEqual({ intervalMs: 5_000, graceMs: 10_000, batchSize: 500 });
-    expect(config.reconciler).toEqual({ intervalMs: 60_000, staleAfterMs: 300_000, batchSize: 500 });
+    expect(config.reconciler).toEqual({ intervalMs: 60_000, staleAfterMs: 300_000, batchSize: 500, lossCheckMs: 1_000 });
     expect(config.partitions).toEqual({ intervalMs: 3_600_000, deliveryRetentionDays: 30, eventRetentionDays: 0 });
   });
 
@@ -46,6 +46,7 @@ describe('loadWorkerConfig', () => {
       RECONCILER_INTERVAL_MS: '1000',
       RECONCILER_STALE_AFTER_MS: '2000',
       RECONCILER_BATCH_SIZE: '50',
+      RECONCILER_LOSS_CHECK_MS: '250',
       PARTITION_MAINTENANCE_INTERVAL_MS: '60000',
       DELIVERY_RETENTION_DAYS: '0',
       EVENT_RETENTION_DAYS: '400',
@@ -54,7 +55,7 @@ describe('loadWorkerConfig', () => {
     expect(config.callback).toEqual({ timeoutMs: 5_000, responseMaxBytes: 0, tokenTimeoutMs: 3_000 });
     expect(config.retry).toMatchObject({ backoffDelayMs: 100, backoffJitter: 0, retryAfterMaxMs: 600_000 });
     expect(config.sweeper).toEqual({ intervalMs: 200, graceMs: 0, batchSize: 10 });
-    expect(config.reconciler).toEqual({ intervalMs: 1_000, staleAfterMs: 2_000, batchSize: 50 });
+    expect(config.reconciler).toEqual({ intervalMs: 1_000, staleAfterMs: 2_000, batchSize: 50, lossCheckMs: 250 });
     expect(config.partitions).toEqual({ intervalMs: 60_000, deliveryRetentionDays: 0, eventRetentionDays: 400 });
   });
 

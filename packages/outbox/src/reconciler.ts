@@ -17,6 +17,8 @@ export interface ReconcilerDependencies {
   config: ReconcilerOptions;
   logger: Pick<OutboxLogger, 'warn' | 'debug'>;
   metrics: Pick<HeraldMetrics, 'reconciled'>;
+  /** The clock, in milliseconds (tests pass their own). Default `Date.now`. */
+  now?: () => number;
 }
 
 /** What one reconciliation pass did. */
@@ -30,6 +32,13 @@ export interface ReconcileResult {
 export interface Reconciler {
   /** One pass: checks up to a batch of stale pending deliveries against the queue. Throws what the pass threw. */
   reconcileOnce(): Promise<ReconcileResult>;
+  /**
+   * After Redis lost the queue (noticed at `lostAt`, ms): checks every pending delivery enqueued,
+   * or last found alive, before then, however recently, batch after batch, and requeues those whose
+   * job is gone. Runs beside the periodic passes (SKIP LOCKED keeps them apart); resolves with the
+   * totals, or throws what a pass threw (the periodic passes then finish the work).
+   */
+  reconcileSince(lostAt: number): Promise<ReconcileResult>;
   /** Stops the loop and waits for a pass in progress. */
   stop(): Promise<void>;
 }
@@ -48,33 +57,49 @@ export interface Reconciler {
  */
 export function startReconciler(deps: ReconcilerDependencies): Reconciler {
   const { config, logger } = deps;
-  const task = startOutboxTask(
-    async (): Promise<ReconcileResult> => {
-      // The rows stay locked while Redis is asked about their jobs: the design needs it. A worker
-      // finishing one of these deliveries records its attempt before its job completes, and that
-      // record waits for the lock; so a job this pass finds finished or gone belongs to a delivery
-      // whose outcome was never recorded, not to one being recorded right now, and requeueing it
-      // sends no callback twice. Several workers' passes skip each other's rows (SKIP LOCKED).
-      const result = await deps.deliveries.transaction(async (tx): Promise<ReconcileResult> => {
-        const stale = await tx.lockStale({ limit: config.batchSize, staleMs: config.staleAfterMs });
-        if (stale.length === 0) return { checked: 0, requeued: 0 };
-        const requeued = await deps.producer.requeueDead(stale);
-        await tx.markChecked(stale, requeued);
-        return { checked: stale.length, requeued: requeued.size };
-      });
-      deps.metrics.reconciled(result.checked, result.requeued);
-      return result;
+  const now = deps.now ?? Date.now;
+  const pass = async (staleMs: number): Promise<ReconcileResult> => {
+    // The rows stay locked while Redis is asked about their jobs: the design needs it. A worker
+    // finishing one of these deliveries records its attempt before its job completes, and that
+    // record waits for the lock; so a job this pass finds finished or gone belongs to a delivery
+    // whose outcome was never recorded, not to one being recorded right now, and requeueing it
+    // sends no callback twice. Several workers' passes skip each other's rows (SKIP LOCKED).
+    const result = await deps.deliveries.transaction(async (tx): Promise<ReconcileResult> => {
+      const stale = await tx.lockStale({ limit: config.batchSize, staleMs });
+      if (stale.length === 0) return { checked: 0, requeued: 0 };
+      const requeued = await deps.producer.requeueDead(stale);
+      await tx.markChecked(stale, requeued);
+      return { checked: stale.length, requeued: requeued.size };
+    });
+    deps.metrics.reconciled(result.checked, result.requeued);
+    return result;
+  };
+  const task = startOutboxTask(() => pass(config.staleAfterMs), {
+    name: 'reconciliation',
+    schedule: config,
+    logger,
+    afterPass: (result) => {
+      if (result.requeued > 0) logger.warn('reconciler requeued deliveries whose job the queue had lost', { ...result });
+      else if (result.checked > 0) logger.debug('reconciler found every checked delivery alive in the queue', { ...result });
+      return { full: result.requeued > 0 && result.checked === config.batchSize };
     },
-    {
-      name: 'reconciliation',
-      schedule: config,
-      logger,
-      afterPass: (result) => {
-        if (result.requeued > 0) logger.warn('reconciler requeued deliveries whose job the queue had lost', { ...result });
-        else if (result.checked > 0) logger.debug('reconciler found every checked delivery alive in the queue', { ...result });
-        return { full: result.requeued > 0 && result.checked === config.batchSize };
-      },
+  });
+  return {
+    reconcileOnce: task.runOnce,
+    async reconcileSince(lostAt) {
+      const total: ReconcileResult = { checked: 0, requeued: 0 };
+      for (;;) {
+        // Stale since the loss, as a duration: the database's own clock then draws the line, so
+        // that this process's clock and PostgreSQL's need not agree. Each pass stamps the rows it
+        // checks (after the loss), so the next takes the following batch and the loop ends.
+        const result = await pass(Math.max(0, now() - lostAt));
+        total.checked += result.checked;
+        total.requeued += result.requeued;
+        if (result.checked < config.batchSize) break;
+      }
+      logger.warn('reconciler requeued the deliveries whose job the lost queue held, checking every pending one', { ...total });
+      return total;
     },
-  );
-  return { reconcileOnce: task.runOnce, stop: task.stop };
+    stop: task.stop,
+  };
 }

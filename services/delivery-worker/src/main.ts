@@ -7,7 +7,7 @@ import { closeDatabasePool, createDatabasePool, deliveryRepository, partitionMai
 import { exitOnSignal, exitOnStartupFailure } from '@herald/lifecycle';
 import { createLogger } from '@herald/logging';
 import { createMetrics } from '@herald/metrics';
-import { startReconciler, startSweeper } from '@herald/outbox';
+import { startQueueLossWatch, startReconciler, startSweeper } from '@herald/outbox';
 import { countBreakers, createDeliveryProducer, createRedisConnection, pingRedis } from '@herald/queue';
 import { startMonitoringServer } from './monitoring-server';
 import { startPartitionMaintenance } from './partition-maintenance';
@@ -50,6 +50,24 @@ async function main(): Promise<void> {
     const deliveries = deliveryRepository(pool);
     const sweeper = startSweeper({ deliveries, producer: sweeperProducer, config: config.sweeper, logger, metrics });
     const reconciler = startReconciler({ deliveries, producer: sweeperProducer, config: config.reconciler, logger, metrics });
+    // A Redis that comes back empty is noticed within RECONCILER_LOSS_CHECK_MS, and every pending
+    // delivery is checked then, rather than after RECONCILER_STALE_AFTER_MS.
+    let recovering: Promise<unknown> = Promise.resolve();
+    const lossWatch = startQueueLossWatch({
+      redis: sweeperRedis,
+      queue: sweeperProducer.queue,
+      intervalMs: config.reconciler.lossCheckMs,
+      logger,
+      onLoss: (lostAt) => {
+        recovering = recovering.then(() =>
+          reconciler.reconcileSince(lostAt).catch((error: unknown) => {
+            logger.warn('reconciling after the queue was lost failed; the periodic passes go on', {
+              error: error instanceof Error ? error.message : String(error),
+            });
+          }),
+        );
+      },
+    });
     const maintenance = startPartitionMaintenance({ partitions: partitionMaintenance(pool), config: config.partitions, logger, metrics });
 
     const worker = startDeliveryWorker({ config, pool, connection: redis, logger, metrics });
@@ -62,7 +80,8 @@ async function main(): Promise<void> {
         // The worker takes no new job and waits for the callbacks in flight; a job still running
         // when SHUTDOWN_TIMEOUT_MS runs out is cut off, and BullMQ's stalled-job check hands it to
         // another worker once its lock expires (WORKER_LOCK_DURATION_MS).
-        await Promise.all([worker.close(), sweeper.stop(), reconciler.stop(), maintenance.stop(), monitoring.close()]);
+        await Promise.all([worker.close(), sweeper.stop(), lossWatch.stop(), reconciler.stop(), maintenance.stop(), monitoring.close()]);
+        await recovering;
         await sweeperProducer.close();
         await Promise.allSettled([closeDatabasePool(pool), redis.quit(), sweeperRedis.quit()]);
       },

@@ -5,9 +5,9 @@ import type { DeliveryRef } from '@herald/domain';
 import { createLogger } from '@herald/logging';
 import { createMetrics } from '@herald/metrics';
 import { createDeliveryProducer, createRedisConnection, DELIVERIES_QUEUE, pingRedis, type DeliveryProducer, type RedisConnection } from '@herald/queue';
-import { always, metricValue, useMigratedDatabase, waitFor } from '@herald/testing';
+import { always, metricValue, removeQueueKeys, useMigratedDatabase, waitFor } from '@herald/testing';
 import { Worker } from 'bullmq';
-import { startReconciler, type Reconciler } from '@herald/outbox';
+import { startQueueLossWatch, startReconciler, type ReconcileResult, type Reconciler } from '@herald/outbox';
 import { useHttpRecorders, useWorlds, type World } from './support/world';
 
 // The reconciler requeues deliveries of every queue prefix it finds in its database: a database
@@ -36,11 +36,17 @@ async function producerOf(w: World, redisUrl = w.config.redisUrl): Promise<Deliv
 }
 
 /** A reconciler of the world's queue; by default it checks every pending delivery at once (stale after 0 ms). */
-async function reconcilerOf(w: World, producer?: DeliveryProducer, metrics = createMetrics({ service: 'test' }), staleAfterMs = 0): Promise<Reconciler> {
+async function reconcilerOf(
+  w: World,
+  producer?: DeliveryProducer,
+  metrics = createMetrics({ service: 'test' }),
+  staleAfterMs = 0,
+  batchSize = 1_000,
+): Promise<Reconciler> {
   const reconciler = startReconciler({
     deliveries: deliveryRepository(w.pool),
     producer: producer ?? (await producerOf(w)),
-    config: { intervalMs: 3_600_000, staleAfterMs, batchSize: 1_000 },
+    config: { intervalMs: 3_600_000, staleAfterMs, batchSize },
     logger: createLogger({ level: 'error', service: 'test', stream: new PassThrough() }),
     metrics,
   });
@@ -172,5 +178,50 @@ describe('the reconciler', () => {
     const rows = await w.prisma.delivery.findMany({ where: { id: { in: sent.map((s) => s.deliveryId) } } });
     expect(rows.every((row) => row.queueCheckedAt === null)).toBe(true);
     expect(await (await reconcilerOf(w)).reconcileOnce()).toEqual({ checked: 3, requeued: 3 });
+  });
+});
+
+describe('after Redis lost the queue', () => {
+  it('notices within the loss check interval and requeues every pending delivery, however recently enqueued, batch after batch', async () => {
+    const w = await freshWorld();
+    const receiver = await startReceiver(always({ status: 200 }));
+    const { programId } = await w.createTarget(`${receiver.origin}/hook`);
+    const sent = await w.sendEvents(programId, 25);
+    const producer = await producerOf(w);
+    // As in production: nothing counts as stale for five minutes, and a pass takes 10 at most.
+    const reconciler = await reconcilerOf(w, producer, createMetrics({ service: 'test' }), 300_000, 10);
+    const redis = createRedisConnection(w.config.redisUrl, { role: 'client' });
+    connections.push(redis);
+    await pingRedis(redis);
+    const recoveries: Array<Promise<ReconcileResult>> = [];
+    const watch = startQueueLossWatch({
+      redis,
+      queue: producer.queue,
+      intervalMs: 100,
+      logger: createLogger({ level: 'error', service: 'test', stream: new PassThrough() }),
+      onLoss: (lostAt) => recoveries.push(reconciler.reconcileSince(lostAt)),
+    });
+    open.push({ close: () => watch.stop() });
+    const marker = `${producer.queue.qualifiedName}:outbox-marker`;
+    await waitFor(
+      () => redis.exists(marker),
+      (n) => n === 1,
+      5_000,
+      'the marker key',
+    );
+    expect(await reconciler.reconcileOnce()).toEqual({ checked: 0, requeued: 0 });
+
+    // Redis loses the queue (a restart without persistence, a FLUSHALL): every key under its prefix is gone.
+    await removeQueueKeys(w.config.redisUrl, w.config.queuePrefix);
+    expect(await redis.exists(marker)).toBe(0);
+    await waitFor(
+      () => recoveries.length,
+      (n) => n > 0,
+      5_000,
+      'the loss to be noticed',
+    );
+    expect(await recoveries[0]).toEqual({ checked: 25, requeued: 25 });
+    expect((await Promise.all(sent.map((s) => w.queue.getJob(s.deliveryId)))).every(Boolean)).toBe(true);
+    expect(recoveries).toHaveLength(1);
   });
 });
