@@ -38,6 +38,10 @@ describe('POST /internal/events with a hostile body', () => {
     for (const [charset, bytes] of [
       ['utf-8', Buffer.from(body, 'utf8')],
       ['utf-16le', Buffer.from(body, 'utf16le')],
+      // No byte order mark: the body parser tells the byte order from the text; so must the check.
+      ['utf-16', Buffer.from(body, 'utf16le')],
+      ['utf-16', Buffer.from(body, 'utf16le').swap16()],
+      ['utf-16be', Buffer.from(body, 'utf16le').swap16()],
     ] as const) {
       const res = await request(api.app)
         .post('/internal/events')

@@ -1,4 +1,5 @@
 import { MAX_JSON_DEPTH, pointerTo, ValidationError } from '@herald/domain';
+import iconv from 'iconv-lite';
 import { HttpError } from './http-error';
 
 /** Deepest an ingest body may nest: an event of MAX_JSON_DEPTH inside a batch (`{"events": [...]}`). */
@@ -83,7 +84,7 @@ export function tooDeepAt(text: Uint8Array, maxDepth: number): string | undefine
 /**
  * For express.json's `verify` option, which sees the raw body before it is parsed: refuses a body
  * nested deeper than `maxDepth` with a ValidationError (400 naming where) so it is never parsed.
- * A body in UTF-16 (body-parser accepts any UTF) is decoded first; other charsets are refused (415).
+ * A body in UTF-16 is decoded first, as the body parser decodes it; other charsets are refused (415).
  */
 export function refuseDeepJson(maxDepth: number): (req: unknown, res: unknown, body: Buffer, encoding: string) => void {
   return (_req, _res, body, encoding) => {
@@ -94,17 +95,21 @@ export function refuseDeepJson(maxDepth: number): (req: unknown, res: unknown, b
   };
 }
 
+// The charsets a body may come in besides UTF-8 (RFC 8259 asks for UTF-8; UTF-16 is kept for
+// producers that send it). Anything else is a 415.
+const UTF_16 = /^utf-?16(le|be)?$/i;
+
 function utf8(body: Buffer, encoding: string): Uint8Array {
   if (/^utf-?8$/i.test(encoding)) return body;
-  let decoder: InstanceType<typeof TextDecoder>;
-  try {
-    decoder = new TextDecoder(encoding, { fatal: false });
-  } catch {
+  // Decoded as the body parser will decode it (body-parser uses iconv-lite), so that the check
+  // sees the text the parser will parse: a UTF-16 body without a byte order mark is read in the
+  // byte order iconv-lite finds in it, which another decoder could guess otherwise.
+  if (!UTF_16.test(encoding)) {
     throw new HttpError(415, 'unsupported_charset', 'Unsupported Media Type', `The charset ${encoding} is not supported; send JSON in UTF-8.`, {
       header: 'content-type',
     });
   }
-  return Buffer.from(decoder.decode(body), 'utf8');
+  return Buffer.from(iconv.decode(body, encoding), 'utf8');
 }
 
 /** The JSON Pointer of the value the frames stand at. */
