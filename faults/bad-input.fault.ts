@@ -611,6 +611,33 @@ describe('text PostgreSQL cannot store', () => {
   });
 });
 
+/**
+ * Serves `api` on a real socket of 127.0.0.1 (createHttpServer: its connection limits too) from
+ * before the block's first test until after its last, then closes the api.
+ */
+function listenDuringDescribe(api: ReturnType<typeof createTenantApi>): { readonly origin: string } {
+  let server: Server | undefined;
+  let origin = '';
+  beforeAll(async () => {
+    server = createHttpServer(api.app, api.config.http).listen(0, '127.0.0.1');
+    await new Promise((resolve) => server!.once('listening', resolve));
+    origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  afterAll(async () => {
+    if (server) {
+      const closed = new Promise((resolve) => server!.close(resolve));
+      server.closeAllConnections();
+      await closed;
+    }
+    await api.close();
+  });
+  return {
+    get origin() {
+      return origin;
+    },
+  };
+}
+
 const FLOOD_REQUESTS = 10_000;
 const FLOOD_ADDRESSES = 200;
 
@@ -622,19 +649,7 @@ const FLOOD_ADDRESSES = 200;
  */
 describe('API key flood', () => {
   const flooded = createTenantApi('6-key-flood', { AUTH_FAILURES_PER_ADDRESS: '20', UNKNOWN_API_KEYS_PER_SECOND: '50' });
-  let floodServer: Server;
-  let floodOrigin: string;
-
-  beforeAll(async () => {
-    floodServer = createHttpServer(flooded.app, flooded.config.http).listen(0, '127.0.0.1');
-    await new Promise((resolve) => floodServer.once('listening', resolve));
-    floodOrigin = `http://127.0.0.1:${(floodServer.address() as AddressInfo).port}`;
-  });
-  afterAll(async () => {
-    await new Promise((resolve) => floodServer.close(resolve));
-    floodServer.closeAllConnections();
-    await flooded.close();
-  });
+  const listening = listenDuringDescribe(flooded);
 
   function floodKey(r: Random, i: number): string {
     const random = (length: number) => Array.from({ length }, () => r.pick([...'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_'])).join('');
@@ -670,7 +685,7 @@ describe('API key flood', () => {
     };
     const before = memory();
     const started = Date.now();
-    const tally = await fire(requests, floodOrigin);
+    const tally = await fire(requests, listening.origin);
     const after = memory();
     report(
       '6. bad input: API key flood',
@@ -706,19 +721,7 @@ const MERCHANTS = 3;
  */
 describe('made-up keys from many addresses beside merchants whose keys are not cached', () => {
   const flooded = createTenantApi('6-key-flood-fairness', { API_KEY_CACHE_MS: '0', RATE_LIMIT_REQUESTS: '100000' });
-  let floodServer: Server;
-  let floodOrigin: string;
-
-  beforeAll(async () => {
-    floodServer = createHttpServer(flooded.app, flooded.config.http).listen(0, '127.0.0.1');
-    await new Promise((resolve) => floodServer.once('listening', resolve));
-    floodOrigin = `http://127.0.0.1:${(floodServer.address() as AddressInfo).port}`;
-  });
-  afterAll(async () => {
-    await new Promise((resolve) => floodServer.close(resolve));
-    floodServer.closeAllConnections();
-    await flooded.close();
-  });
+  const listening = listenDuringDescribe(flooded);
 
   it(`answers merchants' keys 200 at least 99 % of the time while ${MADE_UP_KEYS} made-up keys come from ${MADE_UP_KEY_ADDRESSES} addresses`, async () => {
     const merchants = await Promise.all(Array.from({ length: MERCHANTS }, () => flooded.createTenant()));
@@ -732,7 +735,7 @@ describe('made-up keys from many addresses beside merchants whose keys are not c
     const floodStatuses: Record<number, number> = {};
     let flooding = true;
     const flood = pool(MADE_UP_KEYS, 8, async (i) => {
-      const answer = await rawRequest(floodOrigin, {
+      const answer = await rawRequest(listening.origin, {
         method: 'GET',
         path: '/events',
         localAddress: `127.2.0.${(i % MADE_UP_KEY_ADDRESSES) + 1}`,
@@ -746,7 +749,7 @@ describe('made-up keys from many addresses beside merchants whose keys are not c
     let probes = 0;
     while (flooding) {
       const merchant = merchants[probes % MERCHANTS]!;
-      const answer = await rawRequest(floodOrigin, {
+      const answer = await rawRequest(listening.origin, {
         method: 'GET',
         path: '/events',
         localAddress: `127.3.0.${(probes % MERCHANTS) + 1}`,
