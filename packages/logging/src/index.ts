@@ -42,21 +42,49 @@ function redactText(text: string): string {
 // a body cut off at the size limit is no longer JSON that could be parsed.
 const JSON_STRING_MEMBER = /("((?:[^"\\]|\\.)*)"\s*:\s*)"(?:[^"\\]|\\.)*"/g;
 const SCHEME_ONLY = /^"(Basic|Bearer) \[REDACTED\]"$/;
+/**
+ * The forms in which a merchant's software may echo a secret it was sent: as is; JSON-escaped, as
+ * JavaScript writes it and as Go's encoding/json does (which also escapes <, > and &);
+ * percent-encoded; HTML-escaped (named entities, and the numeric ones Go's html/template writes);
+ * base64 (padded, unpadded, URL-safe); and hex, lower and upper case.
+ */
+function encodedForms(secret: string): string[] {
+  const json = JSON.stringify(secret).slice(1, -1);
+  const bytes = Buffer.from(secret, 'utf8');
+  const base64 = bytes.toString('base64');
+  const html = (quote: string, apostrophe: string) =>
+    secret.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': quote, "'": apostrophe })[c]!);
+  return [
+    secret,
+    json,
+    json.replace(/[<>&\u2028\u2029]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`),
+    encodeURIComponent(secret),
+    html('&quot;', '&#39;'),
+    html('&#34;', '&#39;'),
+    html('&quot;', '&#x27;'),
+    base64,
+    base64.replace(/=+$/, ''),
+    bytes.toString('base64url'),
+    bytes.toString('hex'),
+    bytes.toString('hex').toUpperCase(),
+  ];
+}
+
 // A known secret's tail this long at the very end of a cut-off text is masked too.
 const MIN_SECRET_TAIL = 4;
 
 /**
  * Text written by someone else, e.g. a merchant's answer, as it may be stored: the log rules for
  * free text, the log rules for property names on every JSON string member in it, and every
- * occurrence of `knownSecrets` (as is, JSON-escaped and percent-encoded, and a secret's beginning
- * where the text breaks off) replaced by the marker.
+ * occurrence of `knownSecrets` (in every form encodedForms lists, and a secret's beginning where
+ * the text breaks off) replaced by the marker.
  */
 export function redactForeignText(text: string, knownSecrets: readonly string[] = []): string {
   // Most merchants answer 200 with an empty body: nothing to mask, and this runs on every callback.
   if (text === '') return text;
   // Known secrets first, while the text is as the merchant wrote it.
   let out = text;
-  const forms = knownSecrets.filter((secret) => secret !== '').flatMap((secret) => [secret, JSON.stringify(secret).slice(1, -1), encodeURIComponent(secret)]);
+  const forms = knownSecrets.filter((secret) => secret !== '').flatMap(encodedForms);
   // Longest first, so that a secret containing another is masked whole.
   for (const form of [...new Set(forms)].sort((a, b) => b.length - a.length)) {
     if (out.includes(form)) out = out.split(form).join(REDACTED);

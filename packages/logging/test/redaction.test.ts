@@ -90,6 +90,22 @@ describe('redactForeignText', () => {
     expect(redactForeignText(text, [secret])).toBe('raw [REDACTED] json "[REDACTED]" url [REDACTED]');
   });
 
+  it('masks known secrets HTML-escaped, as Go escapes JSON, in base64 and in hex, as merchants echo them', () => {
+    const secret = `p<a>s&s"w'rd`;
+    const bytes = Buffer.from(secret, 'utf8');
+    const echoes = [
+      'p&lt;a&gt;s&amp;s&quot;w&#39;rd',
+      'p&lt;a&gt;s&amp;s&#34;w&#39;rd',
+      'p&lt;a&gt;s&amp;s&quot;w&#x27;rd',
+      'p\\u003ca\\u003es\\u0026s\\"w\'rd',
+      bytes.toString('base64'),
+      bytes.toString('base64url'),
+      bytes.toString('hex'),
+      bytes.toString('hex').toUpperCase(),
+    ];
+    for (const echo of echoes) expect(redactForeignText(`echo: ${echo} .`, [secret])).toBe('echo: [REDACTED] .');
+  });
+
   it("masks a known secret's beginning where the text breaks off, and leaves short look-alikes alone", () => {
     expect(redactForeignText('echo: s3cr', ['s3cret-value'])).toBe('echo: [REDACTED]');
     expect(redactForeignText('echo: s3c', ['s3cret-value'])).toBe('echo: s3c');
