@@ -17,6 +17,19 @@ export interface IngestLoad {
   merchantId?: string;
 }
 
+/**
+ * The load the profiling tools (profile.ts, worker-rss.ts) ingest against `pnpm start`'s
+ * development setup: the bench tenant's payment events, fan-out 2, in batches of 500, 2 in flight.
+ */
+export const DEV_PAYMENT_LOAD = {
+  token: 'dev-ingest-token',
+  batchSize: 500,
+  inFlight: 2,
+  programId: 'bench-p',
+  merchantId: 'bench-m',
+  objectType: 'payment',
+} as const;
+
 /** The bench's payment events: each fans out to the program's and the merchant's target. */
 function paymentEvents(load: IngestLoad, objectType: string, idPrefix: string): Array<Array<Record<string, unknown>>> {
   const batches: Array<Array<Record<string, unknown>>> = [];

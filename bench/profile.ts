@@ -41,7 +41,7 @@ import { buildAll } from '../scripts/build';
 import { bundleOf } from '../scripts/bundles';
 import { CpuAccounts, cpuAgainst, cpuByRole, cpuPerUnit, formatCpu, machineBusy, type CpuSnapshot } from './cpu';
 import { durableDeliveryCeiling, pageOneQuery, startBareSqlPage, type DrainResult } from './ceilings';
-import { bareIngest, ingestBatches } from './ingest-load';
+import { bareIngest, DEV_PAYMENT_LOAD, ingestBatches } from './ingest-load';
 import { postJson } from './post-json';
 import { seedEvents } from './seed-events';
 import { createPaymentTenant, serviceEnv } from './setup';
@@ -114,14 +114,9 @@ async function profileIngest(apiUrl: string, databaseUrl: string, queuePrefix: s
   for (let r = 0; r < rounds; r += 1) {
     const before = cpu.snapshot();
     const rate = await ingestBatches({
+      ...DEV_PAYMENT_LOAD,
       apiUrl,
-      token: 'dev-ingest-token',
       count: events,
-      batchSize: 500,
-      inFlight: 2,
-      programId: 'bench-p',
-      merchantId: 'bench-m',
-      objectType: 'payment',
       idPrefix: `r${r}-`,
     });
     console.log(`ingest round ${r + 1}: ${Math.round(rate)} events/s; CPU per event: ${cpuPerUnit(before, cpu.snapshot(), events)}`);
@@ -254,14 +249,9 @@ async function profileDelivery(
       await callJson('POST', `${receiverUrl}/reset`);
     }
     await ingestBatches({
+      ...DEV_PAYMENT_LOAD,
       apiUrl,
-      token: 'dev-ingest-token',
       count: events,
-      batchSize: 500,
-      inFlight: 2,
-      programId: 'bench-p',
-      merchantId: 'bench-m',
-      objectType: 'payment',
     });
     const xacts = async (): Promise<number> =>
       Number((await prisma.$queryRaw<Array<{ n: bigint }>>`SELECT xact_commit AS n FROM pg_stat_database WHERE datname = current_database()`)[0]!.n);

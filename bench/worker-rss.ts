@@ -13,7 +13,7 @@ import { readFileSync } from 'node:fs';
 import { Redis } from 'ioredis';
 import { applyMigrations, dropDatabase, ensureDatabase } from '@herald/db';
 import { callJson, databaseUrlFor, uniqueId, waitFor } from '@herald/testing';
-import { ingestBatches } from './ingest-load';
+import { DEV_PAYMENT_LOAD, ingestBatches } from './ingest-load';
 import { buildServices, createPaymentTenant, serviceEnv, startService } from './setup';
 import { BUILD_ENTRIES } from '../scripts/bundles';
 
@@ -58,14 +58,9 @@ async function main(): Promise<void> {
     const gcFrom = service.output().length;
     const events = Number(arg('events', '10000'));
     await ingestBatches({
+      ...DEV_PAYMENT_LOAD,
       apiUrl,
-      token: 'dev-ingest-token',
       count: events,
-      batchSize: 500,
-      inFlight: 2,
-      programId: 'bench-p',
-      merchantId: 'bench-m',
-      objectType: 'payment',
     });
     await waitFor(
       async () => (await callJson<{ callbacks: number }>('GET', `${receiverUrl}/stats`)).callbacks,

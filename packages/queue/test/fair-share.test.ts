@@ -1,6 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { Worker } from 'bullmq';
 import type { DeliveryRef } from '@herald/domain';
+import { deliveryRefs } from './support/delivery-refs';
 import { waitFor } from '@herald/testing';
 import {
   createDeliveryProducer,
@@ -43,16 +44,6 @@ afterEach(async () => {
   workerConnection.disconnect();
 });
 
-const refsOf = (targetId: string, count: number): DeliveryRef[] =>
-  Array.from({ length: count }, () => ({
-    deliveryId: randomUUID(),
-    eventId: `Event-${randomUUID()}`,
-    targetId,
-    programId: 'p1',
-    merchantId: null,
-    targetOwner: 'program',
-  }));
-
 /** Takes the next job as a worker would, completes it, and returns it. */
 async function takeNext(): Promise<DeliveryRef> {
   const job = await worker.getNextJob(token, { block: false });
@@ -81,17 +72,17 @@ async function enqueueInBatches(refs: DeliveryRef[], size: number): Promise<void
 
 describe('fair scheduling across notification targets', () => {
   it("takes another target's single job among the first few, after a burst of 2,000 to one target", async () => {
-    const burst = refsOf(randomUUID(), 2_000);
+    const burst = deliveryRefs(randomUUID(), 2_000);
     await enqueueInBatches(burst, 500);
-    const [other] = refsOf(randomUUID(), 1);
+    const [other] = deliveryRefs(randomUUID(), 1);
     await producer.enqueue([other!]);
 
     expect(await takeIds(3)).toContain(other!.deliveryId);
   });
 
   it('interleaves the backlogs of two targets and keeps each target in the order it was enqueued', async () => {
-    const a = refsOf(randomUUID(), 60);
-    const b = refsOf(randomUUID(), 30);
+    const a = deliveryRefs(randomUUID(), 60);
+    const b = deliveryRefs(randomUUID(), 30);
     // A's jobs first, in batches, then B's while A's still wait, then more of A.
     await enqueueInBatches(a.slice(0, 40), 10);
     await enqueueInBatches(b, 15);
@@ -107,8 +98,8 @@ describe('fair scheduling across notification targets', () => {
   });
 
   it('gives every job of a batch with several targets a place in its own target’s backlog', async () => {
-    const a = refsOf(randomUUID(), 3);
-    const b = refsOf(randomUUID(), 3);
+    const a = deliveryRefs(randomUUID(), 3);
+    const b = deliveryRefs(randomUUID(), 3);
     await producer.enqueue([a[0]!, b[0]!, a[1]!, a[2]!, b[1]!, b[2]!]);
     const jobs = await Promise.all([...a, ...b].map((ref) => producer.queue.getJob(ref.deliveryId)));
     expect(jobs.map((job) => job!.opts.priority)).toEqual([1, 2, 3, 1, 2, 3]);
@@ -118,34 +109,34 @@ describe('fair scheduling across notification targets', () => {
     const steady = randomUUID();
     // 300 jobs of one target, each taken before the next is sent, while another target's backlog
     // keeps the queue from draining (which would reset every place anyway).
-    await producer.enqueue(refsOf(randomUUID(), 1));
-    for (const ref of refsOf(steady, 300)) {
+    await producer.enqueue(deliveryRefs(randomUUID(), 1));
+    for (const ref of deliveryRefs(steady, 300)) {
       await producer.enqueue([ref]);
       const job = await worker.getNextJob(token, { block: false });
       await job!.moveToCompleted('done', token, false);
     }
-    await enqueueInBatches(refsOf(randomUUID(), 1_000), 500);
-    const [next] = refsOf(steady, 1);
+    await enqueueInBatches(deliveryRefs(randomUUID(), 1_000), 500);
+    const [next] = deliveryRefs(steady, 1);
     await producer.enqueue([next!]);
 
     expect(await takeIds(4)).toContain(next!.deliveryId);
   });
 
   it("places a quiet target's job right behind a retry that came back with its old, low priority", async () => {
-    await enqueueInBatches(refsOf(randomUUID(), 100), 100);
+    await enqueueInBatches(deliveryRefs(randomUUID(), 100), 100);
     await takeIds(60);
     // A job retried after its backoff keeps the priority it was first given (here 3).
-    const [retried] = refsOf(randomUUID(), 1);
+    const [retried] = deliveryRefs(randomUUID(), 1);
     await producer.queue.add('retried', retried!, { jobId: retried!.deliveryId, priority: 3 });
-    const [quiet] = refsOf(randomUUID(), 1);
+    const [quiet] = deliveryRefs(randomUUID(), 1);
     await producer.enqueue([quiet!]);
     expect((await producer.queue.getJob(quiet!.deliveryId))!.opts.priority).toBe(4);
     expect(await takeIds(2)).toEqual([retried!.deliveryId, quiet!.deliveryId]);
   });
 
   it('gives a requeued (replayed or lost) job a place by the same rule', async () => {
-    await enqueueInBatches(refsOf(randomUUID(), 100), 100);
-    const [lost] = refsOf(randomUUID(), 1);
+    await enqueueInBatches(deliveryRefs(randomUUID(), 100), 100);
+    const [lost] = deliveryRefs(randomUUID(), 1);
     expect(await producer.requeueDead([lost!])).toEqual(new Set([lost!.deliveryId]));
     expect((await producer.queue.getJob(lost!.deliveryId))!.opts.priority).toBeGreaterThanOrEqual(1);
     expect(await takeIds(3)).toContain(lost!.deliveryId);
@@ -153,9 +144,9 @@ describe('fair scheduling across notification targets', () => {
 
   it('forgets every place once the queue drains, and lets its records expire', async () => {
     const target = randomUUID();
-    await enqueueInBatches(refsOf(target, 50), 25);
+    await enqueueInBatches(deliveryRefs(target, 50), 25);
     await takeAll();
-    const [again] = refsOf(target, 1);
+    const [again] = deliveryRefs(target, 1);
     await producer.enqueue([again!]);
     expect((await producer.queue.getJob(again!.deliveryId))!.opts.priority).toBe(1);
 
@@ -177,9 +168,9 @@ describe('fair scheduling across notification targets', () => {
   });
 
   it("caps priorities at BullMQ's highest, where jobs keep the order they were added in", async () => {
-    const [head] = refsOf(randomUUID(), 1);
+    const [head] = deliveryRefs(randomUUID(), 1);
     await producer.queue.add('head', head!, { jobId: head!.deliveryId, priority: MAX_PRIORITY - 1 });
-    const refs = refsOf(randomUUID(), 3);
+    const refs = deliveryRefs(randomUUID(), 3);
     await producer.enqueue(refs);
     const priorities = await Promise.all(refs.map(async (ref) => (await producer.queue.getJob(ref.deliveryId))!.opts.priority));
     expect(priorities).toEqual([MAX_PRIORITY, MAX_PRIORITY, MAX_PRIORITY]);

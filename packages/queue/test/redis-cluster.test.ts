@@ -8,6 +8,7 @@ import { Worker } from 'bullmq';
 import { Cluster, Redis } from 'ioredis';
 import { parseRedisUrl, redisKeyPrefix } from '@herald/config';
 import type { DeliveryRef } from '@herald/domain';
+import { deliveryRefs } from './support/delivery-refs';
 import { removeQueueKeys, startRedisCluster, type PrivateRedisCluster } from '@herald/testing';
 import {
   countBreakers,
@@ -148,17 +149,8 @@ describe('Herald on a Redis Cluster', () => {
     const producer = createDeliveryProducer(client, { prefix, retry: RETRY, timeoutMs: 5_000 });
     const worker = new Worker<DeliveryRef>(DELIVERIES_QUEUE, null, { connection: workerConnection, prefix, autorun: false });
     try {
-      const refs = (targetId: string, n: number): DeliveryRef[] =>
-        Array.from({ length: n }, () => ({
-          deliveryId: randomUUID(),
-          eventId: `Event-${randomUUID()}`,
-          targetId,
-          programId: 'p1',
-          merchantId: null,
-          targetOwner: 'program',
-        }));
-      const burst = refs(randomUUID(), 5);
-      const [other] = refs(randomUUID(), 1);
+      const burst = deliveryRefs(randomUUID(), 5);
+      const [other] = deliveryRefs(randomUUID(), 1);
       await producer.enqueue(burst);
       await producer.enqueue([other!]);
 
