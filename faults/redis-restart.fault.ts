@@ -130,7 +130,7 @@ async function queuedJobs(redisUrl: string, prefix: string): Promise<number> {
   const redis = new Redis(redisUrl);
   try {
     const key = `${prefix}:deliveries`;
-    // Delivery jobs wait in the prioritized set (every one has a priority: packages/queue fair-share.ts).
+    // Delivery jobs wait in the prioritized set (every one has a priority: the fair share of packages/queue/src/delivery-queue.ts).
     const [wait, prioritized, delayed, active] = await Promise.all([
       redis.llen(`${key}:wait`),
       redis.zcard(`${key}:prioritized`),

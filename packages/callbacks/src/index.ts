@@ -2,7 +2,7 @@
  * One callback to a notification target, as both services send it: the delivery worker for queued
  * events, the events-api for test callbacks. Its headers are built in one place (callbackHeaders).
  */
-export { createCallbackSender, type CallbackRequest, type CallbackResponse, type CallbackSenderOptions, type SendCallback } from './callback-sender';
-export { callbackFailure, callbackResult, type AttemptErrorKind, type CallbackResult } from './callback-result';
+export { createCallbackSender, type CallbackRequest, type CallbackResponse, type CallbackSenderOptions, type SendCallback } from './send-callback';
+export { callbackFailure, callbackResult, type AttemptErrorKind, type CallbackResult } from './send-callback';
 export { callbackHeaders, sendCallback, type CallbackChannel, type CallbackMessage } from './send-callback';
 export { TEST_CALLBACK_DESCRIPTION, TEST_CALLBACK_HEADER, testCallbackMessage } from './test-callback';

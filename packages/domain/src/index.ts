@@ -47,7 +47,7 @@ export {
   validatePaymentSeries,
   type Validator,
 } from './validation';
-export { depthViolations, MAX_JSON_DEPTH } from './json-depth';
+export { depthViolations, MAX_JSON_DEPTH } from './validation';
 export { pointerTo } from './violation';
 export type { Validation, Violation } from './violation';
 export { examplePaymentSeriesEvent } from './examples/payment-series-event';

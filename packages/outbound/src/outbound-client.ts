@@ -1,12 +1,9 @@
-import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
-import { readBounded } from './bounded-read';
-import type { ConnectGuard } from './connect-guard';
-import { Deadline } from './deadline';
-import { bodyFailure, requestFailure } from './outbound-failure';
+import { Agent as HttpAgent, request as httpRequest, type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
+import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import type { AxiosInstance, AxiosStatic } from 'axios';
+import type { ConnectGuard } from './address-policy';
+import { bodyFailure, errorCode, requestFailure } from './outbound-failure';
 import { parseRetryAfter } from './retry-after';
-import { axiosTransport } from './transports/axios-transport';
-import { nodeTransport } from './transports/node-transport';
-import type { Transport } from './transports/transport';
 import { HERALD_USER_AGENT } from './user-agent';
 
 /** One outbound request and its limits. */
@@ -122,4 +119,232 @@ function requestHeaders(request: OutboundRequest): Record<string, string> {
   const headers: Record<string, string> = { ...request.headers, 'user-agent': HERALD_USER_AGENT };
   if (request.body !== undefined) headers['content-length'] = String(Buffer.byteLength(request.body));
   return headers;
+}
+
+// The exchange under the client: the transport that makes it (Node's own client or axios, behind
+// one signature), the one time limit over it, and the bounded read of its answer.
+
+/** One request as a transport sends it: its URL already checked, its headers final. */
+interface TransportRequest {
+  url: URL;
+  method: string;
+  headers: Record<string, string>;
+  body: string | undefined;
+  /** The client's one time limit: when it passes, the request, its connection and the answer's body are dropped. */
+  deadline: Deadline;
+}
+
+/**
+ * Sends one request and resolves with the answer once its status and headers are in, its body not
+ * read yet (the client reads it, bounded). Rejects with the underlying client's own error, which
+ * the client maps to an OutboundRequestError.
+ */
+type Transport = (request: TransportRequest) => Promise<IncomingMessage>;
+
+/**
+ * Keep-alive pools of one client only, configured as Node's global agents are: a pooled connection
+ * was checked by this guard when it was made, and these agents (not the global ones, which newer
+ * Node versions can point at HTTP(S)_PROXY) never use a proxy, which would connect in our place,
+ * out of reach of the address check. The guard's lookup is an agent option, which the agent passes
+ * to every connection it makes.
+ */
+function guardedAgents(guard: ConnectGuard): { http: HttpAgent; https: HttpsAgent } {
+  const options = { keepAlive: true, scheduling: 'lifo' as const, timeout: 5_000, ...(guard.lookup ? { lookup: guard.lookup } : {}) };
+  return { http: new HttpAgent(options), https: new HttpsAgent(options) };
+}
+
+/**
+ * Node's own http client. It adds nothing that must stay out: it follows no redirect, asks for no
+ * compressed answer and sends no header it was not given but Host, Connection and Content-Length.
+ */
+function nodeTransport(guard: ConnectGuard): Transport {
+  const agents = guardedAgents(guard);
+  return ({ url, method, headers, body, deadline }) =>
+    new Promise((resolve, reject) => {
+      const https = url.protocol === 'https:';
+      const sent = (https ? httpsRequest : httpRequest)(url, { method, headers, agent: https ? agents.https : agents.http }, resolve);
+      // Also after the answer arrived (a reset mid-body): the bounded read sees that on the response.
+      sent.on('error', reject);
+      // Past the time limit the request goes, with its connection and so its answer's body.
+      deadline.onExpiry(() => sent.destroy(Object.assign(new Error('the request timed out'), { code: 'ABORT_ERR' })));
+      sent.end(body);
+    });
+}
+
+/**
+ * axios over Node's client, configured down to what the node transport does: no redirect followed
+ * (a 3xx is an answer), no proxy (not even one named by HTTP(S)_PROXY, which axios reads itself), no
+ * compressed answer asked for or decoded, none of axios's default headers (Accept,
+ * Accept-Encoding), every status an answer, and the body handed over unread, as a stream.
+ */
+function axiosTransport(guard: ConnectGuard): Transport {
+  const agents = guardedAgents(guard);
+  // Loaded at the first request, not when this package is imported or a client made: the
+  // events-api imports the package for its address policy and never sends with axios, and a worker
+  // whose targets use no OAuth never requests a token.
+  let loaded: Promise<{ axios: AxiosStatic; instance: AxiosInstance }> | undefined;
+  const load = () =>
+    (loaded ??= import('axios').then(({ default: axios }) => ({
+      axios,
+      instance: axios.create({
+        adapter: 'http',
+        httpAgent: agents.http,
+        httpsAgent: agents.https,
+        proxy: false,
+        maxRedirects: 0,
+        decompress: false,
+        responseType: 'stream',
+        validateStatus: () => true,
+        transformRequest: [],
+        transformResponse: [],
+      }),
+    })));
+
+  return async ({ url, method, headers, body, deadline }) => {
+    const { axios, instance } = await load();
+    try {
+      const response = await instance.request<IncomingMessage>({
+        url: url.href,
+        method,
+        // `false` keeps axios from adding its own; a caller's value replaces it.
+        headers: { accept: false, 'accept-encoding': false, ...headers },
+        data: body === undefined ? undefined : Buffer.from(body, 'utf8'),
+        signal: deadline.signal(),
+      });
+      return response.data;
+    } catch (error) {
+      throw unwrap(axios, error);
+    }
+  };
+}
+
+/**
+ * axios wraps the error of the connection (the guard's refusal, a reset, a TLS failure) in its own,
+ * which also carries the whole request (URL, headers, credentials): only the cause goes on.
+ */
+function unwrap(axios: AxiosStatic, error: unknown): unknown {
+  return axios.isAxiosError(error) && error.cause !== undefined ? error.cause : error;
+}
+
+/**
+ * A request's one time limit, from resolving the host to the last body byte read. Lighter than an
+ * AbortController: every callback makes one, and an AbortSignal with the listeners Node's http
+ * client and the body read put on it cost about 26 µs of the worker's CPU per callback, as much as
+ * all of Herald's own code on that path (V8 profiles, docs/benchmarks.md).
+ */
+export class Deadline {
+  #expired = false;
+  #listeners: Array<() => void> = [];
+  readonly #timer: NodeJS.Timeout;
+
+  constructor(ms: number) {
+    this.#timer = setTimeout(() => this.#expire(), ms);
+  }
+
+  /** Whether the time limit has passed. */
+  get expired(): boolean {
+    return this.#expired;
+  }
+
+  /** Calls `listener` once when the time limit passes (at once if it has); returns what stops that. */
+  onExpiry(listener: () => void): () => void {
+    if (this.#expired) {
+      listener();
+      return () => undefined;
+    }
+    this.#listeners.push(listener);
+    return () => {
+      const i = this.#listeners.indexOf(listener);
+      if (i >= 0) this.#listeners.splice(i, 1);
+    };
+  }
+
+  /** An AbortSignal that aborts when the time limit passes, for a client that takes only that (axios). */
+  signal(): AbortSignal {
+    const controller = new AbortController();
+    this.onExpiry(() => controller.abort());
+    return controller.signal;
+  }
+
+  /** The request is over: no listener is called any more. */
+  clear(): void {
+    clearTimeout(this.#timer);
+    this.#listeners = [];
+  }
+
+  #expire(): void {
+    this.#expired = true;
+    const listeners = this.#listeners;
+    this.#listeners = [];
+    for (const listener of listeners) listener();
+  }
+}
+
+/** What was read of a body, and why reading stopped. */
+interface BodyRead {
+  body: string;
+  end: 'complete' | 'too_large' | 'timeout' | 'broken';
+  /** The system error that broke the body off. */
+  causeCode?: string;
+}
+
+/**
+ * Reads at most `maxBytes` of the body, then drops the stream (and its connection) rather than
+ * reading on. Over the stream's own events: a callback's answer is one small chunk, and an async
+ * iterator over it (its promises, its extra listeners) cost more CPU than the rest of the read.
+ */
+function readBounded(stream: IncomingMessage, maxBytes: number, deadline: Deadline): Promise<BodyRead> {
+  return new Promise((resolve) => {
+    const chunks: Buffer[] = [];
+    let kept = 0;
+    let end: BodyRead['end'] = 'complete';
+    let causeCode: string | undefined;
+    let done = false;
+    let stopWaiting = (): void => undefined;
+
+    const finish = (): void => {
+      if (done) return;
+      done = true;
+      // The error listener stays: an error the stream emits later must not go unhandled.
+      stream.off('data', onData);
+      stream.off('end', finish);
+      stream.off('close', finish);
+      stopWaiting();
+      // A stream destroyed (past the time limit, by a reset) may close without an error and without its end.
+      if (end === 'complete' && !stream.complete) end = deadline.expired ? 'timeout' : 'broken';
+      const body = chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks).toString('utf8');
+      resolve({ body, end, ...(causeCode === undefined ? {} : { causeCode }) });
+    };
+    const onData = (chunk: Buffer): void => {
+      const room = maxBytes - kept;
+      if (chunk.length > room) {
+        if (room > 0) chunks.push(chunk.subarray(0, room));
+        kept = maxBytes;
+        end = 'too_large';
+        // The rest of a large answer is never read.
+        stream.destroy();
+        finish();
+        return;
+      }
+      chunks.push(chunk);
+      kept += chunk.length;
+    };
+    const onError = (error: unknown): void => {
+      if (done) return;
+      end = deadline.expired ? 'timeout' : 'broken';
+      causeCode = errorCode(error);
+      finish();
+    };
+    if (deadline.expired) {
+      stream.destroy();
+      end = 'timeout';
+      finish();
+      return;
+    }
+    stopWaiting = deadline.onExpiry(() => stream.destroy());
+    stream.on('data', onData);
+    stream.once('end', finish);
+    stream.on('error', onError);
+    stream.once('close', finish);
+  });
 }

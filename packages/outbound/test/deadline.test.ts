@@ -1,4 +1,4 @@
-import { Deadline } from '../src/deadline';
+import { Deadline } from '../src/outbound-client';
 
 // The deadline's clock is Jest's: time passes when a test advances it, never by waiting.
 beforeEach(() => jest.useFakeTimers());

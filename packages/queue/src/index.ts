@@ -23,6 +23,6 @@ export {
   type DeliveryBackoffPolicy,
   type RetryAfterHint,
 } from './delivery-backoff';
-export { createFairShare, FAIR_SHARE_RECORDS_TTL_SECONDS, MAX_PRIORITY, type FairShareJob, type FairShareOptions } from './fair-share';
+export { createFairShare, FAIR_SHARE_RECORDS_TTL_SECONDS, MAX_PRIORITY, type FairShareJob, type FairShareOptions } from './delivery-queue';
 export * from './target-gate';
 export { createCoalescer, type CoalescedCall, type CoalescerOptions } from './coalescer';

@@ -13,7 +13,7 @@ import {
   type TargetGateSettings,
 } from '../src';
 import { GATE_SCRIPT } from '../src/target-gate/gate-script';
-import { SLOT_TIME_DECAY } from '../src/target-gate/keys';
+import { SLOT_TIME_DECAY } from '../src/target-gate/target-gate';
 
 const REDIS_URL = 'redis://127.0.0.1:6379';
 const SETTINGS: TargetGateSettings = {
@@ -518,7 +518,7 @@ describe('batches', () => {
 });
 
 describe('the gate’s script (commands/gate.lua)', () => {
-  it('averages slot times with the same decay as the workers’ leases (keys.ts SLOT_TIME_DECAY)', () => {
+  it('averages slot times with the same decay as the workers’ leases (target-gate.ts SLOT_TIME_DECAY)', () => {
     expect(GATE_SCRIPT).toMatch(new RegExp(`^local slotTimeDecay = ${SLOT_TIME_DECAY}$`, 'm'));
   });
 

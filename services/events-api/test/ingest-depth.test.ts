@@ -1,5 +1,5 @@
 import request from 'supertest';
-import { MAX_BODY_DEPTH, tooDeepAt } from '../src/http/body-depth';
+import { MAX_BODY_DEPTH, tooDeepAt } from '../src/http/request-guards';
 import { createTestApi } from './support/api';
 import { ingestEvent } from './support/events';
 

@@ -1,4 +1,4 @@
-export { breakersKey, gateKeyPrefix, nextSlotTime, targetKeys, DEFERRED_GRACE_MS } from './keys';
+export { breakersKey, gateKeyPrefix, nextSlotTime, targetKeys, DEFERRED_GRACE_MS } from './target-gate';
 export {
   BUSY_DELAY_MAX_MS,
   BUSY_DELAY_MIN_MS,

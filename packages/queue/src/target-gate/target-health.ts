@@ -1,6 +1,6 @@
 import type { RedisConnection } from '../redis';
 import { firstConnect } from '../redis';
-import { breakersKey, DEFERRED_GRACE_MS, STALE_BREAKER_MS, targetKeys } from './keys';
+import { breakersKey, DEFERRED_GRACE_MS, STALE_BREAKER_MS, targetKeys } from './target-gate';
 
 /** closed: callbacks flow; open: every job is deferred; half_open: one probe at a time tests the target. */
 export type BreakerState = 'closed' | 'open' | 'half_open';
@@ -76,7 +76,7 @@ export async function countBreakers(redis: RedisConnection, queuePrefix: string,
   return { open: Number(results[0]![1]), half_open: Number(results[1]![1]) };
 }
 
-/** Slots the workers' leases hold now (keys.ts: `slots:deadline:since` per worker). */
+/** Slots the workers' leases hold now (target-gate.ts: `slots:deadline:since` per worker). */
 function leasedSlots(leases: string[], now: number): number {
   return leases.reduce((sum, lease) => {
     const [slots, deadline] = lease.split(':').map(Number) as [number, number];

@@ -10,7 +10,7 @@ export interface WorkerGateLogger {
 
 /** Options of a worker's gate (createWorkerGate): the gate's own, not the worker's whole config. */
 export interface WorkerGateOptions {
-  /** The QUEUE_PREFIX: the gate's keys live under `<queuePrefix>:gate:` (keys.ts). Required. */
+  /** The QUEUE_PREFIX: the gate's keys live under `<queuePrefix>:gate:` (target-gate.ts). Required. */
   queuePrefix: string;
   /**
    * The limit, the breaker's rules and how long a job let in one by one holds its slot at most

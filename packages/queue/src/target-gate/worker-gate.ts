@@ -1,7 +1,5 @@
 import { createCoalescer } from '../coalescer';
 import type { RedisConnection } from '../redis';
-import { nextSlotTime } from './keys';
-import { emptyLease, type LeaseWaiter, type TargetLease } from './target-lease';
 import {
   createTargetGate,
   type Admission,
@@ -11,8 +9,9 @@ import {
   type GateVerdict,
   type LeaseGrant,
   type LeaseRequest,
+  nextSlotTime,
 } from './target-gate';
-import { TurnedAwayTargets } from './turned-away';
+import { emptyLease, TurnedAwayTargets, type LeaseWaiter, type TargetLease } from './target-lease';
 import { resolveWorkerGateOptions, type WorkerGateOptions } from './worker-gate-options';
 
 /** The target gate as one worker process uses it, one job at a time (the batching is underneath). */

@@ -1,6 +1,47 @@
 import { MAX_JSON_DEPTH, pointerTo, ValidationError } from '@herald/domain';
 import iconv from 'iconv-lite';
 import { HttpError } from './http-error';
+import type { RequestHandler } from 'express';
+
+// The request's raw form, checked before any route, authentication or parser runs: a path that
+// decodes cleanly, and (on the ingest) a body whose nesting stays within bounds.
+
+/**
+ * Refuses, before any route or authentication runs, a path with a segment that is not
+ * percent-encoded UTF-8 or that decodes to NUL: a 400 problem+json naming the segment as sent.
+ * Express decodes path parameters only when a route matches and then throws an unexposed
+ * URIError; NUL decodes fine but PostgreSQL stores no U+0000 in text. One check here covers every
+ * route, present and future, the dashboard's included.
+ */
+export const pathGuard: RequestHandler = (req, _res, next) => {
+  // A path with no percent sign has nothing to decode (most requests, every GET /events).
+  if (!req.path.includes('%')) {
+    next();
+    return;
+  }
+  const errors = req.path
+    .split('/')
+    .map((segment) => ({ segment, message: problemOf(segment) }))
+    .filter((e): e is { segment: string; message: string } => e.message !== undefined);
+  if (errors.length === 0) {
+    next();
+    return;
+  }
+  next(
+    new HttpError(400, 'malformed_path', 'Malformed path', `Malformed path segment: ${errors.map((e) => JSON.stringify(e.segment)).join(', ')}.`, { errors }),
+  );
+};
+
+function problemOf(segment: string): string | undefined {
+  if (!segment.includes('%')) return undefined;
+  let decoded: string;
+  try {
+    decoded = decodeURIComponent(segment);
+  } catch {
+    return 'is not valid percent-encoded UTF-8';
+  }
+  return decoded.includes('\u0000') ? 'must not contain NUL (%00)' : undefined;
+}
 
 /** Deepest an ingest body may nest: an event of MAX_JSON_DEPTH inside a batch (`{"events": [...]}`). */
 export const MAX_BODY_DEPTH = MAX_JSON_DEPTH + 2;
