@@ -9,9 +9,9 @@ const UNAVAILABLE_CODES = new Set(['P1001', 'P1002', 'P1008', 'P1017', 'P2024'])
 // What the pg driver adapter reports underneath.
 const UNAVAILABLE_KINDS = new Set(['DatabaseNotReachable', 'ConnectionClosed', 'SocketTimeout', 'TooManyConnections', 'TlsConnectionError']);
 // Errors named so: Prisma could not connect; an ingest kept finding the month turned (the
-// database's clock stepping back and forth across a month's start: nothing was stored, and a
-// retry stores it, repositories/event-ingest.ts).
-const UNAVAILABLE_ERROR_NAMES = new Set(['PrismaClientInitializationError', 'IngestMonthTurnedError']);
+// database's clock stepping back and forth across a month's start) or kept racing other ingests of
+// its ids: nothing was stored, and a retry stores it (repositories/event-ingest.ts).
+const UNAVAILABLE_ERROR_NAMES = new Set(['PrismaClientInitializationError', 'IngestMonthTurnedError', 'IngestRaceError']);
 // PostgreSQL SQLSTATEs of a server going away or refusing work: admin/crash shutdown, cannot
 // connect now, and out of a resource (insufficient resources, disk full, out of memory, which
 // includes a full shared lock table, too many connections): the work is rolled back and may pass later.

@@ -12,7 +12,7 @@ export type { MerchantRecord, ProgramRecord, TenantRepository } from './reposito
 export { eventRepository, pagesFoundThroughCounters } from './repositories/events';
 export type { EventListPage, EventRepository, EventRepositoryOptions } from './repositories/events';
 export type { EventListQuery } from './repositories/event-list-statements';
-export { eventJsonBytes } from './repositories/event-json';
+export { eventJsonBytes, numberedEvent } from './repositories/event-json';
 export type { KnownTenants, StoredEvent } from './repositories/event-ingest';
 export type { NewEvent } from './repositories/event-ingest-statements';
 export { ingestStore } from './repositories/ingest-store';

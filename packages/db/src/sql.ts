@@ -10,6 +10,7 @@ import {
   type DatabaseConnection,
   type Driver,
   type Expression,
+  type RawBuilder,
   type ExpressionBuilder,
   type SqlBool,
 } from 'kysely';
@@ -54,6 +55,14 @@ export const db = new Kysely<DB>({
 
 /** Kysely's `sql` tag, for the few expressions its builder has no method for (unnest, casts, intervals). */
 export { fragment as sql };
+
+/**
+ * A statement written as SQL text (Kysely's `sql` tag, values as parameters), for the few that its
+ * builder cannot say: a data-modifying WITH over unnest whose result is an aggregate.
+ */
+export function rawStatement<O>(statement: RawBuilder<O>): Compilable<O> {
+  return { compile: () => statement.compile(db) };
+}
 
 /** The rows a built statement returns, as Kysely infers them from the schema. */
 export type RowOf<Q> = Q extends Compilable<infer O> ? O : never;

@@ -64,7 +64,7 @@ describe('the delivery attempt repository', () => {
       target: { id: work.delivery.targetId, url: 'https://merchant.example/hooks', auth: basicAuth, enabled: true, deletedAt: null },
     });
     // The event exactly as GET /events shows it: absent optional fields are left out.
-    expect(JSON.parse(work.eventJson!)).toEqual({ id: work.delivery.eventId, ...EVENT_FIELDS });
+    expect(JSON.parse(work.eventJson!)).toEqual({ id: work.delivery.eventId, ...EVENT_FIELDS, sequence: 1 });
   });
 
   it("decrypts a target's secrets once, however many deliveries and batches go to it, and again once they change", async () => {

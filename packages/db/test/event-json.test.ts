@@ -99,6 +99,7 @@ describe("the page's JSON, written by PostgreSQL", () => {
       'eventType',
       'objectId',
       'objectType',
+      'sequence',
       'metadata',
       'data',
       'context',
@@ -128,7 +129,10 @@ describe("the page's JSON, written by PostgreSQL", () => {
           Buffer.byteLength((await eventRepository(pool).list({ scope: { kind: 'program', programId }, page: i + 1, pageSize: 1 })).eventsJson, 'utf8') - 2,
       ),
     );
-    expect(events.map((e) => eventJsonBytes(e.event))).toEqual(written);
+    // Each event is the first of its object: sequence 1.
+    expect(events.map((e) => eventJsonBytes({ ...e.event, sequence: 1 }))).toEqual(written);
+    // Before it is numbered (the ingest's check), its sequence counts at its largest, 10 digits.
+    expect(events.map((e) => eventJsonBytes(e.event))).toEqual(written.map((bytes) => bytes + 9));
     // JSON.stringify's size would understate the second by hundreds of bytes.
     expect(written[1]! - Buffer.byteLength(JSON.stringify(events[1]!.event))).toBeGreaterThan(600);
   });
@@ -146,6 +150,7 @@ describe("the page's JSON, written by PostgreSQL", () => {
       eventType: 'created',
       objectId: 'o-1',
       objectType: 'payment',
+      sequence: 1,
     });
     expect(JSON.stringify(listed)).toBe(JSON.stringify((await writtenByNode([event.event.id]))[0]));
   });

@@ -9,7 +9,7 @@ import type { EventListQuery } from '../src/repositories/event-list-statements';
 import { eventRepository } from '../src/repositories/events';
 import { targetRepository } from '../src/repositories/targets';
 import { tenantRepository } from '../src/repositories/tenants';
-import { ingestIntoOlderDatabase } from './support/older-database';
+import { withTodaysTables } from './support/older-database';
 import { useScratch } from './support/scratch';
 // @herald/testing depends on @herald/db, so this package reaches its helpers by path.
 import { storeEvents } from '../../testing/src';
@@ -58,7 +58,7 @@ async function oldDatabaseWithData(
     merchantId,
     contentHash: randomUUID(),
   }));
-  await ingestIntoOlderDatabase(sqlPool(prisma), () => storeEvents(sqlPool(prisma), batch));
+  await withTodaysTables(sqlPool(prisma), () => storeEvents(sqlPool(prisma), batch));
   // Spread the deliveries over 5 weeks back and over every status, as a live database would have them.
   await prisma.$executeRawUnsafe(`
     WITH numbered AS (SELECT id, row_number() OVER (ORDER BY id) AS n FROM deliveries)
@@ -92,7 +92,7 @@ describe(`migration ${MIGRATION}`, () => {
       const listed = async () => Promise.all(queries.map((query) => events.list(query)));
       const pool = sqlPool(prisma);
       const rowsOf = async (sql: string) => (await pool.query(sql)).rows;
-      const [eventsBefore, deliveriesBefore, attemptsBefore] = [await listed(), await rowsOf(DELIVERY_ROWS), await rowsOf(ATTEMPT_ROWS)];
+      const [eventsBefore, deliveriesBefore, attemptsBefore] = [await withTodaysTables(pool, listed), await rowsOf(DELIVERY_ROWS), await rowsOf(ATTEMPT_ROWS)];
       expect(deliveriesBefore).toHaveLength(180);
       expect(attemptsBefore).toHaveLength(180);
       expect(eventsBefore[0]!.count).toBe(90);
@@ -104,7 +104,7 @@ describe(`migration ${MIGRATION}`, () => {
 
       expect(await rowsOf(DELIVERY_ROWS)).toEqual(deliveriesBefore);
       expect(await rowsOf(ATTEMPT_ROWS)).toEqual(attemptsBefore);
-      expect(await listed()).toEqual(eventsBefore);
+      expect(await withTodaysTables(pool, listed)).toEqual(eventsBefore);
       // Each attempt sits in its delivery's week.
       expect(
         await rowsOf(`SELECT a.id FROM delivery_attempts a JOIN deliveries d ON d.id = a.delivery_id

@@ -9,7 +9,7 @@ import { eventRepository } from '../src/repositories/events';
 import { ingestStore } from '../src/repositories/ingest-store';
 import { targetRepository } from '../src/repositories/targets';
 import { tenantRepository } from '../src/repositories/tenants';
-import { ingestIntoOlderDatabase } from './support/older-database';
+import { withTodaysTables } from './support/older-database';
 import { useScratch } from './support/scratch';
 // @herald/testing depends on @herald/db, so this package reaches its helpers by path.
 import { storeEvents } from '../../testing/src';
@@ -61,7 +61,7 @@ describe(`migration ${MIGRATION}`, () => {
         merchantId,
         contentHash: randomUUID(),
       }));
-      await ingestIntoOlderDatabase(pool, () => storeEvents(pool, batch));
+      await withTodaysTables(pool, () => storeEvents(pool, batch));
       await prisma.$executeRawUnsafe(`
         WITH numbered AS (SELECT id, row_number() OVER (ORDER BY id) AS n FROM events)
         UPDATE events e SET ingested_at = date_trunc('month', now(), 'UTC') - make_interval(months => (numbered.n % 4)::int) + make_interval(hours => numbered.n::int)
@@ -81,7 +81,12 @@ describe(`migration ${MIGRATION}`, () => {
       ];
       const listed = async () => Promise.all(queries.map((query) => events.list(query)));
       const rowsOf = async (sql: string) => (await pool.query(sql)).rows;
-      const before = { lists: await listed(), events: await rowsOf(EVENT_ROWS), deliveries: await rowsOf(DELIVERY_ROWS), attempts: await rowsOf(ATTEMPT_ROWS) };
+      const before = {
+        lists: await withTodaysTables(pool, listed),
+        events: await rowsOf(EVENT_ROWS),
+        deliveries: await rowsOf(DELIVERY_ROWS),
+        attempts: await rowsOf(ATTEMPT_ROWS),
+      };
       expect(before.events).toHaveLength(120);
       expect(before.deliveries).toHaveLength(240);
       expect(before.attempts).toHaveLength(120);
@@ -95,7 +100,7 @@ describe(`migration ${MIGRATION}`, () => {
       expect(await rowsOf(EVENT_ROWS)).toEqual(before.events);
       expect(await rowsOf(DELIVERY_ROWS)).toEqual(before.deliveries);
       expect(await rowsOf(ATTEMPT_ROWS)).toEqual(before.attempts);
-      expect(await listed()).toEqual(before.lists);
+      expect(await withTodaysTables(pool, listed)).toEqual(before.lists);
 
       // Monthly partitions from the oldest event's month to 3 months ahead, each with its own
       // unique index on id; each event sits in the month of its ingested_at.
@@ -118,7 +123,8 @@ describe(`migration ${MIGRATION}`, () => {
       const oldest = batch.find((item) => before.events.find((row) => row.id === item.event.id)!.ingested_at < monthsAgo(2))!;
       const fresh: NewEvent = { ...batch[1]!, event: { ...batch[1]!.event, id: `Event-${randomUUID()}` } };
       const { created: inserted } = await ingestStore(pool).transaction((tx) => tx.insertNewEvents([oldest, fresh]));
-      expect(inserted).toEqual(new Set([fresh.event.id]));
+      // The second event of its object (batch[1]'s): numbered after the one the migration numbered 1.
+      expect(inserted).toEqual(new Map([[fresh.event.id, 2]]));
       expect(await rowsOf(`SELECT tableoid::regclass::text AS partition FROM events WHERE id = '${fresh.event.id}'`)).toEqual([
         { partition: eventPartitionName(monthStart(new Date())) },
       ]);

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { ingestStore, type DatabasePool, type NewEvent } from '@herald/db';
+import { ingestStore, numberedEvent, type DatabasePool, type NewEvent } from '@herald/db';
 import { targetsToNotify, type DeliveryRef, type Event } from '@herald/domain';
 
 /**
@@ -9,7 +9,7 @@ import { targetsToNotify, type DeliveryRef, type Event } from '@herald/domain';
  */
 export async function storeEvents(pool: DatabasePool, batch: readonly NewEvent[]): Promise<{ events: Event[]; deliveries: DeliveryRef[] }> {
   return ingestStore(pool).transaction(async (tx) => {
-    const { storedAt } = await tx.insertNewEvents(batch);
+    const { created, storedAt } = await tx.insertNewEvents(batch);
     const { targets } = await tx.findTenantsAndTargets(
       batch.map((b) => b.programId),
       batch.flatMap((b) => (b.merchantId ? [b.merchantId] : [])),
@@ -26,6 +26,9 @@ export async function storeEvents(pool: DatabasePool, batch: readonly NewEvent[]
       })),
     );
     tx.writeAtCommit({ deliveries, counted: batch });
-    return { events: batch.map(({ event }) => ({ ...event, createdAt: new Date(event.createdAt).toISOString() })), deliveries };
+    return {
+      events: batch.map(({ event }) => numberedEvent({ ...event, createdAt: new Date(event.createdAt).toISOString() }, created.get(event.id)!)),
+      deliveries,
+    };
   });
 }

@@ -214,7 +214,7 @@ describe('GET /events', () => {
     const tenant = await api.createTenant();
     await api.ingest(ingestEvent(tenant)).expect(201);
     const [event] = (await page(tenant.merchantKey.key)).data;
-    expect(Object.keys(event!).sort()).toEqual(['createdAt', 'eventType', 'id', 'objectId', 'objectType', 'origin']);
+    expect(Object.keys(event!).sort()).toEqual(['createdAt', 'eventType', 'id', 'objectId', 'objectType', 'origin', 'sequence']);
   });
 });
 

@@ -160,7 +160,7 @@ describe('the ingest answer names the deliveries it created', () => {
     const res = await api.ingest(event).expect(201);
 
     const { programId: _p, merchantId: _m, ...stored } = event;
-    expect(res.body).toEqual(stored);
+    expect(res.body).toEqual({ ...stored, sequence: 1 });
     expect(res.headers['herald-deliveries']).toBe('2');
     expect(res.headers['herald-delivery-targets']!.split(', ').sort()).toEqual([merchantTarget, programTarget].sort());
   });

@@ -1,6 +1,6 @@
 // The ingest use case with fakes at its seams (no database, no queue): what it stores, routes and
 // publishes, and what it refuses. ingest.test.ts and fan-out.test.ts cover it end to end.
-import type { IngestTransaction, KnownTenants, NewEvent, StoredEvent } from '@herald/db';
+import { numberedEvent, type IngestTransaction, type KnownTenants, type NewEvent, type StoredEvent } from '@herald/db';
 import { EventConflictError, UnknownTenantError, ValidationError, type DeliveryRef, type Event, type RoutingTarget } from '@herald/domain';
 import { createOutboxPublisher } from '@herald/outbox';
 import { createIngest, type IngestDependencies } from '../src/ingest/ingest-events';
@@ -58,14 +58,17 @@ class FakeStore {
       },
       insertNewEvents: async (batch) => {
         call('insertNewEvents');
-        const created = new Set<string>();
+        const created = new Map<string, number>();
         for (const item of batch) {
           if (staged.events.has(item.event.id)) continue;
+          // Numbered as the database does: after the events of the same object stored before.
+          const sameObject = (e: StoredEvent['event']) => e.objectType === item.event.objectType && e.objectId === item.event.objectId;
+          const sequence = [...staged.events.values()].filter((stored) => sameObject(stored.event)).length + 1;
           staged.events.set(item.event.id, {
-            event: { ...item.event, createdAt: new Date(item.event.createdAt).toISOString() },
+            event: numberedEvent({ ...item.event, createdAt: new Date(item.event.createdAt).toISOString() }, sequence),
             contentHash: item.contentHash,
           });
-          created.add(item.event.id);
+          created.set(item.event.id, sequence);
         }
         return { created, storedAt: this.storedAt };
       },
@@ -273,11 +276,11 @@ describe('the ingest use case', () => {
     });
   });
 
-  it('takes an event of exactly EVENT_MAX_BYTES', async () => {
+  it('takes an event of exactly EVENT_MAX_BYTES, its sequence number counted at its largest', async () => {
     const { ingest } = setUp();
     const probe = ingestEvent(tenant, { context: '' });
     const { programId: _p, merchantId: _m, ...callback } = probe;
-    const bytes = Buffer.byteLength(JSON.stringify(callback), 'utf8');
+    const bytes = Buffer.byteLength(JSON.stringify({ ...callback, sequence: 2_147_483_647 }), 'utf8');
     const result = await ingest(ingestEvent(tenant, { id: probe.id, createdAt: probe.createdAt, context: 'x'.repeat(2_048 - bytes) }));
     expect(result.createdCount).toBe(1);
   });

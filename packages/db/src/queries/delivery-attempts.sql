@@ -46,6 +46,8 @@ SELECT
       to_json("e"."object_id")::text,
       ',"objectType":',
       to_json("e"."object_type")::text,
+      ',"sequence":',
+      "e"."sequence"::text,
       ',"metadata":' || nullif("e"."metadata", 'null'::jsonb)::text,
       ',"data":' || nullif("e"."data", 'null'::jsonb)::text,
       ',"context":' || to_json("e"."context")::text,

@@ -38,6 +38,77 @@ UPDATE "event_ingest_month"
 SET
   "month" = date_trunc('month', now()::timestamptz(3), 'UTC');
 
+-- events: numberNew
+WITH
+  counted AS MATERIALIZED (
+    SELECT
+      new.program_id,
+      new.merchant_key,
+      new.object_type,
+      new.object_id,
+      count(DISTINCT new.id)::int AS n
+    FROM
+      unnest(
+        $1::TEXT[],
+        $2::TEXT[],
+        $3::TEXT[],
+        $4::TEXT[],
+        $5::TEXT[]
+      ) AS new (
+        id,
+        program_id,
+        merchant_key,
+        object_type,
+        object_id
+      )
+    WHERE
+      NOT EXISTS (
+        SELECT
+          1
+        FROM
+          events
+        WHERE
+          events.id = new.id
+      )
+    GROUP BY
+      new.program_id,
+      new.merchant_key,
+      new.object_type,
+      new.object_id
+  ),
+  bumped AS (
+    INSERT INTO
+      object_sequences (
+        program_id,
+        merchant_id,
+        object_type,
+        object_id,
+        last_sequence
+      )
+    SELECT
+      program_id,
+      merchant_key,
+      object_type,
+      object_id,
+      n
+    FROM
+      counted
+    ORDER BY
+      program_id,
+      merchant_key,
+      object_type,
+      object_id
+    ON CONFLICT (program_id, merchant_id, object_type, object_id) DO UPDATE
+    SET
+      last_sequence = object_sequences.last_sequence + excluded.last_sequence
+    RETURNING
+      1
+  )
+SELECT
+  coalesce(sum(n), 0)::text AS numbered
+FROM
+  counted;
+
 -- events: insertNew
 INSERT INTO
   "events" (
@@ -50,29 +121,75 @@ INSERT INTO
     "event_type",
     "object_id",
     "object_type",
+    "sequence",
     "metadata",
     "data",
     "context",
     "content_hash"
   )
 SELECT
-  *
+  new.id,
+  new.program_id,
+  new.merchant_id,
+  new.created_at,
+  new.source_system,
+  new.origin,
+  new.event_type,
+  new.object_id,
+  new.object_type,
+  s.last_sequence - count(*) OVER object + row_number() OVER (
+    object
+    ORDER BY
+      new.position
+  ),
+  new.metadata,
+  new.data,
+  new.context,
+  new.content_hash
 FROM
-  unnest(
-    $1::TEXT[],
-    $2::TEXT[],
-    $3::TEXT[],
-    $4::TIMESTAMPTZ[],
-    $5::TEXT[],
-    $6::TEXT[],
-    $7::TEXT[],
-    $8::TEXT[],
-    $9::TEXT[],
-    $10::JSONB[],
-    $11::JSONB[],
-    $12::TEXT[],
-    $13::TEXT[]
-  ) AS new (id)
+  (
+    -- An id given twice in one batch is stored (and numbered) once, at its first place.
+    SELECT DISTINCT
+      ON (id) *
+    FROM
+      unnest(
+        $1::TEXT[],
+        $2::TEXT[],
+        $3::TEXT[],
+        $4::TIMESTAMPTZ[],
+        $5::TEXT[],
+        $6::TEXT[],
+        $7::TEXT[],
+        $8::TEXT[],
+        $9::TEXT[],
+        $10::JSONB[],
+        $11::JSONB[],
+        $12::TEXT[],
+        $13::TEXT[]
+      ) WITH ORDINALITY AS given (
+        id,
+        program_id,
+        merchant_id,
+        created_at,
+        source_system,
+        origin,
+        event_type,
+        object_id,
+        object_type,
+        metadata,
+        data,
+        context,
+        content_hash,
+        position
+      )
+    ORDER BY
+      id,
+      position
+  ) AS new
+  JOIN object_sequences s ON s.program_id = new.program_id
+  AND s.merchant_id = coalesce(new.merchant_id, '')
+  AND s.object_type = new.object_type
+  AND s.object_id = new.object_id
 WHERE
   NOT EXISTS (
     SELECT
@@ -82,11 +199,20 @@ WHERE
     WHERE
       events.id = new.id
   )
+WINDOW
+  object AS (
+    PARTITION BY
+      new.program_id,
+      new.merchant_id,
+      new.object_type,
+      new.object_id
+  )
 ORDER BY
   new.id
 ON CONFLICT DO NOTHING
 RETURNING
-  "id";
+  "id",
+  "sequence";
 
 -- events: loadStored
 SELECT
@@ -97,6 +223,7 @@ SELECT
   "e"."event_type",
   "e"."object_id",
   "e"."object_type",
+  "e"."sequence",
   "e"."metadata",
   "e"."data",
   "e"."context",
@@ -150,6 +277,8 @@ SELECT
           to_json("p"."object_id")::text,
           ',"objectType":',
           to_json("p"."object_type")::text,
+          ',"sequence":',
+          "p"."sequence"::text,
           ',"metadata":' || nullif("p"."metadata", 'null'::jsonb)::text,
           ',"data":' || nullif("p"."data", 'null'::jsonb)::text,
           ',"context":' || to_json("p"."context")::text,
@@ -174,6 +303,7 @@ FROM
       "e"."event_type",
       "e"."object_id",
       "e"."object_type",
+      "e"."sequence",
       "e"."metadata",
       "e"."data",
       "e"."context"
@@ -251,6 +381,8 @@ SELECT
           to_json("p"."object_id")::text,
           ',"objectType":',
           to_json("p"."object_type")::text,
+          ',"sequence":',
+          "p"."sequence"::text,
           ',"metadata":' || nullif("p"."metadata", 'null'::jsonb)::text,
           ',"data":' || nullif("p"."data", 'null'::jsonb)::text,
           ',"context":' || to_json("p"."context")::text,
@@ -275,6 +407,7 @@ FROM
       "e"."event_type",
       "e"."object_id",
       "e"."object_type",
+      "e"."sequence",
       "e"."metadata",
       "e"."data",
       "e"."context"
@@ -361,6 +494,8 @@ SELECT
           to_json("p"."object_id")::text,
           ',"objectType":',
           to_json("p"."object_type")::text,
+          ',"sequence":',
+          "p"."sequence"::text,
           ',"metadata":' || nullif("p"."metadata", 'null'::jsonb)::text,
           ',"data":' || nullif("p"."data", 'null'::jsonb)::text,
           ',"context":' || to_json("p"."context")::text,
@@ -385,6 +520,7 @@ FROM
       "e"."event_type",
       "e"."object_id",
       "e"."object_type",
+      "e"."sequence",
       "e"."metadata",
       "e"."data",
       "e"."context"
@@ -577,6 +713,8 @@ SELECT
           to_json("p"."object_id")::text,
           ',"objectType":',
           to_json("p"."object_type")::text,
+          ',"sequence":',
+          "p"."sequence"::text,
           ',"metadata":' || nullif("p"."metadata", 'null'::jsonb)::text,
           ',"data":' || nullif("p"."data", 'null'::jsonb)::text,
           ',"context":' || to_json("p"."context")::text,
@@ -601,6 +739,7 @@ FROM
       "e"."event_type",
       "e"."object_id",
       "e"."object_type",
+      "e"."sequence",
       "e"."metadata",
       "e"."data",
       "e"."context"
@@ -743,6 +882,8 @@ SELECT
           to_json("p"."object_id")::text,
           ',"objectType":',
           to_json("p"."object_type")::text,
+          ',"sequence":',
+          "p"."sequence"::text,
           ',"metadata":' || nullif("p"."metadata", 'null'::jsonb)::text,
           ',"data":' || nullif("p"."data", 'null'::jsonb)::text,
           ',"context":' || to_json("p"."context")::text,
@@ -767,6 +908,7 @@ FROM
       "e"."event_type",
       "e"."object_id",
       "e"."object_type",
+      "e"."sequence",
       "e"."metadata",
       "e"."data",
       "e"."context"

@@ -1,10 +1,10 @@
 import type { Event } from '@herald/domain';
-import { byShape, db, sql } from '../sql';
+import { byShape, db, rawStatement, sql } from '../sql';
 import { EVENT_COLUMNS } from './event-json';
 
-/** An event ready to store: every Event field (id and createdAt assigned) plus its tenant. */
+/** An event ready to store: every Event field but its sequence (id and createdAt assigned), plus its tenant. */
 export interface NewEvent {
-  event: Event;
+  event: Omit<Event, 'sequence'>;
   programId: string;
   merchantId?: string;
   /** SHA-256 of the producer's content: equal content makes a re-post a no-op, different content a conflict. */
@@ -74,6 +74,41 @@ interface NewEventColumns {
   contentHashes: string[];
 }
 
+/** The object keys of a batch's events, one array each, with their ids: the parameters of the numbering's unnest. */
+interface EventObjectColumns {
+  ids: string[];
+  programIds: string[];
+  /** '' for a program's own event, as object_sequences keys it. */
+  merchantKeys: string[];
+  objectTypes: string[];
+  objectIds: string[];
+}
+
+/**
+ * Moves each object's last sequence number on by its events in the batch that no month holds yet,
+ * and returns how many events that numbers. The objects' rows are locked (or inserted) in key
+ * order, by every ingest, so two ingests of overlapping objects never wait for each other; the
+ * locks are held to the COMMIT, so the insert that follows numbers each object's events after
+ * every event stored before them, and no other ingest numbers that object meanwhile.
+ */
+const numberNewStatement = byShape((_shape: 'number-new', v: EventObjectColumns) =>
+  rawStatement(sql<{ numbered: string }>`WITH counted AS MATERIALIZED (
+  SELECT new.program_id, new.merchant_key, new.object_type, new.object_id, count(DISTINCT new.id)::int AS n
+  FROM unnest(${v.ids}::text[], ${v.programIds}::text[], ${v.merchantKeys}::text[], ${v.objectTypes}::text[], ${v.objectIds}::text[])
+    AS new (id, program_id, merchant_key, object_type, object_id)
+  WHERE NOT EXISTS (SELECT 1 FROM events WHERE events.id = new.id)
+  GROUP BY new.program_id, new.merchant_key, new.object_type, new.object_id
+), bumped AS (
+  INSERT INTO object_sequences (program_id, merchant_id, object_type, object_id, last_sequence)
+  SELECT program_id, merchant_key, object_type, object_id, n FROM counted
+  ORDER BY program_id, merchant_key, object_type, object_id
+  ON CONFLICT (program_id, merchant_id, object_type, object_id)
+  DO UPDATE SET last_sequence = object_sequences.last_sequence + excluded.last_sequence
+  RETURNING 1
+)
+SELECT coalesce(sum(n), 0)::text AS numbered FROM counted`),
+);
+
 const insertNewStatement = byShape((_shape: 'insert-new', v: NewEventColumns) =>
   db
     .insertInto('events')
@@ -87,20 +122,36 @@ const insertNewStatement = byShape((_shape: 'insert-new', v: NewEventColumns) =>
       'event_type',
       'object_id',
       'object_type',
+      'sequence',
       'metadata',
       'data',
       'context',
       'content_hash',
     ])
+    // Each object's new events take the numbers numberNewStatement reserved, the last ones up to
+    // its row's last_sequence, in the batch's order (WITH ORDINALITY). Counted here over the same
+    // rule (no month holds the id); should the two statements disagree (an ingest of the same id
+    // committed in between), insertNewEvents sees fewer rows than numbers and the ingest runs again.
     .expression(
-      sql`SELECT * FROM unnest(${v.ids}::text[], ${v.programIds}::text[], ${v.merchantIds}::text[], ${v.createdAts}::timestamptz[], ${v.sourceSystems}::text[], ${v.origins}::text[], ${v.eventTypes}::text[], ${v.objectIds}::text[], ${v.objectTypes}::text[], ${v.metadata}::jsonb[], ${v.data}::jsonb[], ${v.contexts}::text[], ${v.contentHashes}::text[]) AS new (id) WHERE NOT EXISTS (SELECT 1 FROM events WHERE events.id = new.id) ORDER BY new.id`,
+      sql`SELECT new.id, new.program_id, new.merchant_id, new.created_at, new.source_system, new.origin, new.event_type, new.object_id, new.object_type,
+  s.last_sequence - count(*) OVER object + row_number() OVER (object ORDER BY new.position), new.metadata, new.data, new.context, new.content_hash
+FROM (
+  -- An id given twice in one batch is stored (and numbered) once, at its first place.
+  SELECT DISTINCT ON (id) * FROM unnest(${v.ids}::text[], ${v.programIds}::text[], ${v.merchantIds}::text[], ${v.createdAts}::timestamptz[], ${v.sourceSystems}::text[], ${v.origins}::text[], ${v.eventTypes}::text[], ${v.objectIds}::text[], ${v.objectTypes}::text[], ${v.metadata}::jsonb[], ${v.data}::jsonb[], ${v.contexts}::text[], ${v.contentHashes}::text[])
+    WITH ORDINALITY AS given (id, program_id, merchant_id, created_at, source_system, origin, event_type, object_id, object_type, metadata, data, context, content_hash, position)
+  ORDER BY id, position
+) AS new
+JOIN object_sequences s ON s.program_id = new.program_id AND s.merchant_id = coalesce(new.merchant_id, '') AND s.object_type = new.object_type AND s.object_id = new.object_id
+WHERE NOT EXISTS (SELECT 1 FROM events WHERE events.id = new.id)
+WINDOW object AS (PARTITION BY new.program_id, new.merchant_id, new.object_type, new.object_id)
+ORDER BY new.id`,
     )
-    // No conflict target: the arbiter is the month's own unique index on id, which also skips an
-    // id given twice in one batch. Of two ingests of one id, the second waits at that index for
-    // the first to end, holding the ids it inserted before; inserted in id order, by every ingest,
-    // the ids two batches share are waited for in one order, so no two ingests wait for each other.
+    // No conflict target: the arbiter is the month's own unique index on id. Of two ingests of one
+    // id, the second waits at that index for the first to end, holding the ids it inserted before;
+    // inserted in id order, by every ingest, the ids two batches share are waited for in one order,
+    // so no two ingests wait for each other.
     .onConflict((oc) => oc.doNothing())
-    .returning('id'),
+    .returning(['id', 'sequence']),
 );
 
 /** The ingest's statements on the events table, built from their parameters (part of eventQueries). */
@@ -115,6 +166,15 @@ export const eventIngestQueries = {
 
   /** Run holding the lock exclusive (takeIngestMonth); a no-op when another ingest advanced it first. */
   advanceIngestMonth: () => db.updateTable('event_ingest_month').set({ month: TRANSACTION_MONTH }),
+
+  numberNew: (batch: readonly NewEvent[]) =>
+    numberNewStatement('number-new', {
+      ids: batch.map((b) => b.event.id),
+      programIds: batch.map((b) => b.programId),
+      merchantKeys: batch.map((b) => b.merchantId ?? ''),
+      objectTypes: batch.map((b) => b.event.objectType),
+      objectIds: batch.map((b) => b.event.objectId),
+    }),
 
   insertNew: (batch: readonly NewEvent[]) =>
     insertNewStatement('insert-new', {

@@ -34,9 +34,10 @@ export async function findTenants(executor: Sql, programIds: readonly string[], 
 
 /**
  * Inserts the events whose id is not stored yet, in any month, and leaves the others alone; returns
- * the ids it inserted, and the time they were stored at: their ingested_at, which is also the
- * created_at of the deliveries the same transaction stores (both columns default to its `now()`).
- * Call inside a READ COMMITTED transaction (the ingest's, ingestStore).
+ * the ids it inserted with the sequence number each got, and the time they were stored at: their
+ * ingested_at, which is also the created_at of the deliveries the same transaction stores (both
+ * columns default to its `now()`). Call inside a READ COMMITTED transaction (the ingest's,
+ * ingestStore).
  *
  * Events are partitioned by month of ingestion, and PostgreSQL only keeps an id unique within a
  * month (each partition's unique index on id). Across months: the transaction holds the ingest
@@ -47,19 +48,29 @@ export async function findTenants(executor: Sql, programIds: readonly string[], 
  * month has turned, this throws IngestMonthTurnedError: the caller rolls back, advances the month
  * (advanceIngestMonth) and runs the transaction again. One advisory lock per transaction, whatever
  * the batch's size.
+ *
+ * Sequence numbers: before the insert, the objects' rows of object_sequences are locked and moved
+ * on by the events to number (numberNew); the insert gives each object's events the numbers so
+ * reserved, in the batch's order. When a concurrent ingest of one of the batch's ids commits
+ * between the two statements, fewer events are inserted than numbered: this throws
+ * IngestRaceError, the caller rolls back (giving the numbers back) and runs the transaction again,
+ * which then finds that event stored.
  */
-export async function insertNewEvents(executor: Sql, batch: readonly NewEvent[]): Promise<{ created: Set<string>; storedAt: Date }> {
-  // One round trip on a pipelining connection. PostgreSQL runs the statements in order: the check
-  // and the insert take their snapshots once the lock is granted, so after any advance of the month.
-  const [, month, { rows }] = await inOrder(executor, [
+export async function insertNewEvents(executor: Sql, batch: readonly NewEvent[]): Promise<{ created: Map<string, number>; storedAt: Date }> {
+  // One round trip on a pipelining connection. PostgreSQL runs the statements in order: the check,
+  // the numbering and the insert take their snapshots once the lock is granted, so after any
+  // advance of the month; the insert's, once the objects' rows are locked.
+  const [, month, numbered, { rows }] = await inOrder(executor, [
     () => run(executor, eventIngestQueries.holdIngestMonth()),
     () => run(executor, eventIngestQueries.ingestMonthIsCurrent()),
+    () => run(executor, eventIngestQueries.numberNew(batch)),
     () => run(executor, eventIngestQueries.insertNew(batch)),
   ]);
   // What was inserted into the new month goes with the rollback.
   const [state] = month.rows;
   if (state?.current !== true) throw new IngestMonthTurnedError();
-  return { created: new Set(rows.map((r) => r.id)), storedAt: state.stored_at };
+  if (rows.length !== Number(numbered.rows[0]?.numbered ?? 0)) throw new IngestRaceError();
+  return { created: new Map(rows.map((r) => [r.id, r.sequence])), storedAt: state.stored_at };
 }
 
 /** The month ingests store into has turned: roll back, advanceIngestMonth, and run the ingest again. */
@@ -67,6 +78,14 @@ export class IngestMonthTurnedError extends Error {
   constructor() {
     super('the ingest month has turned: advance it and run the ingest again');
     this.name = 'IngestMonthTurnedError';
+  }
+}
+
+/** A concurrent ingest stored one of the batch's ids after it was numbered: roll back and run the ingest again. */
+export class IngestRaceError extends Error {
+  constructor() {
+    super('a concurrent ingest stored an event of this batch after it was numbered: run the ingest again');
+    this.name = 'IngestRaceError';
   }
 }
 

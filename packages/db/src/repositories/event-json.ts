@@ -16,6 +16,7 @@ export const EVENT_COLUMNS = [
   'e.event_type',
   'e.object_id',
   'e.object_type',
+  'e.sequence',
   'e.metadata',
   'e.data',
   'e.context',
@@ -24,7 +25,7 @@ export const EVENT_COLUMNS = [
 /** An events row as the statements selecting EVENT_COLUMNS read it (the schema's types). */
 type EventRow = Pick<
   Selectable<EventTable>,
-  'id' | 'created_at' | 'source_system' | 'origin' | 'event_type' | 'object_id' | 'object_type' | 'metadata' | 'data' | 'context'
+  'id' | 'created_at' | 'source_system' | 'origin' | 'event_type' | 'object_id' | 'object_type' | 'sequence' | 'metadata' | 'data' | 'context'
 >;
 
 /**
@@ -38,10 +39,29 @@ export function toEvent(row: EventRow): Event {
   event.eventType = row.event_type;
   event.objectId = row.object_id;
   event.objectType = row.object_type;
+  event.sequence = row.sequence;
   if (row.metadata !== null) event.metadata = row.metadata;
   if (row.data !== null) event.data = row.data;
   if (row.context !== null) event.context = row.context;
   return event as Event;
+}
+
+/**
+ * The event as stored with its sequence number, its fields in toEvent's order (the ingest answers
+ * new events so, without reading them back).
+ */
+export function numberedEvent(event: Omit<Event, 'sequence'>, sequence: number): Event {
+  const numbered: Record<string, unknown> = { id: event.id, createdAt: event.createdAt };
+  if (event.sourceSystem !== undefined) numbered.sourceSystem = event.sourceSystem;
+  numbered.origin = event.origin;
+  numbered.eventType = event.eventType;
+  numbered.objectId = event.objectId;
+  numbered.objectType = event.objectType;
+  numbered.sequence = sequence;
+  if (event.metadata !== undefined) numbered.metadata = event.metadata;
+  if (event.data !== undefined) numbered.data = event.data;
+  if (event.context !== undefined) numbered.context = event.context;
+  return numbered as Event;
 }
 
 /**
@@ -62,16 +82,21 @@ export function eventJson(alias: string) {
   const jsonb = (name: string) => sql`nullif(${column(name)}, 'null'::jsonb)::text`;
   return sql<
     string | null
-  >`case when ${column('id')} is not null then concat(${sql.lit('{"id":')}, ${text('id')}, ${sql.lit(',"createdAt":"')}, to_char(${column('created_at')} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), '"', ${optional('sourceSystem', text('source_system'))}, ${sql.lit(',"origin":')}, ${text('origin')}, ${sql.lit(',"eventType":')}, ${text('event_type')}, ${sql.lit(',"objectId":')}, ${text('object_id')}, ${sql.lit(',"objectType":')}, ${text('object_type')}, ${optional('metadata', jsonb('metadata'))}, ${optional('data', jsonb('data'))}, ${optional('context', text('context'))}, '}') end`;
+  >`case when ${column('id')} is not null then concat(${sql.lit('{"id":')}, ${text('id')}, ${sql.lit(',"createdAt":"')}, to_char(${column('created_at')} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), '"', ${optional('sourceSystem', text('source_system'))}, ${sql.lit(',"origin":')}, ${text('origin')}, ${sql.lit(',"eventType":')}, ${text('event_type')}, ${sql.lit(',"objectId":')}, ${text('object_id')}, ${sql.lit(',"objectType":')}, ${text('object_type')}, ${sql.lit(',"sequence":')}, ${column('sequence')}::text, ${optional('metadata', jsonb('metadata'))}, ${optional('data', jsonb('data'))}, ${optional('context', text('context'))}, '}') end`;
 }
+
+/** The most bytes `,"sequence":<n>` takes: a sequence is a PostgreSQL integer, at most 2147483647 (10 digits). */
+const SEQUENCE_FIELD_MAX_BYTES = ',"sequence":'.length + 10;
 
 /**
  * The UTF-8 bytes of eventJson's text of this event, as stored (createdAt in UTC milliseconds):
  * its callback body's size. JSON.stringify's size, plus what PostgreSQL writes more in metadata
- * and data (jsonbExtraBytes).
+ * and data (jsonbExtraBytes). For an event not numbered yet (the ingest checks sizes before it
+ * stores), its sequence counts at its largest.
  */
-export function eventJsonBytes(event: Event): number {
-  return Buffer.byteLength(JSON.stringify(event), 'utf8') + jsonbExtraBytes(event.metadata) + jsonbExtraBytes(event.data);
+export function eventJsonBytes(event: Omit<Event, 'sequence'> & { sequence?: number }): number {
+  const sequenceBytes = event.sequence === undefined ? SEQUENCE_FIELD_MAX_BYTES : 0;
+  return Buffer.byteLength(JSON.stringify(event), 'utf8') + sequenceBytes + jsonbExtraBytes(event.metadata) + jsonbExtraBytes(event.data);
 }
 
 /**

@@ -7,6 +7,7 @@ import {
   advanceIngestMonth,
   findTenants,
   IngestMonthTurnedError,
+  IngestRaceError,
   insertNewEvents,
   loadStoredEvents,
   type KnownTenants,
@@ -22,10 +23,11 @@ export interface IngestTransaction {
    */
   findTenantsAndTargets(programIds: readonly string[], merchantIds: readonly string[]): Promise<{ known: KnownTenants; targets: RoutingTarget[] }>;
   /**
-   * Inserts the events whose id is new, leaves the others alone; returns the ids inserted, and
-   * when the transaction stores its rows (their ingested_at and its deliveries' created_at).
+   * Inserts the events whose id is new, leaves the others alone; returns the ids inserted with
+   * their sequence numbers, and when the transaction stores its rows (their ingested_at and its
+   * deliveries' created_at).
    */
-  insertNewEvents(batch: readonly NewEvent[]): Promise<{ created: Set<string>; storedAt: Date }>;
+  insertNewEvents(batch: readonly NewEvent[]): Promise<{ created: Map<string, number>; storedAt: Date }>;
   /** The stored events with these ids, with their content hashes. */
   loadStoredEvents(eventIds: readonly string[]): Promise<Map<string, StoredEvent>>;
   /**
@@ -40,9 +42,10 @@ export interface IngestTransaction {
 }
 
 /**
- * How many times an ingest runs its transaction when it keeps finding the month turned: once more
- * after advancing the month is enough unless the database's clock steps back and forth across it.
- * Past that, the ingest fails as database unavailable (503, retry later), with nothing stored.
+ * How many times an ingest runs its transaction when it keeps finding the month turned, or a
+ * concurrent ingest of one of its ids: once more is enough unless the database's clock steps back
+ * and forth across the month, or the same ids keep arriving from several producers at once. Past
+ * that, the ingest fails as database unavailable (503, retry later), with nothing stored.
  */
 const INGEST_TRIES = 3;
 
@@ -95,8 +98,8 @@ export function ingestStore(pool: DatabasePool) {
         try {
           return await once(work);
         } catch (error) {
-          if (!(error instanceof IngestMonthTurnedError) || tries === INGEST_TRIES) throw error;
-          await advanceIngestMonth(pool);
+          if (!(error instanceof IngestMonthTurnedError || error instanceof IngestRaceError) || tries === INGEST_TRIES) throw error;
+          if (error instanceof IngestMonthTurnedError) await advanceIngestMonth(pool);
         }
       }
     },

@@ -1,21 +1,29 @@
 import { readMigrations } from '../../src/migrations';
 
-/** The migration that created the ingest month, which today's ingest holds (insertNewEvents). */
+/** The migrations that created what today's ingest needs: the ingest month, and the objects' sequence numbers (insertNewEvents). */
 const INGEST_MONTH_MIGRATION = '20261127000000_event_ingest_month';
+const OBJECT_SEQUENCES_MIGRATION = '20261128015653_object_sequences';
+
+function migrationSql(name: string): string {
+  const migration = readMigrations().find((m) => m.name === name);
+  if (!migration) throw new Error(`migration ${name} is missing`);
+  return migration.sql;
+}
 
 /**
- * Runs today's ingest (`store`) on a database migrated only up to an older migration, to fill it
- * as a live database of that time was filled. Today's ingest needs the ingest month, which such a
- * database predates: it is created for `store` by that migration's own SQL and dropped after, so
- * that the migrations still to apply find the database as they expect.
+ * Runs today's repositories (`work`: an ingest that fills the database as a live one of that time
+ * was filled, or a read of GET /events) on a database migrated only up to an older migration.
+ * They need the ingest month and the objects' sequence numbers, which such a database predates:
+ * those are created for `work` by their migrations' own SQL (events stored before are numbered
+ * as that migration numbers them) and dropped after, so that the migrations still to apply find
+ * the database as they expect.
  */
-export async function ingestIntoOlderDatabase<T>(pool: { query(text: string): Promise<unknown> }, store: () => Promise<T>): Promise<T> {
-  const migration = readMigrations().find((m) => m.name === INGEST_MONTH_MIGRATION);
-  if (!migration) throw new Error(`migration ${INGEST_MONTH_MIGRATION} is missing`);
-  await pool.query(migration.sql);
+export async function withTodaysTables<T>(pool: { query(text: string): Promise<unknown> }, work: () => Promise<T>): Promise<T> {
+  await pool.query(migrationSql(INGEST_MONTH_MIGRATION));
+  await pool.query(migrationSql(OBJECT_SEQUENCES_MIGRATION));
   try {
-    return await store();
+    return await work();
   } finally {
-    await pool.query('DROP TABLE event_ingest_month');
+    await pool.query('DROP TABLE event_ingest_month; DROP TABLE object_sequences; ALTER TABLE events DROP COLUMN sequence');
   }
 }

@@ -13,6 +13,7 @@ export function examplePaymentSeriesEvent(): PaymentSeriesEvent {
     eventType: 'created',
     objectId: 'PaymentSeries-0b9f8e7d-6c5b-4a39-8271-605f4e3d2c1b',
     objectType: 'payment-series',
+    sequence: 1,
     metadata: { requestId: 'req-42', channel: 'web' },
     context: '{"customerAccountId":"C-1001"}',
     data: [

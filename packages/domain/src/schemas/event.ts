@@ -62,6 +62,8 @@ export const paymentSeriesDataRule = {
   then: { properties: { data: { type: 'array', items: ref(paymentSeriesSchema) } } },
 } as const;
 
+const { metadata, data, context, ...identity } = eventProperties;
+
 /** Event: one event processed for an object, as listed by GET /events. */
 export const eventSchema = {
   $id: schemaId('event'),
@@ -69,7 +71,22 @@ export const eventSchema = {
   description: 'An event processed for an object (for example a subscription or a payment series).',
   type: 'object',
   additionalProperties: false,
-  required: ['id', 'createdAt', ...EVENT_CONTENT_REQUIRED],
-  properties: eventProperties,
+  required: ['id', 'createdAt', ...EVENT_CONTENT_REQUIRED, 'sequence'],
+  properties: {
+    ...identity,
+    // Herald's addition to the spec's Event: the producer never sends it (the ingest assigns it).
+    sequence: {
+      type: 'integer',
+      minimum: 1,
+      maximum: 2_147_483_647,
+      description:
+        "Extension: the event's place among the events of its object (same program, merchant, objectType and objectId), " +
+        'from 1, in the order Herald stored them, without gaps. A merchant that sees a gap has missed a callback: ' +
+        'GET /events?objectType=…&objectId=…&afterSequence=… lists what follows a number.',
+    },
+    metadata,
+    data,
+    context,
+  },
   allOf: [paymentSeriesDataRule],
 } as const;

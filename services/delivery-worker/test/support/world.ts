@@ -101,7 +101,7 @@ export class World {
           objectType: 'subscription',
           metadata: { plan: 'gold', note: 'ü "quoted"' },
           context: `test ${i}`,
-        } as Event,
+        } as Omit<Event, 'sequence'>,
         programId,
         contentHash: randomUUID(),
       })),

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { eventJsonBytes, type IngestTransaction, type KnownTenants, type NewEvent } from '@herald/db';
+import { eventJsonBytes, numberedEvent, type IngestTransaction, type KnownTenants, type NewEvent } from '@herald/db';
 import {
   depthViolations,
   EventConflictError,
@@ -102,7 +102,7 @@ export function createIngest(deps: IngestDependencies): (body: unknown) => Promi
       // Last, with the COMMIT: every ingest of a program updates the same counter rows.
       tx.writeAtCommit({ deliveries, counted: created });
       return {
-        events: batch.map((item) => existing.get(item.event.id) ?? item.event),
+        events: batch.map((item) => existing.get(item.event.id) ?? numberedEvent(item.event, createdIds.get(item.event.id)!)),
         createdCount: created.length,
         deliveries,
         perEvent: batch.map((item) => ({ eventId: item.event.id, deliveries: createdFor.get(item.event.id) ?? [] })),
@@ -176,7 +176,7 @@ function toNewEvent(input: IngestEvent, receivedAt: string, newId: () => string)
   // createdAt as it is stored and read back (UTC milliseconds): the size check and the answer see
   // the event as stored.
   const createdAt = input.createdAt === undefined ? receivedAt : toDate(input.createdAt).toISOString();
-  const event = { ...fields, id: input.id ?? `Event-${newId()}`, createdAt } as Event;
+  const event = { ...fields, id: input.id ?? `Event-${newId()}`, createdAt } as NewEvent['event'];
   return { event, programId, ...(merchantId === undefined ? {} : { merchantId }), contentHash: contentHash(content) };
 }
 
@@ -191,7 +191,7 @@ function checkTenants(known: KnownTenants, batch: readonly NewEvent[]): void {
 }
 
 /** The events of the batch that were stored before, by id; throws EventConflictError when one's content differs. */
-async function storedBefore(tx: IngestTransaction, batch: readonly NewEvent[], createdIds: ReadonlySet<string>): Promise<Map<string, Event>> {
+async function storedBefore(tx: IngestTransaction, batch: readonly NewEvent[], createdIds: ReadonlyMap<string, number>): Promise<Map<string, Event>> {
   const others = batch.filter((item) => !createdIds.has(item.event.id));
   if (others.length === 0) return new Map();
   const stored = await tx.loadStoredEvents(others.map((item) => item.event.id));
