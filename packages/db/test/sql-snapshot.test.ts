@@ -170,6 +170,10 @@ const SNAPSHOTS: Record<string, { queries: Record<string, unknown>; statements: 
         { skip: 7, fromSecond: 1_767_323_045 },
       ),
       'page (merchant, every filter)': eventQueries.page(everyListFilter, { skip: 100 }),
+      "page (merchant, one object's events after a sequence number)": eventQueries.page(
+        { scope: everyListFilter.scope, objectType: 'payment', objectId: 'payment-1', afterSequence: 7, page: 1, pageSize: 20 },
+        { skip: 0 },
+      ),
       'page (merchant, counted filters and a time range: counted from the buckets)': eventQueries.page(
         { ...everyListFilter, eventType: undefined, objectId: undefined, page: 1 },
         { skip: 0 },

@@ -210,6 +210,50 @@ describe('GET /events', () => {
     });
   });
 
+  describe("an object's events after a sequence number (afterSequence)", () => {
+    it('lists the events of one object whose sequence is greater, in sequence order, in the page envelope', async () => {
+      const tenant = await api.createTenant();
+      const objectId = `obj-${crypto.randomUUID()}`;
+      // Created in the opposite order to the one they were stored in: the sequence follows the storing.
+      const [late, early] = seconds(2);
+      const events = [0, 1, 2, 3, 4].map((n) => ingestEvent(tenant, { objectId, createdAt: n % 2 === 0 ? late : early, eventType: 'updated' }));
+      await api.ingest({ events: events.slice(0, 3) }).expect(201);
+      await api.ingest({ events: [...events.slice(3), ingestEvent(tenant), ingestEvent(tenant, { objectId, objectType: 'refund' })] }).expect(201);
+
+      const after2 = await page(tenant.merchantKey.key, { objectType: 'payment', objectId, afterSequence: 2 });
+      expect(after2).toMatchObject({ page: 1, pageSize: 20, count: 3, totalPages: 1 });
+      expect(after2.data.map((e) => [e.id, e.sequence])).toEqual([
+        [events[2]!.id, 3],
+        [events[3]!.id, 4],
+        [events[4]!.id, 5],
+      ]);
+      const all = await page(tenant.merchantKey.key, { objectType: 'payment', objectId, afterSequence: 0, pageSize: 2, page: 2 });
+      expect(all).toMatchObject({ count: 5, totalPages: 3 });
+      expect(all.data.map((e) => e.sequence)).toEqual([3, 4]);
+      expect((await page(tenant.merchantKey.key, { objectType: 'payment', objectId, afterSequence: 5 })).count).toBe(0);
+      // Another tenant's key sees none of them.
+      const other = await api.createTenant();
+      expect((await page(other.merchantKey.key, { objectType: 'payment', objectId, afterSequence: 0 })).count).toBe(0);
+    });
+
+    it.each([
+      [{ afterSequence: '1' }, ['objectType', 'objectId']],
+      [{ afterSequence: '1', objectId: 'o-1' }, ['objectType']],
+      [{ afterSequence: '1', objectType: 'payment' }, ['objectId']],
+    ])('refuses afterSequence without the object named whole (%j) with 400 naming what is missing', async (query, missing) => {
+      const res = await api.listEvents((await api.createTenant()).merchantKey.key, query);
+      expect(res.status).toBe(400);
+      expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
+      expect(res.body.errors).toEqual(missing.map((parameter) => ({ parameter, message: expect.stringContaining('is required with afterSequence') })));
+    });
+
+    it.each(['-1', 'x', '1.5', '2147483648'])('refuses afterSequence=%s with 400 naming it', async (value) => {
+      const res = await api.listEvents((await api.createTenant()).merchantKey.key, { objectType: 'payment', objectId: 'o-1', afterSequence: value });
+      expect(res.status).toBe(400);
+      expect(res.body.errors).toEqual([expect.objectContaining({ parameter: 'afterSequence' })]);
+    });
+  });
+
   it('leaves optional fields that were not set absent, not null', async () => {
     const tenant = await api.createTenant();
     await api.ingest(ingestEvent(tenant)).expect(201);

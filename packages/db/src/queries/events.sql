@@ -564,6 +564,115 @@ FROM
 GROUP BY
   "c"."total";
 
+-- events: page (merchant, one object's events after a sequence number)
+WITH
+  "c" AS MATERIALIZED (
+    SELECT
+      (
+        (
+          SELECT
+            count(*) AS "count"
+          FROM
+            "events"
+          WHERE
+            (
+              "events"."merchant_id" = $1
+              AND "events"."object_type" = $2
+              AND "events"."object_id" = $3
+              AND "events"."sequence" > $4
+            )
+        )
+      ) AS "total"
+  )
+SELECT
+  "c"."total",
+  concat(
+    '[',
+    string_agg(
+      CASE
+        WHEN "p"."id" IS NOT NULL THEN concat(
+          '{"id":',
+          to_json("p"."id")::text,
+          ',"createdAt":"',
+          to_char(
+            "p"."created_at" at time zone 'UTC',
+            'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'
+          ),
+          '"',
+          ',"sourceSystem":' || to_json("p"."source_system")::text,
+          ',"origin":',
+          to_json("p"."origin")::text,
+          ',"eventType":',
+          to_json("p"."event_type")::text,
+          ',"objectId":',
+          to_json("p"."object_id")::text,
+          ',"objectType":',
+          to_json("p"."object_type")::text,
+          ',"sequence":',
+          "p"."sequence"::text,
+          ',"metadata":' || nullif("p"."metadata", 'null'::jsonb)::text,
+          ',"data":' || nullif("p"."data", 'null'::jsonb)::text,
+          ',"context":' || to_json("p"."context")::text,
+          '}'
+        )
+      END,
+      ','
+      ORDER BY
+        "p"."sequence",
+        "p"."id"
+    ),
+    ']'
+  ) AS "events"
+FROM
+  "c"
+  LEFT JOIN LATERAL (
+    SELECT
+      "e"."id",
+      "e"."created_at",
+      "e"."source_system",
+      "e"."origin",
+      "e"."event_type",
+      "e"."object_id",
+      "e"."object_type",
+      "e"."sequence",
+      "e"."metadata",
+      "e"."data",
+      "e"."context"
+    FROM
+      (
+        SELECT
+          "id",
+          "created_at",
+          "ingested_at"
+        FROM
+          "events"
+        WHERE
+          (
+            "c"."total" > $5
+            AND (
+              "events"."merchant_id" = $6
+              AND "events"."object_type" = $7
+              AND "events"."object_id" = $8
+              AND "events"."sequence" > $9
+            )
+          )
+        ORDER BY
+          "sequence",
+          "id"
+        LIMIT
+          20
+      ) AS "page"
+      INNER JOIN "events" AS "e" ON "e"."id" = "page"."id"
+      AND "e"."ingested_at" = "page"."ingested_at"
+    ORDER BY
+      "e"."sequence",
+      "e"."id"
+    LIMIT
+      $10
+  ) AS "p" ON TRUE
+GROUP BY
+  "c"."total";
+
 -- events: page (merchant, counted filters and a time range: counted from the buckets)
 WITH
   "c" AS MATERIALIZED (

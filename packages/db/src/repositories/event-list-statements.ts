@@ -16,6 +16,11 @@ export interface EventListQuery {
   objectId?: string;
   createdFrom?: Date;
   createdTo?: Date;
+  /**
+   * Only the events of one object (objectType and objectId set) whose sequence is greater, listed
+   * in sequence order instead of (createdAt, id): the gap fill of a merchant that missed a callback.
+   */
+  afterSequence?: number;
   /** 1-based. */
   page: number;
   pageSize: number;
@@ -50,7 +55,7 @@ type PageShape = {
   merchant: boolean;
   /** The count comes from event_counts (only the spec's filters are set). */
   counted: boolean;
-  filters: Array<'origin' | 'objectType' | 'eventType' | 'objectId' | 'createdFrom' | 'createdTo'>;
+  filters: Array<'origin' | 'objectType' | 'eventType' | 'objectId' | 'createdFrom' | 'createdTo' | 'afterSequence'>;
   /** The page starts from the second the bucket walk found. */
   from: boolean;
   /** Index entries skipped before the page: without any, the statement has no OFFSET. */
@@ -97,12 +102,13 @@ type PageValues = {
   objectId: string | undefined;
   createdFrom: Date | undefined;
   createdTo: Date | undefined;
+  afterSequence: number | undefined;
   fromSecond: number | undefined;
   skip: number;
   limit: number;
 };
 
-const FILTERS = ['origin', 'objectType', 'eventType', 'objectId', 'createdFrom', 'createdTo'] as const;
+const FILTERS = ['origin', 'objectType', 'eventType', 'objectId', 'createdFrom', 'createdTo', 'afterSequence'] as const;
 
 function pageShape(query: EventListQuery, start: PageStart): PageShape {
   return {
@@ -140,6 +146,7 @@ function pageValues(query: EventListQuery, start: PageStart): PageValues {
     objectId: query.objectId,
     createdFrom: query.createdFrom,
     createdTo: query.createdTo,
+    afterSequence: query.afterSequence,
     fromSecond: start.fromSecond,
     skip: start.skip,
     limit: query.pageSize,
@@ -170,7 +177,7 @@ const pageStatement = byShape((shape: PageShape, v: PageValues) =>
               // From the walk's second, the createdFrom bound is already in its position.
               .where((w) => w.and([w('c.total', '>', v.offset), matching(w, shape, v, { createdFrom: !shape.from })]))
               .$if(shape.from, (q) => q.where('created_at', '>=', sql<Date>`to_timestamp(${v.fromSecond})`))
-              .orderBy('created_at')
+              .orderBy(inSequence(shape) ? 'sequence' : 'created_at')
               .orderBy('id')
               .$if(shape.skips, (q) => q.offset(v.skip))
               .limit(sql.lit(shape.limitStep))
@@ -179,14 +186,19 @@ const pageStatement = byShape((shape: PageShape, v: PageValues) =>
           // On the whole primary key: each row is read from its own month's partition only.
           .innerJoin('events as e', (join) => join.onRef('e.id', '=', 'page.id').onRef('e.ingested_at', '=', 'page.ingested_at'))
           .select(EVENT_COLUMNS)
-          .orderBy('e.created_at')
+          .orderBy(inSequence(shape) ? 'e.sequence' : 'e.created_at')
           .orderBy('e.id')
           .limit(v.limit)
           .as('p'),
       (join) => join.onTrue(),
     )
     // The page as one JSON array: `[]` when empty (string_agg skips the left join's row of nulls).
-    .select(['c.total', sql<string>`concat('[', string_agg(${eventJson('p')}, ',' order by ${sql.ref('p.created_at')}, ${sql.ref('p.id')}), ']')`.as('events')])
+    .select([
+      'c.total',
+      sql<string>`concat('[', string_agg(${eventJson('p')}, ',' order by ${sql.ref(inSequence(shape) ? 'p.sequence' : 'p.created_at')}, ${sql.ref('p.id')}), ']')`.as(
+        'events',
+      ),
+    ])
     .groupBy('c.total'),
 );
 
@@ -274,10 +286,16 @@ function matching(eb: ExpressionBuilder<DB, 'events'>, shape: PageShape, v: Page
     set.has('objectId') && eb('events.object_id', '=', v.objectId!),
     include.createdFrom && set.has('createdFrom') && eb('events.created_at', '>=', v.createdFrom!),
     set.has('createdTo') && eb('events.created_at', '<', v.createdTo!),
+    set.has('afterSequence') && eb('events.sequence', '>', v.afterSequence!),
   ]);
+}
+
+/** An object's events after a sequence number are listed in sequence order; every other list by (createdAt, id). */
+function inSequence(shape: PageShape): boolean {
+  return shape.filters.includes('afterSequence');
 }
 
 /** Whether the query sets only the filters the counters count (the spec's): see pagesFoundThroughCounters. */
 export function usesOnlyCountedFilters(query: Omit<EventListQuery, 'scope' | 'page' | 'pageSize'>): boolean {
-  return query.eventType === undefined && query.objectId === undefined;
+  return query.eventType === undefined && query.objectId === undefined && query.afterSequence === undefined;
 }

@@ -1,15 +1,15 @@
 import { EVENT_TYPES, OBJECT_TYPES, ORIGINS, compileValidator, toDate } from '@herald/domain';
 import { pagesFoundThroughCounters, type EventListQuery } from '@herald/db';
 import { HttpError } from '../http/http-error';
-import { pageOf, pagingParameters, parseQuery } from '../http/query';
+import { integerParameters, invalidQuery, pageOf, pagingParameters, parseQuery } from '../http/query';
 
 /** The filter value `plan` selects events whose objectType is `subscription.plan` (the spec's note). */
 const OBJECT_TYPE_FILTERS = ['plan', ...OBJECT_TYPES] as const;
 
 /**
  * Query parameters of GET /events: strings, and the integers page and pageSize (see parseQuery).
- * The spec's are origin, page, pageSize and objectType; objectId, eventType, createdFrom and
- * createdTo are Herald's documented extensions. Anything else is refused, so a typo never silently lists everything.
+ * The spec's are origin, page, pageSize and objectType; objectId, eventType, createdFrom,
+ * createdTo and afterSequence are Herald's documented extensions. Anything else is refused, so a typo never silently lists everything.
  */
 export const eventsQuerySchema = {
   $id: 'herald:api/events-query',
@@ -27,15 +27,29 @@ export const eventsQuerySchema = {
     eventType: { type: 'string', enum: EVENT_TYPES, description: 'Extension: only events of this type.' },
     createdFrom: { type: 'string', format: 'date-time', description: 'Extension: events created at or after this time.' },
     createdTo: { type: 'string', format: 'date-time', description: 'Extension: events created before this time.' },
+    afterSequence: {
+      type: 'integer',
+      minimum: 0,
+      maximum: 2_147_483_647,
+      description:
+        "Extension: with objectType and objectId, only that object's events whose sequence is greater, in sequence order " +
+        '(0 lists them all): what a merchant missed after the last callback it processed.',
+    },
   },
 } as const;
 
-type RawQuery = Partial<Record<Exclude<keyof (typeof eventsQuerySchema)['properties'], 'page' | 'pageSize'>, string>> & { page?: number; pageSize?: number };
+type RawQuery = Partial<Record<Exclude<keyof (typeof eventsQuerySchema)['properties'], 'page' | 'pageSize' | 'afterSequence'>, string>> & {
+  page?: number;
+  pageSize?: number;
+  afterSequence?: number;
+};
 const validateQuery = compileValidator<RawQuery>(eventsQuerySchema);
+const INTEGERS = integerParameters(eventsQuerySchema);
 
 /** Parses and checks the query; a bad or unknown parameter is a 400 naming it. */
 export function parseEventsQuery(query: unknown): Omit<EventListQuery, 'scope'> {
-  const q = parseQuery(validateQuery, query);
+  const q = parseQuery(validateQuery, query, INTEGERS);
+  if (q.afterSequence !== undefined) requireObject(q);
   return {
     ...pageOf(q),
     ...(q.origin === undefined ? {} : { origin: q.origin }),
@@ -44,7 +58,23 @@ export function parseEventsQuery(query: unknown): Omit<EventListQuery, 'scope'> 
     ...(q.eventType === undefined ? {} : { eventType: q.eventType }),
     ...(q.createdFrom === undefined ? {} : { createdFrom: toDate(q.createdFrom) }),
     ...(q.createdTo === undefined ? {} : { createdTo: toDate(q.createdTo) }),
+    ...(q.afterSequence === undefined ? {} : { afterSequence: q.afterSequence }),
   };
+}
+
+/**
+ * A sequence number counts within one object, so afterSequence needs the object named whole; a 400
+ * naming each missing parameter otherwise. (objectType `plan` names subscription.plan, as always.)
+ */
+function requireObject(q: RawQuery): void {
+  const missing = (['objectType', 'objectId'] as const).filter((name) => q[name] === undefined);
+  if (missing.length === 0) return;
+  throw invalidQuery(
+    missing.map((parameter) => ({
+      parameter,
+      message: 'is required with afterSequence: a sequence number counts the events of one object, named by objectType and objectId',
+    })),
+  );
 }
 
 /**
