@@ -151,7 +151,8 @@ export function problem(status: number, body: unknown): string {
   const hints = detail
     .split(/(?<=\.)\s+(?=[A-Z])/)
     .filter((sentence) => sentence !== '' && !errors.some((e) => e.message !== '' && sentence.includes(e.message)));
-  return [`herald: the API answered ${status}${title}`, ...errors.map((e) => `  ${e.line}`), ...hints].join('\n') + '\n';
+  const lines = [`herald: the API answered ${status}${title}`, ...errors.map((e) => `  ${e.line}`), ...hints];
+  return `${lines.join('\n')}\n`;
 }
 
 function valueAt(value: unknown, path: string): unknown {
