@@ -26,7 +26,7 @@ export function startBanner(config: Pick<ApiConfig, 'adminToken' | 'ingestToken'
       : `  Listening on    ${host} port ${port} (HOST${host.startsWith('127.') || host === '::1' || host === 'localhost' ? '; only this machine can connect' : ''})`,
     `  API             ${base}   (readiness: ${base}/readyz)`,
     `  Dashboard       ${base}/admin/queues   user ${config.dashboard.username}, password ${secret(config.dashboard.password, DEVELOPMENT_SECRETS.dashboardPassword, 'DASHBOARD_PASSWORD')}`,
-    `  Admin token     ${secret(config.adminToken, DEVELOPMENT_SECRETS.adminToken, 'ADMIN_TOKEN')}   (send Authorization: Bearer <token> to /admin; pnpm herald reads ADMIN_TOKEN)`,
+    `  Admin token     ${secret(config.adminToken, DEVELOPMENT_SECRETS.adminToken, 'ADMIN_TOKEN')}   (send Authorization: Bearer <token> to /admin; pnpm exec herald reads ADMIN_TOKEN)`,
     `  Ingest token    ${secret(config.ingestToken, DEVELOPMENT_SECRETS.ingestToken, 'INGEST_TOKEN')}   (send Authorization: Bearer <token> to POST /internal/events)`,
     `  OpenAPI         ${base}/openapi.json`,
     'Next: run `pnpm demo` in another terminal to see callbacks arrive at a demo merchant, or paste the',

@@ -180,7 +180,7 @@ describe('herald targets list, update, enable and disable', () => {
   });
 });
 
-describe('pnpm herald targets', () => {
+describe('pnpm exec herald targets', () => {
   it('sets a merchant target with basic auth from a piped password, shows it masked, and deletes it', async () => {
     const { programId, merchantId } = await newTenant();
     const password = `pw-${randomUUID()}`;
@@ -442,7 +442,7 @@ describe('pnpm herald targets', () => {
   });
 });
 
-describe('pnpm herald deliveries', () => {
+describe('pnpm exec herald deliveries', () => {
   /** A merchant with a target and one payment event: one delivery, its job waiting (no worker runs here). */
   async function oneDelivery(): Promise<{ merchantId: string; eventId: string; deliveryId: string }> {
     const { programId, merchantId } = await newTenant();

@@ -1,4 +1,4 @@
-// `herald …` (`pnpm exec herald`, node_modules/.bin/herald, or `pnpm herald`): support staff's
+// `herald …` (`pnpm exec herald`, or node_modules/.bin/herald): support staff's
 // command line over the events-api admin API.
 import { ConfigError, loadCliConfig, type CliConfig } from '@herald/config';
 import { AdminRequestError } from './admin-client';
@@ -19,8 +19,7 @@ ${DELIVERIES_USAGE}
 
 "herald help" or "herald --help" prints this.
 Every command prints a table (lists) or one field a line by default, and the API's JSON with --json.
-Run it as "pnpm exec herald …" or "node_modules/.bin/herald …": "pnpm herald …" works too, but pnpm
-prints the command line first.
+Run it as "pnpm exec herald …" (or "node_modules/.bin/herald …").
 Environment: HERALD_API_URL (default http://127.0.0.1:$PORT, PORT default 3000), ADMIN_TOKEN.`;
 
 const COMMANDS = new Map<string, (argv: readonly string[], io: CliIo, config: CliConfig) => Promise<number>>([
