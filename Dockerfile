@@ -28,3 +28,7 @@ WORKDIR /app
 ENV NODE_ENV=production
 COPY --from=build /runtime ./
 USER node
+EXPOSE 3000
+# Run without a command (`docker run herald`), the image serves the events-api, listening on every
+# interface as production does; docker-compose.yml names each service's command, a worker's among them.
+CMD ["node", "--enable-source-maps", "services/events-api/dist/server.js"]

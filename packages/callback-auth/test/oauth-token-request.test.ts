@@ -65,6 +65,20 @@ describe('the oauth token request', () => {
     await expect(strategyFor(env.endpoint.url).headers()).resolves.toEqual({ authorization: 'Bearer token-1' });
   });
 
+  it.each([
+    ['starts like the end of the code', 'client-secret-4f9a', 'bad client; got [REDACTED]'],
+    // The description is free text: there the word is the secret, and is masked.
+    ['is a word of the code', 'client', 'bad [REDACTED]; got [REDACTED]'],
+  ])('keeps an RFC 6749 error code whole when the password %s: only secrets are redacted', async (_case, password, description) => {
+    env.endpoint.respondWith(always({ status: 401, body: { error: 'invalid_client', error_description: `bad client; got ${password}` } }));
+    const strategy = createAuthStrategy(
+      { targetId: 'target-1', mode: 'oauth', authUrl: env.endpoint.url, username: USERNAME, password },
+      env.redis.deps({ tokenRequestTimeoutMs: TIMEOUT_MS, maxTokenResponseBytes: 1024 }),
+    );
+    const error = await errorFrom(() => strategy.headers());
+    expect(error).toMatchObject({ oauthError: { error: 'invalid_client', description } });
+  });
+
   const tokenResponse = (fields: Record<string, unknown>): Reply => ({
     status: 200,
     body: { access_token: ISSUED_TOKEN, expires_in: 3600, token_type: 'Bearer', ...fields },

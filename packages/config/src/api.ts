@@ -5,6 +5,7 @@ import { readEventsListLimits, readQueryClasses, type EventsListLimits, type Que
 import {
   readCallback,
   readDeliveryJobs,
+  readHost,
   readMetrics,
   readServiceConfig,
   type CallbackConfig,
@@ -26,6 +27,12 @@ const PRODUCTION_PASSWORD_MIN_LENGTH = 16;
 export interface ApiConfig extends ServiceConfig {
   /** PORT of the events-api. Default 3000. */
   readonly port: number;
+  /**
+   * HOST: the address the events-api listens on. Default `127.0.0.1` outside production (the
+   * development tokens must not be usable from the network); in production every interface when
+   * unset (undefined).
+   */
+  readonly host: string | undefined;
   /** ADMIN_TOKEN: bearer token of the admin API. Required in production (at least 32 characters). */
   readonly adminToken: string;
   /** INGEST_TOKEN: bearer token of the internal ingest endpoint. Required in production (at least 32 characters). */
@@ -199,6 +206,7 @@ export function loadApiConfig(env: Env = process.env): ApiConfig {
   return Object.freeze({
     ...service,
     port: readPort(env),
+    host: readHost(env, service.nodeEnv),
     adminToken,
     ingestToken,
     rateLimitRequests: integer(env, 'RATE_LIMIT_REQUESTS', 100, 1, 1_000_000),

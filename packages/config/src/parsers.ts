@@ -83,6 +83,18 @@ export function hostList(env: Env, name: string): readonly string[] {
   return Object.freeze(hosts.map((host) => host.replace(/\.$/, '')));
 }
 
+/**
+ * An address to listen on: an IP address or a host name, or undefined for every interface (Node's
+ * default: `::`, which also takes IPv4). `0.0.0.0` and `::` are kept as written.
+ */
+export function listenHost(env: Env, name: string, fallback: string | undefined): string | undefined {
+  const value = raw(env, name);
+  if (value === undefined) return fallback;
+  if (isIP(value) === 0 && !HOST.test(value))
+    throw new ConfigError(name, `must be an IP address or a host name (e.g. 127.0.0.1, or 0.0.0.0 for every interface), got "${value}"`);
+  return value;
+}
+
 export function text(env: Env, name: string, fallback: string, pattern: RegExp): string {
   const value = raw(env, name) ?? fallback;
   if (!pattern.test(value)) throw new ConfigError(name, `must match ${pattern}`);

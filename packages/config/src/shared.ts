@@ -3,7 +3,7 @@
  * Each service's loader adds its own on top; nothing here is a secret only one of them needs.
  */
 import { ConfigError } from './config-error';
-import { boolean, hostList, integer, oneOf, optionalSecret, parseKey, raw, text, url, type Env } from './parsers';
+import { boolean, hostList, integer, listenHost, oneOf, optionalSecret, parseKey, raw, text, url, type Env } from './parsers';
 import { parseRedisUrl, redisKeyPrefix } from './redis-url';
 
 export type NodeEnv = 'development' | 'test' | 'production';
@@ -145,6 +145,19 @@ export function readServiceConfig(env: Env): ServiceConfig {
     allowPrivateTargets: boolean(env, 'ALLOW_PRIVATE_TARGETS', !production),
     targetHostAllowlist: hostList(env, 'TARGET_HOST_ALLOWLIST'),
   };
+}
+
+/** The loopback address development and tests listen on unless HOST says otherwise. */
+const LOOPBACK_HOST = '127.0.0.1';
+
+/**
+ * HOST: the address the events-api and each worker's monitoring listener bind. Outside production
+ * the default is loopback, since those processes accept the public development tokens and
+ * password; production binds what HOST says, every interface when it is unset (a container's
+ * port is published from its own network interface).
+ */
+export function readHost(env: Env, nodeEnv: NodeEnv): string | undefined {
+  return listenHost(env, 'HOST', nodeEnv === 'production' ? undefined : LOOPBACK_HOST);
 }
 
 export function readDeliveryJobs(env: Env): DeliveryJobsConfig {

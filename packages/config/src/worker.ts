@@ -1,9 +1,10 @@
 /** The delivery-worker's settings: the shared ones, its BullMQ worker, callbacks, retries, sweeper, reconciler and monitoring port. */
 import { ConfigError } from './config-error';
-import { duration, fraction, integer, type Env } from './parsers';
+import { duration, fraction, integer, raw, type Env } from './parsers';
 import {
   readCallback,
   readDeliveryJobs,
+  readHost,
   readMetrics,
   readServiceConfig,
   type CallbackConfig,
@@ -158,6 +159,15 @@ export interface WorkerMetricsConfig extends MetricsConfig {
    * port for Node.js exporters).
    */
   readonly port: number;
+  /** HOST: the address of that listener, as the events-api's (loopback outside production). */
+  readonly host: string | undefined;
+  /**
+   * Whether a taken METRICS_PORT moves on to the next free port instead of stopping the worker:
+   * only under NODE_ENV=development with METRICS_PORT unset, so that `pnpm start:worker` beside
+   * `pnpm start` starts with the defaults. A port that was asked for, or any port in production,
+   * is kept or the worker stops saying so (a scraper looks for it there).
+   */
+  readonly movesOnWhenTaken: boolean;
 }
 
 /**
@@ -166,8 +176,9 @@ export interface WorkerMetricsConfig extends MetricsConfig {
  * production either. Pure: pass an env object in tests.
  */
 export function loadWorkerConfig(env: Env = process.env): WorkerConfig {
+  const service = readServiceConfig(env);
   return Object.freeze({
-    ...readServiceConfig(env),
+    ...service,
     retry: Object.freeze({
       ...readDeliveryJobs(env),
       backoffDelayMs: integer(env, 'DELIVERY_BACKOFF_MS', 30_000, 1, 86_400_000),
@@ -193,6 +204,8 @@ export function loadWorkerConfig(env: Env = process.env): WorkerConfig {
     callback: Object.freeze(readCallback(env)),
     metrics: Object.freeze({
       port: integer(env, 'METRICS_PORT', 9464, 0, 65535),
+      host: readHost(env, service.nodeEnv),
+      movesOnWhenTaken: service.nodeEnv === 'development' && raw(env, 'METRICS_PORT') === undefined,
       ...readMetrics(env),
     }),
     targetAutoDisableAfterMs: duration(env, 'TARGET_AUTO_DISABLE_AFTER', 5 * 86_400_000, 0, 365 * 86_400_000),

@@ -73,13 +73,24 @@ function encodedForms(secret: string): string[] {
 // A known secret's tail this long at the very end of a cut-off text is masked too.
 const MIN_SECRET_TAIL = 4;
 
+/** How redactForeignText reads its text. */
+export interface ForeignTextOptions {
+  /**
+   * Whether the text may end where a size limit cut it (a stored answer), so that a known secret's
+   * beginning at its very end is masked too. Default true; false for a whole value (a parsed JSON
+   * string), where `invalid_client` ending like a password that starts `client…` is no secret.
+   */
+  readonly mayBeCutOff?: boolean;
+}
+
 /**
  * Text written by someone else, e.g. a merchant's answer, as it may be stored: the log rules for
  * free text, the log rules for property names on every JSON string member in it, and every
  * occurrence of `knownSecrets` (in every form encodedForms lists, and a secret's beginning where
  * the text breaks off) replaced by the marker.
  */
-export function redactForeignText(text: string, knownSecrets: readonly string[] = []): string {
+export function redactForeignText(text: string, knownSecrets: readonly string[] = [], options: ForeignTextOptions = {}): string {
+  const { mayBeCutOff = true } = options;
   // Most merchants answer 200 with an empty body: nothing to mask, and this runs on every callback.
   if (text === '') return text;
   // Known secrets first, while the text is as the merchant wrote it.
@@ -88,8 +99,8 @@ export function redactForeignText(text: string, knownSecrets: readonly string[] 
   // Longest first, so that a secret containing another is masked whole.
   for (const form of [...new Set(forms)].sort((a, b) => b.length - a.length)) {
     if (out.includes(form)) out = out.split(form).join(REDACTED);
-    // A tail longer than the text cannot end it.
-    for (let length = Math.min(form.length - 1, out.length); length >= MIN_SECRET_TAIL; length -= 1) {
+    // A tail longer than the text cannot end it; a whole text has no broken-off secret at its end.
+    for (let length = mayBeCutOff ? Math.min(form.length - 1, out.length) : 0; length >= MIN_SECRET_TAIL; length -= 1) {
       if (out.endsWith(form.slice(0, length))) {
         out = out.slice(0, out.length - length) + REDACTED;
         break;

@@ -84,6 +84,12 @@ describe('redactForeignText', () => {
     );
   });
 
+  it("masks a known secret's beginning at the end of a text that may be cut off, but not at the end of a whole value", () => {
+    expect(redactForeignText('error invalid_client', ['client-secret'])).toBe('error invalid_[REDACTED]');
+    expect(redactForeignText('error invalid_client', ['client-secret'], { mayBeCutOff: false })).toBe('error invalid_client');
+    expect(redactForeignText('got client-secret', ['client-secret'], { mayBeCutOff: false })).toBe('got [REDACTED]');
+  });
+
   it('masks known secrets as sent, JSON-escaped and percent-encoded', () => {
     const secret = 'p"a ss/word';
     const text = `raw ${secret} json ${JSON.stringify(secret)} url ${encodeURIComponent(secret)}`;

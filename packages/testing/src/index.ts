@@ -42,7 +42,7 @@ export function useMigratedDatabase(prefix: string): { readonly url: string } {
   };
 }
 
-export { closedPort } from './ports';
+export { acceptsConnections, closedPort, holdPort } from './ports';
 export { lastRead, waitFor, WaitForTimeoutError } from './wait-for';
 export { callJson, requestJson, type JsonAnswer, type JsonRequest } from './json-client';
 

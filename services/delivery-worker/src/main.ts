@@ -37,6 +37,8 @@ async function main(): Promise<void> {
     // Before any work starts: a port already taken stops the process while it holds no job.
     const monitoring = await startMonitoringServer({
       port: config.metrics.port,
+      host: config.metrics.host,
+      movesOnWhenTaken: config.metrics.movesOnWhenTaken,
       metrics,
       // The fail-fast connection: /readyz must answer within its timeout while Redis is down.
       checks: [
@@ -46,7 +48,7 @@ async function main(): Promise<void> {
       readinessTimeoutMs: config.readinessTimeoutMs,
       token: config.metrics.token,
     });
-    logger.info('metrics listening', { port: monitoring.port });
+    logger.info('metrics listening', { host: config.metrics.host ?? 'every interface', port: monitoring.port });
     const deliveries = deliveryRepository(pool);
     const sweeper = startSweeper({ deliveries, producer: sweeperProducer, config: config.sweeper, logger, metrics });
     const reconciler = startReconciler({ deliveries, producer: sweeperProducer, config: config.reconciler, logger, metrics });

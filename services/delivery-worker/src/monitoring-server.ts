@@ -1,12 +1,16 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { opsEndpoints, problemResponse, problemType, type OpsEndpointsOptions, type PlainResponse } from '@herald/lifecycle';
+import { listenOn, opsEndpoints, problemResponse, problemType, type OpsEndpointsOptions, type PlainResponse } from '@herald/lifecycle';
+
+// Enough for every worker a developer starts by hand on one machine.
+const NEXT_PORTS_TO_TRY = 50;
 
 export interface MonitoringServerOptions extends OpsEndpointsOptions {
   /** METRICS_PORT; 0 takes a free port (see `MonitoringServer.port`). */
   port: number;
-  /** Host to listen on. Default: every interface, so a scraper on another machine reaches it. */
+  /** HOST: the address to listen on. Default: every interface. */
   host?: string;
+  /** Whether a taken port moves on to the next free one (development defaults only). Default false. */
+  movesOnWhenTaken?: boolean;
 }
 
 export interface MonitoringServer {
@@ -41,15 +45,14 @@ export async function startMonitoringServer(options: MonitoringServerOptions): P
     return handler({ authorization: req.headers.authorization });
   }
 
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port, options.host, () => {
-      server.off('error', reject);
-      resolve();
-    });
+  const port = await listenOn(server, {
+    port: options.port,
+    host: options.host,
+    portSetting: 'METRICS_PORT',
+    nextPortsToTry: options.movesOnWhenTaken ? NEXT_PORTS_TO_TRY : 0,
   });
   return {
-    port: (server.address() as AddressInfo).port,
+    port,
     async close() {
       const closed = new Promise<void>((resolve, reject) => server.close((error) => (error ? reject(error) : resolve())));
       server.closeIdleConnections();

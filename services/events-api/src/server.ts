@@ -1,7 +1,6 @@
 // The events-api process: config -> logger -> database -> Redis -> app -> listen.
-import type { AddressInfo } from 'node:net';
 import { loadApiConfig } from '@herald/config';
-import { exitOnSignal, exitOnStartupFailure } from '@herald/lifecycle';
+import { exitOnSignal, exitOnStartupFailure, listenOn } from '@herald/lifecycle';
 import { createLogger } from '@herald/logging';
 import { createDeliveryProducer, createRedisConnection } from '@herald/queue';
 import { createApp } from './app';
@@ -22,15 +21,11 @@ async function main(): Promise<void> {
     const producer = createDeliveryProducer(redis, { prefix: config.queuePrefix, retry: config.retry, timeoutMs: config.enqueueTimeoutMs });
     producer.queue.on('error', (error) => logger.warn('delivery queue error', { error: error.message }));
     const app = createApp({ config, logger, databases, redis, producer });
-    const server = createHttpServer(app, config.http).listen(config.port);
-    await new Promise<void>((resolve, reject) => {
-      server.once('listening', resolve);
-      server.once('error', reject);
-    });
-    const { port } = server.address() as AddressInfo;
-    logger.info('events-api listening', { port });
+    const server = createHttpServer(app, config.http);
+    const port = await listenOn(server, { port: config.port, host: config.host, portSetting: 'PORT' });
+    logger.info('events-api listening', { host: config.host ?? 'every interface', port });
     // For a person at a terminal (pnpm start), not for log collection: development only.
-    if (config.nodeEnv === 'development') process.stdout.write(`${startBanner(config, port)}\n`);
+    if (config.nodeEnv === 'development') process.stdout.write(`${startBanner(config, { host: config.host, port })}\n`);
 
     exitOnSignal({
       logger,

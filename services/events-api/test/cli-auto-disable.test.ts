@@ -42,7 +42,7 @@ beforeAll(async () => {
     DELIVERY_ATTEMPTS: '5',
     DELIVERY_BACKOFF_MS: '50',
   });
-  merchant = await startHttpRecorder(() => ({ status: merchantAnswers }));
+  merchant = await startHttpRecorder(() => ({ status: merchantAnswers, body: merchantAnswers === 200 ? '' : 'shop says: database down' }));
   apiUrl = `http://127.0.0.1:${String((await api.waitForLog('events-api listening')).port)}`;
   await worker.waitForLog('delivery-worker ready');
 }, 60_000);
@@ -105,6 +105,11 @@ it('shows an auto-disabled target, and after a fix without the password, replays
   expect(failed.lastError).toMatch(/the notification target is auto-disabled$/);
   expect(merchant.requests).toHaveLength(1);
   await worker.waitForLog('notification target auto-disabled: every attempt failed for TARGET_AUTO_DISABLE_AFTER');
+
+  // The merchant's answer, without --json: what support looks at first.
+  const history = await herald(['deliveries', 'show', deliveryId]);
+  expect(history.code).toBe(0);
+  expect(history.stdout).toMatch(/\nthe merchant's answers:\n {2}#1 \(HTTP 500\) {2}shop says: database down\n/);
 
   // What support sees: the table row and the target itself.
   const listed = await herald(['targets', 'list', '--merchant', shop.id]);

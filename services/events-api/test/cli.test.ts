@@ -2,7 +2,19 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { callJson, closedPort, runCommand, startCommand, startService, testDatabaseUrl, uniqueId, type CommandRun, type ServiceProcess } from '@herald/testing';
+import {
+  always,
+  callJson,
+  closedPort,
+  runCommand,
+  startHttpRecorder,
+  startCommand,
+  startService,
+  testDatabaseUrl,
+  uniqueId,
+  type CommandRun,
+  type ServiceProcess,
+} from '@herald/testing';
 
 const ROOT = path.resolve(__dirname, '../../..');
 // The package's bin, as `pnpm exec herald` and node_modules/.bin/herald run it.
@@ -159,16 +171,16 @@ describe('herald targets list, update, enable and disable', () => {
     for (const run of [updated, all, disabled, listed, enabled]) expect(run.stdout + run.stderr).not.toContain(password);
   });
 
-  it('names the field of a refused update', async () => {
+  it('names the flag of a refused update', async () => {
     const { merchantId } = await newTenant();
     await herald(['targets', 'set', '--merchant', merchantId, '--url', 'https://shop.example/hooks', '--auth', 'none']);
     const run = await herald(['targets', 'update', '--merchant', merchantId, '--url', 'ftp://shop.example/']);
     expect(run.code).toBe(1);
-    expect(run.stderr).toMatch(/^ {2}\/url: /m);
+    expect(run.stderr).toMatch(/^ {2}--url: /m);
   });
 });
 
-describe('pnpm herald targets', () => {
+describe('pnpm exec herald targets', () => {
   it('sets a merchant target with basic auth from a piped password, shows it masked, and deletes it', async () => {
     const { programId, merchantId } = await newTenant();
     const password = `pw-${randomUUID()}`;
@@ -290,6 +302,38 @@ describe('pnpm herald targets', () => {
     }
   });
 
+  it('shows refused OAuth credentials with the error code whole and suggests its own --no-verify', async () => {
+    const { merchantId } = await newTenant();
+    const tokens = await startHttpRecorder(always({ status: 401, body: { error: 'invalid_client' } }));
+    try {
+      const run = await herald(
+        [
+          'targets',
+          'set',
+          '--merchant',
+          merchantId,
+          '--url',
+          'https://shop.example/hooks',
+          '--auth',
+          'oauth',
+          '--username',
+          'shop',
+          '--password-stdin',
+          '--auth-url',
+          `${tokens.origin}/token`,
+        ],
+        'client-secret-7d1e',
+      );
+      expect(run.code).toBe(1);
+      expect(run.stderr).toContain('the token endpoint answered HTTP 401: invalid_client');
+      expect(run.stderr).toContain('or save with --no-verify to skip the check.');
+      expect(run.stderr).not.toContain('verify=false');
+      expect(run.stderr).not.toContain('[REDACTED]');
+    } finally {
+      await tokens.close();
+    }
+  });
+
   it('prints the problem of a refused request on stderr and exits 1', async () => {
     const { merchantId } = await newTenant();
     const args = ['targets', 'set', '--merchant', merchantId, '--url', 'https://shop.example/', '--auth', 'none', '--object-types', 'subscription'];
@@ -300,7 +344,8 @@ describe('pnpm herald targets', () => {
     const human = await herald(args);
     expect(human.code).toBe(1);
     expect(human.stderr).toMatch(/^herald: the API answered 400 /);
-    expect(human.stderr).toMatch(/\n {2}\/notifications\/objectTypes\/0: .*payment/);
+    // The flag that set the field, not the API's pointer.
+    expect(human.stderr).toMatch(/\n {2}--object-types: .*payment/);
   });
 
   it('asks for the password at a terminal prompt that does not echo it', async () => {
@@ -387,17 +432,17 @@ describe('pnpm herald targets', () => {
     for (const secret of [first, second]) expect(service.output()).not.toContain(secret.slice('whsec_'.length));
   });
 
-  it('prints its usage with --help', async () => {
-    const run = await herald(['--help']);
+  it.each([[['--help']], [['help']]])('prints its usage with %j', async (args) => {
+    const run = await herald(args);
     expect(run.code).toBe(0);
     expect(run.stdout).toMatch(/^Usage:\n {2}herald programs create/);
-    for (const command of ['merchants list', 'api-keys revoke', 'targets update', 'targets disable', 'deliveries replay']) {
+    for (const command of ['merchants list', 'api-keys revoke', 'targets get', 'targets update', 'targets disable', 'deliveries replay']) {
       expect(run.stdout).toContain(`\n  herald ${command} `);
     }
   });
 });
 
-describe('pnpm herald deliveries', () => {
+describe('pnpm exec herald deliveries', () => {
   /** A merchant with a target and one payment event: one delivery, its job waiting (no worker runs here). */
   async function oneDelivery(): Promise<{ merchantId: string; eventId: string; deliveryId: string }> {
     const { programId, merchantId } = await newTenant();
@@ -439,6 +484,20 @@ describe('pnpm herald deliveries', () => {
     expect(paged.json()).toMatchObject({ page: 2, pageSize: 1, count: 1, data: [] });
   });
 
+  it("speaks of its own flags in the API's refusals, once each, with no line for the request as a whole", async () => {
+    const unbounded = await herald(['deliveries', 'replay', '--status', 'failed']);
+    expect(unbounded.code).toBe(1);
+    expect(unbounded.stderr).toBe(
+      'herald: the API answered 400 Invalid request body\n' +
+        '  must name --program, --merchant, --event or --target, or both --created-from and --created-to at most 31 days apart, so that a replay never takes every delivery\n',
+    );
+    const page = await herald(['deliveries', 'list', '--page-size', '0']);
+    expect(page.code).toBe(1);
+    expect(page.stderr).toBe('herald: the API answered 400 Invalid query parameter\n  --page-size: must be a whole number from 1 to 100; got 0\n');
+    const halfRange = await herald(['deliveries', 'replay', '--created-from', '2026-01-01T00:00:00Z']);
+    expect(halfRange.stderr).toContain('\n  --created-to is required with --created-from when no --program, --merchant, --event, --target is given\n');
+  });
+
   it('prints the problem of a refused request on stderr and exits 1', async () => {
     const unbounded = await herald(['deliveries', 'replay', '--json', '--status', 'failed']);
     expect(unbounded.code).toBe(1);
@@ -456,6 +515,7 @@ describe('pnpm herald deliveries', () => {
     [['deliveries', 'replay', '--merchant', 'm1', '--limit', 'ten'], /--limit must be a whole number/],
     [['deliveries', 'retry'], /expected "deliveries list", "deliveries show" or "deliveries replay"/],
     [['delivery', 'list'], /expected one of "programs …", .*"deliveries …", got "delivery"/],
+    [[], /^Usage:\n {2}herald programs create/],
   ])('explains a wrong command line %j and exits 2', async (args, message) => {
     const run = await herald(args);
     expect(run.code).toBe(2);

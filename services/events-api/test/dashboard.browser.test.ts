@@ -77,7 +77,8 @@ beforeAll(async () => {
     DELIVERY_ATTEMPTS: '1',
   };
   api = startService('services/events-api/src/server.ts', { ...env, PORT: '0' });
-  worker = startService('services/delivery-worker/src/main.ts', env);
+  // METRICS_PORT 0: the default port may be taken by a worker running on this machine.
+  worker = startService('services/delivery-worker/src/main.ts', { ...env, METRICS_PORT: '0' });
   const [listening] = await Promise.all([api.waitForLog('events-api listening'), worker.waitForLog('delivery-worker ready')]);
   apiUrl = `http://127.0.0.1:${String(listening.port)}`;
 });
@@ -177,8 +178,35 @@ describe('the Bull dashboard in a browser', () => {
       // Find the failed job by its id (the delivery id) and open it.
       await page.getByRole('link', { name: deliveryId }).click();
       await page.waitForURL(`**/queue/deliveries/${deliveryId}**`);
-      // The job's retry button is an icon (its "Retry" label is a tooltip); the board asks to confirm.
-      await page.locator('button:has(svg.lucide-refresh-cw)').first().click();
+      // Each action the job's page offers is named (aria-label and title); those Herald refuses
+      // (duplicate, update data) are not offered.
+      const retry = page.getByRole('button', { name: /^Retry: / });
+      await retry.waitFor();
+      const offered = await page
+        .locator('ul[class^="jobActions"] button:visible')
+        .evaluateAll((buttons) => buttons.map((button) => [button.getAttribute('aria-label'), button.getAttribute('title')]));
+      expect(offered).toEqual([
+        ['Retry: run this job again now', 'Retry: run this job again now'],
+        [
+          'Clean: remove this job (a pending delivery gets a new one from the reconciler)',
+          'Clean: remove this job (a pending delivery gets a new one from the reconciler)',
+        ],
+      ]);
+      expect(await page.locator('ul[class^="jobActions"] button:has(svg.lucide-files), ul[class^="jobActions"] button:has(svg.lucide-pencil)').count()).toBe(2);
+      expect(await page.locator('ul[class^="jobActions"] button:has(svg.lucide-files):visible').count()).toBe(0);
+      // A change the API refuses is shown, not dropped: the request the board's "duplicate" dialog sends.
+      // (A string: the test is type-checked without the DOM's types.)
+      await page.evaluate(`(() => {
+        const request = new XMLHttpRequest();
+        request.open('POST', 'api/queues/deliveries/add');
+        request.setRequestHeader('content-type', 'application/json');
+        request.send(JSON.stringify({ name: 'by hand', data: {} }));
+      })()`);
+      const refusal = page.getByRole('alert').filter({ hasText: 'Refused' });
+      await refusal.waitFor();
+      expect(await refusal.textContent()).toBe('Refused (HTTP 403): Jobs are added by Herald only.');
+      // The board asks to confirm a retry.
+      await retry.click();
       await page.getByRole('button', { name: 'Confirm' }).click();
       await waitFor(
         () => receiver.requests.some((r) => r.answered === 200),

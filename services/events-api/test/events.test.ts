@@ -91,6 +91,22 @@ describe('GET /events', () => {
       expect(res.body.detail).toContain('did you mean pageSize?');
     });
 
+    it.each([
+      ['page=-1', 'page', 'must be a whole number from 1 to 999999999; got "-1", a negative number'],
+      ['pageSize=-1', 'pageSize', 'must be a whole number from 1 to 100; got "-1", a negative number'],
+      ['pageSize=500', 'pageSize', 'must be a whole number from 1 to 100; got 500'],
+      ['page=1.5', 'page', 'must be a whole number from 1 to 999999999; got "1.5", not a whole number'],
+      ['page=', 'page', 'is empty: give a whole number from 1 to 999999999, or leave page out for 1'],
+      ['page=1&page=2', 'page', 'was given 2 times (page=1&page=2): give it once'],
+    ])('answers %s with the parameter, the reason and what to send instead', async (queryString, parameter, message) => {
+      const res = await request(api.app)
+        .get(`/events?${queryString}`)
+        .set({ 'x-api-key': key, 'Content-Type': 'application/json', 'Accept-Language': 'en-US', Origin: 'https://a.example', 'User-Agent': 't' });
+      expect(res.status).toBe(400);
+      expect(res.body.errors).toEqual([{ parameter, message }]);
+      expect(res.body.detail).toBe(`Invalid query parameter: ${parameter} ${message}.`);
+    });
+
     it('rejects a repeated parameter', async () => {
       const res = await request(api.app)
         .get('/events?page=1&page=2')

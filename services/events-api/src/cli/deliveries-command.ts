@@ -2,7 +2,7 @@ import { parseArgs } from 'node:util';
 import type { CliConfig } from '@herald/config';
 import { adminRequest } from './admin-client';
 import { COMMON_OPTIONS, printAnswer, UsageError, usageErrorOf, type CliIo, type Presentation } from './command';
-import { column, pageTable, record, table } from './output';
+import { column, longTexts, pageTable, record, table } from './output';
 
 export const DELIVERIES_USAGE = `  herald deliveries list   [filters] [--page <n>] [--page-size <n>]
   herald deliveries show   <deliveryId> | --event <eventId>
@@ -77,7 +77,7 @@ export async function runDeliveriesCommand(argv: readonly string[], io: CliIo, c
   const filter = filterOf(values);
   refuseOptions(values, action, id);
   const json = values.json === true;
-  const detail: Presentation = { json, human: (body) => record(body, { attempts: ATTEMPT_COLUMNS }) };
+  const detail: Presentation = { json, human: shownDelivery };
   const replayed: Presentation = {
     json,
     human: (body) => {
@@ -104,7 +104,7 @@ export async function runDeliveriesCommand(argv: readonly string[], io: CliIo, c
     if (eventId === undefined || Object.keys(others).length > 0) throw new UsageError('"deliveries show" needs a delivery id or --event <eventId> alone');
     return printAnswer(io, await adminRequest(config, 'GET', `/events/${encodeURIComponent(eventId)}/deliveries`), {
       json,
-      human: (body) => (body as { data: unknown[] }).data.map((delivery) => record(delivery, { attempts: ATTEMPT_COLUMNS })).join('\n'),
+      human: (body) => (body as { data: unknown[] }).data.map(shownDelivery).join('\n'),
     });
   }
   if (id !== undefined) {
@@ -113,6 +113,16 @@ export async function runDeliveriesCommand(argv: readonly string[], io: CliIo, c
   }
   const limit = values.limit === undefined ? {} : { limit: wholeNumber('--limit', values.limit) };
   return printAnswer(io, await adminRequest(config, 'POST', '/deliveries/replay', { ...filter, ...limit }), replayed);
+}
+
+/**
+ * One delivery: its fields, its attempts as a table, then what the merchant answered to each attempt
+ * (the start of the body, as stored): the first thing support needs, too long for a table cell.
+ */
+function shownDelivery(body: unknown): string {
+  const attempts = (body as { attempts?: unknown }).attempts;
+  const label = (attempt: Record<string, unknown>) => `#${String(attempt.number)}${attempt.statusCode === null ? '' : ` (HTTP ${String(attempt.statusCode)})`}`;
+  return record(body, { attempts: ATTEMPT_COLUMNS }) + longTexts(attempts, "the merchant's answers", label, 'responseBody');
 }
 
 /** The filter options given, under the API's names. */

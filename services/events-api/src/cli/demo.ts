@@ -176,7 +176,7 @@ async function runDemo(config: DemoConfig, print: (line: string) => void): Promi
       const missing = eventIds.filter((id) => !callbacks.has(id));
       throw new DemoError(
         `No callback for ${missing.join(', ')} within ${CALLBACK_WAIT_MS / 1000} s. Is a delivery-worker running (pnpm start runs one)? ` +
-          `\`pnpm herald deliveries show --event ${missing[0]}\` shows what happened to it.`,
+          `\`pnpm exec herald deliveries show --event ${missing[0]}\` shows what happened to it.`,
       );
     }
 
@@ -199,7 +199,7 @@ async function runDemo(config: DemoConfig, print: (line: string) => void): Promi
     print(`  export HERALD_KEY=${apiKey}   # the demo merchant's API key, shown only now`);
     print(`  curl -s '${config.apiUrl}/events?objectId=${paymentId}' -H "x-api-key: $HERALD_KEY" -H 'Content-Type: application/json' \\`);
     print(`    -H 'Accept-Language: en-US' -H 'Origin: https://demo.example' -H 'User-Agent: curl'`);
-    print(`  pnpm herald deliveries show --event ${eventIds[0]}   # what happened to its callback`);
+    print(`  pnpm exec herald deliveries show --event ${eventIds[0]}   # what happened to its callback`);
     print('The dashboard of the delivery jobs is at /admin/queues; README.md has the whole quickstart.');
   } finally {
     await new Promise((resolve) => receiver.close(resolve));

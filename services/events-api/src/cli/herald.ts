@@ -1,4 +1,4 @@
-// `herald …` (`pnpm exec herald`, node_modules/.bin/herald, or `pnpm herald`): support staff's
+// `herald …` (`pnpm exec herald`, or node_modules/.bin/herald): support staff's
 // command line over the events-api admin API.
 import { ConfigError, loadCliConfig, type CliConfig } from '@herald/config';
 import { AdminRequestError } from './admin-client';
@@ -17,9 +17,9 @@ ${TARGETS_USAGE}
 
 ${DELIVERIES_USAGE}
 
+"herald help" or "herald --help" prints this.
 Every command prints a table (lists) or one field a line by default, and the API's JSON with --json.
-Run it as "pnpm exec herald …" or "node_modules/.bin/herald …": "pnpm herald …" works too, but pnpm
-prints the command line first.
+Run it as "pnpm exec herald …" (or "node_modules/.bin/herald …").
 Environment: HERALD_API_URL (default http://127.0.0.1:$PORT, PORT default 3000), ADMIN_TOKEN.`;
 
 const COMMANDS = new Map<string, (argv: readonly string[], io: CliIo, config: CliConfig) => Promise<number>>([
@@ -77,9 +77,14 @@ function readWithoutEcho(prompt: string): Promise<string> {
 async function main(): Promise<number> {
   const argv = process.argv.slice(2);
   try {
-    if (argv.includes('--help') || argv.includes('-h')) {
+    if (argv.includes('--help') || argv.includes('-h') || argv[0] === 'help') {
       io.stdout(`${USAGE}\n`);
       return 0;
+    }
+    // No command at all: what a new user types first. The usage answers it; 2, as nothing was done.
+    if (argv.length === 0) {
+      io.stderr(`${USAGE}\n`);
+      return 2;
     }
     // Refused before parsing, and without echoing the argument: it holds the secret.
     const secret = argv.find((arg) => SECRET_OPTION.test(arg));

@@ -62,12 +62,97 @@ export function record(body: unknown, tables: Record<string, readonly Column[]> 
   return out;
 }
 
-/** An API problem (RFC 9457) as people read it: the status and detail, then each field's problem. */
+/**
+ * A long text of each row (too long for a table cell), one row a line under `heading`, each led by
+ * `label`; rows without it are left out, and nothing at all is printed when no row has it.
+ */
+export function longTexts(rows: unknown, heading: string, label: (row: Record<string, unknown>) => string, path: string): string {
+  if (!Array.isArray(rows)) return '';
+  const lines = (rows as Array<Record<string, unknown>>)
+    .filter((row) => valueAt(row, path) !== null && valueAt(row, path) !== undefined && valueAt(row, path) !== '')
+    .map((row) => `  ${label(row)}  ${text(valueAt(row, path))}`);
+  return lines.length === 0 ? '' : `\n${heading}:\n${lines.join('\n')}\n`;
+}
+
+/**
+ * The CLI's flag for each field or query parameter of the admin API it sends, so that an answer
+ * about `programId` speaks of `--program`: the person typed flags, not the API's names.
+ */
+const FLAG_OF_FIELD: Readonly<Record<string, string>> = {
+  programId: '--program',
+  merchantId: '--merchant',
+  eventId: '--event',
+  targetId: '--target',
+  createdFrom: '--created-from',
+  createdTo: '--created-to',
+  status: '--status',
+  page: '--page',
+  pageSize: '--page-size',
+  limit: '--limit',
+  name: '--name',
+  id: '--id',
+  url: '--url',
+  auth: '--auth',
+  mode: '--auth',
+  username: '--username',
+  password: '--password-stdin',
+  authUrl: '--auth-url',
+  tokenRequest: '--token-request',
+  scope: '--scope',
+  objectTypes: '--object-types',
+  eventTypes: '--event-types',
+  verify: '--no-verify',
+};
+// Inside free text only the API's camelCase names are replaced: plain words (status, name, url)
+// are also ordinary English there.
+const CAMEL_CASE_FIELDS = new RegExp(
+  `\\b(${Object.keys(FLAG_OF_FIELD)
+    .filter((name) => /[A-Z]/.test(name))
+    .join('|')})\\b`,
+  'g',
+);
+
+/** The API's words in `text` as the CLI's: its camelCase field names and `?verify=false` become flags. */
+function inCliWords(text: string): string {
+  return text.replace(/\?verify=false/g, '--no-verify').replace(CAMEL_CASE_FIELDS, (name) => FLAG_OF_FIELD[name]!);
+}
+
+/** What an error of a problem is about, as the CLI names it: a flag, or the API's name when no flag sets it; '' for the whole request. */
+function subjectOf(error: Record<string, string | undefined>): string {
+  if (error.header !== undefined) return `header ${error.header}`;
+  const field =
+    error.parameter ??
+    (error.pointer ?? '')
+      .split('/')
+      .filter((segment) => segment !== '' && !/^\d+$/.test(segment))
+      .at(-1) ??
+    '';
+  return FLAG_OF_FIELD[field] ?? field;
+}
+
+/**
+ * An API problem (RFC 9457) as people at the CLI read it: the status and title, the problem of each
+ * flag (one a line), then what the detail says beyond them (a hint: what to do instead). The API's
+ * field names are shown as the flags that set them.
+ */
 export function problem(status: number, body: unknown): string {
   const p = (body ?? {}) as { title?: string; detail?: string; errors?: Array<Record<string, string | undefined>> };
-  const head = `herald: the API answered ${status}${p.title ? ` ${p.title}` : ''}${p.detail ? `: ${p.detail}` : ''}\n`;
-  const fields = (p.errors ?? []).map((e) => `  ${e.pointer ?? e.parameter ?? e.header ?? ''}: ${e.message ?? ''}\n`);
-  return head + fields.join('');
+  const title = p.title ? ` ${p.title}` : '';
+  // The detail often begins with the title ("Invalid query parameter: Invalid query parameter: …" otherwise).
+  const detail = inCliWords((p.detail ?? '').replace(p.title ? `${p.title}: ` : '', ''));
+  const errors = (p.errors ?? []).map((e) => {
+    const subject = subjectOf(e);
+    const message = inCliWords(e.message ?? '');
+    // "--created-to: --created-to is required …" says its subject once.
+    return { message, line: subject === '' || message.startsWith(`${subject} `) ? message : `${subject}: ${message}` };
+  });
+  if (errors.length === 0) return `herald: the API answered ${status}${title}${detail ? `: ${detail}` : ''}\n`;
+  // The detail's sentences that only repeat an error are left out; a hint is kept.
+  const hints = detail
+    .split(/(?<=\.)\s+(?=[A-Z])/)
+    .filter((sentence) => sentence !== '' && !errors.some((e) => e.message !== '' && sentence.includes(e.message)));
+  const lines = [`herald: the API answered ${status}${title}`, ...errors.map((e) => `  ${e.line}`), ...hints];
+  return `${lines.join('\n')}\n`;
 }
 
 function valueAt(value: unknown, path: string): unknown {

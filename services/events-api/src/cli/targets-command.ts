@@ -15,7 +15,8 @@ import {
 import { column, pageTable, record, type Column } from './output';
 
 export const TARGETS_USAGE = `  herald targets list    [--program <id>] [--merchant <id>] [--page <n>] [--page-size <n>]
-  herald targets show    (--program <id> | --merchant <id>)
+  herald targets show    (--program <id> | --merchant <id>)   ("get" is the same)
+  herald targets get     (--program <id> | --merchant <id>)
   herald targets set     (--program <id> | --merchant <id>) --url <url> --auth none|basic|oauth
                          [--username <name> --password-stdin] [--auth-url <url>]
                          [--object-types a,b] [--event-types a,b] [--disabled]

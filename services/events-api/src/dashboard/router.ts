@@ -10,6 +10,7 @@ import type { DeliveryQueue } from '@herald/queue';
 import { requireBasicAuth } from '../auth/basic-auth';
 import type { FailedAuthThrottle } from '../auth/failed-auth-throttle';
 import { notFound } from '../http/error-handler';
+import { boardScript, withBoardScript } from './board-page';
 import { DeliveriesBoardAdapter } from './deliveries-adapter';
 import { sendProblem } from '../http/plain-adapter';
 
@@ -117,11 +118,16 @@ const ADAPTER_OPTIONS: ConstructorParameters<typeof BullMQAdapter>[1] & { allowC
 // from one. Without them the board falls back to local fonts.
 const OUTSIDE_LINK = /<link\b[^>]*\bhref="(https?:)?\/\/[^"]*"[^>]*>\s*/gi;
 
-/** The board's page, rendered by bull-board through Express, without links to other hosts: it asks nobody else for anything. */
+/**
+ * The board's page, rendered by bull-board through Express, without links to other hosts (it asks
+ * nobody else for anything) and with Herald's script (board-page.ts).
+ */
 const withoutOutsideLinks: RequestHandler = (_req, res, next) => {
   const render = res.render.bind(res);
   res.render = ((view: string, options?: object) => {
-    render(view, options ?? {}, (error: Error | null, html?: string) => (error ? next(error) : res.send(String(html).replace(OUTSIDE_LINK, ''))));
+    render(view, options ?? {}, (error: Error | null, html?: string) =>
+      error ? next(error) : res.send(withBoardScript(String(html).replace(OUTSIDE_LINK, ''))),
+    );
   }) as typeof res.render;
   next();
 };
@@ -158,7 +164,15 @@ export function dashboardRouter(deps: {
   const board = serverAdapter.getRouter() as Router & { disable?: (setting: string) => void };
   board.disable?.('x-powered-by');
   const router = Router();
-  router.use(requireBasicAuth(deps.credentials, 'Herald dashboard', deps.failedAuth), problemErrors, withoutOutsideLinks, revalidatedAssets, board, notFound);
+  router.use(
+    requireBasicAuth(deps.credentials, 'Herald dashboard', deps.failedAuth),
+    problemErrors,
+    withoutOutsideLinks,
+    revalidatedAssets,
+    boardScript,
+    board,
+    notFound,
+  );
   return router;
 }
 

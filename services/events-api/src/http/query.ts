@@ -17,37 +17,81 @@ export const pagingParameters = {
   pageSize: { type: 'integer', minimum: 1, maximum: MAX_PAGE_SIZE, default: DEFAULT_PAGE_SIZE, description: `Records per page, 1 to ${MAX_PAGE_SIZE}.` },
 } as const;
 
-const PAGING_INTEGERS: ReadonlySet<string> = new Set(Object.keys(pagingParameters));
 const DIGITS = /^[0-9]+$/;
 
-/** The names of a query schema's integer parameters, for parseQuery. */
-export function integerParameters(schema: { properties: Record<string, { type?: string }> }): ReadonlySet<string> {
-  return new Set(Object.entries(schema.properties).flatMap(([name, property]) => (property.type === 'integer' ? [name] : [])));
+/** An integer query parameter as its schema bounds it. */
+interface IntegerParameter {
+  minimum: number;
+  maximum: number;
+  /** What an absent parameter means; none when absent means "not set". */
+  default?: number;
+}
+
+/** A query schema's integer parameters, by name, for parseQuery. */
+export function integerParameters(schema: { properties: Record<string, { type?: string }> }): Readonly<Record<string, IntegerParameter>> {
+  return Object.fromEntries(
+    Object.entries(schema.properties).flatMap(([name, property]) => (property.type === 'integer' ? [[name, property as unknown as IntegerParameter]] : [])),
+  );
+}
+
+interface ParameterError {
+  parameter: string;
+  message: string;
 }
 
 /**
- * Checks a query against its schema (the `integers` parameters read as numbers; by default page
- * and pageSize); a bad or unknown parameter is a 400 naming it.
+ * Checks a query against its schema (the `integers` parameters read as numbers; by default page and
+ * pageSize); a bad or unknown parameter is a 400 naming it. A repeated parameter and an integer
+ * parameter that is not a whole number in range get a message of their own, in the words of the
+ * query string (`page=-1`, not the schema's "must be integer"), saying what to send instead.
  */
-export function parseQuery<T>(validate: Validator<T>, query: unknown, integers: ReadonlySet<string> = PAGING_INTEGERS): T {
-  const result = validate(withIntegers(query, integers));
-  if (result.ok) return result.value;
-  throw invalidQuery(result.violations.map((v) => ({ parameter: v.pointer.replace(/^\//, '').split('/')[0]!, message: v.message })));
+export function parseQuery<T>(validate: Validator<T>, query: unknown, integers: Readonly<Record<string, IntegerParameter>> = pagingParameters): T {
+  const entries = query !== null && typeof query === 'object' ? Object.entries(query) : [];
+  const own = entries.flatMap(([name, value]) => {
+    const error = parameterError(name, value, integers);
+    return error ? [error] : [];
+  });
+  const checked = Object.fromEntries(entries.filter(([name]) => !own.some((e) => e.parameter === name)));
+  const result = validate(withIntegers(checked, integers));
+  if (result.ok && own.length === 0) return result.value;
+  const violations = result.ok ? [] : result.violations.map((v) => ({ parameter: v.pointer.replace(/^\//, '').split('/')[0]!, message: v.message }));
+  // In the order the parameters were sent, each named once.
+  const order = entries.map(([name]) => name);
+  throw invalidQuery([...own, ...violations].sort((a, b) => order.indexOf(a.parameter) - order.indexOf(b.parameter)));
 }
 
 /** The 400 of a bad query, naming each parameter with what is wrong with it. */
-export function invalidQuery(errors: ReadonlyArray<{ parameter: string; message: string }>): HttpError {
+export function invalidQuery(errors: readonly ParameterError[]): HttpError {
   // The detail repeats each message, so a reader of the detail alone sees the hint (allowed values, the name meant).
   const detail = `Invalid query parameter: ${errors.map((e) => `${e.parameter} ${e.message}`).join('; ')}.`;
   return new HttpError(400, 'invalid_query', 'Invalid query parameter', detail, { errors });
 }
 
-// A query string holds strings only: the integer parameters' digits become numbers. Anything else
-// (`1.5`, `-1`, `abc`, a repeated parameter) stays as sent and fails the schema's `integer`.
-function withIntegers(query: unknown, integers: ReadonlySet<string>): unknown {
-  if (query === null || typeof query !== 'object') return query;
+function parameterError(name: string, value: unknown, integers: Readonly<Record<string, IntegerParameter>>): ParameterError | undefined {
+  if (Array.isArray(value)) {
+    return { parameter: name, message: `was given ${value.length} times (${value.map((v) => `${name}=${String(v)}`).join('&')}): give it once` };
+  }
+  const integer = Object.hasOwn(integers, name) ? integers[name] : undefined;
+  if (!integer || typeof value !== 'string') return undefined;
+  const { minimum, maximum, default: fallback } = integer;
+  const range = `a whole number from ${minimum} to ${maximum}`;
+  if (value === '') return { parameter: name, message: `is empty: give ${range}, or leave ${name} out${fallback === undefined ? '' : ` for ${fallback}`}` };
+  if (!DIGITS.test(value)) {
+    const reason = /^-\d+$/.test(value) ? 'a negative number' : /^\d*\.\d+$/.test(value) ? 'not a whole number' : 'not a number';
+    return { parameter: name, message: `must be ${range}; got ${JSON.stringify(value)}, ${reason}` };
+  }
+  const number = Number(value);
+  if (number < minimum || number > maximum) return { parameter: name, message: `must be ${range}; got ${value}` };
+  return undefined;
+}
+
+// A query string holds strings only: the integer parameters' digits become numbers.
+function withIntegers(query: Record<string, unknown>, integers: Readonly<Record<string, IntegerParameter>>): Record<string, unknown> {
   return Object.fromEntries(
-    Object.entries(query).map(([name, value]) => [name, integers.has(name) && typeof value === 'string' && DIGITS.test(value) ? Number(value) : value]),
+    Object.entries(query).map(([name, value]) => [
+      name,
+      Object.hasOwn(integers, name) && typeof value === 'string' && DIGITS.test(value) ? Number(value) : value,
+    ]),
   );
 }
 
