@@ -30,6 +30,7 @@ export type {
 } from './credentials-cipher';
 export { targetOwnerKey, targetRepository, TargetOwnerNotFoundError } from './repositories/targets';
 export type { TargetRepository } from './repositories/targets';
+export { fillMissingSigningSecrets } from './repositories/target-signing';
 export { MASKED_PASSWORD } from './repositories/target-types';
 export type {
   DeliveryTarget,

@@ -132,6 +132,7 @@ const SNAPSHOTS: Record<string, { queries: Record<string, unknown>; statements: 
       findForChange: targetQueries.findForChange('program:program-1'),
       findSigning: targetQueries.findSigning('program:program-1'),
       fillSigning: targetQueries.fillSigning(ID, { ciphertext: 'v1.k1.iv.tag.signing', keyId: 'k1' }),
+      withoutSigning: targetQueries.withoutSigning(ID, 100),
       readSigning: targetQueries.readSigning(ID),
       'rotateSigning (with a grace period)': targetQueries.rotateSigning(ID, 'v1.k1.iv.tag.old', { ciphertext: 'v1.k1.iv.tag.new', keyId: 'k1' }, AT),
       findForSending: targetQueries.findForSending('program:program-1'),

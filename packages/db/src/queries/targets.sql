@@ -313,6 +313,19 @@ RETURNING
   "signing_secrets",
   "signing_grace_ends_at";
 
+-- targets: withoutSigning
+SELECT
+  "id"
+FROM
+  "notification_targets"
+WHERE
+  "signing_secrets" IS NULL
+  AND "id" > $1
+ORDER BY
+  "id"
+LIMIT
+  $2;
+
 -- targets: readSigning
 SELECT
   "signing_secrets",

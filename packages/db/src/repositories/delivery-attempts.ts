@@ -2,7 +2,7 @@ import { compareStrings, type DeferralReason, isUuid } from '@herald/domain';
 import type { DatabasePool } from '../pool';
 import type { CredentialsCipher } from '../credentials-cipher';
 import type { DeliveryStatus } from '../generated/kysely/schema';
-import { run, type RowOf } from '../sql';
+import { run } from '../sql';
 import { EVERY_PARTITION, storedRange, type StoredRange } from '../stored-range';
 import { deferralStatement, healthStatement, loadStatement, recordStatement, type AttemptInput, type TargetOutcomeInput } from './delivery-attempt-statements';
 import { loadedTarget, rememberingDecryptions, type LoadedTarget } from './loaded-target';
@@ -150,12 +150,8 @@ export const deliveryAttemptQueries = {
     }),
 };
 
-type WorkRow = RowOf<ReturnType<typeof deliveryAttemptQueries.load>>;
-
 export function deliveryAttemptRepository(pool: DatabasePool, targetCipher: CredentialsCipher) {
   const cipher = rememberingDecryptions(targetCipher);
-
-  const targetOf = (row: WorkRow): Promise<DeliveryWork['target']> => loadedTarget(pool, cipher, row);
 
   /** One statement for attempts of distinct deliveries. */
   const recordDistinct = async (records: readonly AttemptRecord[]): Promise<Map<string, number>> => {
@@ -189,11 +185,11 @@ export function deliveryAttemptRepository(pool: DatabasePool, targetCipher: Cred
     const work = new Map<string, DeliveryWork>();
     // A batch often holds many deliveries of one target: its row (the same in every joined row
     // of one statement) is decrypted once, and its deliveries share the result (read only).
-    const targets = new Map<string | null, Promise<DeliveryWork['target']>>();
+    const targets = new Map<string | null, DeliveryWork['target']>();
     for (const row of rows) {
       let target = targets.get(row.target_id);
       if (!target) {
-        target = targetOf(row);
+        target = loadedTarget(cipher, row);
         targets.set(row.target_id, target);
       }
       work.set(row.delivery_id, {
@@ -205,7 +201,7 @@ export function deliveryAttemptRepository(pool: DatabasePool, targetCipher: Cred
           attemptsMade: row.delivery_attempts_made,
           storedAt: row.delivery_created_at,
         },
-        target: await target,
+        target,
         eventJson: row.event_json,
       });
     }

@@ -98,6 +98,15 @@ export const targetQueries = {
       .where('id', '=', id)
       .where('signing_secrets', 'is', null)
       .returning(['signing_secrets', 'signing_grace_ends_at']),
+  /** The next batch of targets stored before signatures (no signing secrets), by id. */
+  withoutSigning: (afterId: string | undefined, limit: number) =>
+    db
+      .selectFrom('notification_targets')
+      .select('id')
+      .where('signing_secrets', 'is', null)
+      .$if(afterId !== undefined, (q) => q.where('id', '>', afterId!))
+      .orderBy('id')
+      .limit(limit),
   readSigning: (id: string) => db.selectFrom('notification_targets').select(['signing_secrets', 'signing_grace_ends_at']).where('id', '=', id),
   /** Replaces the signing secrets only if they are still those that were read (a concurrent rotation wins). */
   rotateSigning: (id: string, read: string | null, encrypted: { ciphertext: string; keyId: string }, graceEndsAt: Date | null) =>
