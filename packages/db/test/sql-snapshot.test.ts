@@ -8,6 +8,7 @@ import { credentialsRotationQueries } from '../src/credentials-rotation';
 import { apiKeyQueries } from '../src/repositories/api-keys';
 import { deliveryQueries } from '../src/repositories/deliveries';
 import { deliveryAttemptQueries } from '../src/repositories/delivery-attempts';
+import { targetHealthQueries } from '../src/repositories/recorded-target-health';
 import { deliveryHistoryQueries } from '../src/repositories/delivery-history';
 import { eventCountQueries } from '../src/repositories/event-counts';
 import type { NewEvent } from '../src/repositories/event-ingest-statements';
@@ -224,7 +225,17 @@ const SNAPSHOTS: Record<string, { queries: Record<string, unknown>; statements: 
         },
       ]),
       defer: deliveryAttemptQueries.defer([{ deliveryId: ID, count: 2, at: AT, reason: 'breaker_open' }]),
-      health: deliveryAttemptQueries.health([{ delivery_id: ID, succeeded: false, started_at: AT, disable: true }]),
+    },
+  },
+  'target-health': {
+    queries: targetHealthQueries,
+    statements: {
+      read: targetHealthQueries.read([ID, OTHER_ID]),
+      'read (locked)': targetHealthQueries.read([ID, OTHER_ID], undefined, true),
+      write: targetHealthQueries.write([
+        { id: ID, last_success_at: AT, failing_since: null, enabled: true, disabled_reason: null, disabled_at: null },
+        { id: OTHER_ID, last_success_at: null, failing_since: AT, enabled: false, disabled_reason: 'auto-disabled', disabled_at: AT },
+      ]),
     },
   },
   'delivery-history': {

@@ -86,5 +86,14 @@ export {
   type WebhookMessage,
 } from './webhook-signature';
 export { MASKED_QUERY_VALUE, maskQueryValues } from './masked-url';
-export { attemptChangesTargetHealth, AUTO_DISABLED_REASON, LAST_SUCCESS_PRECISION_MS, shouldAutoDisable, type TargetHealthSeen } from './target-health';
+export {
+  attemptChangesTargetHealth,
+  AUTO_DISABLED_REASON,
+  LAST_SUCCESS_PRECISION_MS,
+  shouldAutoDisable,
+  targetHealthAfter,
+  type StoredTargetHealth,
+  type TargetAttemptOutcome,
+  type TargetHealthSeen,
+} from './target-health';
 export { DEFERRAL_REASONS, type DeferralReason } from './deferral-reason';

@@ -4,7 +4,8 @@ import type { CredentialsCipher } from '../credentials-cipher';
 import type { DeliveryStatus } from '../generated/kysely/schema';
 import { run } from '../sql';
 import { EVERY_PARTITION, storedRange, type StoredRange } from '../stored-range';
-import { deferralStatement, healthStatement, loadStatement, recordStatement, type AttemptInput, type TargetOutcomeInput } from './delivery-attempt-statements';
+import { deferralStatement, loadStatement, recordStatement, type AttemptInput } from './delivery-attempt-statements';
+import { recordTargetHealth } from './recorded-target-health';
 import { loadedTarget, rememberingDecryptions, type LoadedTarget } from './loaded-target';
 
 /**
@@ -70,7 +71,7 @@ export interface AttemptRecord {
   disableTarget?: boolean;
   /**
    * Whether the attempt may change its target's stored health (attemptChangesTargetHealth, from the
-   * health seen at load). Only such attempts go through the health statement; default true.
+   * health seen at load). Only such attempts reach recordTargetHealth; default true.
    */
   changesTargetHealth?: boolean;
 }
@@ -138,16 +139,6 @@ export const deliveryAttemptQueries = {
       reasons: deferrals.map((d) => d.reason),
       ...stored,
     }),
-
-  /** The targets' health after a batch of attempts (see healthStatement). */
-  health: (outcomes: readonly TargetOutcomeInput[], stored: StoredRange = EVERY_PARTITION) =>
-    healthStatement('health', {
-      delivery_id: outcomes.map((o) => o.delivery_id),
-      succeeded: outcomes.map((o) => o.succeeded),
-      started_at: outcomes.map((o) => o.started_at),
-      disable: outcomes.map((o) => o.disable),
-      ...stored,
-    }),
 };
 
 export function deliveryAttemptRepository(pool: DatabasePool, targetCipher: CredentialsCipher) {
@@ -208,22 +199,6 @@ export function deliveryAttemptRepository(pool: DatabasePool, targetCipher: Cred
     return work;
   };
 
-  /** Updates the targets of recorded attempts; returns the deliveries whose target this switched off. */
-  const recordTargetHealth = async (records: readonly AttemptRecord[]): Promise<Set<string>> => {
-    if (records.length === 0) return new Set();
-    const statement = deliveryAttemptQueries.health(
-      records.map((r) => ({
-        delivery_id: r.deliveryId,
-        succeeded: r.outcome === 'succeeded',
-        started_at: r.attempt.startedAt,
-        disable: r.disableTarget === true,
-      })),
-      storedRange(records.map((r) => r.storedAt)),
-    );
-    const { rows } = await run(pool, statement, { prepared: 'record-target-health' });
-    return new Set(rows.map((row) => row.delivery_id));
-  };
-
   return {
     /**
      * Records deferrals in one statement: a delivery's count goes up by its deferrals in the batch,
@@ -274,7 +249,10 @@ export function deliveryAttemptRepository(pool: DatabasePool, targetCipher: Cred
       const numbers: Array<number | undefined> = records.map(() => undefined);
       // The targets first: whoever sees a delivery failed by an auto-disable finds its target
       // off, and the deliveries' new states are the last write before the worker goes on.
-      const disabledTargets = await recordTargetHealth(records.filter((record) => isUuid(record.deliveryId) && record.changesTargetHealth !== false));
+      const disabledTargets = await recordTargetHealth(
+        pool,
+        records.filter((record) => isUuid(record.deliveryId) && record.changesTargetHealth !== false),
+      );
       let rest = records.map((record, index) => ({ record, index })).filter(({ record }) => isUuid(record.deliveryId));
       while (rest.length > 0) {
         const taken = new Set<string>();
