@@ -58,6 +58,9 @@ const settings = {
   object_types: ['payment'],
   event_types: [],
   enabled: true,
+  disabled_reason: null,
+  disabled_at: null,
+  failing_since: null,
 };
 const programList: EventListQuery = { scope: { kind: 'program', programId: 'program-1' }, page: 1, pageSize: 20 };
 const everyListFilter: EventListQuery = {
@@ -117,18 +120,12 @@ const SNAPSHOTS: Record<string, { queries: Record<string, unknown>; statements: 
     statements: {
       findProgram: targetQueries.findProgram('program-1'),
       findMerchant: targetQueries.findMerchant('merchant-1'),
-      findIdByOwner: targetQueries.findIdByOwner('program:program-1'),
-      'update (switched on)': targetQueries.update(ID, settings),
-      'update (switched off)': targetQueries.update(ID, { ...settings, enabled: false }),
-      'insert (switched on)': targetQueries.insert({ id: ID, ownerKey: 'program:program-1', programId: 'program-1', merchantId: null }, settings, {
+      lockByOwner: targetQueries.lockByOwner('program:program-1'),
+      update: targetQueries.update(ID, settings),
+      insert: targetQueries.insert({ id: ID, ownerKey: 'program:program-1', programId: 'program-1', merchantId: null }, settings, {
         ciphertext: 'v1.k1.iv.tag.signing',
         keyId: 'k1',
       }),
-      'insert (switched off)': targetQueries.insert(
-        { id: ID, ownerKey: 'program:program-1', programId: 'program-1', merchantId: null },
-        { ...settings, enabled: false },
-        { ciphertext: 'v1.k1.iv.tag.signing', keyId: 'k1' },
-      ),
       find: targetQueries.find('program:program-1'),
       findForChange: targetQueries.findForChange('program:program-1'),
       findSigning: targetQueries.findSigning('program:program-1'),

@@ -96,4 +96,5 @@ export {
   type TargetAttemptOutcome,
   type TargetHealthSeen,
 } from './target-health';
+export { targetSwitchState, type TargetSwitchState } from './target-switch';
 export { DEFERRAL_REASONS, type DeferralReason } from './deferral-reason';
