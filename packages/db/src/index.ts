@@ -12,6 +12,10 @@ export type { MerchantRecord, ProgramRecord, TenantRepository } from './reposito
 export { eventRepository, pagesFoundThroughCounters } from './repositories/events';
 export type { EventListPage, EventRepository, EventRepositoryOptions } from './repositories/events';
 export type { EventListQuery } from './repositories/event-list-statements';
+// GET /events' statements and the ingest's counting statement, for the bench's bare-SQL ceiling and
+// its seed's check: the text and parameters Herald itself sends.
+export { eventListQueries } from './repositories/event-list-statements';
+export { countsStatement } from './repositories/event-counts';
 export { eventJsonBytes } from './repositories/event-json';
 export type { KnownTenants, StoredEvent } from './repositories/event-ingest';
 export type { NewEvent } from './repositories/event-ingest-statements';
