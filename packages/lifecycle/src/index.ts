@@ -47,6 +47,7 @@ export function exitOnStartupFailure(logger: Logger, error: unknown): never {
   process.exit(1);
 }
 
+export { startPeriodicRunner, type PassResult, type PeriodicRunner, type PeriodicRunnerOptions } from './periodic-runner';
 export { checkReadiness, type ReadinessCheck, type ReadinessReport } from './readiness';
 export { bearerChallenge, bearerMatcher } from './ops/bearer';
 export { opsEndpoints, type MetricsSource, type OpsEndpointsOptions } from './ops/ops-endpoints';
