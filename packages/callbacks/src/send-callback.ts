@@ -36,7 +36,7 @@ export interface CallbackChannel {
  * The headers of every callback POST, built in this one place for queued and test callbacks alike.
  * The timestamp is that of the POST itself, so a receiver can check it for freshness.
  */
-export function callbackHeaders(message: CallbackMessage, authHeaders: Record<string, string>): Record<string, string> {
+function callbackHeaders(message: CallbackMessage, authHeaders: Record<string, string>): Record<string, string> {
   const webhook = { id: message.webhookId, timestamp: Math.floor(Date.now() / 1000), body: message.body };
   const secrets = message.signingSecrets ?? [];
   return {

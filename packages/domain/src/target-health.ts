@@ -16,7 +16,7 @@ export function shouldAutoDisable(failingSince: Date | null, failedAt: Date, aft
  * How stale a target's stored last success may be while it keeps succeeding: it is rewritten at
  * most this often, so that a busy, healthy target does not cost a row write per batch of attempts.
  */
-export const LAST_SUCCESS_PRECISION_MS = 60_000;
+const LAST_SUCCESS_PRECISION_MS = 60_000;
 
 /** A target's health as stored when its attempt was loaded. */
 export interface TargetHealthSeen {

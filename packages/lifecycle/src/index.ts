@@ -48,7 +48,7 @@ export function exitOnStartupFailure(logger: Logger, error: unknown): never {
 }
 
 export { startPeriodicRunner, type PassResult, type PeriodicRunner, type PeriodicRunnerOptions } from './periodic-runner';
-export { checkReadiness, type ReadinessCheck, type ReadinessReport } from './readiness';
+export type { ReadinessCheck, ReadinessReport } from './readiness';
 export { bearerChallenge, bearerMatcher } from './ops/bearer';
 export { opsEndpoints, type MetricsSource, type OpsEndpointsOptions } from './ops/ops-endpoints';
 export type { PlainHandler, PlainRequest, PlainResponse } from './ops/plain-http';

@@ -36,7 +36,7 @@ export type DeliveryQueue = Queue<DeliveryRef, unknown, string>;
 export const ADD_CHUNK_JOBS = 100;
 
 /** The deliveries queue on a connection (a `client`-role one for producers, so enqueue fails fast). */
-export function createDeliveryQueue(connection: RedisConnection, prefix: string): DeliveryQueue {
+function createDeliveryQueue(connection: RedisConnection, prefix: string): DeliveryQueue {
   return new Queue<DeliveryRef, unknown, string>(DELIVERIES_QUEUE, { connection, prefix });
 }
 
@@ -45,7 +45,7 @@ export function createDeliveryQueue(connection: RedisConnection, prefix: string)
  * backoff strategy computes each delay (exponential with jitter from its config, or a merchant's
  * Retry-After), so the delays live in one place, the worker's DELIVERY_BACKOFF_* settings.
  */
-export function deliveryJobOptions(policy: RetryPolicy): JobsOptions {
+function deliveryJobOptions(policy: RetryPolicy): JobsOptions {
   return {
     attempts: policy.attempts,
     backoff: { type: DELIVERY_BACKOFF_TYPE },
@@ -159,7 +159,7 @@ export type JobSlot = 'free' | 'queued';
  * Replays enqueue in a second step, after the deliveries are committed as pending: the worker
  * skips a job whose delivery it reads as succeeded, so the new job must not be visible earlier.
  */
-export async function removeFinishedJobs(queue: DeliveryQueue, deliveryIds: readonly string[]): Promise<Map<string, JobSlot>> {
+async function removeFinishedJobs(queue: DeliveryQueue, deliveryIds: readonly string[]): Promise<Map<string, JobSlot>> {
   const states = await Promise.all(deliveryIds.map((id) => queue.getJobState(id)));
   // `unknown` is removed too: a job hash left without its state (a Redis that evicted or lost
   // part of the queue) would make BullMQ ignore the next add under that id.

@@ -47,7 +47,7 @@ import type { RedisConnection } from './redis';
 export const MAX_PRIORITY = 2 ** 21 - 1;
 
 /** How long the records live after the last enqueue (see above): a day. */
-export const FAIR_SHARE_RECORDS_TTL_SECONDS = 86_400;
+const FAIR_SHARE_RECORDS_TTL_SECONDS = 86_400;
 
 // BullMQ's prioritized set scores a job `priority * 2^32 + insertion counter` (getPriorityScore.lua).
 const TAGS_SCRIPT = `

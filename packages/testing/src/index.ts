@@ -38,7 +38,7 @@ export function useMigratedDatabase(prefix: string): { readonly url: string } {
 }
 
 export { closedPort } from './ports';
-export { lastRead, waitFor, WaitForTimeoutError } from './wait-for';
+export { lastRead, waitFor } from './wait-for';
 export { callJson, requestJson, type JsonAnswer, type JsonRequest } from './json-client';
 
 export { runCommand, startCommand, startService, testProcessEnv, type CommandRun, type ServiceProcess, type StartServiceOptions } from './process';

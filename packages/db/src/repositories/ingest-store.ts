@@ -102,5 +102,3 @@ export function ingestStore(pool: DatabasePool) {
     },
   };
 }
-
-export type IngestStore = ReturnType<typeof ingestStore>;

@@ -20,7 +20,7 @@
  * And `<prefix>:gate:breakers`: ZSET target id -> reopenAt of every breaker that is not closed,
  * for the breaker-state gauge (bounded: counts per state, never a per-target series).
  */
-export function gateKeyPrefix(queuePrefix: string): string {
+function gateKeyPrefix(queuePrefix: string): string {
   return `${queuePrefix}:gate:`;
 }
 

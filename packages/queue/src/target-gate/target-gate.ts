@@ -74,8 +74,8 @@ export interface LeaseGrant {
 }
 
 /** Shortest and longest nominal wait of a job deferred because its target is busy. */
-export const BUSY_DELAY_MIN_MS = 100;
-export const BUSY_DELAY_MAX_MS = 30_000;
+const BUSY_DELAY_MIN_MS = 100;
+const BUSY_DELAY_MAX_MS = 30_000;
 
 /**
  * How long a lease's slots stay taken unless renewed: far beyond a renewal period (a pause of the
