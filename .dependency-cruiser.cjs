@@ -1,12 +1,12 @@
 // The direction rules of the README's workspace layout, checked by `pnpm lint` (depcruise):
 // services depend on packages, never back; the two services never import each other; the domain
 // does no I/O; only packages/db loads Prisma; tests, faults and the bench reach product code through
-// packages' entry points. Known exceptions, to be removed, are listed in .dependency-cruiser-known-violations.json
-// (depcruise --ignore-known): a new one fails the lint.
+// packages' entry points. No exception is kept: any violation fails the lint.
 
 const PRODUCT = '^(packages|services)/[^/]+/src/';
 // What a package or service offers others: its index, the subpaths its package.json exports, and
-// everything of packages/testing (the test helpers, Jest's global setup among them).
+// everything of packages/testing (the test helpers, Jest's global setup among them). A service's
+// index is for what drives it from outside (faults, bench, packages/testing's harnesses' callers).
 const ENTRY_POINTS =
   '^(packages|services)/[^/]+/src/index\\.ts$|^packages/db/src/prisma-client\\.ts$|^packages/domain/src/errors/herald-error\\.ts$|^packages/testing/src/';
 const TEST_CODE = '(^|/)(test|tests)/|\\.(test|fault)\\.ts$';

@@ -11,7 +11,7 @@ import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import express from 'express';
 import pg from 'pg';
-import { withAppPrototypes } from '../services/events-api/src/http/app-prototypes';
+import { withAppPrototypes } from '@herald/events-api';
 
 const query = JSON.parse(readFileSync(process.env.BENCH_QUERY_FILE ?? '', 'utf8')) as { text: string; values: unknown[] };
 const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: Number(process.env.BENCH_POOL_SIZE ?? 6) });

@@ -7,7 +7,7 @@
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import express from 'express';
-import { withAppPrototypes } from '../services/events-api/src/http/app-prototypes';
+import { withAppPrototypes } from '@herald/events-api';
 
 const page = readFileSync(process.env.BENCH_PAGE_FILE ?? '', 'utf8');
 const app = express();

@@ -16,8 +16,7 @@ import { Redis } from 'ioredis';
 import pg from 'pg';
 import { requestJson, type ServiceProcess } from '@herald/testing';
 import { cpuAgainst, formatCpu, type CpuByRole } from './cpu';
-import type { EventListQuery } from '@herald/db';
-import { eventQueries } from '../packages/db/src/repositories/event-queries';
+import { eventListQueries, type EventListQuery } from '@herald/db';
 
 /** What a drain of callbacks measured (bench/run.ts): the rate at the receiver, CPU per callback by process, the machine's busy share. */
 export interface DrainResult {
@@ -178,7 +177,7 @@ export async function startBareSqlPage(options: {
   expectCount: number;
   startListening: (script: string, env: Record<string, string>) => Promise<{ port: number }>;
 }): Promise<string> {
-  const compiled = eventQueries.page(options.query, { skip: (options.query.page - 1) * options.query.pageSize }).compile();
+  const compiled = eventListQueries.page(options.query, { skip: (options.query.page - 1) * options.query.pageSize }).compile();
   const queryFile = path.join(mkdtempSync(path.join(os.tmpdir(), 'herald-bench-')), 'query.json');
   writeFileSync(queryFile, JSON.stringify({ text: compiled.sql, values: compiled.parameters }));
   const { port } = await options.startListening('bench/bare-express-sql.ts', {

@@ -48,7 +48,7 @@ export function median(values: readonly number[]): number {
 }
 
 /** A note's list of per-round ratios, e.g. `rounds 0.61 / 0.58 / 0.63`. */
-export function roundsNote(ratios: readonly number[]): string {
+function roundsNote(ratios: readonly number[]): string {
   return ratios.length < 2 ? '1 round' : `rounds ${ratios.map((r) => r.toFixed(3)).join(' / ')} (alternated)`;
 }
 

@@ -38,13 +38,12 @@ import { applyMigrations, dropDatabase, ensureDatabase } from '@herald/db';
 import { createPrismaClient } from '@herald/db/prisma';
 import { callJson, databaseUrlFor, lastRead, requestJson, waitFor, startService, uniqueId, type ServiceProcess } from '@herald/testing';
 import { buildAll } from '../scripts/build';
-import { bundleOf } from '../scripts/bundles';
 import { CpuAccounts, cpuAgainst, cpuByRole, cpuPerUnit, formatCpu, machineBusy, type CpuSnapshot } from './cpu';
 import { durableDeliveryCeiling, pageOneQuery, startBareSqlPage, type DrainResult } from './ceilings';
 import { bareIngest, DEV_PAYMENT_LOAD, ingestBatches } from './ingest-load';
 import { postJson } from './post-json';
 import { seedEvents } from './seed-events';
-import { createPaymentTenant, serviceEnv } from './setup';
+import { createPaymentTenant, serviceEnv, startHerald } from './setup';
 
 const ROOT = path.resolve(__dirname, '..');
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -79,7 +78,7 @@ async function main(): Promise<void> {
     const fromBuild = process.argv.includes('--build');
     if (fromBuild) await buildAll(['api', 'worker']);
     const apiScript = 'services/events-api/src/server.ts';
-    api = startService(fromBuild ? bundleOf(apiScript)! : apiScript, { ...env, PORT: '0', ...(cpuProf && mode !== 'deliver' ? profiling : {}) });
+    api = startHerald(apiScript, fromBuild, { ...env, PORT: '0', ...(cpuProf && mode !== 'deliver' ? profiling : {}) });
     const port = Number((await api.waitForLog(/listening/, 30_000)).port);
     cpu = new CpuAccounts(databaseName);
     cpu.add(api.child.pid, 'events-api');
@@ -262,7 +261,7 @@ async function profileDelivery(
     // must not land in the measured window, on this process's CPU and the machine's.
     await Promise.all([xacts(), redisCalls()]);
     for (let i = 0; i < count; i += 1) {
-      const worker = startService(process.argv.includes('--build') ? bundleOf(workerScript)! : workerScript, {
+      const worker = startHerald(workerScript, process.argv.includes('--build'), {
         WORKER_CONCURRENCY: '16',
         ...workerEnv,
         ...workerSettings,
@@ -326,9 +325,7 @@ async function profileLatency(apiUrl: string, workerEnv: Record<string, string>,
   try {
     await createPaymentTenant(apiUrl, 'dev-admin-token', `${receiverUrl}/hook`);
     for (let i = 0; i < Number(arg('workers', '1')); i += 1) {
-      workers.push(
-        startService(process.argv.includes('--build') ? bundleOf(workerScript)! : workerScript, { WORKER_CONCURRENCY: '16', ...workerEnv, ...workerSettings }),
-      );
+      workers.push(startHerald(workerScript, process.argv.includes('--build'), { WORKER_CONCURRENCY: '16', ...workerEnv, ...workerSettings }));
     }
     for (const w of workers) cpu.add(w.child.pid, 'delivery-worker');
     cpu.add(receiver.child.pid, 'receiver');

@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { Agent, request } from 'node:http';
 
 /** A callback body of the size of a small event. */
-export const RAW_CALLBACK_BODY = JSON.stringify({
+const RAW_CALLBACK_BODY = JSON.stringify({
   id: `Event-${randomUUID()}`,
   createdAt: new Date().toISOString(),
   origin: 'api',

@@ -49,7 +49,7 @@ const CHUNK = 5_000;
  * Who owns event `i` of a seed: of every `merchants + 1` events, one is program-owned (no
  * merchant) and the others go to each merchant in turn.
  */
-export function ownerOf(i: number, tenant: ScaleTenant): string | null {
+function ownerOf(i: number, tenant: ScaleTenant): string | null {
   const slot = i % (tenant.merchants + 1);
   return slot === tenant.merchants ? null : `${tenant.merchantPrefix}${slot}`;
 }

@@ -1,7 +1,7 @@
 /** What the bench and bench/profile.ts set up the same way. */
 import { callJson, startService as startServiceProcess, type ServiceProcess, type StartServiceOptions } from '@herald/testing';
 import { buildAll } from '../scripts/build';
-import { bundleOf } from '../scripts/bundles';
+import { bundleOf, nodeOptionsOf } from '../scripts/bundles';
 
 /** Builds the bundles of the events-api and the delivery-worker (as `pnpm build` does), for startService. */
 export async function buildServices(): Promise<void> {
@@ -15,7 +15,17 @@ export async function buildServices(): Promise<void> {
  * from source, as @herald/testing's startService does.
  */
 export function startService(script: string, env: Record<string, string>, options?: StartServiceOptions): ServiceProcess {
-  return startServiceProcess(bundleOf(script) ?? script, env, options);
+  return startHerald(script, true, env, options);
+}
+
+/**
+ * `script` from source, or (`fromBuild`) from its bundle of the build when it has one, with the
+ * node options production gives it unless `options` names others.
+ */
+export function startHerald(script: string, fromBuild: boolean, env: Record<string, string>, options: StartServiceOptions = {}): ServiceProcess {
+  const bundle = fromBuild ? bundleOf(script) : undefined;
+  if (bundle === undefined) return startServiceProcess(script, env, options);
+  return startServiceProcess(bundle, env, { ...options, nodeOptions: options.nodeOptions ?? nodeOptionsOf(bundle) });
 }
 
 /** The environment of the events-api and delivery-worker processes of a bench run. */

@@ -56,7 +56,7 @@ interface SoakSample {
 }
 
 /** The soak's sampling interval: about 12 samples over a short soak, at most one every 30 s. */
-export function soakIntervalSeconds(seconds: number): number {
+function soakIntervalSeconds(seconds: number): number {
   return Math.min(30, Math.max(5, Math.round(seconds / 12)));
 }
 

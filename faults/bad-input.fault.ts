@@ -1,6 +1,6 @@
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
-import { createHttpServer } from '../services/events-api/src/http/http-server';
+import { createHttpServer } from '@herald/events-api';
 import { createTenantApi } from './support/api';
 import { createRandom, faultSeed, type Random } from './support/prng';
 import { pool, rawRequest, type RawAnswer } from './support/raw-http';

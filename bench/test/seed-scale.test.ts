@@ -1,8 +1,7 @@
 import pg from 'pg';
-import { useMigratedDatabase } from '@herald/testing';
 // The ingest's own counting, as the oracle: the seed must leave the counters it would have left.
-import { countsStatement } from '../../packages/db/src/repositories/event-counts';
-import { run } from '../../packages/db/src/sql';
+import { countsStatement } from '@herald/db';
+import { useMigratedDatabase } from '@herald/testing';
 import { merchantShare, seedScaleEvents, type ScaleTenant } from '../seed-scale';
 
 // The seed drops and rebuilds the indexes and foreign keys of events: a database of this file's own.
@@ -43,7 +42,8 @@ describe('seedScaleEvents', () => {
     const { rows } = await client.query<{ programId: string; merchantId: string | null; origin: string; objectType: string; createdAt: Date }>(
       'SELECT program_id AS "programId", merchant_id AS "merchantId", origin, object_type AS "objectType", created_at AS "createdAt" FROM events',
     );
-    await run(client, countsStatement(rows.map((r) => ({ ...r, merchantId: r.merchantId ?? undefined })))!);
+    const counting = countsStatement(rows.map((r) => ({ ...r, merchantId: r.merchantId ?? undefined })))!.compile();
+    await client.query(counting.sql, [...counting.parameters]);
     expect(seeded).toEqual((await client.query(COUNTERS)).rows);
 
     expect(rows).toHaveLength(8_001);

@@ -1,10 +1,12 @@
-import { useWorlds as useWorkerWorlds, type World } from '../../services/delivery-worker/test/support/world';
+import { startDeliveryWorker, type DeliveryWorker } from '@herald/delivery-worker';
+import { useWorlds as useTestingWorlds, type World as TestingWorld } from '@herald/testing';
 import { dumpRedisKeys } from './redis-dump';
 import { saveRedisDump, saveServiceLog } from './run-dir';
 
-// The delivery-worker's own test world (program, target, events enqueued through the real
-// producer), reused so the fault suite wires the worker's dependencies the way its tests do.
-export { useHttpRecorders, type World } from '../../services/delivery-worker/test/support/world';
+// The delivery-worker's test world (program, target, events enqueued through the real producer),
+// the one its own tests use, so the fault suite wires the worker's dependencies the way they do.
+export { useHttpRecorders } from '@herald/testing';
+export type World = TestingWorld<DeliveryWorker>;
 
 /**
  * The worker tests' `useWorlds`, plus: before each world is closed, its in-process workers' logs
@@ -19,7 +21,7 @@ export function useWorlds(scenario: string): (env?: Record<string, string>, data
       saveRedisDump(scenario, await dumpRedisKeys(world.config.redisUrl, `${world.config.queuePrefix}:*`));
     }
   });
-  const make = useWorkerWorlds();
+  const make = useTestingWorlds(startDeliveryWorker);
   return (env, databaseUrl) => {
     const world = make(env, databaseUrl);
     made.push(world);

@@ -3,7 +3,6 @@ export { createAuthStrategy } from './create-auth-strategy';
 export { NoAuthStrategy } from './strategies/none-strategy';
 export { BasicAuthStrategy } from './strategies/basic-strategy';
 export { OAuthStrategy } from './strategies/oauth-strategy';
-export { CallbackAuthError } from './errors/callback-auth-error';
 export { AuthConfigurationError } from './errors/auth-configuration-error';
 export { UnknownAuthModeError } from './errors/unknown-auth-mode-error';
 export { TokenRequestError, type TokenRequestFailureKind } from './errors/token-request-error';

@@ -3,6 +3,6 @@
  * events, the events-api for test callbacks. Its headers are built in one place (callbackHeaders).
  */
 export { createCallbackSender, type CallbackRequest, type CallbackResponse, type CallbackSenderOptions, type SendCallback } from './send-callback';
-export { callbackFailure, callbackResult, type AttemptErrorKind, type CallbackResult } from './send-callback';
-export { callbackHeaders, sendCallback, type CallbackChannel, type CallbackMessage } from './send-callback';
-export { TEST_CALLBACK_DESCRIPTION, TEST_CALLBACK_HEADER, testCallbackMessage } from './test-callback';
+export { callbackFailure, type AttemptErrorKind, type CallbackResult } from './send-callback';
+export { sendCallback, type CallbackChannel, type CallbackMessage } from './send-callback';
+export { TEST_CALLBACK_HEADER, testCallbackMessage } from './test-callback';

@@ -80,7 +80,7 @@ export interface CallbackChannel {
  * The headers of every callback POST, built in this one place for queued and test callbacks alike.
  * The timestamp is that of the POST itself, so a receiver can check it for freshness.
  */
-export function callbackHeaders(message: CallbackMessage, authHeaders: Record<string, string>): Record<string, string> {
+function callbackHeaders(message: CallbackMessage, authHeaders: Record<string, string>): Record<string, string> {
   const webhook = { id: message.webhookId, timestamp: Math.floor(Date.now() / 1000), body: message.body };
   const secrets = message.signingSecrets ?? [];
   return {
@@ -162,7 +162,7 @@ export type CallbackResult =
     };
 
 /** What an answer means: HTTP 200, and only 200, is delivered (spec: "Expected response: HTTP 200 OK"). */
-export function callbackResult(response: CallbackResponse): CallbackResult {
+function callbackResult(response: CallbackResponse): CallbackResult {
   const { status, body: responseBody } = response;
   if (status === 200) return { delivered: true, statusCode: 200, responseBody };
   if (status >= 300 && status < 400) {

@@ -5,7 +5,7 @@ import type { CallbackMessage } from './send-callback';
 export const TEST_CALLBACK_HEADER = 'herald-test';
 
 /** What a test callback's body says of itself. */
-export const TEST_CALLBACK_DESCRIPTION =
+const TEST_CALLBACK_DESCRIPTION =
   "A test callback sent on an administrator's request to check this endpoint and its authentication. It is not an event: answer HTTP 200 and take no other action.";
 
 /**

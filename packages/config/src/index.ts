@@ -7,7 +7,6 @@
 export { ConfigError } from './config-error';
 export type { Env } from './parsers';
 export {
-  DEFAULT_DATABASE_URL,
   DEFAULT_REDIS_URL,
   type CallbackConfig,
   type DeliveryJobsConfig,

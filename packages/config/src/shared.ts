@@ -9,7 +9,7 @@ import { parseRedisUrl, redisKeyPrefix } from './redis-url';
 export type NodeEnv = 'development' | 'test' | 'production';
 export type LogLevel = 'error' | 'warn' | 'info' | 'http' | 'debug';
 
-export const DEFAULT_DATABASE_URL = 'postgresql://postgres@127.0.0.1:5432/herald';
+const DEFAULT_DATABASE_URL = 'postgresql://postgres@127.0.0.1:5432/herald';
 export const DEFAULT_REDIS_URL = 'redis://127.0.0.1:6379';
 
 // A scraper's credential, typed once into its configuration.

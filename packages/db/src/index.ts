@@ -2,23 +2,27 @@
 // service importing this module never loads @prisma/client.
 export { closeDatabasePool, createDatabasePool, pingDatabase } from './pool';
 export type { DatabasePool, DatabasePoolOptions } from './pool';
-export { ensureDatabase, dropDatabase, quoteIdentifier } from './database';
-export { applyMigrations, readMigrations, MIGRATIONS_DIR, MigrationError } from './migrations';
+export { ensureDatabase, dropDatabase } from './database';
+export { applyMigrations } from './migrations';
 export type { Migration, MigrationResult } from './migrations';
-export { apiKeyPrefixOf, apiKeyRepository, hashApiKey, isWellFormedApiKey } from './repositories/api-keys';
+export { apiKeyPrefixOf, apiKeyRepository, isWellFormedApiKey } from './repositories/api-keys';
 export type { ApiKeyRecord, ApiKeyRepository, ApiKeyScope } from './repositories/api-keys';
 export { tenantRepository, DuplicateIdError } from './repositories/tenants';
 export type { MerchantRecord, ProgramRecord, TenantRepository } from './repositories/tenants';
 export { eventRepository, pagesFoundThroughCounters } from './repositories/events';
 export type { EventListPage, EventRepository, EventRepositoryOptions } from './repositories/events';
 export type { EventListQuery } from './repositories/event-list-statements';
+// GET /events' statements and the ingest's counting statement, for the bench's bare-SQL ceiling and
+// its seed's check: the text and parameters Herald itself sends.
+export { eventListQueries } from './repositories/event-list-statements';
+export { countsStatement } from './repositories/event-counts';
 export { eventJsonBytes, numberedEvent } from './repositories/event-json';
 export type { KnownTenants, StoredEvent } from './repositories/event-ingest';
 export type { NewEvent } from './repositories/event-ingest-statements';
 export { ingestStore } from './repositories/ingest-store';
-export type { IngestStore, IngestTransaction } from './repositories/ingest-store';
+export type { IngestTransaction } from './repositories/ingest-store';
 export { createCredentialsCipher, credentialsCipherFromConfig, CredentialsCipherError } from './credentials-cipher';
-export { reencryptCredentials, type ReencryptionResult } from './credentials-rotation';
+export type { ReencryptionResult } from './credentials-rotation';
 export type {
   CredentialsCipher,
   CredentialsCipherFailure,
@@ -30,6 +34,7 @@ export type {
 } from './credentials-cipher';
 export { targetOwnerKey, targetRepository, TargetOwnerNotFoundError } from './repositories/targets';
 export type { TargetRepository } from './repositories/targets';
+export { fillMissingSigningSecrets } from './repositories/target-signing';
 export { MASKED_PASSWORD } from './repositories/target-types';
 export type {
   DeliveryTarget,
@@ -45,7 +50,7 @@ export type {
 } from './repositories/target-types';
 export { deliveryRepository } from './repositories/deliveries';
 export type { DeliveryRepository, OutboxTransaction, ReconcileOptions, SweepOptions } from './repositories/deliveries';
-export { isDatabaseUnavailable, isStatementCancelled, isUniqueViolation } from './database-errors';
+export { isDatabaseUnavailable, isStatementCancelled } from './database-errors';
 export { DELIVERY_STATUSES, deliveryHistoryRepository } from './repositories/delivery-history';
 export type {
   DeliveryAttemptRecord,
@@ -72,6 +77,6 @@ export type {
   RecordedAttempt,
 } from './repositories/delivery-attempts';
 export type { LoadedTarget } from './repositories/loaded-target';
-export { DEFAULT_WEEKS_AHEAD, DELIVERY_PARTITIONED_TABLES, partitionMaintenance, partitionName, weekStart } from './partitions';
-export { createEventMonthsAhead, DEFAULT_MONTHS_AHEAD, eventPartitionName, monthStart, type DroppedMonth, type HeldMonth } from './event-partitions';
+export { partitionMaintenance, partitionName, weekStart } from './partitions';
+export { createEventMonthsAhead, eventPartitionName, monthStart, type DroppedMonth, type HeldMonth } from './event-partitions';
 export type { DroppedWeek, HeldWeek, PartitionMaintenance, PartitionMaintenanceOptions, PartitionMaintenanceReport } from './partitions';

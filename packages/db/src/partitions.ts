@@ -44,7 +44,7 @@ export type DeliveryPartitionedTable = (typeof DELIVERY_PARTITIONED_TABLES)[numb
 const DAY_MS = 86_400_000;
 const WEEK_MS = 7 * DAY_MS;
 /** Weeks created ahead of the current one, by default. */
-export const DEFAULT_WEEKS_AHEAD = 4;
+const DEFAULT_WEEKS_AHEAD = 4;
 const DEFAULT_LOCK_TIMEOUT_MS = 2_000;
 // Any constant unlikely to collide: "herald partitions".
 const MAINTENANCE_LOCK = 0x4865_7061;

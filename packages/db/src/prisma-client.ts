@@ -7,7 +7,7 @@ import { PrismaPg } from '@prisma/adapter-pg';
 import { PrismaClient } from './generated/prisma/client';
 import { closeDatabasePool, createDatabasePool, type DatabasePool, type DatabasePoolOptions } from './pool';
 
-export { Prisma, PrismaClient } from './generated/prisma/client';
+export { PrismaClient } from './generated/prisma/client';
 
 const pools = new WeakMap<PrismaClient, DatabasePool>();
 

@@ -8,6 +8,7 @@ import { credentialsRotationQueries } from '../src/credentials-rotation';
 import { apiKeyQueries } from '../src/repositories/api-keys';
 import { deliveryQueries } from '../src/repositories/deliveries';
 import { deliveryAttemptQueries } from '../src/repositories/delivery-attempts';
+import { targetHealthQueries } from '../src/repositories/recorded-target-health';
 import { deliveryHistoryQueries } from '../src/repositories/delivery-history';
 import { eventCountQueries } from '../src/repositories/event-counts';
 import type { NewEvent } from '../src/repositories/event-ingest-statements';
@@ -57,6 +58,9 @@ const settings = {
   object_types: ['payment'],
   event_types: [],
   enabled: true,
+  disabled_reason: null,
+  disabled_at: null,
+  failing_since: null,
 };
 const programList: EventListQuery = { scope: { kind: 'program', programId: 'program-1' }, page: 1, pageSize: 20 };
 const everyListFilter: EventListQuery = {
@@ -116,22 +120,17 @@ const SNAPSHOTS: Record<string, { queries: Record<string, unknown>; statements: 
     statements: {
       findProgram: targetQueries.findProgram('program-1'),
       findMerchant: targetQueries.findMerchant('merchant-1'),
-      findIdByOwner: targetQueries.findIdByOwner('program:program-1'),
-      'update (switched on)': targetQueries.update(ID, settings),
-      'update (switched off)': targetQueries.update(ID, { ...settings, enabled: false }),
-      'insert (switched on)': targetQueries.insert({ id: ID, ownerKey: 'program:program-1', programId: 'program-1', merchantId: null }, settings, {
+      lockByOwner: targetQueries.lockByOwner('program:program-1'),
+      update: targetQueries.update(ID, settings),
+      insert: targetQueries.insert({ id: ID, ownerKey: 'program:program-1', programId: 'program-1', merchantId: null }, settings, {
         ciphertext: 'v1.k1.iv.tag.signing',
         keyId: 'k1',
       }),
-      'insert (switched off)': targetQueries.insert(
-        { id: ID, ownerKey: 'program:program-1', programId: 'program-1', merchantId: null },
-        { ...settings, enabled: false },
-        { ciphertext: 'v1.k1.iv.tag.signing', keyId: 'k1' },
-      ),
       find: targetQueries.find('program:program-1'),
       findForChange: targetQueries.findForChange('program:program-1'),
       findSigning: targetQueries.findSigning('program:program-1'),
       fillSigning: targetQueries.fillSigning(ID, { ciphertext: 'v1.k1.iv.tag.signing', keyId: 'k1' }),
+      withoutSigning: targetQueries.withoutSigning(ID, 100),
       readSigning: targetQueries.readSigning(ID),
       'rotateSigning (with a grace period)': targetQueries.rotateSigning(ID, 'v1.k1.iv.tag.old', { ciphertext: 'v1.k1.iv.tag.new', keyId: 'k1' }, AT),
       findForSending: targetQueries.findForSending('program:program-1'),
@@ -228,7 +227,17 @@ const SNAPSHOTS: Record<string, { queries: Record<string, unknown>; statements: 
         },
       ]),
       defer: deliveryAttemptQueries.defer([{ deliveryId: ID, count: 2, at: AT, reason: 'breaker_open' }]),
-      health: deliveryAttemptQueries.health([{ delivery_id: ID, succeeded: false, started_at: AT, disable: true }]),
+    },
+  },
+  'target-health': {
+    queries: targetHealthQueries,
+    statements: {
+      read: targetHealthQueries.read([ID, OTHER_ID]),
+      'read (locked)': targetHealthQueries.read([ID, OTHER_ID], undefined, true),
+      write: targetHealthQueries.write([
+        { id: ID, last_success_at: AT, failing_since: null, enabled: true, disabled_reason: null, disabled_at: null },
+        { id: OTHER_ID, last_success_at: null, failing_since: AT, enabled: false, disabled_reason: 'auto-disabled', disabled_at: AT },
+      ]),
     },
   },
   'delivery-history': {

@@ -7,6 +7,7 @@ import { partitionMaintenance, partitionName, weekStart } from '../src/partition
 import { closeDatabasePool, createDatabasePool, type DatabasePool } from '../src/pool';
 import { deliveryAttemptQueries, deliveryAttemptRepository } from '../src/repositories/delivery-attempts';
 import { deliveryQueries } from '../src/repositories/deliveries';
+import { targetHealthQueries } from '../src/repositories/recorded-target-health';
 import { run } from '../src/sql';
 import { storedRange, type StoredRange } from '../src/stored-range';
 import type { NewEvent } from '../src/repositories/event-ingest-statements';
@@ -144,11 +145,11 @@ describe("the worker's statements within their deliveries' stored range", () => 
       response_body: null,
       url: null,
     };
-    const health = { delivery_id: deliveryId, succeeded: true, started_at: new Date(), disable: false };
     const deferral = { deliveryId, count: 1, at: new Date(), reason: 'target_busy' as const };
     const writes = (range: StoredRange) => [
       deliveryAttemptQueries.record([attempt], range),
-      deliveryAttemptQueries.health([health], range),
+      targetHealthQueries.read([deliveryId], range),
+      targetHealthQueries.read([deliveryId], range, true),
       deliveryAttemptQueries.defer([deferral], range),
     ];
 

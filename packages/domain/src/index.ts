@@ -6,23 +6,14 @@
  */
 export { parseDateTime, toDate } from './date-time';
 export type { FromSchema } from './from-schema';
-export { addressSchema, COUNTRY_CODES_REQUIRING_STATE } from './schemas/address';
-export { billingAgreementSchema } from './schemas/billing-agreement';
-export { consumerSchema } from './schemas/consumer';
-export { criterionSchema } from './schemas/criterion';
-export { customReferencesSchema } from './schemas/custom-references';
-export { EVENT_TYPES, eventSchema, OBJECT_TYPES, ORIGINS, SOURCE_SYSTEMS } from './schemas/event';
+export { addressSchema } from './schemas/address';
+export { EVENT_TYPES, eventSchema, OBJECT_TYPES, ORIGINS } from './schemas/event';
 export { eventPageSchema } from './schemas/event-page';
 export { INGEST_BATCH_MAX_EVENTS, ingestBatchSchema, ingestEventSchema, TENANT_ID_PATTERN } from './schemas/ingest';
-export { oauthTokenResponseSchema } from './schemas/oauth-token-response';
-export { paymentSeriesSchema } from './schemas/payment-series';
 export { DOMAIN_SCHEMAS } from './schemas/registry';
 export type {
   Address,
-  BillingAgreement,
   Consumer,
-  Criterion,
-  CustomReferences,
   Event,
   EventPage,
   EventType,
@@ -30,14 +21,11 @@ export type {
   IngestEvent,
   OAuthTokenResponse,
   ObjectType,
-  Origin,
   PaymentSeries,
   PaymentSeriesEvent,
-  SourceSystem,
 } from './types';
 export {
   compileValidator,
-  validateBillingAgreement,
   validateEvent,
   VIOLATION_HINT,
   validateEventPage,
@@ -62,7 +50,7 @@ export { targetsToNotify, type RoutedEvent, type RoutingTarget } from './routing
 export { ValidationError } from './errors/validation-error';
 export { compareStrings } from './compare-strings';
 export { secretMatcher } from './secret-matcher';
-export { isUuid, UUID_PATTERN, UUID_SOURCE } from './uuid';
+export { isUuid, UUID_PATTERN } from './uuid';
 export { withTimeout } from './with-timeout';
 export {
   CALLBACK_AUTH_MODES,
@@ -70,7 +58,6 @@ export {
   OAUTH_SCOPE_PATTERN,
   OAUTH_TOKEN_REQUESTS,
   type CallbackAuthMode,
-  type MerchantNotificationObjectType,
   type OAuthTokenRequest,
 } from './notifications';
 export {
@@ -78,13 +65,21 @@ export {
   newSigningSecret,
   previousSecretExpiry,
   rotatedSigningSecrets,
-  SIGNING_SECRET_PREFIX,
   signingSecretsInUse,
   signWebhook,
   standardWebhookHeaders,
   type SigningSecrets,
   type WebhookMessage,
 } from './webhook-signature';
-export { MASKED_QUERY_VALUE, maskQueryValues } from './masked-url';
-export { attemptChangesTargetHealth, AUTO_DISABLED_REASON, LAST_SUCCESS_PRECISION_MS, shouldAutoDisable, type TargetHealthSeen } from './target-health';
+export { maskQueryValues } from './masked-url';
+export {
+  attemptChangesTargetHealth,
+  AUTO_DISABLED_REASON,
+  shouldAutoDisable,
+  targetHealthAfter,
+  type StoredTargetHealth,
+  type TargetAttemptOutcome,
+  type TargetHealthSeen,
+} from './target-health';
+export { targetSwitchState, type TargetSwitchState } from './target-switch';
 export { DEFERRAL_REASONS, type DeferralReason } from './deferral-reason';

@@ -1,5 +1,5 @@
 /** What stands for each value of a masked query string. */
-export const MASKED_QUERY_VALUE = '***';
+const MASKED_QUERY_VALUE = '***';
 
 /**
  * The URL as the delivery history may show it: merchants put tokens in query strings

@@ -8,9 +8,6 @@ import type { ObjectType } from './types';
  */
 export const MERCHANT_NOTIFICATION_OBJECT_TYPES = ['transactions', 'payment', 'refund', 'manual-retry'] as const satisfies readonly ObjectType[];
 
-/** One of transactions, payment, refund, manual-retry. */
-export type MerchantNotificationObjectType = (typeof MERCHANT_NOTIFICATION_OBJECT_TYPES)[number];
-
 /**
  * How callbacks to a notification target authenticate (spec: "Callbacks sent by the service"):
  * no authentication, HTTP Basic, or OAuth 2.0 client credentials.

@@ -16,7 +16,7 @@ export function shouldAutoDisable(failingSince: Date | null, failedAt: Date, aft
  * How stale a target's stored last success may be while it keeps succeeding: it is rewritten at
  * most this often, so that a busy, healthy target does not cost a row write per batch of attempts.
  */
-export const LAST_SUCCESS_PRECISION_MS = 60_000;
+const LAST_SUCCESS_PRECISION_MS = 60_000;
 
 /** A target's health as stored when its attempt was loaded. */
 export interface TargetHealthSeen {
@@ -25,16 +25,75 @@ export interface TargetHealthSeen {
   lastSuccessAt: Date | null;
 }
 
+/** A target's health and switch-off state as stored: what the health rule reads and writes. */
+export interface StoredTargetHealth extends TargetHealthSeen {
+  enabled: boolean;
+  disabledReason: string | null;
+  disabledAt: Date | null;
+}
+
+/** One recorded attempt to a target, as the health rule needs it. */
+export interface TargetAttemptOutcome {
+  succeeded: boolean;
+  startedAt: Date;
+  /** The worker decided this failure switches its target off (decideAttempt's disableTarget). */
+  disableTarget: boolean;
+}
+
 /**
- * Whether an attempt changes its target's stored health, judged from the health seen when the
- * attempt was loaded: a 200 ends a run of failures or refreshes a last success older than
- * LAST_SUCCESS_PRECISION_MS; a failure starts a run unless one is going; an auto-disable always
- * writes. In the steady state (a target that keeps answering, or keeps failing) nothing changes,
- * and the worker skips the health write. What another worker wrote since the load is caught up by
- * the next attempt that sees it.
+ * A target's stored health after a batch of its attempts, or null when the batch changes nothing
+ * (so nothing is written). A 200 ends the run of failures and moves the last success forward (never
+ * back: an older success recorded late keeps the newer time), rewritten only past
+ * LAST_SUCCESS_PRECISION_MS; a failure starts a run unless one is going; a failure the worker
+ * marked `disableTarget` switches off (reason AUTO_DISABLED_REASON, at `now`) a target that is
+ * still on and still failing, unless a 200 of the same batch says it answers. `autoDisabled`: this
+ * batch switched it off.
  */
-export function attemptChangesTargetHealth(seen: TargetHealthSeen, attempt: { succeeded: boolean; startedAt: Date; disableTarget: boolean }): boolean {
+export function targetHealthAfter(
+  stored: StoredTargetHealth,
+  attempts: readonly TargetAttemptOutcome[],
+  now: Date,
+): { next: StoredTargetHealth; autoDisabled: boolean } | null {
+  const succeeded = attempts.filter((a) => a.succeeded);
+  const failed = attempts.filter((a) => !a.succeeded);
+  const disable = attempts.some((a) => a.disableTarget);
+  const lastSuccess = latest(succeeded.map((a) => a.startedAt));
+  const firstFailure = earliest(failed.map((a) => a.startedAt));
+  const changes =
+    lastSuccess !== null
+      ? stored.failingSince !== null || stored.lastSuccessAt === null || stored.lastSuccessAt.getTime() < lastSuccess.getTime() - LAST_SUCCESS_PRECISION_MS
+      : stored.failingSince === null || disable;
+  if (!changes) return null;
+  const autoDisabled = disable && lastSuccess === null && stored.enabled && stored.failingSince !== null;
+  return {
+    autoDisabled,
+    next: {
+      lastSuccessAt: latest([stored.lastSuccessAt, lastSuccess]),
+      failingSince: lastSuccess !== null ? null : (stored.failingSince ?? firstFailure),
+      enabled: autoDisabled ? false : stored.enabled,
+      disabledReason: autoDisabled ? AUTO_DISABLED_REASON : stored.disabledReason,
+      disabledAt: autoDisabled ? now : stored.disabledAt,
+    },
+  };
+}
+
+/**
+ * Whether an attempt changes its target's stored health (targetHealthAfter), judged from the
+ * health seen when the attempt was loaded; an auto-disable always writes. In the steady state (a
+ * target that keeps answering, or keeps failing) nothing changes, and the worker skips the health
+ * write. What another worker wrote since the load is caught up by the next attempt that sees it.
+ */
+export function attemptChangesTargetHealth(seen: TargetHealthSeen, attempt: TargetAttemptOutcome): boolean {
   if (attempt.disableTarget) return true;
-  if (!attempt.succeeded) return seen.failingSince === null;
-  return seen.failingSince !== null || seen.lastSuccessAt === null || seen.lastSuccessAt.getTime() < attempt.startedAt.getTime() - LAST_SUCCESS_PRECISION_MS;
+  // The switch-off state plays no part in whether health changes when nothing is disabled.
+  const stored: StoredTargetHealth = { ...seen, enabled: true, disabledReason: null, disabledAt: null };
+  return targetHealthAfter(stored, [attempt], attempt.startedAt) !== null;
+}
+
+function latest(times: ReadonlyArray<Date | null>): Date | null {
+  return times.reduce<Date | null>((a, b) => (b !== null && (a === null || b.getTime() > a.getTime()) ? b : a), null);
+}
+
+function earliest(times: readonly Date[]): Date | null {
+  return times.reduce<Date | null>((a, b) => (a === null || b.getTime() < a.getTime() ? b : a), null);
 }

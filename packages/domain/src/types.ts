@@ -1,11 +1,8 @@
 // The domain types, derived from the schemas so that no field rule is written twice.
 import type { FromSchema, Simplify } from './from-schema';
 import type { addressSchema } from './schemas/address';
-import type { billingAgreementSchema } from './schemas/billing-agreement';
 import type { consumerSchema } from './schemas/consumer';
-import type { criterionSchema } from './schemas/criterion';
-import type { customReferencesSchema } from './schemas/custom-references';
-import type { EVENT_TYPES, eventSchema, OBJECT_TYPES, ORIGINS, paymentSeriesDataRule, SOURCE_SYSTEMS } from './schemas/event';
+import type { EVENT_TYPES, eventSchema, OBJECT_TYPES, paymentSeriesDataRule } from './schemas/event';
 import type { eventPageSchema } from './schemas/event-page';
 import type { ingestBatchSchema, ingestEventSchema } from './schemas/ingest';
 import type { oauthTokenResponseSchema } from './schemas/oauth-token-response';
@@ -14,10 +11,6 @@ import type { SchemaRefs } from './schemas/registry';
 
 type Of<S> = FromSchema<S, SchemaRefs>;
 
-/** One of subscription-module. */
-export type SourceSystem = (typeof SOURCE_SYSTEMS)[number];
-/** One of api, widget, automated. */
-export type Origin = (typeof ORIGINS)[number];
 /** One of updated, created, deleted, status.updated, billing.expires, billing.updated, billing.scheduled. */
 export type EventType = (typeof EVENT_TYPES)[number];
 /** One of subscription, subscription.plan, billing-cycle, payment-series, transactions, manual-retry, payment, refund. */
@@ -27,12 +20,6 @@ export type ObjectType = (typeof OBJECT_TYPES)[number];
 export type Address = Of<typeof addressSchema>;
 /** Personal or company data of the consumer (consumer, businessConsumer). */
 export type Consumer = Of<typeof consumerSchema>;
-/** The stored payment instrument of a payment series. */
-export type BillingAgreement = Of<typeof billingAgreementSchema>;
-/** Custom merchant references custom1-3. */
-export type CustomReferences = Of<typeof customReferencesSchema>;
-/** One key-value pair of a payment series' criteria. */
-export type Criterion = Of<typeof criterionSchema>;
 /** A payment series: the item of Event.data for objectType payment-series. */
 export type PaymentSeries = Of<typeof paymentSeriesSchema>;
 /** The token response of a merchant's Authentication URL. */

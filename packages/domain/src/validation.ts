@@ -2,14 +2,13 @@ import Ajv2020, { type ErrorObject } from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
 import { closestName } from './closest-name';
 import { DATE_TIME_RULE, parseDateTime } from './date-time';
-import { billingAgreementSchema } from './schemas/billing-agreement';
 import { eventSchema } from './schemas/event';
 import { eventPageSchema } from './schemas/event-page';
 import { ingestBatchSchema, ingestEventSchema } from './schemas/ingest';
 import { oauthTokenResponseSchema } from './schemas/oauth-token-response';
 import { paymentSeriesSchema } from './schemas/payment-series';
 import { DOMAIN_SCHEMAS } from './schemas/registry';
-import type { BillingAgreement, Event, EventPage, IngestBatch, IngestEvent, OAuthTokenResponse, PaymentSeries } from './types';
+import type { Event, EventPage, IngestBatch, IngestEvent, OAuthTokenResponse, PaymentSeries } from './types';
 import { pointerTo, type Validation, type Violation } from './violation';
 
 /**
@@ -95,8 +94,6 @@ function unstorableText(reached: Reached): Violation {
 export const validateEvent: Validator<Event> = compileValidator(eventSchema);
 /** Checks a Payment Series on its own (pointers start at its root). */
 export const validatePaymentSeries: Validator<PaymentSeries> = compileValidator(paymentSeriesSchema);
-/** Checks a Billing Agreement on its own. */
-export const validateBillingAgreement: Validator<BillingAgreement> = compileValidator(billingAgreementSchema);
 /** Checks one event of the internal producer API. */
 export const validateIngestEvent: Validator<IngestEvent> = compileValidator(ingestEventSchema);
 /** Checks a batch body of the internal producer API. */

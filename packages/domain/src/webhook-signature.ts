@@ -9,7 +9,7 @@ import { createHmac, randomBytes } from 'node:crypto';
 // grace period a receiver holding either secret can verify the callback.
 
 /** Every signing secret starts with this (the specification's prefix for symmetric secrets). */
-export const SIGNING_SECRET_PREFIX = 'whsec_';
+const SIGNING_SECRET_PREFIX = 'whsec_';
 /** 32 random bytes: the key length of HMAC-SHA256, within the specification's 24 to 64. */
 const SECRET_BYTES = 32;
 const SIGNING_SECRET = /^whsec_[A-Za-z0-9+/]{43}=$/;

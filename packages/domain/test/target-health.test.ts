@@ -1,4 +1,4 @@
-import { attemptChangesTargetHealth, shouldAutoDisable } from '../src';
+import { attemptChangesTargetHealth, AUTO_DISABLED_REASON, shouldAutoDisable, targetHealthAfter } from '../src';
 
 const DAY = 86_400_000;
 const now = new Date('2026-11-24T12:00:00Z');
@@ -34,5 +34,48 @@ describe('attemptChangesTargetHealth', () => {
       attemptChangesTargetHealth({ failingSince: null, lastSuccessAt: ago(ms) }, { succeeded: true, startedAt: now, disableTarget: false });
     expect(at(MINUTE)).toBe(false);
     expect(at(MINUTE + 1)).toBe(true);
+  });
+});
+
+describe('targetHealthAfter', () => {
+  const MINUTE = 60_000;
+  const healthy = { enabled: true, disabledReason: null, disabledAt: null, failingSince: null, lastSuccessAt: ago(MINUTE) };
+  const failing = { ...healthy, failingSince: ago(DAY), lastSuccessAt: ago(2 * DAY) };
+  const ok = (startedAt: Date) => ({ succeeded: true, startedAt, disableTarget: false });
+  const failed = (startedAt: Date, disableTarget = false) => ({ succeeded: false, startedAt, disableTarget });
+
+  it('changes nothing in the steady state: a target that keeps answering, or keeps failing', () => {
+    expect(targetHealthAfter(healthy, [ok(now)], now)).toBeNull();
+    expect(targetHealthAfter(failing, [failed(now), failed(ago(1))], now)).toBeNull();
+  });
+
+  it('ends a run of failures with a 200, moving the last success forward but never back', () => {
+    expect(targetHealthAfter(failing, [failed(ago(2)), ok(ago(5)), ok(ago(1))], now)).toEqual({
+      autoDisabled: false,
+      next: { ...failing, failingSince: null, lastSuccessAt: ago(1) },
+    });
+    const later = { ...failing, lastSuccessAt: now };
+    expect(targetHealthAfter(later, [ok(ago(5))], now)!.next.lastSuccessAt).toEqual(now);
+  });
+
+  it("starts a run of failures at the batch's first failure, and keeps one going", () => {
+    expect(targetHealthAfter(healthy, [failed(ago(1)), failed(ago(3))], now)).toEqual({ autoDisabled: false, next: { ...healthy, failingSince: ago(3) } });
+  });
+
+  it('switches off, at now, an enabled target still failing when a failure says so, unless a 200 of the batch says it answers', () => {
+    expect(targetHealthAfter(failing, [failed(ago(1), true)], now)).toEqual({
+      autoDisabled: true,
+      next: { ...failing, enabled: false, disabledReason: AUTO_DISABLED_REASON, disabledAt: now },
+    });
+    expect(targetHealthAfter(failing, [failed(ago(1), true), ok(ago(2))], now)!.autoDisabled).toBe(false);
+  });
+
+  it('does not switch off a target an admin switched off, or one whose run of failures a 200 just ended', () => {
+    const off = { ...failing, enabled: false, disabledReason: null, disabledAt: ago(MINUTE) };
+    expect(targetHealthAfter(off, [failed(now, true)], now)).toEqual({ autoDisabled: false, next: off });
+    expect(targetHealthAfter({ ...failing, failingSince: null }, [failed(now, true)], now)).toEqual({
+      autoDisabled: false,
+      next: { ...failing, failingSince: now },
+    });
   });
 });

@@ -47,8 +47,9 @@ export function exitOnStartupFailure(logger: Logger, error: unknown): never {
   process.exit(1);
 }
 
-export { listenOn, ListenError, type ListenOptions } from './listen';
-export { checkReadiness, type ReadinessCheck, type ReadinessReport } from './readiness';
+export { listenOn, type ListenOptions } from './listen';
+export { startPeriodicRunner, type PassResult, type PeriodicRunner, type PeriodicRunnerOptions } from './periodic-runner';
+export type { ReadinessCheck, ReadinessReport } from './readiness';
 export { bearerChallenge, bearerMatcher } from './ops/bearer';
 export { opsEndpoints, type MetricsSource, type OpsEndpointsOptions } from './ops/ops-endpoints';
 export type { PlainHandler, PlainRequest, PlainResponse } from './ops/plain-http';

@@ -16,7 +16,7 @@ export interface ListenOptions {
 }
 
 /** Thrown when a listener cannot bind; the message names the setting to change and how. */
-export class ListenError extends HeraldError {
+class ListenError extends HeraldError {
   override readonly name = 'ListenError';
   readonly code = 'listen_failed';
 

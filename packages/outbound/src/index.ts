@@ -8,4 +8,3 @@ export { createConnectGuard, type ConnectGuard } from './address-policy';
 export { createOutboundClient, type OutboundClient, type OutboundRequest, type OutboundResponse, type OutboundTransport } from './outbound-client';
 export { OutboundRequestError, type OutboundFailureKind } from './errors/outbound-request-error';
 export { parseRetryAfter } from './retry-after';
-export { HERALD_USER_AGENT } from './user-agent';

@@ -13,4 +13,3 @@ export { startSweeper, type Sweeper, type SweeperDependencies, type SweeperOptio
 export { startReconciler, type ReconcileResult, type Reconciler, type ReconcilerDependencies, type ReconcilerOptions } from './reconciler';
 export type { OutboxLogger } from './outbox-logger';
 export { startQueueLossWatch, type QueueLossWatch, type QueueLossWatchDependencies } from './queue-loss-watch';
-export { startPeriodicRunner, type PassResult, type PeriodicRunner, type PeriodicRunnerOptions } from './periodic-runner';

@@ -1,5 +1,5 @@
 import type { OutboxLogger } from './outbox-logger';
-import { startPeriodicRunner, type PassResult } from './periodic-runner';
+import { startPeriodicRunner, type PassResult } from '@herald/lifecycle';
 
 /** The schedule every outbox task shares: a batch per pass, a pause between passes. */
 export interface OutboxTaskSchedule {

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { DeliveryQueue, RedisConnection } from '@herald/queue';
 import type { OutboxLogger } from './outbox-logger';
-import { startPeriodicRunner } from './periodic-runner';
+import { startPeriodicRunner } from '@herald/lifecycle';
 
 export interface QueueLossWatchDependencies {
   /** A fail-fast connection: while Redis is down a check fails at once, and the next one tries again. */

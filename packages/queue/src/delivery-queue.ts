@@ -35,7 +35,7 @@ export type DeliveryQueue = Queue<DeliveryRef, unknown, string>;
 export const ADD_CHUNK_JOBS = 100;
 
 /** The deliveries queue on a connection (a `client`-role one for producers, so enqueue fails fast). */
-export function createDeliveryQueue(connection: RedisConnection, prefix: string): DeliveryQueue {
+function createDeliveryQueue(connection: RedisConnection, prefix: string): DeliveryQueue {
   return new Queue<DeliveryRef, unknown, string>(DELIVERIES_QUEUE, { connection, prefix });
 }
 
@@ -44,7 +44,7 @@ export function createDeliveryQueue(connection: RedisConnection, prefix: string)
  * backoff strategy computes each delay (exponential with jitter from its config, or a merchant's
  * Retry-After), so the delays live in one place, the worker's DELIVERY_BACKOFF_* settings.
  */
-export function deliveryJobOptions(policy: RetryPolicy): JobsOptions {
+function deliveryJobOptions(policy: RetryPolicy): JobsOptions {
   return {
     attempts: policy.attempts,
     backoff: { type: DELIVERY_BACKOFF_TYPE },
@@ -158,7 +158,7 @@ export type JobSlot = 'free' | 'queued';
  * Replays enqueue in a second step, after the deliveries are committed as pending: the worker
  * skips a job whose delivery it reads as succeeded, so the new job must not be visible earlier.
  */
-export async function removeFinishedJobs(queue: DeliveryQueue, deliveryIds: readonly string[]): Promise<Map<string, JobSlot>> {
+async function removeFinishedJobs(queue: DeliveryQueue, deliveryIds: readonly string[]): Promise<Map<string, JobSlot>> {
   const states = await Promise.all(deliveryIds.map((id) => queue.getJobState(id)));
   // `unknown` is removed too: a job hash left without its state (a Redis that evicted or lost
   // part of the queue) would make BullMQ ignore the next add under that id.
@@ -224,7 +224,7 @@ function jobName(job: DeliveryRef): string {
 export const MAX_PRIORITY = 2 ** 21 - 1;
 
 /** How long the records live after the last enqueue (see above): a day. */
-export const FAIR_SHARE_RECORDS_TTL_SECONDS = 86_400;
+const FAIR_SHARE_RECORDS_TTL_SECONDS = 86_400;
 
 // BullMQ's prioritized set scores a job `priority * 2^32 + insertion counter` (getPriorityScore.lua).
 const TAGS_SCRIPT = `

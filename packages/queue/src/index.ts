@@ -6,10 +6,7 @@ export { DELIVERIES_QUEUE } from './delivery-job';
 export {
   ADD_CHUNK_JOBS,
   createDeliveryProducer,
-  createDeliveryQueue,
-  deliveryJobOptions,
   fairShareKey,
-  removeFinishedJobs,
   type DeliveryProducer,
   type DeliveryQueue,
   type JobSlot,
@@ -23,6 +20,6 @@ export {
   type DeliveryBackoffPolicy,
   type RetryAfterHint,
 } from './delivery-backoff';
-export { createFairShare, FAIR_SHARE_RECORDS_TTL_SECONDS, MAX_PRIORITY, type FairShareJob, type FairShareOptions } from './delivery-queue';
+export { createFairShare, MAX_PRIORITY, type FairShareJob, type FairShareOptions } from './delivery-queue';
 export * from './target-gate';
 export { createCoalescer, type CoalescedCall, type CoalescerOptions } from './coalescer';

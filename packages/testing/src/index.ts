@@ -1,13 +1,8 @@
-import { randomBytes } from 'node:crypto';
 import { testDatabaseUrl } from '@herald/config';
 import { applyMigrations, dropDatabase, ensureDatabase } from '@herald/db';
+import { uniqueId } from './unique-id';
 
-export { testDatabaseUrl };
-
-/** A fresh name for tenants, queue prefixes and databases, so tests never depend on order. */
-export function uniqueId(prefix = 't'): string {
-  return `${prefix}_${Date.now().toString(36)}_${randomBytes(4).toString('hex')}`;
-}
+export { testDatabaseUrl, uniqueId };
 
 /** The test database URL pointing at another database on the same server. */
 export function databaseUrlFor(name: string): string {
@@ -43,7 +38,7 @@ export function useMigratedDatabase(prefix: string): { readonly url: string } {
 }
 
 export { acceptsConnections, closedPort, holdPort } from './ports';
-export { lastRead, waitFor, WaitForTimeoutError } from './wait-for';
+export { lastRead, waitFor } from './wait-for';
 export { callJson, requestJson, type JsonAnswer, type JsonRequest } from './json-client';
 
 export { runCommand, startCommand, startService, testProcessEnv, type CommandRun, type ServiceProcess, type StartServiceOptions } from './process';
@@ -55,3 +50,5 @@ export { startSelfSignedServer, type SelfSignedServer } from './tls';
 export { storeEvents } from './store-events';
 export { killProcess, spawnRedisServer } from './redis-server';
 export { startRedisCluster, type ClusterNodeProcess, type PrivateRedisCluster, type RedisClusterOptions, type Shard } from './redis-cluster';
+export { useHttpRecorders, useWorlds, World, type SentEvent, type StartWorker } from './worker-world';
+export { createInProcessApi, type EventsApiParts } from './in-process-api';

@@ -4,7 +4,6 @@ import path from 'node:path';
 import { DEFAULT_REDIS_URL, parseRedisUrl, redisKeyPrefix } from '@herald/config';
 import { removeQueueKeys } from './queue-keys';
 import { waitFor, WaitForTimeoutError } from './wait-for';
-import { nodeOptionsOf } from '../../../scripts/bundles';
 
 const ROOT = path.resolve(__dirname, '../../..');
 
@@ -56,8 +55,9 @@ export interface StartServiceOptions {
    */
   inheritEnv?: boolean;
   /**
-   * For a bundle of the build: the node options to run it with, instead of production's
-   * (bench/worker-rss.ts tries V8 flags). Ignored for a TypeScript entry point.
+   * For a bundle of the build: the node options to run it with, required (production's are
+   * nodeOptionsOf in scripts/bundles.ts, which this package does not import; bench/worker-rss.ts
+   * tries other V8 flags). Ignored for a TypeScript entry point.
    */
   nodeOptions?: readonly string[];
   /** Whether the process's stdin is a pipe the test writes to (`child.stdin`); default: no stdin. */
@@ -79,9 +79,13 @@ export function startService(script: string, env: Record<string, string>, option
   // TypeScript with `node --import tsx`, not the tsx CLI: the CLI relays a signal to a child process
   // and kills it outright when it has not acknowledged within 30 ms, so a busy service could be
   // killed instead of shutting down gracefully. With the loader, signals reach the service itself.
-  // A bundle of the production build (`pnpm build`) runs with the node options production gives it.
+  // A bundle of the production build (`pnpm build`) runs with the node options its caller gives,
+  // production's as a rule: a bundle started without them would not be the process production runs.
   const file = path.join(ROOT, script);
-  const args = /\.(m|c)?ts$/.test(script) ? ['--import', 'tsx', file] : [...(options.nodeOptions ?? nodeOptionsOf(script)), file];
+  const typescript = /\.(m|c)?ts$/.test(script);
+  if (!typescript && options.nodeOptions === undefined)
+    throw new Error(`startService: give ${script} its nodeOptions (production's: nodeOptionsOf in scripts/bundles.ts)`);
+  const args = typescript ? ['--import', 'tsx', file] : [...options.nodeOptions!, file];
   return startCommand(process.execPath, args, settings, options);
 }
 

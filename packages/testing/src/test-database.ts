@@ -1,6 +1,6 @@
 import { testDatabaseUrl } from '@herald/config';
 import { applyMigrations, dropDatabase, ensureDatabase } from '@herald/db';
-import { uniqueId } from './index';
+import { uniqueId } from './unique-id';
 
 /** The database of one test run, and whether the run made it (and so drops it at its end). */
 export interface TestRunDatabase {

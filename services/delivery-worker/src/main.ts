@@ -3,7 +3,15 @@
 // Redis (the BullMQ queue, the OAuth token cache) and PostgreSQL row locks only.
 // Production sizes its V8 heap on the command line (scripts/bundles.ts).
 import { loadWorkerConfig } from '@herald/config';
-import { closeDatabasePool, createDatabasePool, deliveryRepository, partitionMaintenance, pingDatabase } from '@herald/db';
+import {
+  closeDatabasePool,
+  createDatabasePool,
+  credentialsCipherFromConfig,
+  deliveryRepository,
+  fillMissingSigningSecrets,
+  partitionMaintenance,
+  pingDatabase,
+} from '@herald/db';
 import { exitOnSignal, exitOnStartupFailure } from '@herald/lifecycle';
 import { createLogger } from '@herald/logging';
 import { createMetrics } from '@herald/metrics';
@@ -72,6 +80,10 @@ async function main(): Promise<void> {
     });
     const maintenance = startPartitionMaintenance({ partitions: partitionMaintenance(pool), config: config.partitions, logger, metrics });
 
+    // Once, before the first job: a target stored before signatures gets its secret here, so that
+    // every callback is signed while the worker's load of a target only reads.
+    const signed = await fillMissingSigningSecrets(pool, credentialsCipherFromConfig(config));
+    if (signed > 0) logger.info('gave targets stored before signatures their signing secrets', { targets: signed });
     const worker = startDeliveryWorker({ config, pool, connection: redis, logger, metrics });
 
     // Registered before "ready" is logged, so that a signal sent on seeing it is always handled.

@@ -1,7 +1,8 @@
 import type { PartitionsConfig } from '@herald/config';
 import type { PartitionMaintenance, PartitionMaintenanceReport } from '@herald/db';
 import type { HeraldMetrics } from '@herald/metrics';
-import { startPeriodicRunner, type OutboxLogger } from '@herald/outbox';
+import { startPeriodicRunner } from '@herald/lifecycle';
+import type { OutboxLogger } from '@herald/outbox';
 
 export interface PartitionMaintenanceDependencies {
   partitions: Pick<PartitionMaintenance, 'maintain'>;
@@ -24,7 +25,9 @@ export interface PartitionMaintenanceLoop {
 /**
  * The delivery-worker's partition maintenance: at start and then every `intervalMs`, creates the
  * weeks of deliveries and the months of events ahead and drops those past DELIVERY_RETENTION_DAYS
- * and EVENT_RETENTION_DAYS (see @herald/db partitionMaintenance). Every worker process runs one; an advisory lock lets one pass at a time work.
+ * and EVENT_RETENTION_DAYS (see @herald/db partitionMaintenance), on the process's periodic runner
+ * (@herald/lifecycle) like the outbox's tasks. Every worker process runs one; an advisory lock lets
+ * one pass at a time work.
  */
 export function startPartitionMaintenance(deps: PartitionMaintenanceDependencies): PartitionMaintenanceLoop {
   const { config, logger, metrics } = deps;

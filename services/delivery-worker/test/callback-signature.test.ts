@@ -1,12 +1,14 @@
 // Standard Webhooks signatures as a merchant checks them: every callback, verified with the
 // specification's reference library (`standardwebhooks`) and the target's secret on the raw body
 // the receiver got, across a rotation and after its grace period.
-import type { RecordedRequest } from '@herald/testing';
+import { credentialsCipherFromConfig, fillMissingSigningSecrets } from '@herald/db';
+import { type RecordedRequest, useMigratedDatabase } from '@herald/testing';
 import { Webhook } from 'standardwebhooks';
 import { useHttpRecorders, useWorlds, type World } from './support/world';
 
 const world = useWorlds();
 const server = useHttpRecorders();
+const database = useMigratedDatabase('herald_signing');
 
 /** Whether `secret` verifies the request as the receiver got it (raw body, headers). */
 function verifies(secret: string, request: RecordedRequest, body = request.body): boolean {
@@ -66,11 +68,14 @@ describe('the signature of a callback', () => {
     expect([verifies(rotated, after), verifies(old, after)]).toEqual([true, false]);
   });
 
-  it('gives a target stored before signatures a secret on its first callback, and signs every later one with it', async () => {
-    const w = world();
+  it('gives a target stored before signatures a secret before the first job, and signs every callback with it', async () => {
+    // A database of its own: the fill gives secrets to every target without, under this world's key.
+    const w = world({}, database.url);
     const receiver = await server();
     const { programId, targetId } = await w.createTarget(`${receiver.origin}/hooks`);
     await w.prisma.notificationTarget.update({ where: { id: targetId }, data: { signingSecrets: null, signingKeyId: null } });
+    // What the worker process does before it takes a job (main.ts): its load of a target only reads.
+    await fillMissingSigningSecrets(w.pool, credentialsCipherFromConfig(w.config));
     w.startWorker();
 
     await deliver(w, programId, 2);

@@ -52,8 +52,12 @@ beforeAll(async () => {
     // On SIGUSR2 each process prints the files it has loaded.
     NODE_OPTIONS: `--require ${path.join(ROOT, 'packages/testing/src/loaded-modules-hook.cjs')}`,
   };
-  api = startService(BUILD_ENTRIES.api.bundle, { ...shared, PORT: '0', ADMIN_TOKEN, INGEST_TOKEN, DASHBOARD_PASSWORD });
-  worker = startService(BUILD_ENTRIES.worker.bundle, { ...shared, METRICS_PORT: '0' });
+  api = startService(
+    BUILD_ENTRIES.api.bundle,
+    { ...shared, PORT: '0', ADMIN_TOKEN, INGEST_TOKEN, DASHBOARD_PASSWORD },
+    { nodeOptions: BUILD_ENTRIES.api.node },
+  );
+  worker = startService(BUILD_ENTRIES.worker.bundle, { ...shared, METRICS_PORT: '0' }, { nodeOptions: BUILD_ENTRIES.worker.node });
   merchant = await startHttpRecorder();
   apiUrl = `http://127.0.0.1:${String((await api.waitForLog('events-api listening', 30_000)).port)}`;
   await worker.waitForLog('delivery-worker ready', 30_000);

@@ -18,15 +18,20 @@ FROM
 WHERE
   "id" = $1;
 
--- targets: findIdByOwner
+-- targets: lockByOwner
 SELECT
-  "id"
+  "id",
+  "enabled",
+  "disabled_reason",
+  "disabled_at",
+  "failing_since"
 FROM
   "notification_targets"
 WHERE
-  "owner_key" = $1;
+  "owner_key" = $1
+FOR UPDATE;
 
--- targets: update (switched on)
+-- targets: update
 UPDATE "notification_targets"
 SET
   "url" = $1,
@@ -39,15 +44,13 @@ SET
   "object_types" = $8,
   "event_types" = $9,
   "enabled" = $10,
-  "disabled_reason" = NULL,
-  "disabled_at" = NULL,
-  "failing_since" = CASE
-    WHEN notification_targets.enabled THEN notification_targets.failing_since
-  END,
-  "deleted_at" = $11,
+  "disabled_reason" = $11,
+  "disabled_at" = $12,
+  "failing_since" = $13,
+  "deleted_at" = $14,
   "updated_at" = now()
 WHERE
-  "id" = $12
+  "id" = $15
 RETURNING
   "id",
   "program_id",
@@ -68,49 +71,7 @@ RETURNING
   "created_at",
   "updated_at";
 
--- targets: update (switched off)
-UPDATE "notification_targets"
-SET
-  "url" = $1,
-  "auth_mode" = $2,
-  "auth_url" = $3,
-  "token_request" = $4,
-  "oauth_scope" = $5,
-  "credentials" = $6,
-  "credentials_key_id" = $7,
-  "object_types" = $8,
-  "event_types" = $9,
-  "enabled" = $10,
-  "disabled_reason" = CASE
-    WHEN notification_targets.enabled THEN NULL
-    ELSE notification_targets.disabled_reason
-  END,
-  "disabled_at" = coalesce(notification_targets.disabled_at, now()),
-  "deleted_at" = $11,
-  "updated_at" = now()
-WHERE
-  "id" = $12
-RETURNING
-  "id",
-  "program_id",
-  "merchant_id",
-  "url",
-  "auth_mode",
-  "auth_url",
-  "token_request",
-  "oauth_scope",
-  "credentials",
-  "object_types",
-  "event_types",
-  "enabled",
-  "disabled_reason",
-  "disabled_at",
-  "last_success_at",
-  "failing_since",
-  "created_at",
-  "updated_at";
-
--- targets: insert (switched on)
+-- targets: insert
 INSERT INTO
   "notification_targets" (
     "id",
@@ -127,9 +88,11 @@ INSERT INTO
     "object_types",
     "event_types",
     "enabled",
+    "disabled_reason",
+    "disabled_at",
+    "failing_since",
     "signing_secrets",
     "signing_key_id",
-    "disabled_at",
     "updated_at"
   )
 VALUES
@@ -151,69 +114,8 @@ VALUES
     $15,
     $16,
     $17,
-    now()
-  )
-RETURNING
-  "id",
-  "program_id",
-  "merchant_id",
-  "url",
-  "auth_mode",
-  "auth_url",
-  "token_request",
-  "oauth_scope",
-  "credentials",
-  "object_types",
-  "event_types",
-  "enabled",
-  "disabled_reason",
-  "disabled_at",
-  "last_success_at",
-  "failing_since",
-  "created_at",
-  "updated_at";
-
--- targets: insert (switched off)
-INSERT INTO
-  "notification_targets" (
-    "id",
-    "owner_key",
-    "program_id",
-    "merchant_id",
-    "url",
-    "auth_mode",
-    "auth_url",
-    "token_request",
-    "oauth_scope",
-    "credentials",
-    "credentials_key_id",
-    "object_types",
-    "event_types",
-    "enabled",
-    "signing_secrets",
-    "signing_key_id",
-    "disabled_at",
-    "updated_at"
-  )
-VALUES
-  (
-    $1,
-    $2,
-    $3,
-    $4,
-    $5,
-    $6,
-    $7,
-    $8,
-    $9,
-    $10,
-    $11,
-    $12,
-    $13,
-    $14,
-    $15,
-    $16,
-    now(),
+    $18,
+    $19,
     now()
   )
 RETURNING
@@ -312,6 +214,19 @@ WHERE
 RETURNING
   "signing_secrets",
   "signing_grace_ends_at";
+
+-- targets: withoutSigning
+SELECT
+  "id"
+FROM
+  "notification_targets"
+WHERE
+  "signing_secrets" IS NULL
+  AND "id" > $1
+ORDER BY
+  "id"
+LIMIT
+  $2;
 
 -- targets: readSigning
 SELECT

@@ -28,7 +28,7 @@ export function apiKeyPrefixOf(key: string): string {
 }
 
 /** SHA-256 hex: enough for 256-bit random keys, and fast on every request. */
-export function hashApiKey(key: string): string {
+function hashApiKey(key: string): string {
   return createHash('sha256').update(key, 'utf8').digest('hex');
 }
 

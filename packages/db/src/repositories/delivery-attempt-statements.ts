@@ -1,4 +1,3 @@
-import { AUTO_DISABLED_REASON, LAST_SUCCESS_PRECISION_MS } from '@herald/domain';
 import type { DeliveryStatus } from '../generated/kysely/schema';
 import { byShape, db, sql } from '../sql';
 import { storedWithin, type StoredRange } from '../stored-range';
@@ -180,102 +179,53 @@ export const deferralStatement = byShape((_shape: 'defer', c: { ids: string[]; c
     .where(storedWithin('d.created_at', c)),
 );
 
-/** What the health statement reads of one recorded attempt. */
-export type TargetOutcomeInput = { delivery_id: string; succeeded: boolean; started_at: Date; disable: boolean };
-type TargetOutcomeColumns = { [K in keyof TargetOutcomeInput]: Array<TargetOutcomeInput[K]> };
-
 /**
- * The targets' side of a batch of attempts: a 200 ends the run of failures and sets
- * last_success_at (to within LAST_SUCCESS_PRECISION_MS); a failure starts one (failing_since) unless one is running; a failure the worker marked
- * `disable` switches an enabled, still failing target off as `auto-disabled`. The rows are locked
- * in id order first, so that two workers recording overlapping batches cannot deadlock. Returns,
- * for each target this batch switched off, the one attempt that reports it.
+ * The stored health of the targets of these deliveries, one row per delivery, in target id order
+ * (`lock`: each target row locked until the transaction ends, taken in that order so that two
+ * workers recording overlapping batches cannot deadlock). The rule that decides the next health is
+ * targetHealthAfter (@herald/domain); this only reads.
  */
-export const healthStatement = byShape((_shape: 'health', c: TargetOutcomeColumns & StoredRange) =>
+export const targetHealthStatement = byShape((shape: 'read' | 'lock', v: { ids: readonly string[] } & StoredRange) => {
+  const query = db
+    .selectFrom('deliveries as d')
+    .innerJoin('notification_targets as t', 't.id', 'd.target_id')
+    .select(['d.id as delivery_id', 't.id', 't.enabled', 't.failing_since', 't.last_success_at', 't.disabled_reason', 't.disabled_at'])
+    // As in the record statement: the ids as an index condition on every partition.
+    .where('d.id', '=', (eb) => eb.fn.any(sql<string[]>`${v.ids}::uuid[]`))
+    .where(storedWithin('d.created_at', v))
+    .orderBy('t.id')
+    .orderBy('d.id');
+  // NO KEY: the lock UPDATE takes anyway, which leaves ingest free to add deliveries (their
+  // foreign key takes KEY SHARE on the target) while it is held.
+  return shape === 'lock' ? query.forNoKeyUpdate('t') : query;
+});
+
+/** A target's health as targetHealthAfter decided it: the columns of the health write's unnest. */
+export type TargetHealthInput = {
+  id: string;
+  last_success_at: Date | null;
+  failing_since: Date | null;
+  enabled: boolean;
+  disabled_reason: string | null;
+  disabled_at: Date | null;
+};
+type TargetHealthColumns = { [K in keyof TargetHealthInput]: Array<TargetHealthInput[K]> };
+
+/** Stores targets' health as given, row by row: no rule here (see targetHealthAfter). */
+export const targetHealthWriteStatement = byShape((_shape: 'write', c: TargetHealthColumns) =>
   db
-    .with('input', (cte) =>
-      cte
-        .selectFrom(
-          sql<TargetOutcomeInput>`unnest(${c.delivery_id}::uuid[], ${c.succeeded}::bool[], ${c.started_at}::timestamptz[], ${c.disable}::bool[])`.as<'i'>(
-            sql`i(delivery_id, succeeded, started_at, disable)`,
-          ),
-        )
-        .selectAll(),
+    .updateTable('notification_targets as t')
+    .from(
+      sql<TargetHealthInput>`unnest(${c.id}::uuid[], ${c.last_success_at}::timestamptz[], ${c.failing_since}::timestamptz[], ${c.enabled}::bool[], ${c.disabled_reason}::text[], ${c.disabled_at}::timestamptz[])`.as<'i'>(
+        sql`i(id, last_success_at, failing_since, enabled, disabled_reason, disabled_at)`,
+      ),
     )
-    .with('per_target', (cte) =>
-      cte
-        .selectFrom('input as i')
-        .innerJoin('deliveries as d', 'd.id', 'i.delivery_id')
-        // As in the record statement: the ids as an index condition on every partition.
-        .where('d.id', '=', (eb) => eb.fn.any(sql<string[]>`${c.delivery_id}::uuid[]`))
-        .where(storedWithin('d.created_at', c))
-        .select((eb) => [
-          'd.target_id',
-          eb.fn<boolean>('bool_or', ['i.succeeded']).as('succeeded'),
-          sql<Date | null>`max(i.started_at) FILTER (WHERE i.succeeded)`.as('last_success'),
-          sql<Date | null>`min(i.started_at) FILTER (WHERE NOT i.succeeded)`.as('first_failure'),
-          eb.fn<boolean>('bool_or', ['i.disable']).as('disable'),
-        ])
-        .groupBy('d.target_id'),
-    )
-    .with('locked', (cte) =>
-      cte
-        .selectFrom('notification_targets as t')
-        .innerJoin('per_target as p', 'p.target_id', 't.id')
-        .select((eb) => [
-          't.id',
-          'p.succeeded',
-          'p.last_success',
-          'p.first_failure',
-          eb.and([eb.ref('p.disable'), eb.not(eb.ref('p.succeeded')), eb.ref('t.enabled'), eb('t.failing_since', 'is not', null)]).as('auto_disable'),
-        ])
-        // Only targets whose stored health changes: in the steady state (a target that keeps
-        // answering, or keeps failing) a batch locks and writes no target row, so workers
-        // recording batches of the same busy target never wait on each other here.
-        .where(
-          sql<boolean>`CASE WHEN p.succeeded
-            THEN t.failing_since IS NOT NULL OR t.last_success_at IS NULL OR t.last_success_at < p.last_success - ${sql.lit(`${LAST_SUCCESS_PRECISION_MS} milliseconds`)}::interval
-            ELSE t.failing_since IS NULL OR p.disable END`,
-        )
-        .orderBy('t.id')
-        // NO KEY: the lock UPDATE takes anyway, which leaves ingest free to add deliveries (their
-        // foreign key takes KEY SHARE on the target) while it is held.
-        .forNoKeyUpdate('t'),
-    )
-    .with('updated', (cte) =>
-      cte
-        .updateTable('notification_targets as t')
-        .from('locked as l')
-        .set((eb) => ({
-          // greatest() skips NULLs: an older success recorded late never moves the time back.
-          last_success_at: sql<Date | null>`greatest(t.last_success_at, l.last_success)`,
-          failing_since: eb
-            .case()
-            .when(eb.ref('l.succeeded'))
-            .then(sql<Date | null>`NULL`)
-            .else(sql<Date | null>`coalesce(t.failing_since, l.first_failure)`)
-            .end(),
-          enabled: eb.case().when(eb.ref('l.auto_disable')).then(sql.lit(false)).else(eb.ref('t.enabled')).end(),
-          disabled_reason: eb.case().when(eb.ref('l.auto_disable')).then(sql.lit(AUTO_DISABLED_REASON)).else(eb.ref('t.disabled_reason')).end(),
-          disabled_at: eb.case().when(eb.ref('l.auto_disable')).then(sql<Date>`now()`).else(eb.ref('t.disabled_at')).end(),
-        }))
-        .whereRef('t.id', '=', 'l.id')
-        .returning(['t.id', 'l.auto_disable']),
-    )
-    // One attempt per switched-off target that asked for it: the one that reports it (one warning).
-    .selectFrom('input as i')
-    .innerJoin('deliveries as d', 'd.id', 'i.delivery_id')
-    .innerJoin('updated as u', 'u.id', 'd.target_id')
-    .distinctOn('d.target_id')
-    .select('i.delivery_id')
-    .where((eb) =>
-      eb.and([
-        eb.ref('i.disable'),
-        eb.ref('u.auto_disable'),
-        eb('d.id', '=', eb.fn.any(sql<string[]>`${c.delivery_id}::uuid[]`)),
-        storedWithin('d.created_at', c),
-      ]),
-    )
-    .orderBy('d.target_id')
-    .orderBy('i.delivery_id'),
+    .set((eb) => ({
+      last_success_at: eb.ref('i.last_success_at'),
+      failing_since: eb.ref('i.failing_since'),
+      enabled: eb.ref('i.enabled'),
+      disabled_reason: eb.ref('i.disabled_reason'),
+      disabled_at: eb.ref('i.disabled_at'),
+    }))
+    .whereRef('t.id', '=', 'i.id'),
 );

@@ -2,9 +2,10 @@ import { compareStrings, type DeferralReason, isUuid } from '@herald/domain';
 import type { DatabasePool } from '../pool';
 import type { CredentialsCipher } from '../credentials-cipher';
 import type { DeliveryStatus } from '../generated/kysely/schema';
-import { run, type RowOf } from '../sql';
+import { run } from '../sql';
 import { EVERY_PARTITION, storedRange, type StoredRange } from '../stored-range';
-import { deferralStatement, healthStatement, loadStatement, recordStatement, type AttemptInput, type TargetOutcomeInput } from './delivery-attempt-statements';
+import { deferralStatement, loadStatement, recordStatement, type AttemptInput } from './delivery-attempt-statements';
+import { recordTargetHealth } from './recorded-target-health';
 import { loadedTarget, rememberingDecryptions, type LoadedTarget } from './loaded-target';
 
 /**
@@ -70,7 +71,7 @@ export interface AttemptRecord {
   disableTarget?: boolean;
   /**
    * Whether the attempt may change its target's stored health (attemptChangesTargetHealth, from the
-   * health seen at load). Only such attempts go through the health statement; default true.
+   * health seen at load). Only such attempts reach recordTargetHealth; default true.
    */
   changesTargetHealth?: boolean;
 }
@@ -138,24 +139,10 @@ export const deliveryAttemptQueries = {
       reasons: deferrals.map((d) => d.reason),
       ...stored,
     }),
-
-  /** The targets' health after a batch of attempts (see healthStatement). */
-  health: (outcomes: readonly TargetOutcomeInput[], stored: StoredRange = EVERY_PARTITION) =>
-    healthStatement('health', {
-      delivery_id: outcomes.map((o) => o.delivery_id),
-      succeeded: outcomes.map((o) => o.succeeded),
-      started_at: outcomes.map((o) => o.started_at),
-      disable: outcomes.map((o) => o.disable),
-      ...stored,
-    }),
 };
-
-type WorkRow = RowOf<ReturnType<typeof deliveryAttemptQueries.load>>;
 
 export function deliveryAttemptRepository(pool: DatabasePool, targetCipher: CredentialsCipher) {
   const cipher = rememberingDecryptions(targetCipher);
-
-  const targetOf = (row: WorkRow): Promise<DeliveryWork['target']> => loadedTarget(pool, cipher, row);
 
   /** One statement for attempts of distinct deliveries. */
   const recordDistinct = async (records: readonly AttemptRecord[]): Promise<Map<string, number>> => {
@@ -189,11 +176,11 @@ export function deliveryAttemptRepository(pool: DatabasePool, targetCipher: Cred
     const work = new Map<string, DeliveryWork>();
     // A batch often holds many deliveries of one target: its row (the same in every joined row
     // of one statement) is decrypted once, and its deliveries share the result (read only).
-    const targets = new Map<string | null, Promise<DeliveryWork['target']>>();
+    const targets = new Map<string | null, DeliveryWork['target']>();
     for (const row of rows) {
       let target = targets.get(row.target_id);
       if (!target) {
-        target = targetOf(row);
+        target = loadedTarget(cipher, row);
         targets.set(row.target_id, target);
       }
       work.set(row.delivery_id, {
@@ -205,27 +192,11 @@ export function deliveryAttemptRepository(pool: DatabasePool, targetCipher: Cred
           attemptsMade: row.delivery_attempts_made,
           storedAt: row.delivery_created_at,
         },
-        target: await target,
+        target,
         eventJson: row.event_json,
       });
     }
     return work;
-  };
-
-  /** Updates the targets of recorded attempts; returns the deliveries whose target this switched off. */
-  const recordTargetHealth = async (records: readonly AttemptRecord[]): Promise<Set<string>> => {
-    if (records.length === 0) return new Set();
-    const statement = deliveryAttemptQueries.health(
-      records.map((r) => ({
-        delivery_id: r.deliveryId,
-        succeeded: r.outcome === 'succeeded',
-        started_at: r.attempt.startedAt,
-        disable: r.disableTarget === true,
-      })),
-      storedRange(records.map((r) => r.storedAt)),
-    );
-    const { rows } = await run(pool, statement, { prepared: 'record-target-health' });
-    return new Set(rows.map((row) => row.delivery_id));
   };
 
   return {
@@ -278,7 +249,10 @@ export function deliveryAttemptRepository(pool: DatabasePool, targetCipher: Cred
       const numbers: Array<number | undefined> = records.map(() => undefined);
       // The targets first: whoever sees a delivery failed by an auto-disable finds its target
       // off, and the deliveries' new states are the last write before the worker goes on.
-      const disabledTargets = await recordTargetHealth(records.filter((record) => isUuid(record.deliveryId) && record.changesTargetHealth !== false));
+      const disabledTargets = await recordTargetHealth(
+        pool,
+        records.filter((record) => isUuid(record.deliveryId) && record.changesTargetHealth !== false),
+      );
       let rest = records.map((record, index) => ({ record, index })).filter(({ record }) => isUuid(record.deliveryId));
       while (rest.length > 0) {
         const taken = new Set<string>();

@@ -105,5 +105,3 @@ export function ingestStore(pool: DatabasePool) {
     },
   };
 }
-
-export type IngestStore = ReturnType<typeof ingestStore>;

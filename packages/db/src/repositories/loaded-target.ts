@@ -1,8 +1,8 @@
 import { CredentialsCipherError, type CredentialsCipher } from '../credentials-cipher';
-import type { RowOf, Sql } from '../sql';
+import type { RowOf } from '../sql';
 import type { loadStatement } from './delivery-attempt-statements';
 import { deliveryTargetOf } from './target-rows';
-import { storedSigning } from './target-signing';
+import { signingOfLoaded } from './target-signing';
 import type { DeliveryTarget } from './target-types';
 
 /**
@@ -21,13 +21,15 @@ const MISSING_TARGET: LoadedTarget = Object.freeze({ state: 'missing' });
 /** A row of the load statement: a delivery with its target's columns (null when it is gone) and its event. */
 type WorkRow = RowOf<ReturnType<typeof loadStatement>>;
 
-/** The target of a delivery's row, as an attempt gets it (see LoadedTarget). */
-export async function loadedTarget(pool: Sql, cipher: CredentialsCipher, row: WorkRow): Promise<LoadedTarget> {
+/**
+ * The target of a delivery's row, as an attempt gets it (see LoadedTarget). Reads only: a
+ * load path that wrote would lock target rows under the worker's batches.
+ */
+export function loadedTarget(cipher: CredentialsCipher, row: WorkRow): LoadedTarget {
   // Left-joined: the target's columns are null together, when the row is gone.
   if (row.target_id === null) return MISSING_TARGET;
   try {
-    // A target created before signatures gets its secret here, once, so that every callback is signed.
-    const signing = await storedSigning(pool, cipher, row.target_id, {
+    const signing = signingOfLoaded(cipher, row.target_id, {
       signing_secrets: row.target_signing_secrets,
       signing_grace_ends_at: row.target_signing_grace_ends_at,
     });

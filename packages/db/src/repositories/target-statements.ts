@@ -2,10 +2,25 @@ import { db, sql } from '../sql';
 import type { TargetRow } from './target-rows';
 import type { TargetListFilter } from './target-types';
 
-/** What a target's row holds besides its owner: all of it set by every upsert. */
+/**
+ * What a target's row holds besides its owner: all of it set by every upsert, the switch-off state
+ * as targetSwitchState (@herald/domain) decided it.
+ */
 export type TargetSettings = Pick<
   TargetRow,
-  'url' | 'auth_mode' | 'auth_url' | 'token_request' | 'oauth_scope' | 'credentials' | 'credentials_key_id' | 'object_types' | 'event_types' | 'enabled'
+  | 'url'
+  | 'auth_mode'
+  | 'auth_url'
+  | 'token_request'
+  | 'oauth_scope'
+  | 'credentials'
+  | 'credentials_key_id'
+  | 'object_types'
+  | 'event_types'
+  | 'enabled'
+  | 'disabled_reason'
+  | 'disabled_at'
+  | 'failing_since'
 >;
 
 /** The columns a NotificationTargetRecord is made of. */
@@ -30,34 +45,22 @@ const RECORD_COLUMNS = [
   'updated_at',
 ] as const;
 
-/**
- * What a PUT or PATCH does to a target's switch-off state, from its new `enabled`: switching it on
- * clears the reason and the time, and a target switched on again after being off starts with no
- * run of failures (its merchant fixed it; the next failure starts a new run). Switching it off by
- * hand keeps the reason and time of an earlier switch-off.
- */
-const switchState = (enabled: boolean) =>
-  enabled
-    ? {
-        disabled_reason: sql<string | null>`NULL`,
-        disabled_at: sql<Date | null>`NULL`,
-        failing_since: sql<Date | null>`CASE WHEN notification_targets.enabled THEN notification_targets.failing_since END`,
-      }
-    : {
-        disabled_reason: sql<string | null>`CASE WHEN notification_targets.enabled THEN NULL ELSE notification_targets.disabled_reason END`,
-        disabled_at: sql<Date>`coalesce(notification_targets.disabled_at, now())`,
-      };
-
 /** Every statement of the repository, built from its parameters (the SQL snapshot compiles each). */
 export const targetQueries = {
   findProgram: (programId: string) => db.selectFrom('programs').select('id').where('id', '=', programId),
   findMerchant: (merchantId: string) => db.selectFrom('merchants').select(['id', 'program_id']).where('id', '=', merchantId),
-  findIdByOwner: (ownerKey: string) => db.selectFrom('notification_targets').select('id').where('owner_key', '=', ownerKey),
+  /** The owner's target row (deleted or not), its switch-off state locked until the transaction ends: an upsert writes it back. */
+  lockByOwner: (ownerKey: string) =>
+    db
+      .selectFrom('notification_targets')
+      .select(['id', 'enabled', 'disabled_reason', 'disabled_at', 'failing_since'])
+      .where('owner_key', '=', ownerKey)
+      .forUpdate(),
   // A replaced target is alive again (deleted_at cleared): same row, same id.
   update: (id: string, settings: TargetSettings) =>
     db
       .updateTable('notification_targets')
-      .set({ ...settings, ...switchState(settings.enabled), deleted_at: null, updated_at: sql<Date>`now()` })
+      .set({ ...settings, deleted_at: null, updated_at: sql<Date>`now()` })
       .where('id', '=', id)
       .returning(RECORD_COLUMNS),
   insert: (
@@ -75,7 +78,6 @@ export const targetQueries = {
         ...settings,
         signing_secrets: signing.ciphertext,
         signing_key_id: signing.keyId,
-        disabled_at: settings.enabled ? null : sql<Date>`now()`,
         updated_at: sql<Date>`now()`,
       })
       .returning(RECORD_COLUMNS),
@@ -98,6 +100,15 @@ export const targetQueries = {
       .where('id', '=', id)
       .where('signing_secrets', 'is', null)
       .returning(['signing_secrets', 'signing_grace_ends_at']),
+  /** The next batch of targets stored before signatures (no signing secrets), by id. */
+  withoutSigning: (afterId: string | undefined, limit: number) =>
+    db
+      .selectFrom('notification_targets')
+      .select('id')
+      .where('signing_secrets', 'is', null)
+      .$if(afterId !== undefined, (q) => q.where('id', '>', afterId!))
+      .orderBy('id')
+      .limit(limit),
   readSigning: (id: string) => db.selectFrom('notification_targets').select(['signing_secrets', 'signing_grace_ends_at']).where('id', '=', id),
   /** Replaces the signing secrets only if they are still those that were read (a concurrent rotation wins). */
   rotateSigning: (id: string, read: string | null, encrypted: { ciphertext: string; keyId: string }, graceEndsAt: Date | null) =>

@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { HeraldError, newSigningSecret, rotatedSigningSecrets } from '@herald/domain';
+import { HeraldError, newSigningSecret, rotatedSigningSecrets, targetSwitchState } from '@herald/domain';
 import type { DatabasePool } from '../pool';
 import type { CredentialsCipher } from '../credentials-cipher';
 import { isUniqueViolation } from '../database-errors';
 import { inTransaction, run, type RowOf } from '../sql';
-import { decryptAuth, deliveryTargetOf, masked, notifications } from './target-rows';
+import { decryptAuth, deliveryTargetOf, masked, notifications, type TargetRow } from './target-rows';
 import { readableCurrent, signingSecretRecord, storedSigning } from './target-signing';
 import { targetQueries, type TargetSettings } from './target-statements';
 import type { DeliveryTarget, NotificationTargetRecord, SigningSecretRecord, TargetInput, TargetOwner, TargetPage, TargetListFilter } from './target-types';
@@ -16,6 +16,9 @@ export class TargetOwnerNotFoundError extends HeraldError {
     super(owner.kind === 'program' ? `No program "${owner.programId}".` : `No merchant "${owner.merchantId}".`);
   }
 }
+
+/** What the switch-off rule reads of a stored target. */
+type SwitchRow = Pick<TargetRow, 'enabled' | 'disabled_reason' | 'disabled_at' | 'failing_since'>;
 
 /** `program:<id>` or `merchant:<id>`: the unique key of a target's row. */
 export function targetOwnerKey(owner: TargetOwner): string {
@@ -38,8 +41,17 @@ export function targetRepository(pool: DatabasePool, cipher: CredentialsCipher) 
     return { programId: merchant.program_id, merchantId: merchant.id };
   };
 
-  const settingsOf = (input: TargetInput, targetId: string): TargetSettings => {
+  /**
+   * The row `input` makes of target `targetId`, whose switch-off state is `current` as stored
+   * (null: a new target); the rule of that state is targetSwitchState.
+   */
+  const settingsOf = (input: TargetInput, targetId: string, current: SwitchRow | null): TargetSettings => {
     const { auth } = input;
+    const switched = targetSwitchState(
+      current && { enabled: current.enabled, disabledReason: current.disabled_reason, disabledAt: current.disabled_at, failingSince: current.failing_since },
+      input.enabled,
+      new Date(),
+    );
     const encrypted = auth.mode === 'none' ? null : cipher.encrypt({ username: auth.username, password: auth.password }, targetId);
     return {
       url: input.url,
@@ -53,6 +65,9 @@ export function targetRepository(pool: DatabasePool, cipher: CredentialsCipher) 
       object_types: input.notifications.objectTypes ?? [],
       event_types: input.notifications.eventTypes ?? [],
       enabled: input.enabled,
+      disabled_reason: switched.disabledReason,
+      disabled_at: switched.disabledAt,
+      failing_since: switched.failingSince,
     };
   };
 
@@ -87,20 +102,22 @@ export function targetRepository(pool: DatabasePool, cipher: CredentialsCipher) 
       const ids = await ownerIds(owner);
       const ownerKey = targetOwnerKey(owner);
       // The ciphertext is bound to the row's id, so the id must be known before writing: update an
-      // existing row by its (immutable) id, or create with a new id. A concurrent create of the
-      // same owner loses on the unique owner key, and the second round updates the winner's row.
+      // existing row by its (immutable) id, locked while its new switch-off state is decided from
+      // the stored one, or create with a new id. A concurrent create of the same owner loses on
+      // the unique owner key, and the second round updates the winner's row.
       for (let round = 0; ; round += 1) {
-        const [existing] = (await run(pool, targetQueries.findIdByOwner(ownerKey))).rows;
-        if (existing) {
-          const [updated] = (await run(pool, targetQueries.update(existing.id, settingsOf(input, existing.id)))).rows;
-          // Gone between the two statements: targets are never deleted, so this cannot happen.
-          return record(updated!);
-        }
+        const updated = await inTransaction(pool, async (tx) => {
+          const [existing] = (await run(tx, targetQueries.lockByOwner(ownerKey))).rows;
+          if (!existing) return null;
+          const [row] = (await run(tx, targetQueries.update(existing.id, settingsOf(input, existing.id, existing)))).rows;
+          return record(row!);
+        });
+        if (updated) return updated;
         const id = randomUUID();
         // Created with its signing secret, so that its first callback is signed.
         const signing = cipher.encryptSigningSecrets({ current: newSigningSecret() }, id);
         try {
-          const [created] = (await run(pool, targetQueries.insert({ id, ownerKey, ...ids }, settingsOf(input, id), signing))).rows;
+          const [created] = (await run(pool, targetQueries.insert({ id, ownerKey, ...ids }, settingsOf(input, id, null), signing))).rows;
           return record(created!);
         } catch (error) {
           if (round > 0 || !isUniqueViolation(error)) throw error;
@@ -143,7 +160,7 @@ export function targetRepository(pool: DatabasePool, cipher: CredentialsCipher) 
         const [row] = (await run(tx, targetQueries.findForChange(targetOwnerKey(owner)))).rows;
         if (!row) return null;
         const input = change(inputOf(row));
-        const [updated] = (await run(tx, targetQueries.update(row.id, settingsOf(input, row.id)))).rows;
+        const [updated] = (await run(tx, targetQueries.update(row.id, settingsOf(input, row.id, row)))).rows;
         return record(updated!);
       });
     },

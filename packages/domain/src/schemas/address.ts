@@ -1,7 +1,7 @@
 import { schemaId } from './schema-helpers';
 
 /** Country codes whose addresses must carry a (non-null) state. */
-export const COUNTRY_CODES_REQUIRING_STATE = ['US', 'USA', 'CA', 'CAN'] as const;
+const COUNTRY_CODES_REQUIRING_STATE = ['US', 'USA', 'CA', 'CAN'] as const;
 
 /** Address: the shape of a payment series' billingAddress and shippingAddress. */
 export const addressSchema = {

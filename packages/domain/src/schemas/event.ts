@@ -2,7 +2,7 @@ import { paymentSeriesSchema } from './payment-series';
 import { prefixedUuidPattern, ref, schemaId } from './schema-helpers';
 
 /** Allowed values of Event.sourceSystem. */
-export const SOURCE_SYSTEMS = ['subscription-module'] as const;
+const SOURCE_SYSTEMS = ['subscription-module'] as const;
 /** Allowed values of Event.origin: an API call, an action in the widget, or the service backend. */
 export const ORIGINS = ['api', 'widget', 'automated'] as const;
 /** Allowed values of Event.eventType. */

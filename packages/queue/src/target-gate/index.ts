@@ -1,7 +1,5 @@
-export { breakersKey, gateKeyPrefix, nextSlotTime, targetKeys, DEFERRED_GRACE_MS } from './target-gate';
+export { targetKeys } from './target-gate';
 export {
-  BUSY_DELAY_MAX_MS,
-  BUSY_DELAY_MIN_MS,
   createTargetGate,
   type Admission,
   type BreakerChange,

@@ -73,8 +73,8 @@ export interface LeaseGrant {
 }
 
 /** Shortest and longest nominal wait of a job deferred because its target is busy. */
-export const BUSY_DELAY_MIN_MS = 100;
-export const BUSY_DELAY_MAX_MS = 30_000;
+const BUSY_DELAY_MIN_MS = 100;
+const BUSY_DELAY_MAX_MS = 30_000;
 
 /**
  * How long a lease's slots stay taken unless renewed: far beyond a renewal period (a pause of the
@@ -240,7 +240,7 @@ export function createTargetGate(
  * And `<prefix>:gate:breakers`: ZSET target id -> reopenAt of every breaker that is not closed,
  * for the breaker-state gauge (bounded: counts per state, never a per-target series).
  */
-export function gateKeyPrefix(queuePrefix: string): string {
+function gateKeyPrefix(queuePrefix: string): string {
   return `${queuePrefix}:gate:`;
 }
 

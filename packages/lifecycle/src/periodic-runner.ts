@@ -1,5 +1,3 @@
-import type { OutboxLogger } from './outbox-logger';
-
 /** What one pass of a periodic task reports. */
 export interface PassResult {
   /** The pass did a full batch: more work is likely waiting, so the next pass runs at once. */
@@ -13,7 +11,8 @@ export interface PeriodicRunnerOptions {
   intervalMs: number;
   /** Wait before the first pass. Default 0. */
   firstPassAfterMs?: number;
-  logger: Pick<OutboxLogger, 'warn'>;
+  /** Where a failed pass is reported (a @herald/logging Logger, or a plain object in tests). */
+  logger: { warn(message: string, meta?: Record<string, unknown>): void };
 }
 
 export interface PeriodicRunner {
@@ -24,7 +23,9 @@ export interface PeriodicRunner {
 }
 
 /**
- * Runs `pass` every `intervalMs`, one pass at a time, until stopped. A full pass is followed at
+ * The one runner of a process's periodic work (the outbox's sweeper, reconciler and queue-loss
+ * watch, the delivery-worker's partition maintenance and retention): runs `pass` every
+ * `intervalMs`, one pass at a time, until stopped. A full pass is followed at
  * once by the next, so a backlog drains without waiting an interval per batch. A pass that throws
  * is logged and counted, never thrown: a periodic task outlives a database or Redis outage.
  */

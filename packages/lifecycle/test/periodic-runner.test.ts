@@ -11,7 +11,7 @@ const notFull: PassResult = { full: false };
 beforeEach(() => jest.useFakeTimers());
 afterEach(() => jest.useRealTimers());
 
-describe('the periodic runner of the sweeper and the reconciler', () => {
+describe('the periodic runner (the sweeper, the reconciler, partition maintenance)', () => {
   it('runs a pass after the first delay, then one per interval', async () => {
     const pass = jest.fn(async () => notFull);
     const runner = startPeriodicRunner(pass, { name: 'test', intervalMs: 1_000, firstPassAfterMs: 500, logger: recordingLogger() });
