@@ -95,8 +95,9 @@ export async function durableDeliveryCeiling(options: DurableCeilingOptions): Pr
     ).rows.map((r) => r.id);
     if (targets.length !== 2) throw new Error(`durable ceiling: expected 2 targets of ${options.programId}, found ${targets.length}`);
     await pool.query(
-      `INSERT INTO events (id, program_id, merchant_id, created_at, origin, event_type, object_id, object_type, content_hash)
-       SELECT id, $2, $3, now(), 'api', 'created', id, 'payment', md5(id) FROM unnest($1::text[]) AS e(id)`,
+      // Each event the only one of its object (its id): sequence 1.
+      `INSERT INTO events (id, program_id, merchant_id, created_at, origin, event_type, object_id, object_type, sequence, content_hash)
+       SELECT id, $2, $3, now(), 'api', 'created', id, 'payment', 1, md5(id) FROM unnest($1::text[]) AS e(id)`,
       [eventIds, options.programId, options.merchantId],
     );
     // Marked enqueued, so that no delivery-worker's sweeper sends them. Their created_at goes in

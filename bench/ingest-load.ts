@@ -86,12 +86,12 @@ export async function bareIngest(load: IngestLoad & { merchantId: string; databa
   const redis = new Redis(load.redisUrl, { maxRetriesPerRequest: null });
   const queue = new Queue('bare-ingest', { connection: redis, prefix: load.queuePrefix });
   const written = { events: [] as string[], deliveries: [] as string[] };
+  const runId = randomUUID().slice(0, 8);
   try {
     const targets = (
       await pool.query<{ id: string }>('SELECT id::text FROM notification_targets WHERE program_id = $1 ORDER BY merchant_id NULLS FIRST', [load.programId])
     ).rows.map((r) => r.id);
     if (targets.length !== 2) throw new Error(`bare ingest: expected 2 targets of ${load.programId}, found ${targets.length}`);
-    const runId = randomUUID().slice(0, 8);
     const batches = paymentEvents(load, 'payment', `bare-${runId}-`);
     return await drive(batches, load.inFlight, async (events) => {
       const ids = events.map(() => `Event-${randomUUID()}`);
@@ -103,8 +103,19 @@ export async function bareIngest(load: IngestLoad & { merchantId: string; databa
       try {
         await client.query('BEGIN');
         await client.query(
-          `INSERT INTO events (id, program_id, merchant_id, created_at, origin, event_type, object_id, object_type, metadata, content_hash)
-           SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::timestamptz[], $5::text[], $6::text[], $7::text[], $8::text[], $9::jsonb[], $10::text[])`,
+          // Numbered as a store must number them: each object's row of object_sequences locked and
+          // moved on in the same transaction (here each object has one event per batch).
+          `WITH numbered AS (
+             INSERT INTO object_sequences (program_id, merchant_id, object_type, object_id, last_sequence)
+             SELECT program_id, coalesce(merchant_id, ''), object_type, object_id, 1 FROM unnest($2::text[], $3::text[], $8::text[], $7::text[])
+               AS o(program_id, merchant_id, object_type, object_id) ORDER BY 1, 2, 3, 4
+             ON CONFLICT (program_id, merchant_id, object_type, object_id) DO UPDATE SET last_sequence = object_sequences.last_sequence + 1
+             RETURNING program_id, merchant_id, object_type, object_id, last_sequence)
+           INSERT INTO events (id, program_id, merchant_id, created_at, origin, event_type, object_id, object_type, sequence, metadata, content_hash)
+           SELECT e.id, e.program_id, e.merchant_id, e.created_at, e.origin, e.event_type, e.object_id, e.object_type, n.last_sequence, e.metadata, e.content_hash
+           FROM unnest($1::text[], $2::text[], $3::text[], $4::timestamptz[], $5::text[], $6::text[], $7::text[], $8::text[], $9::jsonb[], $10::text[])
+             AS e(id, program_id, merchant_id, created_at, origin, event_type, object_id, object_type, metadata, content_hash)
+           JOIN numbered n ON n.program_id = e.program_id AND n.merchant_id = coalesce(e.merchant_id, '') AND n.object_type = e.object_type AND n.object_id = e.object_id`,
           [
             ids,
             events.map((e) => e.programId),
@@ -146,6 +157,7 @@ export async function bareIngest(load: IngestLoad & { merchantId: string; databa
   } finally {
     await pool.query('DELETE FROM deliveries WHERE id = ANY($1::uuid[])', [written.deliveries]);
     await pool.query('DELETE FROM events WHERE id = ANY($1::text[])', [written.events]);
+    await pool.query('DELETE FROM object_sequences WHERE program_id = $1 AND object_id LIKE $2', [load.programId, `obj-bare-${runId}-%`]);
     await queue.obliterate({ force: true });
     await queue.close();
     redis.disconnect();

@@ -63,8 +63,9 @@ async function main(): Promise<void> {
     }
     await partitionMaintenance(pool).maintain({ now: new Date(Date.now() - weeks * 7 * DAY_MS), deliveryRetentionDays: 0, weeksAhead: weeks });
     await pool.query(
-      `INSERT INTO events (id, program_id, created_at, origin, event_type, object_id, object_type, content_hash, ingested_at)
-       SELECT 'Event-old-' || m || '-' || i, $1, now(), 'api', 'created', 'o', 'payment', 'h', date_trunc('month', now()) - make_interval(months => m) + interval '1 day'
+      // All of one object 'o', numbered in order of month and row.
+      `INSERT INTO events (id, program_id, created_at, origin, event_type, object_id, object_type, sequence, content_hash, ingested_at)
+       SELECT 'Event-old-' || m || '-' || i, $1, now(), 'api', 'created', 'o', 'payment', ($2::int - m) * $3::int + i, 'h', date_trunc('month', now()) - make_interval(months => m) + interval '1 day'
        FROM generate_series(1, $2::int) AS m, generate_series(1, $3::int) AS i`,
       [programId, months, ROWS_PER_PARTITION],
     );

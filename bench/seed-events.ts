@@ -32,11 +32,12 @@ export async function seedEvents(
   // Ids from the bench's own constants, never from outside: safe to write into the statement.
   const { programId, merchantPrefix, merchants } = tenant;
   await prisma.$executeRawUnsafe(`
-    INSERT INTO events (id, program_id, merchant_id, created_at, origin, event_type, object_id, object_type, content_hash)
+    INSERT INTO events (id, program_id, merchant_id, created_at, origin, event_type, object_id, object_type, sequence, content_hash)
     SELECT 'Event-' || gen_random_uuid(), '${programId}', '${merchantPrefix}' || (i % ${merchants}),
            timestamptz '2026-01-01T00:00:00Z' + i * interval '5 milliseconds',
            (ARRAY['api','widget','automated'])[1 + i % 3], 'created', 'obj-' || i,
-           (${SEED_OBJECT_TYPES})[1 + (i / 12) % 8], md5(i::text)
+           -- Each event the only one of its object: the bench reads pages, never an object's order.
+           (${SEED_OBJECT_TYPES})[1 + (i / 12) % 8], 1, md5(i::text)
     FROM generate_series(0, ${total - 1}) AS i`);
   const expanded = `
     FROM events e

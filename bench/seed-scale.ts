@@ -41,7 +41,9 @@ export interface ScaleSeedOptions {
 const DAY_MS = 86_400_000;
 const ORIGINS = ['api', 'widget', 'automated'] as const;
 const OBJECT_TYPES = ['subscription', 'subscription.plan', 'billing-cycle', 'payment-series', 'transactions', 'manual-retry', 'payment', 'refund'] as const;
-const COLUMNS = 'id, program_id, merchant_id, created_at, ingested_at, origin, event_type, object_id, object_type, metadata, content_hash';
+// Every seeded event is numbered 1 in its object (sequence): the bench reads pages, never an
+// object's order, and no ingest numbers these objects after the seed.
+const COLUMNS = 'id, program_id, merchant_id, created_at, ingested_at, origin, event_type, object_id, object_type, sequence, metadata, content_hash';
 /** Rows per COPY chunk written to the stream. */
 const CHUNK = 5_000;
 
@@ -93,7 +95,7 @@ export async function seedScaleEvents(
         // Origins cycle every event, object types every 12: each second holds every combination.
         lines.push(
           `Event-${uuid}\t${tenant.programId}\t${ownerOf(i, tenant) ?? '\\N'}\t${new Date(at).toISOString()}\t${new Date(at + 1_000).toISOString()}\t` +
-            `${ORIGINS[i % 3]}\tcreated\tobj-${i}\t${OBJECT_TYPES[Math.floor(i / 12) % 8]}\t{"bench": "true"}\t${uuid.replaceAll('-', '').repeat(2)}\n`,
+            `${ORIGINS[i % 3]}\tcreated\tobj-${i}\t${OBJECT_TYPES[Math.floor(i / 12) % 8]}\t1\t{"bench": "true"}\t${uuid.replaceAll('-', '').repeat(2)}\n`,
         );
       }
       yield lines.join('');

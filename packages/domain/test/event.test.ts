@@ -18,8 +18,13 @@ describe('Event', () => {
       eventType: 'billing.expires',
       objectId: 'billing-cycle-1',
       objectType: 'billing-cycle',
+      sequence: 1,
     };
     expectAccepted(validateEvent(input), input);
+  });
+
+  it.each([0, 1.5, 2_147_483_648])('rejects a sequence of %s: a whole number from 1', (sequence) => {
+    expectRejectedAt(validateEvent({ ...examplePaymentSeriesEvent(), sequence }), '/sequence');
   });
 
   it.each([

@@ -16,8 +16,13 @@ describe('IngestEvent (internal producer API)', () => {
   });
 
   it('accepts a complete payment-series event with a programId and merchantId', () => {
-    const input = { ...examplePaymentSeriesEvent(), programId: 'p-1', merchantId: 'm_1' };
+    const { sequence: _sequence, ...event } = examplePaymentSeriesEvent();
+    const input = { ...event, programId: 'p-1', merchantId: 'm_1' };
     expectAccepted(validateIngestEvent(input), input);
+  });
+
+  it('refuses a sequence from the producer: Herald numbers the events it stores', () => {
+    expectRejectedAt(validateIngestEvent({ ...validIngestEvent(), sequence: 1 }), '/sequence');
   });
 
   it.each([
@@ -57,7 +62,7 @@ describe('IngestEvent (internal producer API)', () => {
   it('checks the data items of a payment-series event as Payment Series', () => {
     const input = withChanges(
       { ...examplePaymentSeriesEvent(), programId: 'p-1' },
-      { '/data/0/billingAddress/state': remove, '/id': remove, '/createdAt': remove },
+      { '/data/0/billingAddress/state': remove, '/id': remove, '/createdAt': remove, '/sequence': remove },
     );
     expectRejectedAt(validateIngestEvent(input), '/data/0/billingAddress/state');
   });
