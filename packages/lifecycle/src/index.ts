@@ -48,7 +48,9 @@ export function exitOnStartupFailure(logger: Logger, error: unknown): never {
 }
 
 export { checkReadiness, type ReadinessCheck, type ReadinessReport } from './readiness';
-export { bearerChallenge, bearerMatcher } from './ops/bearer';
+export { addressKey } from './auth/client-address';
+export { createFailedAuthThrottle, type FailedAuthThrottle, type FailedAuthThrottleOptions } from './auth/failed-auth-throttle';
+export { bearerChallenge, bearerGuard, bearerMatcher } from './ops/bearer';
 export { opsEndpoints, type MetricsSource, type OpsEndpointsOptions } from './ops/ops-endpoints';
 export type { PlainHandler, PlainRequest, PlainResponse } from './ops/plain-http';
 export { problemResponse, problemType, type ProblemDetails } from './ops/problem';
