@@ -9,6 +9,7 @@ export type { Env } from './parsers';
 export {
   DEFAULT_DATABASE_URL,
   DEFAULT_REDIS_URL,
+  type AuthFailuresConfig,
   type CallbackConfig,
   type DeliveryJobsConfig,
   type LogLevel,
@@ -19,7 +20,7 @@ export {
   type TargetPolicyConfig,
 } from './shared';
 export { parseRedisUrl, redisKeyPrefix, type RedisEndpoint, type RedisNode } from './redis-url';
-export { DEVELOPMENT_SECRETS, loadApiConfig, type ApiConfig, type AuthFailuresConfig, type DashboardConfig, type HttpServerConfig } from './api';
+export { DEVELOPMENT_SECRETS, loadApiConfig, type ApiConfig, type DashboardConfig, type HttpServerConfig } from './api';
 export {
   loadWorkerConfig,
   type QueueWorkerConfig,

@@ -2,10 +2,12 @@
 import { ConfigError } from './config-error';
 import { duration, fraction, integer, type Env } from './parsers';
 import {
+  readAuthFailures,
   readCallback,
   readDeliveryJobs,
   readMetrics,
   readServiceConfig,
+  type AuthFailuresConfig,
   type CallbackConfig,
   type DeliveryJobsConfig,
   type MetricsConfig,
@@ -25,6 +27,8 @@ export interface WorkerConfig extends ServiceConfig {
   readonly callback: CallbackConfig;
   /** The worker's own monitoring listener (`/metrics`, `/healthz`, `/readyz`). */
   readonly metrics: WorkerMetricsConfig;
+  /** How wrong METRICS_TOKEN tries from one client address are slowed down on that listener. */
+  readonly authFailures: AuthFailuresConfig;
   /**
    * TARGET_AUTO_DISABLE_AFTER: a target whose every attempt has failed for this long is switched
    * off (reason `auto-disabled`) at its next failed attempt. Whole seconds or a number with a unit
@@ -195,6 +199,7 @@ export function loadWorkerConfig(env: Env = process.env): WorkerConfig {
       port: integer(env, 'METRICS_PORT', 9464, 0, 65535),
       ...readMetrics(env),
     }),
+    authFailures: Object.freeze(readAuthFailures(env)),
     targetAutoDisableAfterMs: duration(env, 'TARGET_AUTO_DISABLE_AFTER', 5 * 86_400_000, 0, 365 * 86_400_000),
     targetGate: readTargetGate(env),
     partitions: Object.freeze({

@@ -4,7 +4,7 @@
 // Production sizes its V8 heap on the command line (scripts/bundles.ts).
 import { loadWorkerConfig } from '@herald/config';
 import { closeDatabasePool, createDatabasePool, deliveryRepository, partitionMaintenance, pingDatabase } from '@herald/db';
-import { exitOnSignal, exitOnStartupFailure } from '@herald/lifecycle';
+import { createFailedAuthThrottle, exitOnSignal, exitOnStartupFailure } from '@herald/lifecycle';
 import { createLogger } from '@herald/logging';
 import { createMetrics } from '@herald/metrics';
 import { startQueueLossWatch, startReconciler, startSweeper } from '@herald/outbox';
@@ -45,6 +45,7 @@ async function main(): Promise<void> {
       ],
       readinessTimeoutMs: config.readinessTimeoutMs,
       token: config.metrics.token,
+      failedAuth: createFailedAuthThrottle(config.authFailures),
     });
     logger.info('metrics listening', { port: monitoring.port });
     const deliveries = deliveryRepository(pool);

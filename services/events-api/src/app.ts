@@ -141,6 +141,7 @@ export function createApp(deps: AppDependencies): Express {
         readinessTimeoutMs: config.readinessTimeoutMs,
         metrics,
         token: config.metrics.token,
+        failedAuth,
       }),
     ),
   );

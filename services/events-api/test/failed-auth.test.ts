@@ -43,3 +43,17 @@ describe('wrong API keys with AUTH_FAILURES_PER_ADDRESS=2', () => {
     expect((await api.ingest({})).status).not.toBe(429);
   });
 });
+
+describe('wrong METRICS_TOKEN tries with AUTH_FAILURES_PER_ADDRESS=3', () => {
+  const api = createTestApi({ AUTH_FAILURES_PER_ADDRESS: '3', AUTH_FAILURE_WINDOW_SECONDS: '600', METRICS_TOKEN: 'metrics-token-0123456789' });
+  afterAll(() => api.close());
+
+  it('count in the same table as the other credentials: after 3, /metrics and the admin API answer 429 from that address', async () => {
+    for (let i = 0; i < 3; i++) await request(api.app).get('/metrics').set('Authorization', `Bearer wrong-metrics-token-${i}`).expect(401);
+    const metrics = await request(api.app).get('/metrics').set('Authorization', 'Bearer metrics-token-0123456789');
+    expect(metrics.status).toBe(429);
+    expect(metrics.headers['content-type']).toBe('application/problem+json');
+    expect(Number(metrics.headers['retry-after'])).toBeGreaterThan(500);
+    expect((await api.admin('get', '/deliveries')).status).toBe(429);
+  });
+});
