@@ -21,20 +21,24 @@ export interface SeedTenant {
  * Seeds `total` events in one INSERT ... SELECT generate_series, then fills event_counts and
  * event_bucket_counts from them exactly as the statement of countsStatement would have (scopes program and merchant,
  * origin any/one x objectType any/one, buckets of a day, a minute and a second): deep pages and
- * counts read those counters, so they must match the rows. Events are 5 ms apart (dense, so that the per-second buckets stay few: 200 a second), spread over the
+ * counts read those counters, so they must match the rows. Events are `spacingMs` apart (default
+ * 5 ms: dense, so that the per-second buckets stay few, 200 a second), spread over the
  * tenant's merchants (4 by default), origins cycling every event and object types every 12 events.
  */
 export async function seedEvents(
   prisma: PrismaClient,
   total: number,
   tenant: SeedTenant = { programId: 'bench-l', merchantPrefix: 'bench-l-m', merchants: 4 },
+  spacingMs = 5,
 ): Promise<void> {
-  // Ids from the bench's own constants, never from outside: safe to write into the statement.
+  // Ids and numbers from the bench's and the faults' own constants, never from outside: safe to
+  // write into the statement.
   const { programId, merchantPrefix, merchants } = tenant;
+  if (!(spacingMs > 0)) throw new Error(`seedEvents: spacingMs must be a positive number of ms, got ${spacingMs}`);
   await prisma.$executeRawUnsafe(`
     INSERT INTO events (id, program_id, merchant_id, created_at, origin, event_type, object_id, object_type, sequence, content_hash)
     SELECT 'Event-' || gen_random_uuid(), '${programId}', '${merchantPrefix}' || (i % ${merchants}),
-           timestamptz '2026-01-01T00:00:00Z' + i * interval '5 milliseconds',
+           timestamptz '2026-01-01T00:00:00Z' + i * interval '${spacingMs} milliseconds',
            (ARRAY['api','widget','automated'])[1 + i % 3], 'created', 'obj-' || i,
            -- Each event the only one of its object: the bench reads pages, never an object's order.
            (${SEED_OBJECT_TYPES})[1 + (i / 12) % 8], 1, md5(i::text)

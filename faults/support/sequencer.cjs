@@ -13,6 +13,7 @@ const ORDER = [
   'oauth-failing',
   'bad-input',
   'connection-flood',
+  'expensive-read-flood',
   'tenant-isolation',
   'noisy-neighbour',
   'redis-cluster',

@@ -3,11 +3,13 @@ import { ConfigError } from './config-error';
 import { integer, requireDistinct, text, token, type Env } from './parsers';
 import { readEventsListLimits, readQueryClasses, type EventsListLimits, type QueryClassesConfig } from './query-limits';
 import {
+  readAuthFailures,
   readCallback,
   readDeliveryJobs,
   readHost,
   readMetrics,
   readServiceConfig,
+  type AuthFailuresConfig,
   type CallbackConfig,
   type DeliveryJobsConfig,
   type MetricsConfig,
@@ -76,7 +78,7 @@ export interface ApiConfig extends ServiceConfig {
    * of a key in use (a guess that knows a prefix); past it that prefix alone gets 429. 1 to 100000. Default 5.
    */
   readonly unknownApiKeysPerPrefix: number;
-  /** How failed authentications from one client address are slowed down. */
+  /** How failed authentications from one client address are slowed down (every credential of the API, METRICS_TOKEN included: one table). */
   readonly authFailures: AuthFailuresConfig;
   /** INGEST_BODY_LIMIT_BYTES: largest ingest request body. Default 5 MiB (1,000 events of about 5 KB). */
   readonly ingestBodyLimitBytes: number;
@@ -151,27 +153,6 @@ export interface HttpServerConfig {
   readonly maxConnectionsPerAddress: number;
 }
 
-/**
- * Failed authentications (a wrong admin or ingest token, or dashboard login; a missing credential
- * does not count, and neither does a wrong x-api-key, see UNKNOWN_API_KEYS_*) per client address. The address is the TCP peer's (the API does not
- * trust X-Forwarded-For), an IPv6 address counted by its /64 network.
- */
-export interface AuthFailuresConfig {
-  /**
-   * AUTH_FAILURES_PER_ADDRESS: failed authentications one address may make in a window; past it,
-   * every authentication from it is answered 429 (with Retry-After) until the window ends, right
-   * credentials included. 1 to 1000000. Default 20.
-   */
-  readonly perAddress: number;
-  /** AUTH_FAILURE_WINDOW_SECONDS: the window, from an address's first failure. 1 to 86400. Default 60. */
-  readonly windowSeconds: number;
-  /**
-   * AUTH_FAILURE_MAX_ADDRESSES: most addresses remembered at once (a hard memory bound); past it
-   * the oldest is forgotten. 1 to 10000000. Default 10000.
-   */
-  readonly maxAddresses: number;
-}
-
 /** HTTP Basic credentials of the Bull dashboard: ops staff, not merchants. */
 export interface DashboardConfig {
   /** DASHBOARD_USERNAME: 1 to 255 characters, no colon or control character (RFC 7617). Default `admin`. */
@@ -218,11 +199,7 @@ export function loadApiConfig(env: Env = process.env): ApiConfig {
     unknownApiKeysPerSecond: integer(env, 'UNKNOWN_API_KEYS_PER_SECOND', 50, 1, 100_000),
     unknownApiKeysPerAddress: integer(env, 'UNKNOWN_API_KEYS_PER_ADDRESS', 5, 1, 100_000),
     unknownApiKeysPerPrefix: integer(env, 'UNKNOWN_API_KEYS_PER_PREFIX', 5, 1, 100_000),
-    authFailures: Object.freeze({
-      perAddress: integer(env, 'AUTH_FAILURES_PER_ADDRESS', 20, 1, 1_000_000),
-      windowSeconds: integer(env, 'AUTH_FAILURE_WINDOW_SECONDS', 60, 1, 86_400),
-      maxAddresses: integer(env, 'AUTH_FAILURE_MAX_ADDRESSES', 10_000, 1, 10_000_000),
-    }),
+    authFailures: Object.freeze(readAuthFailures(env)),
     ingestBodyLimitBytes: integer(env, 'INGEST_BODY_LIMIT_BYTES', 5 * 1024 * 1024, 1_024, 100 * 1024 * 1024),
     eventMaxBytes: integer(env, 'EVENT_MAX_BYTES', 256 * 1024, 1_024, 100 * 1024 * 1024),
     signingSecretRotationGraceSeconds: integer(env, 'SIGNING_SECRET_ROTATION_GRACE_SECONDS', 86_400, 0, 30 * 86_400),

@@ -8,6 +8,7 @@ export { ConfigError } from './config-error';
 export type { Env } from './parsers';
 export {
   DEFAULT_REDIS_URL,
+  type AuthFailuresConfig,
   type CallbackConfig,
   type DeliveryJobsConfig,
   type LogLevel,
@@ -18,7 +19,7 @@ export {
   type TargetPolicyConfig,
 } from './shared';
 export { parseRedisUrl, redisKeyPrefix, type RedisEndpoint, type RedisNode } from './redis-url';
-export { DEVELOPMENT_SECRETS, loadApiConfig, type ApiConfig, type AuthFailuresConfig, type DashboardConfig, type HttpServerConfig } from './api';
+export { DEVELOPMENT_SECRETS, loadApiConfig, type ApiConfig, type DashboardConfig, type HttpServerConfig } from './api';
 export {
   loadWorkerConfig,
   type QueueWorkerConfig,

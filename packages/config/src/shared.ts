@@ -82,6 +82,37 @@ export interface CallbackConfig {
   readonly tokenTimeoutMs: number;
 }
 
+/**
+ * Failed authentications per client address, in each process that checks a guessable credential:
+ * in the events-api a wrong admin or ingest token, dashboard login or METRICS_TOKEN (one table for
+ * all of them), in the delivery-worker a wrong METRICS_TOKEN. A missing credential does not count,
+ * and neither does a wrong x-api-key (see UNKNOWN_API_KEYS_*). The address is the TCP peer's (no
+ * service trusts X-Forwarded-For), an IPv6 address counted by its /64 network.
+ */
+export interface AuthFailuresConfig {
+  /**
+   * AUTH_FAILURES_PER_ADDRESS: failed authentications one address may make in a window; past it,
+   * every authentication from it is answered 429 (with Retry-After) until the window ends, right
+   * credentials included. 1 to 1000000. Default 20.
+   */
+  readonly perAddress: number;
+  /** AUTH_FAILURE_WINDOW_SECONDS: the window, from an address's first failure. 1 to 86400. Default 60. */
+  readonly windowSeconds: number;
+  /**
+   * AUTH_FAILURE_MAX_ADDRESSES: most addresses remembered at once (a hard memory bound); past it
+   * the oldest is forgotten. 1 to 10000000. Default 10000.
+   */
+  readonly maxAddresses: number;
+}
+
+export function readAuthFailures(env: Env): AuthFailuresConfig {
+  return {
+    perAddress: integer(env, 'AUTH_FAILURES_PER_ADDRESS', 20, 1, 1_000_000),
+    windowSeconds: integer(env, 'AUTH_FAILURE_WINDOW_SECONDS', 60, 1, 86_400),
+    maxAddresses: integer(env, 'AUTH_FAILURE_MAX_ADDRESSES', 10_000, 1, 10_000_000),
+  };
+}
+
 /** Who may read `/metrics`. */
 export interface MetricsConfig {
   /**

@@ -2,11 +2,13 @@
 import { ConfigError } from './config-error';
 import { duration, fraction, integer, raw, type Env } from './parsers';
 import {
+  readAuthFailures,
   readCallback,
   readDeliveryJobs,
   readHost,
   readMetrics,
   readServiceConfig,
+  type AuthFailuresConfig,
   type CallbackConfig,
   type DeliveryJobsConfig,
   type MetricsConfig,
@@ -26,6 +28,8 @@ export interface WorkerConfig extends ServiceConfig {
   readonly callback: CallbackConfig;
   /** The worker's own monitoring listener (`/metrics`, `/healthz`, `/readyz`). */
   readonly metrics: WorkerMetricsConfig;
+  /** How wrong METRICS_TOKEN tries from one client address are slowed down on that listener. */
+  readonly authFailures: AuthFailuresConfig;
   /**
    * TARGET_AUTO_DISABLE_AFTER: a target whose every attempt has failed for this long is switched
    * off (reason `auto-disabled`) at its next failed attempt. Whole seconds or a number with a unit
@@ -208,6 +212,7 @@ export function loadWorkerConfig(env: Env = process.env): WorkerConfig {
       movesOnWhenTaken: service.nodeEnv === 'development' && raw(env, 'METRICS_PORT') === undefined,
       ...readMetrics(env),
     }),
+    authFailures: Object.freeze(readAuthFailures(env)),
     targetAutoDisableAfterMs: duration(env, 'TARGET_AUTO_DISABLE_AFTER', 5 * 86_400_000, 0, 365 * 86_400_000),
     targetGate: readTargetGate(env),
     partitions: Object.freeze({

@@ -41,6 +41,16 @@ describe('the metrics settings', () => {
     expect(() => loadApiConfig({ HOST: 'http://example.com' })).toThrow('HOST: must be an IP address or a host name');
   });
 
+  it('read the failed-authentication throttle (AUTH_FAILURES_*) in both services, which guards METRICS_TOKEN in each', () => {
+    const defaults = { perAddress: 20, windowSeconds: 60, maxAddresses: 10_000 };
+    expect(loadWorkerConfig({}).authFailures).toEqual(defaults);
+    expect(loadApiConfig({}).authFailures).toEqual(defaults);
+    const env = { AUTH_FAILURES_PER_ADDRESS: '3', AUTH_FAILURE_WINDOW_SECONDS: '600', AUTH_FAILURE_MAX_ADDRESSES: '50' };
+    expect(loadWorkerConfig(env).authFailures).toEqual({ perAddress: 3, windowSeconds: 600, maxAddresses: 50 });
+    expect(loadApiConfig(env).authFailures).toEqual({ perAddress: 3, windowSeconds: 600, maxAddresses: 50 });
+    expect(() => loadWorkerConfig({ AUTH_FAILURES_PER_ADDRESS: '0' })).toThrow(/AUTH_FAILURES_PER_ADDRESS: must be between 1 and 1000000/);
+  });
+
   it('refuse a malformed METRICS_TOKEN in the events-api too', () => {
     expect(() => loadApiConfig({ METRICS_TOKEN: 'short' })).toThrow('METRICS_TOKEN: must be at least 16 characters');
   });

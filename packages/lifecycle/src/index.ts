@@ -50,7 +50,9 @@ export function exitOnStartupFailure(logger: Logger, error: unknown): never {
 export { listenOn, type ListenOptions } from './listen';
 export { startPeriodicRunner, type PassResult, type PeriodicRunner, type PeriodicRunnerOptions } from './periodic-runner';
 export type { ReadinessCheck, ReadinessReport } from './readiness';
-export { bearerChallenge, bearerMatcher } from './ops/bearer';
+export { addressKey } from './auth/client-address';
+export { createFailedAuthThrottle, type FailedAuthThrottle, type FailedAuthThrottleOptions } from './auth/failed-auth-throttle';
+export { bearerGuard } from './ops/bearer';
 export { opsEndpoints, type MetricsSource, type OpsEndpointsOptions } from './ops/ops-endpoints';
 export type { PlainHandler, PlainRequest, PlainResponse } from './ops/plain-http';
 export { problemResponse, problemType, type ProblemDetails } from './ops/problem';

@@ -44,6 +44,7 @@ export { callJson, requestJson, type JsonAnswer, type JsonRequest } from './json
 export { runCommand, startCommand, startService, testProcessEnv, type CommandRun, type ServiceProcess, type StartServiceOptions } from './process';
 export { removeQueueKeys } from './queue-keys';
 export { describeOpsContract, type MountOps } from './ops-contract';
+export { getFrom, type AnswerFrom } from './from-address';
 export { always, callbacksPerEvent, inTurn, startHttpRecorder, type HttpRecorder, type RecordedRequest, type Reply, type Responder } from './http-recorder';
 export { metricValue, parseExposition, type Sample } from './prometheus';
 export { startSelfSignedServer, type SelfSignedServer } from './tls';

@@ -1,4 +1,5 @@
-import type { OpsEndpointsOptions, ReadinessCheck } from '@herald/lifecycle';
+import { createFailedAuthThrottle, type OpsEndpointsOptions, type ReadinessCheck } from '@herald/lifecycle';
+import { getFrom } from './from-address';
 
 /** A server that mounts the ops endpoints built from `options`, listening on loopback. */
 export type MountOps = (options: OpsEndpointsOptions) => Promise<{ origin: string; close(): Promise<void> }>;
@@ -9,6 +10,8 @@ const PROMETHEUS_TEXT = 'text/plain; version=0.0.4; charset=utf-8';
 const up: ReadinessCheck = { name: 'postgres', check: async () => 1 };
 const down: ReadinessCheck = { name: 'redis', check: async () => Promise.reject(new Error('connect ECONNREFUSED 127.0.0.1:1')) };
 const hung: ReadinessCheck = { name: 'redis', check: () => new Promise(() => undefined) };
+// A throttle that never refuses within a test, as the cases that are not about it need.
+const lenient = () => createFailedAuthThrottle({ perAddress: 1_000_000, windowSeconds: 60, maxAddresses: 1_000 });
 
 /**
  * The contract every mount of the ops endpoints keeps (the events-api's Express app and the
@@ -28,6 +31,7 @@ export function describeOpsContract(mountName: string, mount: MountOps): void {
         readinessTimeoutMs: 200,
         metrics: { contentType: PROMETHEUS_TEXT, exposition: async () => EXPOSITION },
         token: undefined,
+        failedAuth: lenient(),
         ...overrides,
       });
       closers.push(() => server.close());
@@ -110,6 +114,32 @@ export function describeOpsContract(mountName: string, mount: MountOps): void {
         const res = await answer(`${origin}/metrics`, { headers: { authorization: `${scheme} ${TOKEN}` } });
         expect(res).toEqual({ status: 200, type: PROMETHEUS_TEXT, challenge: null, body: EXPOSITION });
       }
+    });
+
+    it('throttles wrong tokens per client address: after AUTH_FAILURES_PER_ADDRESS of them, 429 with Retry-After to any token from it, while another address is served', async () => {
+      const origin = await serve({ token: TOKEN, failedAuth: createFailedAuthThrottle({ perAddress: 5, windowSeconds: 600, maxAddresses: 100 }) });
+      const guesser = '127.7.0.1';
+      for (let i = 0; i < 5; i++) expect((await getFrom(`${origin}/metrics`, guesser, { authorization: `Bearer guess-${i}-0123456789` })).status).toBe(401);
+      for (const authorization of ['Bearer guess-6-0123456789', `Bearer ${TOKEN}`]) {
+        const refused = await getFrom(`${origin}/metrics`, guesser, { authorization });
+        expect(refused.status).toBe(429);
+        expect(refused.headers['content-type']).toBe('application/problem+json');
+        expect(Number(refused.headers['retry-after'])).toBeGreaterThan(500);
+        expect(JSON.parse(refused.body)).toMatchObject({ type: '/problems/too_many_failed_authentications', status: 429 });
+        expect(refused.body).not.toContain(TOKEN);
+      }
+      const served = await getFrom(`${origin}/metrics`, '127.7.0.2', { authorization: `Bearer ${TOKEN}` });
+      expect({ status: served.status, body: served.body }).toEqual({ status: 200, body: EXPOSITION });
+    });
+
+    it('counts neither a request without Authorization nor /metrics without a token as a failure', async () => {
+      const failedAuth = createFailedAuthThrottle({ perAddress: 1, windowSeconds: 600, maxAddresses: 100 });
+      const guarded = await serve({ token: TOKEN, failedAuth });
+      for (let i = 0; i < 3; i++) expect((await answer(`${guarded}/metrics`)).status).toBe(401);
+      expect((await answer(`${guarded}/metrics`, { headers: { authorization: `Bearer ${TOKEN}` } })).status).toBe(200);
+      const open = await serve({ failedAuth });
+      expect((await answer(`${open}/metrics`, { headers: { authorization: 'Bearer anything-at-all-here' } })).status).toBe(200);
+      expect(failedAuth.size()).toBe(0);
     });
 
     it('answers 500 problem+json when the metrics cannot be read', async () => {

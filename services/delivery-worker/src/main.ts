@@ -12,7 +12,7 @@ import {
   partitionMaintenance,
   pingDatabase,
 } from '@herald/db';
-import { exitOnSignal, exitOnStartupFailure } from '@herald/lifecycle';
+import { createFailedAuthThrottle, exitOnSignal, exitOnStartupFailure } from '@herald/lifecycle';
 import { createLogger } from '@herald/logging';
 import { createMetrics } from '@herald/metrics';
 import { startQueueLossWatch, startReconciler, startSweeper } from '@herald/outbox';
@@ -55,6 +55,7 @@ async function main(): Promise<void> {
       ],
       readinessTimeoutMs: config.readinessTimeoutMs,
       token: config.metrics.token,
+      failedAuth: createFailedAuthThrottle(config.authFailures),
     });
     logger.info('metrics listening', { host: config.metrics.host ?? 'every interface', port: monitoring.port });
     const deliveries = deliveryRepository(pool);

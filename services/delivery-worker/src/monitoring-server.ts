@@ -42,7 +42,7 @@ export async function startMonitoringServer(options: MonitoringServerOptions): P
     }
     const handler = endpoints.get((req.url ?? '/').split('?')[0]!);
     if (!handler) return problemResponse({ type: problemType('not_found'), title: 'Not Found', status: 404 });
-    return handler({ authorization: req.headers.authorization });
+    return handler({ authorization: req.headers.authorization, clientAddress: req.socket.remoteAddress });
   }
 
   const port = await listenOn(server, {

@@ -1,4 +1,4 @@
-import { always, callbacksPerEvent, startService, uniqueId, useMigratedDatabase, waitFor, type ServiceProcess } from '@herald/testing';
+import { always, callbacksPerEvent, getFrom, startService, uniqueId, useMigratedDatabase, waitFor, type ServiceProcess } from '@herald/testing';
 import { useHttpRecorders, useWorlds, type World } from './support/world';
 
 // Real worker processes, on a database of their own: a worker's sweeper enqueues every forgotten
@@ -46,6 +46,21 @@ describe('the delivery-worker process', () => {
     expect((await fetch(`http://127.0.0.1:${port}/healthz`)).status).toBe(200);
     expect(await (await fetch(`http://127.0.0.1:${port}/metrics`)).text()).toContain('service="delivery-worker"');
     expect(await service.stop('SIGTERM')).toBe(0);
+  });
+
+  it('throttles wrong METRICS_TOKEN tries per address (AUTH_FAILURES_PER_ADDRESS): 429 with Retry-After to that address, the token served to another', async () => {
+    const token = 'worker-metrics-token-0123456789';
+    const service = startWorker({ QUEUE_PREFIX: uniqueId('test'), METRICS_TOKEN: token, AUTH_FAILURES_PER_ADDRESS: '3', AUTH_FAILURE_WINDOW_SECONDS: '600' });
+    const { port } = await service.waitForLog('metrics listening');
+    const metrics = `http://127.0.0.1:${String(port)}/metrics`;
+    for (let i = 0; i < 3; i++) expect((await getFrom(metrics, '127.8.0.1', { authorization: `Bearer wrong-token-${i}-0123456789` })).status).toBe(401);
+    const refused = await getFrom(metrics, '127.8.0.1', { authorization: `Bearer ${token}` });
+    expect(refused.status).toBe(429);
+    expect(refused.headers['content-type']).toBe('application/problem+json');
+    expect(Number(refused.headers['retry-after'])).toBeGreaterThan(500);
+    const served = await getFrom(metrics, '127.8.0.2', { authorization: `Bearer ${token}` });
+    expect(served.status).toBe(200);
+    expect(served.body).toContain('service="delivery-worker"');
   });
 
   it('finishes the callbacks in flight on SIGTERM in a burst of 200, and a restarted worker delivers the rest', async () => {

@@ -1,3 +1,4 @@
+import { createFailedAuthThrottle } from '@herald/lifecycle';
 import { createRedisConnection, pingRedis } from '@herald/queue';
 import { always, closedPort, metricValue } from '@herald/testing';
 import { startMonitoringServer, type MonitoringServer } from '../src/monitoring-server';
@@ -29,6 +30,7 @@ async function monitor(w: World, redisUrl = w.config.redisUrl, token?: string): 
     ],
     readinessTimeoutMs: 1_500,
     token,
+    failedAuth: createFailedAuthThrottle(w.config.authFailures),
   });
   servers.push(server);
   return `http://127.0.0.1:${server.port}`;

@@ -13,7 +13,7 @@ import {
   targetRepository,
   tenantRepository,
 } from '@herald/db';
-import { opsEndpoints } from '@herald/lifecycle';
+import { createFailedAuthThrottle, opsEndpoints } from '@herald/lifecycle';
 import type { Logger } from '@herald/logging';
 import { createMetrics, type HeraldMetrics } from '@herald/metrics';
 import { createCallbackSender } from '@herald/callbacks';
@@ -23,7 +23,6 @@ import { pingRedis, readTargetHealth, type DeliveryProducer, type RedisConnectio
 import { adminRouter } from './admin/router';
 import { createApiKeyCache } from './auth/api-key-cache';
 import { requireBearerToken } from './auth/bearer-token';
-import { createFailedAuthThrottle } from './auth/failed-auth-throttle';
 import { createKnownKeyPrefixes } from './auth/known-key-prefixes';
 import { limitUnknownKeyLookups } from './auth/unknown-key-limit';
 import { DASHBOARD_PATH, dashboardRouter } from './dashboard/router';
@@ -142,6 +141,7 @@ export function createApp(deps: AppDependencies): Express {
         readinessTimeoutMs: config.readinessTimeoutMs,
         metrics,
         token: config.metrics.token,
+        failedAuth,
       }),
     ),
   );

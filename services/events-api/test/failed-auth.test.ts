@@ -1,6 +1,4 @@
-import type { Request } from 'express';
 import request from 'supertest';
-import { clientKey, createFailedAuthThrottle } from '../src/auth/failed-auth-throttle';
 import { createTestApi } from './support/api';
 
 const basic = (username: string, password: string) => `Basic ${Buffer.from(`${username}:${password}`).toString('base64')}`;
@@ -46,41 +44,16 @@ describe('wrong API keys with AUTH_FAILURES_PER_ADDRESS=2', () => {
   });
 });
 
-describe('createFailedAuthThrottle', () => {
-  const from = (ip: string) => ({ ip, socket: {} }) as unknown as Request;
-  const options = { perAddress: 2, windowSeconds: 10, maxAddresses: 3 };
+describe('wrong METRICS_TOKEN tries with AUTH_FAILURES_PER_ADDRESS=3', () => {
+  const api = createTestApi({ AUTH_FAILURES_PER_ADDRESS: '3', AUTH_FAILURE_WINDOW_SECONDS: '600', METRICS_TOKEN: 'metrics-token-0123456789' });
+  afterAll(() => api.close());
 
-  it('refuses an address after perAddress failures until its window ends', () => {
-    let clock = 0;
-    const throttle = createFailedAuthThrottle({ ...options, now: () => clock });
-    throttle.failed(from('192.0.2.1'));
-    throttle.check(from('192.0.2.1'));
-    throttle.failed(from('192.0.2.1'));
-    expect(() => throttle.check(from('192.0.2.1'))).toThrow(expect.objectContaining({ status: 429, headers: { 'Retry-After': '10' } }));
-    throttle.check(from('192.0.2.2'));
-    clock = 9_001;
-    expect(() => throttle.check(from('192.0.2.1'))).toThrow(expect.objectContaining({ headers: { 'Retry-After': '1' } }));
-    clock = 10_000;
-    throttle.check(from('192.0.2.1'));
-  });
-
-  it('holds at most maxAddresses, and drops expired windows as it goes', () => {
-    let clock = 0;
-    const throttle = createFailedAuthThrottle({ ...options, now: () => clock });
-    for (let i = 0; i < 1_000; i++) throttle.failed(from(`198.51.100.${i % 256}`));
-    expect(throttle.size()).toBe(3);
-    clock = 10_000;
-    throttle.failed(from('203.0.113.9'));
-    expect(throttle.size()).toBe(1);
-  });
-
-  it('counts an IPv6 address by its /64 network, and an IPv4-mapped address as IPv4', () => {
-    expect(clientKey(from('2001:db8:1:2:aaaa::1'))).toBe(clientKey(from('2001:db8:1:2:ffff:ffff:ffff:ffff')));
-    expect(clientKey(from('2001:db8:1:3::1'))).not.toBe(clientKey(from('2001:db8:1:2::1')));
-    expect(clientKey(from('::ffff:192.0.2.7'))).toBe('192.0.2.7');
-    const throttle = createFailedAuthThrottle({ ...options });
-    throttle.failed(from('2001:db8::1'));
-    throttle.failed(from('2001:db8::2'));
-    expect(() => throttle.check(from('2001:db8::3'))).toThrow(expect.objectContaining({ status: 429 }));
+  it('count in the same table as the other credentials: after 3, /metrics and the admin API answer 429 from that address', async () => {
+    for (let i = 0; i < 3; i++) await request(api.app).get('/metrics').set('Authorization', `Bearer wrong-metrics-token-${i}`).expect(401);
+    const metrics = await request(api.app).get('/metrics').set('Authorization', 'Bearer metrics-token-0123456789');
+    expect(metrics.status).toBe(429);
+    expect(metrics.headers['content-type']).toBe('application/problem+json');
+    expect(Number(metrics.headers['retry-after'])).toBeGreaterThan(500);
+    expect((await api.admin('get', '/deliveries')).status).toBe(429);
   });
 });

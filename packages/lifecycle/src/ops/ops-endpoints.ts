@@ -1,5 +1,6 @@
 import { checkReadiness, type ReadinessCheck } from '../readiness';
-import { bearerChallenge, bearerMatcher } from './bearer';
+import type { FailedAuthThrottle } from '../auth/failed-auth-throttle';
+import { bearerGuard } from './bearer';
 import { jsonResponse, type PlainHandler } from './plain-http';
 import { problemResponse, problemType } from './problem';
 
@@ -20,6 +21,13 @@ export interface OpsEndpointsOptions {
   metrics: MetricsSource;
   /** METRICS_TOKEN: when set, /metrics requires `Authorization: Bearer <token>`; open otherwise (no series holds a secret or a tenant's id). */
   token: string | undefined;
+  /**
+   * The process's failed-authentication throttle (AUTH_FAILURES_*): a wrong token counts against
+   * the client's address, and an address past its failures gets 429 with Retry-After, so the
+   * token cannot be guessed at the speed of the listener. The process's one table, shared with its
+   * other credentials.
+   */
+  failedAuth: FailedAuthThrottle;
 }
 
 /** The realm of the /metrics bearer challenge. */
@@ -29,10 +37,10 @@ const METRICS_REALM = 'herald-metrics';
  * The GET endpoints both services serve for operators, by path:
  * - /healthz: the process is up (for a liveness probe; never touches a dependency);
  * - /readyz: every dependency answers within the timeout; 503 problem+json names those that do not;
- * - /metrics: the Prometheus text, behind the optional bearer token.
+ * - /metrics: the Prometheus text, behind the optional bearer token and the failed-authentication throttle.
  */
 export function opsEndpoints(options: OpsEndpointsOptions): ReadonlyMap<string, PlainHandler> {
-  const authorized = options.token === undefined ? () => true : bearerMatcher(options.token);
+  const guard = options.token === undefined ? () => undefined : bearerGuard(options.token, METRICS_REALM, options.failedAuth);
   return new Map<string, PlainHandler>([
     ['/healthz', async () => jsonResponse(200, { status: 'ok' })],
     [
@@ -52,8 +60,9 @@ export function opsEndpoints(options: OpsEndpointsOptions): ReadonlyMap<string, 
     ],
     [
       '/metrics',
-      async ({ authorization }) => {
-        if (!authorized(authorization)) return bearerChallenge(METRICS_REALM);
+      async (request) => {
+        const refused = guard(request);
+        if (refused) return refused;
         return { status: 200, headers: { 'Content-Type': options.metrics.contentType }, body: await options.metrics.exposition() };
       },
     ],

@@ -8,6 +8,11 @@
 export interface PlainRequest {
   /** The `Authorization` header, if any. */
   authorization: string | undefined;
+  /**
+   * The client's address as the TCP peer reports it (`socket.remoteAddress`): whose failed
+   * authentications a wrong credential counts as. No service trusts X-Forwarded-For.
+   */
+  clientAddress: string | undefined;
 }
 
 /** An answer, ready to write as it is. */

@@ -1,7 +1,9 @@
 import type { RequestHandler } from 'express';
 import { secretMatcher } from '@herald/domain';
+import type { FailedAuthThrottle } from '@herald/lifecycle';
+import { peerAddress } from '../http/client-address';
 import { HttpError } from '../http/http-error';
-import type { FailedAuthThrottle } from './failed-auth-throttle';
+import { sendPlain } from '../http/plain-adapter';
 
 /**
  * Requires `Authorization: Basic base64(username:password)` with the given credentials, for pages
@@ -14,14 +16,18 @@ import type { FailedAuthThrottle } from './failed-auth-throttle';
 export function requireBasicAuth(credentials: { username: string; password: string }, realm: string, failedAuth: FailedAuthThrottle): RequestHandler {
   const usernameMatches = secretMatcher(credentials.username);
   const passwordMatches = secretMatcher(credentials.password);
-  return (req, _res, next) => {
+  return (req, res, next) => {
     const authorization = req.get('authorization');
-    if (authorization !== undefined) failedAuth.check(req);
+    const refused = authorization === undefined ? undefined : failedAuth.refusal(peerAddress(req));
+    if (refused) {
+      sendPlain(res, refused);
+      return;
+    }
     const given = parseBasic(authorization);
     const userOk = usernameMatches(given?.username ?? '');
     const passwordOk = passwordMatches(given?.password ?? '');
     if (!given || !userOk || !passwordOk) {
-      if (authorization !== undefined) failedAuth.failed(req);
+      if (authorization !== undefined) failedAuth.failed(peerAddress(req));
       next(
         new HttpError(
           401,

@@ -1,7 +1,7 @@
 import type { RequestHandler, Response } from 'express';
 import { isWellFormedApiKey, type EventListPage, type EventListQuery, type EventRepository } from '@herald/db';
 import type { ApiKeyAuthenticator } from '../auth/api-key-cache';
-import { clientKey } from '../auth/failed-auth-throttle';
+import { clientKey } from '../http/client-address';
 import { HttpError } from '../http/http-error';
 import type { KeyConcurrency } from '../http/key-concurrency';
 import type { KeyTimeBudget } from '../http/key-time-budget';

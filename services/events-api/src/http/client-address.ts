@@ -1,16 +1,15 @@
-import ipaddr from 'ipaddr.js';
+import type { Request } from 'express';
+import { addressKey } from '@herald/lifecycle';
 
 /**
- * Whom a connection or request is counted against: its IPv4 address, or the /64 network of its
- * IPv6 address (one host usually holds a whole /64, so counting single IPv6 addresses would give it
- * billions of budgets). The address is the TCP peer's: the API trusts no X-Forwarded-For.
+ * The request's client address as the TCP peer reports it. `req.ip` follows Express's `trust
+ * proxy` setting, which the app leaves off: the TCP peer.
  */
-export function addressKey(address: string | undefined): string {
-  if (!address || !ipaddr.isValid(address)) return 'unknown';
-  const parsed = ipaddr.process(address);
-  if (parsed.kind() === 'ipv4') return parsed.toString();
-  return `${(parsed as ipaddr.IPv6).parts
-    .slice(0, 4)
-    .map((part) => part.toString(16))
-    .join(':')}::/64`;
+export function peerAddress(req: Request): string | undefined {
+  return req.ip ?? req.socket.remoteAddress;
+}
+
+/** Whom a request is counted against (addressKey of its peer: an IPv4 address or an IPv6 /64). */
+export function clientKey(req: Request): string {
+  return addressKey(peerAddress(req));
 }

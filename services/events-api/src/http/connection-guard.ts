@@ -1,7 +1,7 @@
 import type { Server } from 'node:http';
 import type { Socket } from 'node:net';
 import type { HttpServerConfig } from '@herald/config';
-import { addressKey } from './client-address';
+import { addressKey } from '@herald/lifecycle';
 
 /**
  * Keeps a flood of connections from closing the server to everyone. Node's own `maxConnections`

@@ -1,5 +1,6 @@
 import { Router, type RequestHandler, type Response } from 'express';
 import { problemResponse, type PlainHandler, type PlainResponse, type ProblemDetails } from '@herald/lifecycle';
+import { peerAddress } from './client-address';
 
 /**
  * The Express adapter of the shared framework-free handlers (the ops endpoints, the bearer
@@ -24,6 +25,6 @@ export function plainRouter(handlers: ReadonlyMap<string, PlainHandler>): Router
 
 function plainRoute(handler: PlainHandler): RequestHandler {
   return (req, res, next) => {
-    handler({ authorization: req.get('authorization') }).then((answer) => sendPlain(res, answer), next);
+    handler({ authorization: req.get('authorization'), clientAddress: peerAddress(req) }).then((answer) => sendPlain(res, answer), next);
   };
 }
