@@ -74,7 +74,11 @@ describe("an object's sequence numbers", () => {
     const next = newEvent('re');
     // The re-post is not stored again: only the new event is numbered, right after it.
     expect(await ingest([first, next])).toEqual(new Map([[next.event.id, 2]]));
-    expect((await sequencesOf('re')).map((row) => row.sequence)).toEqual([1, 2]);
+    // A batch of re-posts only numbers nothing either.
+    expect(await ingest([next, first])).toEqual(new Map());
+    const last = newEvent('re');
+    expect(await ingest([last])).toEqual(new Map([[last.event.id, 3]]));
+    expect((await sequencesOf('re')).map((row) => row.sequence)).toEqual([1, 2, 3]);
   });
 
   it('gives the numbers of a rolled-back ingest back', async () => {

@@ -160,7 +160,6 @@ const SNAPSHOTS: Record<string, { queries: Record<string, unknown>; statements: 
       ingestMonthIsCurrent: eventQueries.ingestMonthIsCurrent(),
       takeIngestMonth: eventQueries.takeIngestMonth(),
       advanceIngestMonth: eventQueries.advanceIngestMonth(),
-      numberNew: eventQueries.numberNew([event]),
       insertNew: eventQueries.insertNew([event]),
       loadStored: eventQueries.loadStored([event.event.id]),
       'page (program, counted filters, shallow)': eventQueries.page(programList, { skip: 0 }),

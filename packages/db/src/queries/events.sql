@@ -38,119 +38,12 @@ UPDATE "event_ingest_month"
 SET
   "month" = date_trunc('month', now()::timestamptz(3), 'UTC');
 
--- events: numberNew
-WITH
-  counted AS MATERIALIZED (
-    SELECT
-      new.program_id,
-      new.merchant_key,
-      new.object_type,
-      new.object_id,
-      count(DISTINCT new.id)::int AS n
-    FROM
-      unnest(
-        $1::TEXT[],
-        $2::TEXT[],
-        $3::TEXT[],
-        $4::TEXT[],
-        $5::TEXT[]
-      ) AS new (
-        id,
-        program_id,
-        merchant_key,
-        object_type,
-        object_id
-      )
-    WHERE
-      NOT EXISTS (
-        SELECT
-          1
-        FROM
-          events
-        WHERE
-          events.id = new.id
-      )
-    GROUP BY
-      new.program_id,
-      new.merchant_key,
-      new.object_type,
-      new.object_id
-  ),
-  bumped AS (
-    INSERT INTO
-      object_sequences (
-        program_id,
-        merchant_id,
-        object_type,
-        object_id,
-        last_sequence
-      )
-    SELECT
-      program_id,
-      merchant_key,
-      object_type,
-      object_id,
-      n
-    FROM
-      counted
-    ORDER BY
-      program_id,
-      merchant_key,
-      object_type,
-      object_id
-    ON CONFLICT (program_id, merchant_id, object_type, object_id) DO UPDATE
-    SET
-      last_sequence = object_sequences.last_sequence + excluded.last_sequence
-    RETURNING
-      1
-  )
-SELECT
-  coalesce(sum(n), 0)::text AS numbered
-FROM
-  counted;
-
 -- events: insertNew
-INSERT INTO
-  "events" (
-    "id",
-    "program_id",
-    "merchant_id",
-    "created_at",
-    "source_system",
-    "origin",
-    "event_type",
-    "object_id",
-    "object_type",
-    "sequence",
-    "metadata",
-    "data",
-    "context",
-    "content_hash"
-  )
-SELECT
-  new.id,
-  new.program_id,
-  new.merchant_id,
-  new.created_at,
-  new.source_system,
-  new.origin,
-  new.event_type,
-  new.object_id,
-  new.object_type,
-  s.last_sequence - count(*) OVER object + row_number() OVER (
-    object
-    ORDER BY
-      new.position
-  ),
-  new.metadata,
-  new.data,
-  new.context,
-  new.content_hash
-FROM
-  (
-    -- An id given twice in one batch is stored (and numbered) once, at its first place.
-    SELECT DISTINCT
-      ON (id) *
+WITH
+  new AS MATERIALIZED (
+    SELECT
+      given.*,
+      coalesce(given.merchant_id, '') AS merchant_key
     FROM
       unnest(
         $1::TEXT[],
@@ -182,37 +75,134 @@ FROM
         content_hash,
         position
       )
-    ORDER BY
-      id,
-      position
-  ) AS new
-  JOIN object_sequences s ON s.program_id = new.program_id
-  AND s.merchant_id = coalesce(new.merchant_id, '')
-  AND s.object_type = new.object_type
-  AND s.object_id = new.object_id
-WHERE
-  NOT EXISTS (
-    SELECT
-      1
-    FROM
-      events
     WHERE
-      events.id = new.id
-  )
-WINDOW
-  object AS (
-    PARTITION BY
+      NOT EXISTS (
+        SELECT
+          1
+        FROM
+          events
+        WHERE
+          events.id = given.id
+      )
+  ),
+  objects AS MATERIALIZED (
+    SELECT
+      program_id,
+      merchant_key,
+      object_type,
+      object_id,
+      count(*)::int AS n
+    FROM
+      new
+    GROUP BY
+      1,
+      2,
+      3,
+      4
+  ),
+  reserved AS (
+    INSERT INTO
+      object_sequences (
+        program_id,
+        merchant_id,
+        object_type,
+        object_id,
+        last_sequence
+      )
+    SELECT
+      program_id,
+      merchant_key,
+      object_type,
+      object_id,
+      n
+    FROM
+      objects
+    ORDER BY
+      1,
+      2,
+      3,
+      4
+    ON CONFLICT (program_id, merchant_id, object_type, object_id) DO UPDATE
+    SET
+      last_sequence = object_sequences.last_sequence + excluded.last_sequence
+    RETURNING
+      program_id,
+      merchant_id AS merchant_key,
+      object_type,
+      object_id,
+      last_sequence
+  ),
+  inserted AS (
+    -- No conflict target: the arbiter is the month's own unique index on id. Of two ingests of one
+    -- id, the second waits at that index for the first to end, holding the ids it inserted before;
+    -- inserted in id order, by every ingest, the ids two batches share are waited for in one order,
+    -- so no two ingests wait for each other.
+    INSERT INTO
+      events (
+        id,
+        program_id,
+        merchant_id,
+        created_at,
+        source_system,
+        origin,
+        event_type,
+        object_id,
+        object_type,
+        sequence,
+        metadata,
+        data,
+        context,
+        content_hash
+      )
+    SELECT
+      new.id,
       new.program_id,
       new.merchant_id,
+      new.created_at,
+      new.source_system,
+      new.origin,
+      new.event_type,
+      new.object_id,
       new.object_type,
-      new.object_id
+      r.last_sequence - o.n + row_number() OVER (
+        PARTITION BY
+          new.program_id,
+          new.merchant_key,
+          new.object_type,
+          new.object_id
+        ORDER BY
+          new.position
+      ),
+      new.metadata,
+      new.data,
+      new.context,
+      new.content_hash
+    FROM
+      new
+      JOIN objects o USING (program_id, merchant_key, object_type, object_id)
+      JOIN reserved r USING (program_id, merchant_key, object_type, object_id)
+    ORDER BY
+      new.id
+    ON CONFLICT DO NOTHING
+    RETURNING
+      id,
+      sequence
   )
-ORDER BY
-  new.id
-ON CONFLICT DO NOTHING
-RETURNING
-  "id",
-  "sequence";
+SELECT
+  inserted.id,
+  inserted.sequence,
+  (
+    SELECT
+      count(*)::int
+    FROM
+      new
+  ) AS meant
+FROM
+  (
+    SELECT
+      1
+  ) AS one
+  LEFT JOIN inserted ON TRUE;
 
 -- events: loadStored
 SELECT

@@ -74,84 +74,50 @@ interface NewEventColumns {
   contentHashes: string[];
 }
 
-/** The object keys of a batch's events, one array each, with their ids: the parameters of the numbering's unnest. */
-interface EventObjectColumns {
-  ids: string[];
-  programIds: string[];
-  /** '' for a program's own event, as object_sequences keys it. */
-  merchantKeys: string[];
-  objectTypes: string[];
-  objectIds: string[];
-}
-
 /**
- * Moves each object's last sequence number on by its events in the batch that no month holds yet,
- * and returns how many events that numbers. The objects' rows are locked (or inserted) in key
- * order, by every ingest, so two ingests of overlapping objects never wait for each other; the
- * locks are held to the COMMIT, so the insert that follows numbers each object's events after
- * every event stored before them, and no other ingest numbers that object meanwhile.
+ * Inserts the batch's events that no month holds yet, each numbered within its object, in one
+ * statement:
+ * - `new`: the events no month holds, looked up once each;
+ * - `reserved`: each of their objects' row of object_sequences locked (inserted when missing) and
+ *   moved on by its new events, in key order (by every ingest, so two ingests of overlapping objects
+ *   never wait for each other), held to the COMMIT; ON CONFLICT works on the row's latest version,
+ *   so an object another ingest numbered after this statement's snapshot is numbered on from there;
+ * - `inserted`: the events, each object's numbered from the reserved ones in the batch's order.
+ * Answers one row per inserted event (id, sequence) and, on every row, how many it meant to insert:
+ * fewer inserted means a concurrent ingest was storing one of the ids (the insert waited at the
+ * month's unique index and skipped it, after numbering it), and insertNewEvents runs the ingest again.
  */
-const numberNewStatement = byShape((_shape: 'number-new', v: EventObjectColumns) =>
-  rawStatement(sql<{ numbered: string }>`WITH counted AS MATERIALIZED (
-  SELECT new.program_id, new.merchant_key, new.object_type, new.object_id, count(DISTINCT new.id)::int AS n
-  FROM unnest(${v.ids}::text[], ${v.programIds}::text[], ${v.merchantKeys}::text[], ${v.objectTypes}::text[], ${v.objectIds}::text[])
-    AS new (id, program_id, merchant_key, object_type, object_id)
-  WHERE NOT EXISTS (SELECT 1 FROM events WHERE events.id = new.id)
-  GROUP BY new.program_id, new.merchant_key, new.object_type, new.object_id
-), bumped AS (
-  INSERT INTO object_sequences (program_id, merchant_id, object_type, object_id, last_sequence)
-  SELECT program_id, merchant_key, object_type, object_id, n FROM counted
-  ORDER BY program_id, merchant_key, object_type, object_id
-  ON CONFLICT (program_id, merchant_id, object_type, object_id)
-  DO UPDATE SET last_sequence = object_sequences.last_sequence + excluded.last_sequence
-  RETURNING 1
-)
-SELECT coalesce(sum(n), 0)::text AS numbered FROM counted`),
-);
-
 const insertNewStatement = byShape((_shape: 'insert-new', v: NewEventColumns) =>
-  db
-    .insertInto('events')
-    .columns([
-      'id',
-      'program_id',
-      'merchant_id',
-      'created_at',
-      'source_system',
-      'origin',
-      'event_type',
-      'object_id',
-      'object_type',
-      'sequence',
-      'metadata',
-      'data',
-      'context',
-      'content_hash',
-    ])
-    // Each object's new events take the numbers numberNewStatement reserved, the last ones up to
-    // its row's last_sequence, in the batch's order (WITH ORDINALITY). Counted here over the same
-    // rule (no month holds the id); should the two statements disagree (an ingest of the same id
-    // committed in between), insertNewEvents sees fewer rows than numbers and the ingest runs again.
-    .expression(
-      sql`SELECT new.id, new.program_id, new.merchant_id, new.created_at, new.source_system, new.origin, new.event_type, new.object_id, new.object_type,
-  s.last_sequence - count(*) OVER object + row_number() OVER (object ORDER BY new.position), new.metadata, new.data, new.context, new.content_hash
-FROM (
-  -- An id given twice in one batch is stored (and numbered) once, at its first place.
-  SELECT DISTINCT ON (id) * FROM unnest(${v.ids}::text[], ${v.programIds}::text[], ${v.merchantIds}::text[], ${v.createdAts}::timestamptz[], ${v.sourceSystems}::text[], ${v.origins}::text[], ${v.eventTypes}::text[], ${v.objectIds}::text[], ${v.objectTypes}::text[], ${v.metadata}::jsonb[], ${v.data}::jsonb[], ${v.contexts}::text[], ${v.contentHashes}::text[])
+  rawStatement(sql<{ id: string | null; sequence: number | null; meant: number }>`WITH new AS MATERIALIZED (
+  SELECT given.*, coalesce(given.merchant_id, '') AS merchant_key
+  FROM unnest(${v.ids}::text[], ${v.programIds}::text[], ${v.merchantIds}::text[], ${v.createdAts}::timestamptz[], ${v.sourceSystems}::text[], ${v.origins}::text[], ${v.eventTypes}::text[], ${v.objectIds}::text[], ${v.objectTypes}::text[], ${v.metadata}::jsonb[], ${v.data}::jsonb[], ${v.contexts}::text[], ${v.contentHashes}::text[])
     WITH ORDINALITY AS given (id, program_id, merchant_id, created_at, source_system, origin, event_type, object_id, object_type, metadata, data, context, content_hash, position)
-  ORDER BY id, position
-) AS new
-JOIN object_sequences s ON s.program_id = new.program_id AND s.merchant_id = coalesce(new.merchant_id, '') AND s.object_type = new.object_type AND s.object_id = new.object_id
-WHERE NOT EXISTS (SELECT 1 FROM events WHERE events.id = new.id)
-WINDOW object AS (PARTITION BY new.program_id, new.merchant_id, new.object_type, new.object_id)
-ORDER BY new.id`,
-    )
-    // No conflict target: the arbiter is the month's own unique index on id. Of two ingests of one
-    // id, the second waits at that index for the first to end, holding the ids it inserted before;
-    // inserted in id order, by every ingest, the ids two batches share are waited for in one order,
-    // so no two ingests wait for each other.
-    .onConflict((oc) => oc.doNothing())
-    .returning(['id', 'sequence']),
+  WHERE NOT EXISTS (SELECT 1 FROM events WHERE events.id = given.id)
+), objects AS MATERIALIZED (
+  SELECT program_id, merchant_key, object_type, object_id, count(*)::int AS n FROM new GROUP BY 1, 2, 3, 4
+), reserved AS (
+  INSERT INTO object_sequences (program_id, merchant_id, object_type, object_id, last_sequence)
+  SELECT program_id, merchant_key, object_type, object_id, n FROM objects ORDER BY 1, 2, 3, 4
+  ON CONFLICT (program_id, merchant_id, object_type, object_id) DO UPDATE SET last_sequence = object_sequences.last_sequence + excluded.last_sequence
+  RETURNING program_id, merchant_id AS merchant_key, object_type, object_id, last_sequence
+), inserted AS (
+  -- No conflict target: the arbiter is the month's own unique index on id. Of two ingests of one
+  -- id, the second waits at that index for the first to end, holding the ids it inserted before;
+  -- inserted in id order, by every ingest, the ids two batches share are waited for in one order,
+  -- so no two ingests wait for each other.
+  INSERT INTO events (id, program_id, merchant_id, created_at, source_system, origin, event_type, object_id, object_type, sequence, metadata, data, context, content_hash)
+  SELECT new.id, new.program_id, new.merchant_id, new.created_at, new.source_system, new.origin, new.event_type, new.object_id, new.object_type,
+    r.last_sequence - o.n + row_number() OVER (PARTITION BY new.program_id, new.merchant_key, new.object_type, new.object_id ORDER BY new.position),
+    new.metadata, new.data, new.context, new.content_hash
+  FROM new
+  JOIN objects o USING (program_id, merchant_key, object_type, object_id)
+  JOIN reserved r USING (program_id, merchant_key, object_type, object_id)
+  ORDER BY new.id
+  ON CONFLICT DO NOTHING
+  RETURNING id, sequence
+)
+SELECT inserted.id, inserted.sequence, (SELECT count(*)::int FROM new) AS meant
+FROM (SELECT 1) AS one LEFT JOIN inserted ON true`),
 );
 
 /** The ingest's statements on the events table, built from their parameters (part of eventQueries). */
@@ -167,15 +133,7 @@ export const eventIngestQueries = {
   /** Run holding the lock exclusive (takeIngestMonth); a no-op when another ingest advanced it first. */
   advanceIngestMonth: () => db.updateTable('event_ingest_month').set({ month: TRANSACTION_MONTH }),
 
-  numberNew: (batch: readonly NewEvent[]) =>
-    numberNewStatement('number-new', {
-      ids: batch.map((b) => b.event.id),
-      programIds: batch.map((b) => b.programId),
-      merchantKeys: batch.map((b) => b.merchantId ?? ''),
-      objectTypes: batch.map((b) => b.event.objectType),
-      objectIds: batch.map((b) => b.event.objectId),
-    }),
-
+  /** `batch`'s ids distinct (insertNewEvents keeps an id's first event). */
   insertNew: (batch: readonly NewEvent[]) =>
     insertNewStatement('insert-new', {
       ids: batch.map((b) => b.event.id),

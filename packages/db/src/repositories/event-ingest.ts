@@ -1,8 +1,7 @@
 import type { Event } from '@herald/domain';
 import type { DatabasePool } from '../pool';
 import { inOrder, inTransaction, run, type Sql } from '../sql';
-import { eventIngestQueries } from './event-ingest-statements';
-import type { NewEvent } from './event-ingest-statements';
+import { eventIngestQueries, type NewEvent } from './event-ingest-statements';
 import { toEvent } from './event-json';
 
 /** The programs and merchants of a batch that exist. */
@@ -49,28 +48,36 @@ export async function findTenants(executor: Sql, programIds: readonly string[], 
  * (advanceIngestMonth) and runs the transaction again. One advisory lock per transaction, whatever
  * the batch's size.
  *
- * Sequence numbers: before the insert, the objects' rows of object_sequences are locked and moved
- * on by the events to number (numberNew); the insert gives each object's events the numbers so
- * reserved, in the batch's order. When a concurrent ingest of one of the batch's ids commits
- * between the two statements, fewer events are inserted than numbered: this throws
- * IngestRaceError, the caller rolls back (giving the numbers back) and runs the transaction again,
- * which then finds that event stored.
+ * Sequence numbers: the insert locks each of its objects' row of object_sequences, moves it on by
+ * the object's new events and gives them the numbers so reserved, in the batch's order. When a
+ * concurrent ingest is still storing one of the batch's ids as the insert looks, the insert
+ * numbers it, waits at the month's unique index and skips it, so fewer events are inserted than
+ * numbered: this throws IngestRaceError, the caller rolls back (giving the numbers back) and runs
+ * the transaction again, which then finds that event stored. An id given twice in one batch is
+ * stored once, as its first event.
  */
-export async function insertNewEvents(executor: Sql, batch: readonly NewEvent[]): Promise<{ created: Map<string, number>; storedAt: Date }> {
-  // One round trip on a pipelining connection. PostgreSQL runs the statements in order: the check,
-  // the numbering and the insert take their snapshots once the lock is granted, so after any
-  // advance of the month; the insert's, once the objects' rows are locked.
-  const [, month, numbered, { rows }] = await inOrder(executor, [
+export async function insertNewEvents(executor: Sql, given: readonly NewEvent[]): Promise<{ created: Map<string, number>; storedAt: Date }> {
+  const batch = firstOfEachId(given);
+  // One round trip on a pipelining connection. PostgreSQL runs the statements in order: the check
+  // and the insert take their snapshots once the lock is granted, so after any advance of the month.
+  const [, month, { rows }] = await inOrder(executor, [
     () => run(executor, eventIngestQueries.holdIngestMonth()),
     () => run(executor, eventIngestQueries.ingestMonthIsCurrent()),
-    () => run(executor, eventIngestQueries.numberNew(batch)),
     () => run(executor, eventIngestQueries.insertNew(batch)),
   ]);
   // What was inserted into the new month goes with the rollback.
   const [state] = month.rows;
   if (state?.current !== true) throw new IngestMonthTurnedError();
-  if (rows.length !== Number(numbered.rows[0]?.numbered ?? 0)) throw new IngestRaceError();
-  return { created: new Map(rows.map((r) => [r.id, r.sequence])), storedAt: state.stored_at };
+  const inserted = rows.filter((row) => row.id !== null);
+  if (inserted.length !== (rows[0]?.meant ?? 0)) throw new IngestRaceError();
+  return { created: new Map(inserted.map((row) => [row.id!, row.sequence!])), storedAt: state.stored_at };
+}
+
+/** The batch with each id's first event only. */
+function firstOfEachId(batch: readonly NewEvent[]): readonly NewEvent[] {
+  const ids = new Set(batch.map((item) => item.event.id));
+  if (ids.size === batch.length) return batch;
+  return batch.filter((item) => ids.delete(item.event.id));
 }
 
 /** The month ingests store into has turned: roll back, advanceIngestMonth, and run the ingest again. */
