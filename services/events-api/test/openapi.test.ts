@@ -64,6 +64,17 @@ describe('the OpenAPI documents', () => {
     for (const status of ['429', '503']) expect(merchant.paths['/events']!.get!.responses[status]!.headers).toHaveProperty('Retry-After');
   });
 
+  it("describe each event's sequence and the gap fill by afterSequence, and no sequence a producer may send", () => {
+    const event = merchant.components.schemas['Event'] as { required: string[]; properties: Record<string, unknown> };
+    expect(event.required).toContain('sequence');
+    expect(event.properties['sequence']).toMatchObject({ type: 'integer', minimum: 1 });
+    const afterSequence = merchant.paths['/events']!.get!.parameters!.find((p) => p.name === 'afterSequence');
+    expect(afterSequence?.schema).toMatchObject({ type: 'integer', minimum: 0 });
+    expect(JSON.stringify(afterSequence)).toContain('objectType and objectId');
+    const ingestEvent = internal.components.schemas['IngestEvent'] as { properties: Record<string, unknown> };
+    expect(ingestEvent.properties).not.toHaveProperty('sequence');
+  });
+
   it('describe the ingest and admin API in a document of its own, each behind its bearer token', () => {
     expect(internal.components.securitySchemes).toEqual({
       ingestToken: expect.objectContaining({ type: 'http', scheme: 'bearer' }),
