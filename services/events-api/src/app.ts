@@ -31,6 +31,7 @@ import { replayAnswering } from './deliveries/replay';
 import { deliveriesRouter } from './deliveries/router';
 import { listEvents } from './events/router';
 import { errorHandler, notFound } from './http/error-handler';
+import type { ExpensiveReads } from './http/expensive-reads';
 import { createKeyConcurrency } from './http/key-concurrency';
 import { createKeyTimeBudget } from './http/key-time-budget';
 import { pathGuard } from './http/request-guards';
@@ -112,25 +113,21 @@ export function createApp(deps: AppDependencies): Express {
   app.use(pathGuard);
   // The merchant API first: GET /events is the hot path, and every router before it is one more
   // match per request.
-  app.get(
-    '/events',
-    listEvents({
-      apiKeys: apiKeyCache,
-      events,
-      rateLimit,
-      concurrency: createKeyConcurrency({
-        perKey: config.eventsList.concurrencyPerKey,
-        total: config.eventsList.concurrencyTotal,
-        queueWaitMs: config.eventsList.queueWaitMs,
-      }),
-      timeBudget: createKeyTimeBudget({
-        msPerSecond: config.eventsList.msPerSecondPerKey,
-        burstMs: config.queryClasses.merchantReads.statementTimeoutMs,
-        waitMs: config.eventsList.queueWaitMs,
-      }),
-      maxSkip: config.eventsList.maxSkip,
+  // One key's expensive reads share one set of turns and one time budget across the merchant API's routes.
+  const merchantReads: ExpensiveReads = {
+    concurrency: createKeyConcurrency({
+      perKey: config.eventsList.concurrencyPerKey,
+      total: config.eventsList.concurrencyTotal,
+      queueWaitMs: config.eventsList.queueWaitMs,
     }),
-  );
+    timeBudget: createKeyTimeBudget({
+      msPerSecond: config.eventsList.msPerSecondPerKey,
+      burstMs: config.queryClasses.merchantReads.statementTimeoutMs,
+      waitMs: config.eventsList.queueWaitMs,
+    }),
+  };
+  app.get('/events', listEvents({ apiKeys: apiKeyCache, events, rateLimit, limits: merchantReads, maxSkip: config.eventsList.maxSkip }));
+
   app.use(
     plainRouter(
       opsEndpoints({
