@@ -28,6 +28,7 @@ import { limitUnknownKeyLookups } from './auth/unknown-key-limit';
 import { DASHBOARD_PATH, dashboardRouter } from './dashboard/router';
 import type { ApiDatabases } from './databases';
 import { replayAnswering } from './deliveries/replay';
+import { merchantDeliveriesRouter } from './deliveries/merchant-router';
 import { deliveriesRouter } from './deliveries/router';
 import { listEvents } from './events/router';
 import { errorHandler, notFound } from './http/error-handler';
@@ -127,7 +128,15 @@ export function createApp(deps: AppDependencies): Express {
     }),
   };
   app.get('/events', listEvents({ apiKeys: apiKeyCache, events, rateLimit, limits: merchantReads, maxSkip: config.eventsList.maxSkip }));
-
+  app.use(
+    merchantDeliveriesRouter({
+      apiKeys: apiKeyCache,
+      rateLimit,
+      history: deliveryHistoryRepository(databases.merchantReads),
+      limits: merchantReads,
+      maxSkip: config.eventsList.maxSkip,
+    }),
+  );
   app.use(
     plainRouter(
       opsEndpoints({
