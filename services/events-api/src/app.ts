@@ -43,6 +43,7 @@ import { createIngest } from './ingest/ingest-events';
 import { MAX_BODY_DEPTH, refuseDeepJson } from './http/request-guards';
 import { ingestRouter } from './ingest/router';
 import { openApiRouter } from './openapi/router';
+import { merchantTargetRouter } from './targets/merchant-target-router';
 import { targetsRouter } from './targets/router';
 import { signingSecretRouter } from './targets/signing-secret-router';
 import type { TargetOutbound } from './targets/target-outbound';
@@ -88,7 +89,8 @@ export function createApp(deps: AppDependencies): Express {
   });
   const failedAuth = createFailedAuthThrottle(config.authFailures);
   const events = eventRepository(databases.merchantReads);
-  const targets = targetRepository(databases.admin, credentialsCipherFromConfig(config));
+  const cipher = credentialsCipherFromConfig(config);
+  const targets = targetRepository(databases.admin, cipher);
   const history = deliveryHistoryRepository(databases.admin);
   const outbox = createOutboxPublisher({ producer, deliveries: deliveryRepository(databases.ingest), logger });
   const ingest = createIngest({ store: ingestStore(databases.ingest), publish: outbox.publish, metrics, eventMaxBytes: config.eventMaxBytes });
@@ -99,6 +101,10 @@ export function createApp(deps: AppDependencies): Express {
     windowSeconds: config.rateLimitWindowSeconds,
     syncMs: config.rateLimitSyncMs,
   });
+
+  // A target's delivery health from Redis, as the admin and the merchant API show it, bounded in time.
+  const targetHealth = (targetId: string) =>
+    withTimeout(readTargetHealth(redis, config.queuePrefix, targetId), config.readinessTimeoutMs, 'the target health read timed out');
 
   const urlPolicy: AddressPolicy = { allowPrivate: config.allowPrivateTargets, hostAllowlist: config.targetHostAllowlist };
 
@@ -135,6 +141,15 @@ export function createApp(deps: AppDependencies): Express {
       history: deliveryHistoryRepository(databases.merchantReads),
       limits: merchantReads,
       maxSkip: config.eventsList.maxSkip,
+    }),
+  );
+  app.use(
+    merchantTargetRouter({
+      apiKeys: apiKeyCache,
+      rateLimit,
+      targets: targetRepository(databases.merchantReads, cipher),
+      health: targetHealth,
+      autoDisableAfterMs: config.targetAutoDisableAfterMs,
     }),
   );
   app.use(
@@ -182,7 +197,7 @@ export function createApp(deps: AppDependencies): Express {
       urlPolicy,
       outbound: targetOutbound(config, urlPolicy, redis, metrics),
       logger,
-      health: (targetId) => withTimeout(readTargetHealth(redis, config.queuePrefix, targetId), config.readinessTimeoutMs, 'the target health read timed out'),
+      health: targetHealth,
     }),
     signingSecretRouter({ targets, rotationGraceSeconds: config.signingSecretRotationGraceSeconds }),
     deliveriesRouter({ history, replay: replayAnswering(createReplay({ history, publisher: outbox, producer, logger })), replayMaxDays: config.replayMaxDays }),

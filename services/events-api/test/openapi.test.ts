@@ -63,7 +63,7 @@ describe('the OpenAPI documents', () => {
     expect(JSON.stringify(merchant)).not.toMatch(/\/internal|\/admin|ingest|bearer/i);
     // OAuth is named only as a target's auth mode and an attempt's error kind, never with a schema of the token exchange.
     expect(Object.keys(merchant.components.schemas).filter((name) => /oauth|token/i.test(name))).toEqual([]);
-    for (const path of ['/events', '/deliveries', '/deliveries/{id}']) {
+    for (const path of ['/events', '/deliveries', '/deliveries/{id}', '/notification-target']) {
       for (const status of ['429', '503']) expect(merchant.paths[path]!.get!.responses[status]!.headers).toHaveProperty('Retry-After');
     }
   });

@@ -111,6 +111,21 @@ export function buildMerchantDocument(): Schema {
           },
         },
       },
+      '/notification-target': {
+        get: {
+          operationId: 'getNotificationTarget',
+          summary: "Show the caller's notification target and how its callbacks are going.",
+          description: `${CONTENT_TYPE_NOTE} Read only: support sets the target up and switches it on or off.`,
+          parameters: headerParameters,
+          responses: {
+            200: ok('The target.', 'NotificationTargetStatus'),
+            400: problem('A required header is missing or wrong (`errors` names each).'),
+            401: problem(UNAUTHORIZED),
+            404: problem('No notification target is set for the caller.'),
+            ...LIMITS,
+          },
+        },
+      },
     },
     components: {
       securitySchemes: {

@@ -1,7 +1,7 @@
-import { DEFERRAL_REASONS, eventSchema } from '@herald/domain';
+import { AUTO_DISABLED_REASON, CALLBACK_AUTH_MODES, DEFERRAL_REASONS, EVENT_TYPES, eventSchema, OBJECT_TYPES } from '@herald/domain';
 import { DELIVERY_STATUSES } from '@herald/db';
 
-// Schemas of what the merchant API answers besides events (its delivery history), by component
+// Schemas of what the merchant API answers besides events (its delivery history, its target), by component
 // name. additionalProperties is false throughout: the tests check real answers against them, so a
 // field added to an answer (a target id, a URL) fails until it is documented here on purpose.
 
@@ -93,6 +93,71 @@ export const merchantDeliverySchemas = {
             },
           },
         },
+      },
+    },
+  },
+  NotificationTargetStatus: {
+    type: 'object',
+    description: "The caller's notification target and how its callbacks are going: the response of GET /notification-target. Never a credential.",
+    additionalProperties: false,
+    required: [
+      'url',
+      'authMode',
+      'notifications',
+      'enabled',
+      'disabledReason',
+      'disabledAt',
+      'breaker',
+      'lastSuccessAt',
+      'failingSince',
+      'autoDisableAt',
+      'warning',
+    ],
+    properties: {
+      url: { type: 'string', description: 'Where callbacks go, every query string value shown as ***.' },
+      authMode: {
+        type: 'string',
+        enum: [...CALLBACK_AUTH_MODES],
+        description: 'How callbacks authenticate: none, basic (HTTP Basic) or oauth (client credentials).',
+      },
+      notifications: {
+        type: 'object',
+        description: 'Which notifications the target takes; an absent list means all.',
+        additionalProperties: false,
+        properties: {
+          objectTypes: { type: 'array', items: { type: 'string', enum: [...OBJECT_TYPES] } },
+          eventTypes: { type: 'array', items: { type: 'string', enum: [...EVENT_TYPES] } },
+        },
+      },
+      enabled: { type: 'boolean', description: 'Whether callbacks are sent. Only support switches a target on or off.' },
+      disabledReason: {
+        type: ['string', 'null'],
+        enum: [AUTO_DISABLED_REASON, 'switched-off', null],
+        description: `Why it is off: ${AUTO_DISABLED_REASON} (every callback failed for too long) or switched-off (by support); null while on.`,
+      },
+      disabledAt: { ...nullableDateTime, description: 'When it was switched off; null while on.' },
+      breaker: {
+        type: ['object', 'null'],
+        description:
+          "The target's circuit breaker: open after failures in a row, when callbacks wait without being sent; half_open while one callback tests the target. Null while it cannot be read.",
+        additionalProperties: false,
+        required: ['state', 'openedAt', 'halfOpenAt'],
+        properties: {
+          state: { type: 'string', enum: ['closed', 'open', 'half_open'] },
+          openedAt: { ...nullableDateTime, description: 'When it (last) opened, while open or half-open.' },
+          halfOpenAt: { ...nullableDateTime, description: 'When it half-opens (open) or half-opened (half_open).' },
+        },
+      },
+      lastSuccessAt: { ...nullableDateTime, description: 'When a callback last succeeded (to within a minute); null when none has.' },
+      failingSince: { ...nullableDateTime, description: 'Since when every callback has failed; null when the last one succeeded or none failed.' },
+      autoDisableAt: {
+        ...nullableDateTime,
+        description:
+          'If every callback keeps failing, the first failed callback from this time switches the target off. Null while it is not failing, is off, or auto-disable is turned off.',
+      },
+      warning: {
+        type: ['string', 'null'],
+        description: 'Set once every callback has failed for a day or more: what is failing and the date auto-disable switches the target off.',
       },
     },
   },
