@@ -9,6 +9,7 @@ import {
   readHost,
   readMetrics,
   readServiceConfig,
+  readTargetAutoDisableAfterMs,
   type AuthFailuresConfig,
   type CallbackConfig,
   type DeliveryJobsConfig,
@@ -99,6 +100,8 @@ export interface ApiConfig extends ServiceConfig {
    * no program, merchant, event or target scopes it. 1 to 3660. Default 31.
    */
   readonly replayMaxDays: number;
+  /** TARGET_AUTO_DISABLE_AFTER (see readTargetAutoDisableAfterMs): GET /notification-target shows when it would switch the target off. */
+  readonly targetAutoDisableAfterMs: number;
   /** The attempts and retention of the delivery jobs the API enqueues (the worker owns the backoff). */
   readonly retry: DeliveryJobsConfig;
   /** Who may open the Bull dashboard at /admin/queues (HTTP Basic). */
@@ -204,6 +207,7 @@ export function loadApiConfig(env: Env = process.env): ApiConfig {
     eventMaxBytes: integer(env, 'EVENT_MAX_BYTES', 256 * 1024, 1_024, 100 * 1024 * 1024),
     signingSecretRotationGraceSeconds: integer(env, 'SIGNING_SECRET_ROTATION_GRACE_SECONDS', 86_400, 0, 30 * 86_400),
     replayMaxDays: integer(env, 'REPLAY_MAX_DAYS', 31, 1, 3_660),
+    targetAutoDisableAfterMs: readTargetAutoDisableAfterMs(env),
     retry: Object.freeze(readDeliveryJobs(env)),
     dashboard: Object.freeze({
       // RFC 7617: the user-id may hold neither a colon (the receiver splits there) nor a control character.

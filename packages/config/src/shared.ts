@@ -3,7 +3,7 @@
  * Each service's loader adds its own on top; nothing here is a secret only one of them needs.
  */
 import { ConfigError } from './config-error';
-import { boolean, hostList, integer, listenHost, oneOf, optionalSecret, parseKey, raw, text, url, type Env } from './parsers';
+import { boolean, duration, hostList, integer, listenHost, oneOf, optionalSecret, parseKey, raw, text, url, type Env } from './parsers';
 import { parseRedisUrl, redisKeyPrefix } from './redis-url';
 
 export type NodeEnv = 'development' | 'test' | 'production';
@@ -259,4 +259,14 @@ export function readCallback(env: Env): CallbackConfig {
     responseMaxBytes: integer(env, 'CALLBACK_RESPONSE_MAX_BYTES', 4_096, 0, 1_048_576),
     tokenTimeoutMs: integer(env, 'OAUTH_TOKEN_TIMEOUT_MS', 10_000, 10, 600_000),
   };
+}
+
+/**
+ * TARGET_AUTO_DISABLE_AFTER: a target whose every attempt has failed for this long is switched off
+ * (reason `auto-disabled`) at its next failed attempt. Whole seconds or a number with a unit s, m,
+ * h or d; 0 turns auto-disable off. Default 5d (432000000 ms). The worker applies it; the API shows
+ * merchants when it would (GET /notification-target), so both read it from the same rule.
+ */
+export function readTargetAutoDisableAfterMs(env: Env): number {
+  return duration(env, 'TARGET_AUTO_DISABLE_AFTER', 5 * 86_400_000, 0, 365 * 86_400_000);
 }

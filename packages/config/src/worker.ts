@@ -1,6 +1,6 @@
 /** The delivery-worker's settings: the shared ones, its BullMQ worker, callbacks, retries, sweeper, reconciler and monitoring port. */
 import { ConfigError } from './config-error';
-import { duration, fraction, integer, raw, type Env } from './parsers';
+import { fraction, integer, raw, type Env } from './parsers';
 import {
   readAuthFailures,
   readCallback,
@@ -8,6 +8,7 @@ import {
   readHost,
   readMetrics,
   readServiceConfig,
+  readTargetAutoDisableAfterMs,
   type AuthFailuresConfig,
   type CallbackConfig,
   type DeliveryJobsConfig,
@@ -30,11 +31,7 @@ export interface WorkerConfig extends ServiceConfig {
   readonly metrics: WorkerMetricsConfig;
   /** How wrong METRICS_TOKEN tries from one client address are slowed down on that listener. */
   readonly authFailures: AuthFailuresConfig;
-  /**
-   * TARGET_AUTO_DISABLE_AFTER: a target whose every attempt has failed for this long is switched
-   * off (reason `auto-disabled`) at its next failed attempt. Whole seconds or a number with a unit
-   * s, m, h or d; 0 turns auto-disable off. Default 5d (432000000 ms).
-   */
+  /** TARGET_AUTO_DISABLE_AFTER (see readTargetAutoDisableAfterMs). */
   readonly targetAutoDisableAfterMs: number;
   /** The per-target in-flight limit and circuit breaker, shared by every worker process through Redis. */
   readonly targetGate: TargetGateConfig;
@@ -213,7 +210,7 @@ export function loadWorkerConfig(env: Env = process.env): WorkerConfig {
       ...readMetrics(env),
     }),
     authFailures: Object.freeze(readAuthFailures(env)),
-    targetAutoDisableAfterMs: duration(env, 'TARGET_AUTO_DISABLE_AFTER', 5 * 86_400_000, 0, 365 * 86_400_000),
+    targetAutoDisableAfterMs: readTargetAutoDisableAfterMs(env),
     targetGate: readTargetGate(env),
     partitions: Object.freeze({
       intervalMs: integer(env, 'PARTITION_MAINTENANCE_INTERVAL_MS', 3_600_000, 1_000, 86_400_000),

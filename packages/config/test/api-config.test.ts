@@ -35,6 +35,13 @@ describe('loadApiConfig', () => {
     });
   });
 
+  it('reads TARGET_AUTO_DISABLE_AFTER as the worker does, to show merchants when their failing target would be switched off', () => {
+    expect(loadApiConfig({}).targetAutoDisableAfterMs).toBe(5 * 86_400_000);
+    expect(loadApiConfig({ TARGET_AUTO_DISABLE_AFTER: '12h' }).targetAutoDisableAfterMs).toBe(43_200_000);
+    expect(loadApiConfig({ TARGET_AUTO_DISABLE_AFTER: '0' }).targetAutoDisableAfterMs).toBe(0);
+    expect(() => loadApiConfig({ TARGET_AUTO_DISABLE_AFTER: '5 days' })).toThrow(/TARGET_AUTO_DISABLE_AFTER: must be whole seconds/);
+  });
+
   it('reads those bounds from their variables', () => {
     const config = loadApiConfig({
       API_KEY_CACHE_MAX_ENTRIES: '100',

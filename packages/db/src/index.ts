@@ -60,6 +60,7 @@ export type {
   DeliveryListQuery,
   DeliveryRecord,
   DeliveryStatus,
+  DeliverySummary,
   ReplayCandidate,
   ReplaySelection,
   ReplayTransaction,

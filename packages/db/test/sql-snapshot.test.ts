@@ -79,7 +79,9 @@ const everyDeliveryFilter = {
   programId: 'program-1',
   merchantId: 'merchant-1',
   eventId: event.event.id,
+  objectId: 'object-1',
   targetId: ID,
+  targetOwnerKey: 'merchant:merchant-1',
   createdFrom: AT,
   createdTo: AT,
 } as const;
@@ -244,6 +246,9 @@ const SNAPSHOTS: Record<string, { queries: Record<string, unknown>; statements: 
     statements: {
       'page (no filter)': deliveryHistoryQueries.page({}, 20, 0),
       'page (every filter)': deliveryHistoryQueries.page(everyDeliveryFilter, 20, 40),
+      'summaries (no filter)': deliveryHistoryQueries.summaries({}, 20, 0),
+      'summaries (a tenant, every filter)': deliveryHistoryQueries.summaries(everyDeliveryFilter, 20, 40),
+      'summaries (one of a tenant)': deliveryHistoryQueries.summaries({ id: ID, targetOwnerKey: 'merchant:merchant-1' }, 1, 0),
       'count (no filter)': deliveryHistoryQueries.count({}),
       'count (every filter)': deliveryHistoryQueries.count(everyDeliveryFilter),
       find: deliveryHistoryQueries.find(ID),

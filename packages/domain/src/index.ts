@@ -74,12 +74,15 @@ export {
 export { maskQueryValues } from './masked-url';
 export {
   attemptChangesTargetHealth,
+  AUTO_DISABLE_WARNING_AFTER_MS,
   AUTO_DISABLED_REASON,
   shouldAutoDisable,
   targetHealthAfter,
+  targetOutlook,
   type StoredTargetHealth,
   type TargetAttemptOutcome,
   type TargetHealthSeen,
+  type TargetOutlook,
 } from './target-health';
 export { targetSwitchState, type TargetSwitchState } from './target-switch';
 export { DEFERRAL_REASONS, type DeferralReason } from './deferral-reason';

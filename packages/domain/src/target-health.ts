@@ -97,3 +97,35 @@ function latest(times: ReadonlyArray<Date | null>): Date | null {
 function earliest(times: readonly Date[]): Date | null {
   return times.reduce<Date | null>((a, b) => (a === null || b.getTime() < a.getTime() ? b : a), null);
 }
+
+/** Why a target is off when no rule switched it off: support or the merchant's administrator did. */
+const SWITCHED_OFF_REASON = 'switched-off';
+
+/** How long a run of failures lasts before the target's owner is warned that auto-disable is coming. */
+export const AUTO_DISABLE_WARNING_AFTER_MS = 86_400_000;
+
+/** What a target's owner is told of its switch-off state and of the auto-disable rule. */
+export interface TargetOutlook {
+  /** Null while the target is on; `auto-disabled` (AUTO_DISABLED_REASON) or `switched-off` (by support or an admin) when off. */
+  disabledReason: typeof AUTO_DISABLED_REASON | typeof SWITCHED_OFF_REASON | null;
+  /**
+   * When the auto-disable rule switches the target off if every attempt keeps failing: its first
+   * failed attempt at or after this time does (shouldAutoDisable). Null when the rule cannot: the
+   * target is off, has no run of failures, or the rule is off (`afterMs` 0).
+   */
+  autoDisableAt: Date | null;
+  /** Every attempt has failed for AUTO_DISABLE_WARNING_AFTER_MS or more and autoDisableAt is set: warn the owner. */
+  warning: boolean;
+}
+
+/** A target's outlook (TargetOutlook) from its stored state, the auto-disable rule's `afterMs` and the time `now`. */
+export function targetOutlook(
+  target: { enabled: boolean; disabledReason: string | null; failingSince: Date | null },
+  afterMs: number,
+  now: Date,
+): TargetOutlook {
+  const disabledReason = target.enabled ? null : target.disabledReason === AUTO_DISABLED_REASON ? AUTO_DISABLED_REASON : SWITCHED_OFF_REASON;
+  if (!target.enabled || target.failingSince === null || afterMs <= 0) return { disabledReason, autoDisableAt: null, warning: false };
+  const autoDisableAt = new Date(target.failingSince.getTime() + afterMs);
+  return { disabledReason, autoDisableAt, warning: now.getTime() - target.failingSince.getTime() >= AUTO_DISABLE_WARNING_AFTER_MS };
+}

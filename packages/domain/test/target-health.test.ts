@@ -1,4 +1,4 @@
-import { attemptChangesTargetHealth, AUTO_DISABLED_REASON, shouldAutoDisable, targetHealthAfter } from '../src';
+import { attemptChangesTargetHealth, AUTO_DISABLE_WARNING_AFTER_MS, AUTO_DISABLED_REASON, shouldAutoDisable, targetHealthAfter, targetOutlook } from '../src';
 
 const DAY = 86_400_000;
 const now = new Date('2026-11-24T12:00:00Z');
@@ -77,5 +77,37 @@ describe('targetHealthAfter', () => {
       autoDisabled: false,
       next: { ...failing, failingSince: now },
     });
+  });
+});
+
+describe('targetOutlook', () => {
+  const on = { enabled: true, disabledReason: null };
+
+  it('says when auto-disable switches a failing target off, and warns once it has failed for a day', () => {
+    expect(targetOutlook({ ...on, failingSince: ago(DAY - 1) }, 5 * DAY, now)).toEqual({
+      disabledReason: null,
+      autoDisableAt: new Date(ago(DAY - 1).getTime() + 5 * DAY),
+      warning: false,
+    });
+    expect(targetOutlook({ ...on, failingSince: ago(DAY) }, 5 * DAY, now)).toEqual({ disabledReason: null, autoDisableAt: ago(DAY - 5 * DAY), warning: true });
+    expect(AUTO_DISABLE_WARNING_AFTER_MS).toBe(DAY);
+  });
+
+  it('agrees with shouldAutoDisable on the moment', () => {
+    const failingSince = ago(2 * DAY);
+    const { autoDisableAt } = targetOutlook({ ...on, failingSince }, 3 * DAY, now);
+    expect(shouldAutoDisable(failingSince, autoDisableAt!, 3 * DAY)).toBe(true);
+    expect(shouldAutoDisable(failingSince, new Date(autoDisableAt!.getTime() - 1), 3 * DAY)).toBe(false);
+  });
+
+  it('names no date for a target that is not failing, is off, or whose rule is off', () => {
+    expect(targetOutlook({ ...on, failingSince: null }, 5 * DAY, now)).toEqual({ disabledReason: null, autoDisableAt: null, warning: false });
+    expect(targetOutlook({ ...on, failingSince: ago(2 * DAY) }, 0, now)).toEqual({ disabledReason: null, autoDisableAt: null, warning: false });
+    expect(targetOutlook({ enabled: false, disabledReason: AUTO_DISABLED_REASON, failingSince: ago(6 * DAY) }, 5 * DAY, now)).toEqual({
+      disabledReason: 'auto-disabled',
+      autoDisableAt: null,
+      warning: false,
+    });
+    expect(targetOutlook({ enabled: false, disabledReason: null, failingSince: null }, 5 * DAY, now).disabledReason).toBe('switched-off');
   });
 });

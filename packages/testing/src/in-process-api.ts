@@ -56,6 +56,25 @@ export function createInProcessApi<Databases, App extends RequestListener>(parts
       .set('Authorization', `Bearer ${config.ingestToken}`)
       .send(body as object);
 
+  const merchantGet = (
+    apiKey: string | undefined,
+    path: string,
+    query: Record<string, string | number> = {},
+    headers: Record<string, string | undefined> = {},
+  ) => {
+    const all: Record<string, string | undefined> = {
+      'x-api-key': apiKey,
+      'Content-Type': 'application/json',
+      'Accept-Language': 'en-US',
+      Origin: 'https://shop.example',
+      'User-Agent': 'herald-tests/1.0',
+      ...headers,
+    };
+    let req = request(app).get(path).query(query);
+    for (const [name, value] of Object.entries(all)) if (value !== undefined) req = req.set(name, value);
+    return req;
+  };
+
   return {
     app,
     config,
@@ -68,18 +87,10 @@ export function createInProcessApi<Databases, App extends RequestListener>(parts
     ingest,
     /** GET /events with every header the spec requires, overridable per call. */
     listEvents(apiKey: string | undefined, query: Record<string, string | number> = {}, headers: Record<string, string | undefined> = {}) {
-      const all: Record<string, string | undefined> = {
-        'x-api-key': apiKey,
-        'Content-Type': 'application/json',
-        'Accept-Language': 'en-US',
-        Origin: 'https://shop.example',
-        'User-Agent': 'herald-tests/1.0',
-        ...headers,
-      };
-      let req = request(app).get('/events').query(query);
-      for (const [name, value] of Object.entries(all)) if (value !== undefined) req = req.set(name, value);
-      return req;
+      return merchantGet(apiKey, '/events', query, headers);
     },
+    /** A GET of the merchant API (/events, /deliveries, /notification-target…) with every header the spec requires, overridable per call. */
+    merchantGet,
     /** A fresh program with one merchant, a merchant key and a program key. */
     async createTenant() {
       const program = (await admin('post', '/programs').send({ name: 'Program' }).expect(201)).body as { id: string };

@@ -28,9 +28,11 @@ import { limitUnknownKeyLookups } from './auth/unknown-key-limit';
 import { DASHBOARD_PATH, dashboardRouter } from './dashboard/router';
 import type { ApiDatabases } from './databases';
 import { replayAnswering } from './deliveries/replay';
+import { merchantDeliveriesRouter } from './deliveries/merchant-router';
 import { deliveriesRouter } from './deliveries/router';
 import { listEvents } from './events/router';
 import { errorHandler, notFound } from './http/error-handler';
+import type { ExpensiveReads } from './http/expensive-reads';
 import { createKeyConcurrency } from './http/key-concurrency';
 import { createKeyTimeBudget } from './http/key-time-budget';
 import { pathGuard } from './http/request-guards';
@@ -41,6 +43,7 @@ import { createIngest } from './ingest/ingest-events';
 import { MAX_BODY_DEPTH, refuseDeepJson } from './http/request-guards';
 import { ingestRouter } from './ingest/router';
 import { openApiRouter } from './openapi/router';
+import { merchantTargetRouter } from './targets/merchant-target-router';
 import { targetsRouter } from './targets/router';
 import { signingSecretRouter } from './targets/signing-secret-router';
 import type { TargetOutbound } from './targets/target-outbound';
@@ -86,7 +89,8 @@ export function createApp(deps: AppDependencies): Express {
   });
   const failedAuth = createFailedAuthThrottle(config.authFailures);
   const events = eventRepository(databases.merchantReads);
-  const targets = targetRepository(databases.admin, credentialsCipherFromConfig(config));
+  const cipher = credentialsCipherFromConfig(config);
+  const targets = targetRepository(databases.admin, cipher);
   const history = deliveryHistoryRepository(databases.admin);
   const outbox = createOutboxPublisher({ producer, deliveries: deliveryRepository(databases.ingest), logger });
   const ingest = createIngest({ store: ingestStore(databases.ingest), publish: outbox.publish, metrics, eventMaxBytes: config.eventMaxBytes });
@@ -97,6 +101,10 @@ export function createApp(deps: AppDependencies): Express {
     windowSeconds: config.rateLimitWindowSeconds,
     syncMs: config.rateLimitSyncMs,
   });
+
+  // A target's delivery health from Redis, as the admin and the merchant API show it, bounded in time.
+  const targetHealth = (targetId: string) =>
+    withTimeout(readTargetHealth(redis, config.queuePrefix, targetId), config.readinessTimeoutMs, 'the target health read timed out');
 
   const urlPolicy: AddressPolicy = { allowPrivate: config.allowPrivateTargets, hostAllowlist: config.targetHostAllowlist };
 
@@ -112,23 +120,36 @@ export function createApp(deps: AppDependencies): Express {
   app.use(pathGuard);
   // The merchant API first: GET /events is the hot path, and every router before it is one more
   // match per request.
-  app.get(
-    '/events',
-    listEvents({
+  // One key's expensive reads share one set of turns and one time budget across the merchant API's routes.
+  const merchantReads: ExpensiveReads = {
+    concurrency: createKeyConcurrency({
+      perKey: config.eventsList.concurrencyPerKey,
+      total: config.eventsList.concurrencyTotal,
+      queueWaitMs: config.eventsList.queueWaitMs,
+    }),
+    timeBudget: createKeyTimeBudget({
+      msPerSecond: config.eventsList.msPerSecondPerKey,
+      burstMs: config.queryClasses.merchantReads.statementTimeoutMs,
+      waitMs: config.eventsList.queueWaitMs,
+    }),
+  };
+  app.get('/events', listEvents({ apiKeys: apiKeyCache, events, rateLimit, limits: merchantReads, maxSkip: config.eventsList.maxSkip }));
+  app.use(
+    merchantDeliveriesRouter({
       apiKeys: apiKeyCache,
-      events,
       rateLimit,
-      concurrency: createKeyConcurrency({
-        perKey: config.eventsList.concurrencyPerKey,
-        total: config.eventsList.concurrencyTotal,
-        queueWaitMs: config.eventsList.queueWaitMs,
-      }),
-      timeBudget: createKeyTimeBudget({
-        msPerSecond: config.eventsList.msPerSecondPerKey,
-        burstMs: config.queryClasses.merchantReads.statementTimeoutMs,
-        waitMs: config.eventsList.queueWaitMs,
-      }),
+      history: deliveryHistoryRepository(databases.merchantReads),
+      limits: merchantReads,
       maxSkip: config.eventsList.maxSkip,
+    }),
+  );
+  app.use(
+    merchantTargetRouter({
+      apiKeys: apiKeyCache,
+      rateLimit,
+      targets: targetRepository(databases.merchantReads, cipher),
+      health: targetHealth,
+      autoDisableAfterMs: config.targetAutoDisableAfterMs,
     }),
   );
   app.use(
@@ -176,7 +197,7 @@ export function createApp(deps: AppDependencies): Express {
       urlPolicy,
       outbound: targetOutbound(config, urlPolicy, redis, metrics),
       logger,
-      health: (targetId) => withTimeout(readTargetHealth(redis, config.queuePrefix, targetId), config.readinessTimeoutMs, 'the target health read timed out'),
+      health: targetHealth,
     }),
     signingSecretRouter({ targets, rotationGraceSeconds: config.signingSecretRotationGraceSeconds }),
     deliveriesRouter({ history, replay: replayAnswering(createReplay({ history, publisher: outbox, producer, logger })), replayMaxDays: config.replayMaxDays }),

@@ -323,6 +323,11 @@ describe('the concurrency of one key’s expensive GET /events', () => {
       expect(bad.body.errors[0].parameter).toBe('page');
       expect((await api.listEvents(tenant.merchantKey.key)).body.count).toBe(3);
       expect((await api.listEvents(other.merchantKey.key, EXPENSIVE)).body.count).toBe(1);
+      // The key's delivery history spends the same budget: a key cannot double it over two routes.
+      const history = await api.merchantGet(tenant.merchantKey.key, '/deliveries');
+      expect(history.status).toBe(429);
+      expect(history.body).toMatchObject({ type: '/problems/query_time_exceeded', status: 429 });
+      expect((await api.merchantGet(other.merchantKey.key, '/deliveries')).status).toBe(200);
     });
   });
 

@@ -38,6 +38,9 @@ describe("the README's quickstart", () => {
       expect({ run, code: result.code, stderr: result.stderr }).toEqual({ run, code: 0, stderr: '' });
       expect(result.stdout).not.toMatch(/"status":\s*4\d\d/);
       expect(result.stdout).toMatch(/"count":1/);
+      // The merchant's own delivery history and target health (step 6).
+      expect(result.stdout).toMatch(/"pageSize":20,"count":0,"totalPages":0,"data":\[\]/);
+      expect(result.stdout).toMatch(/"url":"http:\/\/127\.0\.0\.1:\d+\/hooks","authMode":"none"/);
       expect(result.stdout).toContain('target removed: HTTP 204');
     }
     expect((await admin('/programs?pageSize=100')).count).toBe(3);

@@ -59,17 +59,149 @@ WHERE
     AND "e"."program_id" = $2
     AND "e"."merchant_id" = $3
     AND "d"."event_id" = $4
-    AND "d"."target_id" = $5
-    AND "d"."created_at" >= $6
-    AND "d"."created_at" < $7
+    AND "e"."object_id" = $5
+    AND "d"."target_id" = $6
+    AND "d"."target_id" = (
+      SELECT
+        "id"
+      FROM
+        "notification_targets"
+      WHERE
+        "owner_key" = $7
+    )
+    AND "d"."created_at" >= $8
+    AND "d"."created_at" < $9
   )
 ORDER BY
   "d"."created_at" DESC,
   "d"."id" DESC
 LIMIT
-  $8
+  $10
 OFFSET
-  $9;
+  $11;
+
+-- delivery-history: summaries (no filter)
+SELECT
+  "d"."id",
+  "d"."event_id" AS "eventId",
+  "e"."object_type" AS "objectType",
+  "e"."object_id" AS "objectId",
+  "d"."status",
+  "d"."attempts_made" AS "attemptsMade",
+  "a"."started_at" AS "lastAttemptAt",
+  "a"."status_code" AS "lastStatusCode",
+  "a"."error_kind" AS "lastErrorKind",
+  "d"."created_at" AS "createdAt",
+  "d"."completed_at" AS "completedAt",
+  "d"."deferrals",
+  "d"."last_deferred_at" AS "lastDeferredAt",
+  "d"."last_deferral_reason" AS "lastDeferralReason"
+FROM
+  "deliveries" AS "d"
+  INNER JOIN "events" AS "e" ON "e"."id" = "d"."event_id"
+  LEFT JOIN "delivery_attempts" AS "a" ON "a"."delivery_id" = "d"."id"
+  AND "a"."delivery_created_at" = "d"."created_at"
+  AND "a"."number" = "d"."attempts_made"
+WHERE
+  TRUE
+ORDER BY
+  "d"."created_at" DESC,
+  "d"."id" DESC
+LIMIT
+  $1
+OFFSET
+  $2;
+
+-- delivery-history: summaries (a tenant, every filter)
+SELECT
+  "d"."id",
+  "d"."event_id" AS "eventId",
+  "e"."object_type" AS "objectType",
+  "e"."object_id" AS "objectId",
+  "d"."status",
+  "d"."attempts_made" AS "attemptsMade",
+  "a"."started_at" AS "lastAttemptAt",
+  "a"."status_code" AS "lastStatusCode",
+  "a"."error_kind" AS "lastErrorKind",
+  "d"."created_at" AS "createdAt",
+  "d"."completed_at" AS "completedAt",
+  "d"."deferrals",
+  "d"."last_deferred_at" AS "lastDeferredAt",
+  "d"."last_deferral_reason" AS "lastDeferralReason"
+FROM
+  "deliveries" AS "d"
+  INNER JOIN "events" AS "e" ON "e"."id" = "d"."event_id"
+  LEFT JOIN "delivery_attempts" AS "a" ON "a"."delivery_id" = "d"."id"
+  AND "a"."delivery_created_at" = "d"."created_at"
+  AND "a"."number" = "d"."attempts_made"
+WHERE
+  (
+    "d"."status" = $1
+    AND "e"."program_id" = $2
+    AND "e"."merchant_id" = $3
+    AND "d"."event_id" = $4
+    AND "e"."object_id" = $5
+    AND "d"."target_id" = $6
+    AND "d"."target_id" = (
+      SELECT
+        "id"
+      FROM
+        "notification_targets"
+      WHERE
+        "owner_key" = $7
+    )
+    AND "d"."created_at" >= $8
+    AND "d"."created_at" < $9
+  )
+ORDER BY
+  "d"."created_at" DESC,
+  "d"."id" DESC
+LIMIT
+  $10
+OFFSET
+  $11;
+
+-- delivery-history: summaries (one of a tenant)
+SELECT
+  "d"."id",
+  "d"."event_id" AS "eventId",
+  "e"."object_type" AS "objectType",
+  "e"."object_id" AS "objectId",
+  "d"."status",
+  "d"."attempts_made" AS "attemptsMade",
+  "a"."started_at" AS "lastAttemptAt",
+  "a"."status_code" AS "lastStatusCode",
+  "a"."error_kind" AS "lastErrorKind",
+  "d"."created_at" AS "createdAt",
+  "d"."completed_at" AS "completedAt",
+  "d"."deferrals",
+  "d"."last_deferred_at" AS "lastDeferredAt",
+  "d"."last_deferral_reason" AS "lastDeferralReason"
+FROM
+  "deliveries" AS "d"
+  INNER JOIN "events" AS "e" ON "e"."id" = "d"."event_id"
+  LEFT JOIN "delivery_attempts" AS "a" ON "a"."delivery_id" = "d"."id"
+  AND "a"."delivery_created_at" = "d"."created_at"
+  AND "a"."number" = "d"."attempts_made"
+WHERE
+  (
+    "d"."id" = $1
+    AND "d"."target_id" = (
+      SELECT
+        "id"
+      FROM
+        "notification_targets"
+      WHERE
+        "owner_key" = $2
+    )
+  )
+ORDER BY
+  "d"."created_at" DESC,
+  "d"."id" DESC
+LIMIT
+  $3
+OFFSET
+  $4;
 
 -- delivery-history: count (no filter)
 SELECT
@@ -92,9 +224,18 @@ WHERE
     AND "e"."program_id" = $2
     AND "e"."merchant_id" = $3
     AND "d"."event_id" = $4
-    AND "d"."target_id" = $5
-    AND "d"."created_at" >= $6
-    AND "d"."created_at" < $7
+    AND "e"."object_id" = $5
+    AND "d"."target_id" = $6
+    AND "d"."target_id" = (
+      SELECT
+        "id"
+      FROM
+        "notification_targets"
+      WHERE
+        "owner_key" = $7
+    )
+    AND "d"."created_at" >= $8
+    AND "d"."created_at" < $9
   );
 
 -- delivery-history: find

@@ -22,7 +22,14 @@ export interface DeliveryFilter {
   /** The merchant of the delivery's event (a program target's deliveries of it included). */
   merchantId?: string;
   eventId?: string;
+  /** The object of the delivery's event. */
+  objectId?: string;
   targetId?: string;
+  /**
+   * The target's owner key (`program:<id>` or `merchant:<id>`, see targetOwnerKey): a tenant's own
+   * deliveries, whether its target is on, off or deleted (a deleted target keeps its row).
+   */
+  targetOwnerKey?: string;
   /** Deliveries created at or after this time. */
   createdFrom?: Date;
   /** Deliveries created before this time. */
@@ -85,7 +92,11 @@ function matching(eb: Joined, filter: DeliveryFilter & { id?: string }) {
     filter.programId !== undefined && eb('e.program_id', '=', filter.programId),
     filter.merchantId !== undefined && eb('e.merchant_id', '=', filter.merchantId),
     filter.eventId !== undefined && eb('d.event_id', '=', filter.eventId),
+    filter.objectId !== undefined && eb('e.object_id', '=', filter.objectId),
     filter.targetId !== undefined && eb('d.target_id', '=', filter.targetId),
+    // A scalar subquery, run once: the deliveries are then read through (target_id, created_at).
+    filter.targetOwnerKey !== undefined &&
+      eb('d.target_id', '=', eb.selectFrom('notification_targets').select('id').where('owner_key', '=', filter.targetOwnerKey)),
     filter.createdFrom !== undefined && eb('d.created_at', '>=', filter.createdFrom),
     filter.createdTo !== undefined && eb('d.created_at', '<', filter.createdTo),
   ]);
@@ -118,11 +129,43 @@ const RECORD_COLUMNS = [
   'd.last_deferral_reason as lastDeferralReason',
 ] as const;
 
+/**
+ * The fields of a DeliverySummary: what a tenant sees of its delivery, its event's object, and its
+ * last attempt (the attempt numbered attemptsMade: numbers count up from 1, replays included).
+ */
+const SUMMARY_COLUMNS = [
+  'd.id',
+  'd.event_id as eventId',
+  'e.object_type as objectType',
+  'e.object_id as objectId',
+  'd.status',
+  'd.attempts_made as attemptsMade',
+  'a.started_at as lastAttemptAt',
+  'a.status_code as lastStatusCode',
+  'a.error_kind as lastErrorKind',
+  'd.created_at as createdAt',
+  'd.completed_at as completedAt',
+  'd.deferrals',
+  'd.last_deferred_at as lastDeferredAt',
+  'd.last_deferral_reason as lastDeferralReason',
+] as const;
+
 /** Every statement of the repository, built from its parameters (the SQL snapshot compiles each). */
 export const deliveryHistoryQueries = {
   /** A page of the deliveries matching, newest first. */
   page: (filter: DeliveryFilter, limit: number, offset: number) =>
     deliveries(filter).select(RECORD_COLUMNS).orderBy('d.created_at', 'desc').orderBy('d.id', 'desc').limit(limit).offset(offset),
+  /** A page of the deliveries matching as summaries, newest first; the last attempt is found by its unique key, in its own week. */
+  summaries: (filter: DeliveryFilter & { id?: string }, limit: number, offset: number) =>
+    deliveries(filter)
+      .leftJoin('delivery_attempts as a', (join) =>
+        join.onRef('a.delivery_id', '=', 'd.id').onRef('a.delivery_created_at', '=', 'd.created_at').onRef('a.number', '=', 'd.attempts_made'),
+      )
+      .select(SUMMARY_COLUMNS)
+      .orderBy('d.created_at', 'desc')
+      .orderBy('d.id', 'desc')
+      .limit(limit)
+      .offset(offset),
   count: (filter: DeliveryFilter) => deliveries(filter).select((eb) => eb.fn.countAll<string>().as('count')),
   find: (deliveryId: string) => deliveries({ id: deliveryId }).select(RECORD_COLUMNS),
   /** Every delivery of an event, oldest first. */
@@ -189,6 +232,14 @@ export type DeliveryRecord = RowOf<ReturnType<typeof deliveryHistoryQueries.find
  */
 export type DeliveryAttemptRecord = Omit<RowOf<ReturnType<typeof deliveryHistoryQueries.attempts>>, 'delivery_id'>;
 
+/**
+ * A delivery as its tenant sees it: id, eventId, the event's objectType and objectId, status,
+ * attemptsMade, its last attempt's start (lastAttemptAt), status code and error kind (null before
+ * any attempt), createdAt, completedAt and its deferrals (as DeliveryRecord's). No target, no tenant
+ * ids, no free text: the list is scoped to one target already.
+ */
+export type DeliverySummary = RowOf<ReturnType<typeof deliveryHistoryQueries.summaries>>;
+
 export function deliveryHistoryRepository(pool: DatabasePool) {
   /** The deliveries matching, with their targets and attempts, in the order given. */
   const details = async (records: DeliveryRecord[]): Promise<DeliveryDetail[]> => {
@@ -221,6 +272,27 @@ export function deliveryHistoryRepository(pool: DatabasePool) {
         run(pool, deliveryHistoryQueries.count(query.filter)),
       ]);
       return { count: Number(counted.rows[0]!.count), deliveries: page.rows };
+    },
+
+    /** A page of the deliveries matching as summaries, newest first, and how many match in all. */
+    async listSummaries(query: DeliveryListQuery): Promise<{ count: number; deliveries: DeliverySummary[] }> {
+      const [page, counted] = await Promise.all([
+        run(pool, deliveryHistoryQueries.summaries(query.filter, query.pageSize, (query.page - 1) * query.pageSize)),
+        run(pool, deliveryHistoryQueries.count(query.filter)),
+      ]);
+      return { count: Number(counted.rows[0]!.count), deliveries: page.rows };
+    },
+
+    /**
+     * One delivery among those `within` matches (a tenant's own, say), as a summary with every
+     * attempt; null when there is none, or it is not among them.
+     */
+    async findSummary(deliveryId: string, within: DeliveryFilter): Promise<(DeliverySummary & { attempts: DeliveryAttemptRecord[] }) | null> {
+      if (!isUuid(deliveryId)) return null;
+      const [summary] = (await run(pool, deliveryHistoryQueries.summaries({ ...within, id: deliveryId }, 1, 0))).rows;
+      if (!summary) return null;
+      const { rows } = await run(pool, deliveryHistoryQueries.attempts([summary.id]));
+      return { ...summary, attempts: rows.map(({ delivery_id: _, ...attempt }) => attempt) };
     },
 
     /** One delivery with its target and every attempt; null when there is none. */

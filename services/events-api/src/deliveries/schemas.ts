@@ -38,6 +38,25 @@ export const deliveriesQuerySchema = {
   properties: { ...filterProperties, ...pagingParameters },
 } as const;
 
+/**
+ * Query of GET /deliveries, the merchant API: the admin filter's fields a tenant may use, and its
+ * events' objectId; the target is the key's own. Unknown parameters (programId, targetId…) are
+ * refused, so a typo never silently lists everything.
+ */
+export const merchantDeliveriesQuerySchema = {
+  $id: 'herald:api/deliveries-query',
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    status: filterProperties.status,
+    eventId: filterProperties.eventId,
+    objectId: { ...eventSchema.properties.objectId, description: 'Deliveries of the events of this object.' },
+    createdFrom: filterProperties.createdFrom,
+    createdTo: filterProperties.createdTo,
+    ...pagingParameters,
+  },
+} as const;
+
 /** Body of POST /admin/deliveries/replay. */
 export const replayBodySchema = {
   $id: 'herald:admin/replay-deliveries',
@@ -57,3 +76,7 @@ export const replayBodySchema = {
 type Filter = Partial<Record<keyof typeof filterProperties, string>>;
 export type DeliveriesQuery = Filter & { page?: number; pageSize?: number };
 export type ReplayBody = Filter & { limit?: number };
+export type MerchantDeliveriesQuery = Partial<Record<'status' | 'eventId' | 'objectId' | 'createdFrom' | 'createdTo', string>> & {
+  page?: number;
+  pageSize?: number;
+};

@@ -1,4 +1,4 @@
-import type { DeliveryDetail, DeliveryRecord } from '@herald/db';
+import type { DeliveryAttemptRecord, DeliveryDetail, DeliveryRecord, DeliverySummary } from '@herald/db';
 import { maskQueryValues } from '@herald/domain';
 import { redactForeignText } from '@herald/logging';
 
@@ -39,6 +39,32 @@ export function deliveryDetailView(detail: DeliveryDetail): DeliveryView & Pick<
       // Where this attempt went (the target's URL may have changed since): stored masked by the
       // worker, masked again here so that no row, however written, shows a query string's token.
       url: attempt.url === null ? null : maskQueryValues(attempt.url),
+    })),
+  };
+}
+
+/** A delivery as its tenant sees it in GET /deliveries: no target, no tenant ids, no free text. */
+export function merchantDeliveryView(summary: DeliverySummary) {
+  const { id, eventId, objectType, objectId, status, attemptsMade, lastAttemptAt, lastStatusCode, lastErrorKind, createdAt, completedAt } = summary;
+  return { id, eventId, objectType, objectId, status, attemptsMade, lastAttemptAt, lastStatusCode, lastErrorKind, createdAt, completedAt };
+}
+
+/**
+ * A delivery as its tenant sees it in GET /deliveries/{id}: every attempt with the first bytes of
+ * the answer (scrubbed as for admins), and its deferrals. Not the attempts' error messages, which
+ * may name addresses of Herald's own network (an address refused at connect time), nor the URL.
+ */
+export function merchantDeliveryDetailView(detail: DeliverySummary & { attempts: DeliveryAttemptRecord[] }) {
+  return {
+    ...merchantDeliveryView(detail),
+    deferrals: { count: detail.deferrals, lastAt: detail.lastDeferredAt, lastReason: detail.lastDeferralReason },
+    attempts: detail.attempts.map(({ number, startedAt, durationMs, statusCode, errorKind, responseBody }) => ({
+      number,
+      startedAt,
+      durationMs,
+      statusCode,
+      errorKind,
+      responseBody: scrub(responseBody),
     })),
   };
 }

@@ -1,22 +1,13 @@
 import type { RequestHandler, Response } from 'express';
-import { isWellFormedApiKey, type EventListPage, type EventListQuery, type EventRepository } from '@herald/db';
-import type { ApiKeyAuthenticator } from '../auth/api-key-cache';
-import { clientKey } from '../http/client-address';
-import { HttpError } from '../http/http-error';
-import type { KeyConcurrency } from '../http/key-concurrency';
-import type { KeyTimeBudget } from '../http/key-time-budget';
-import type { RateLimit } from '../http/rate-limit';
-import { checkRequiredHeaders } from './headers';
+import type { EventListPage, EventListQuery, EventRepository } from '@herald/db';
+import { authenticateMerchantRequest, type MerchantKeyDependencies } from '../auth/merchant-key';
+import { expensiveRead, type ExpensiveReads } from '../http/expensive-reads';
 import { checkPageDepth, isExpensive, parseEventsQuery } from './query';
 
-export interface EventsRouterDependencies {
-  apiKeys: Pick<ApiKeyAuthenticator, 'authenticate'>;
+export interface EventsRouterDependencies extends MerchantKeyDependencies {
   events: EventRepository;
-  rateLimit: RateLimit;
-  /** How many of one key's expensive requests (isExpensive) query the database at once. */
-  concurrency: KeyConcurrency;
-  /** How much database time one key's expensive requests may take per second. */
-  timeBudget: KeyTimeBudget;
+  /** The turns and time budget of each key's expensive reads (isExpensive), shared by the merchant API's routes. */
+  limits: ExpensiveReads;
   /** EVENTS_MAX_SKIP: most events a page found by skipping may skip. */
   maxSkip: number;
 }
@@ -28,32 +19,14 @@ export interface EventsRouterDependencies {
  */
 export function listEvents(deps: EventsRouterDependencies): RequestHandler {
   return async (req, res) => {
-    const key = req.get('x-api-key');
-    if (!key) throw unauthorized('The x-api-key header is required.');
-    // Wrong keys do not count against the client's address (the failed-authentication throttle):
-    // a key is 256 random bits, so guessing one is hopeless, and counting them would let one
-    // tenant behind a shared address lock out the others. What a made-up key could cost, a
-    // database lookup, the lookup limits bound per address and per prefix (unknown-key-limit.ts).
-    // Not of the form Herald gives keys: no lookup, no cache entry.
-    if (!isWellFormedApiKey(key)) throw unauthorized('The x-api-key is not a Herald API key: hk_ followed by 43 letters, digits, - or _.');
-    const auth = await deps.apiKeys.authenticate(key, clientKey(req));
-    if (!auth) throw unauthorized('The x-api-key is unknown or revoked.');
-    deps.rateLimit(auth.keyId, res);
-    checkRequiredHeaders(req);
+    const auth = await authenticateMerchantRequest(deps, req, res);
     const query = parseEventsQuery(req.query);
     checkPageDepth(query, deps.maxSkip);
 
     const list = () => deps.events.list({ ...query, scope: auth.scope });
     // Only the reads that count and skip over the index take a turn of the key: the others cost
     // a few small counter rows whatever the data, and a busy key's cheap pages need no queue.
-    // They are bounded in time too, checked before the turn so that a key over its budget holds no turn.
-    let result: EventListPage;
-    if (isExpensive(query)) {
-      await deps.timeBudget.check(auth.keyId);
-      result = await deps.concurrency(auth.keyId, () => deps.timeBudget.spend(auth.keyId, list));
-    } else {
-      result = await list();
-    }
+    const result = isExpensive(query) ? await expensiveRead(deps.limits, auth.keyId, list) : await list();
     sendPage(res, query, result);
   };
 }
@@ -69,8 +42,4 @@ function sendPage(res: Response, query: Pick<EventListQuery, 'page' | 'pageSize'
   res.setHeader('Content-Type', 'application/json; charset=utf-8');
   res.setHeader('Content-Length', Buffer.byteLength(body));
   res.end(body);
-}
-
-function unauthorized(detail: string): HttpError {
-  return new HttpError(401, 'unauthorized', 'Unauthorized', detail, { header: 'x-api-key' });
 }

@@ -1,15 +1,40 @@
 import { eventPageSchema, eventSchema } from '@herald/domain';
 import { REQUIRED_HEADERS } from '../events/headers';
+import { merchantDeliveriesQuerySchema } from '../deliveries/schemas';
 import { eventsQuerySchema } from '../events/query';
 import { callbackWebhook } from './callbacks';
 import { HEADERS, json, problem, RETRY_AFTER, schemaRef, SERVERS, type Schema } from './document-parts';
 import { domainComponents } from './domain-components';
+import { merchantDeliverySchemas } from './merchant-schemas';
 import { problemSchema } from './schemas';
 
 /** Where the merchant document is served. */
 export const MERCHANT_DOCUMENT_PATH = '/openapi.json';
 
-/** The merchant API: GET /events, behind a merchant's or a program's x-api-key. */
+const CONTENT_TYPE_NOTE =
+  'Besides the headers below, the request must carry `Content-Type: application/json` although it has no body ' +
+  '(OpenAPI 3.1 has tools ignore a Content-Type header parameter, so it is stated here).';
+
+const UNAUTHORIZED = 'x-api-key is missing, unknown or revoked.';
+
+/** The 429 and 503 every route of the merchant API may answer. */
+const LIMITS = {
+  429: problem(
+    'Too many requests for this key (rate_limited), too many of them at once (too_many_concurrent_requests), or its expensive reads used up their database time (query_time_exceeded); wait for Retry-After seconds.',
+    { 'Retry-After': RETRY_AFTER },
+  ),
+  503: problem('A dependency is unavailable, or (query_timeout) the query ran past its time limit; retry after Retry-After seconds, or narrow the query.', {
+    'Retry-After': RETRY_AFTER,
+  }),
+};
+
+const ok = (description: string, schema: string) => ({
+  description: `${description} Like every answer of the API, not to be stored by any cache.`,
+  headers: { 'Cache-Control': { schema: { type: 'string', const: 'no-store' } } },
+  content: json(schemaRef(schema)),
+});
+
+/** The merchant API: GET /events and the caller's delivery history, behind a merchant's or a program's x-api-key. */
 export function buildMerchantDocument(): Schema {
   const headerParameters = REQUIRED_HEADERS.filter(({ name }) => name !== 'Content-Type').map(({ name, expected }) => ({
     name,
@@ -23,7 +48,9 @@ export function buildMerchantDocument(): Schema {
     info: {
       title: 'Herald merchant API',
       version: '1',
-      description: "Lists the events processed for a merchant's objects. Errors are RFC 9457 problem details (application/problem+json).",
+      description:
+        "Lists the events processed for a merchant's objects and the callbacks sent for them. A merchant key sees its merchant's; a program key its program's " +
+        "(the callbacks to the program's own notification target). Errors are RFC 9457 problem details (application/problem+json).",
     },
     servers: SERVERS,
     security: [{ apiKey: [] }],
@@ -32,31 +59,70 @@ export function buildMerchantDocument(): Schema {
         get: {
           operationId: 'listEvents',
           summary: "List the events processed for the caller's objects, oldest first.",
-          description:
-            'Besides the headers below, the request must carry `Content-Type: application/json` although it has no body ' +
-            '(OpenAPI 3.1 has tools ignore a Content-Type header parameter, so it is stated here).',
+          description: CONTENT_TYPE_NOTE,
           parameters: [
             ...headerParameters,
             ...Object.entries(eventsQuerySchema.properties).map(([name, schema]) => ({ name, in: 'query', required: false, schema })),
           ],
           responses: {
-            200: {
-              description: 'One page of events. Like every answer of the API, not to be stored by any cache.',
-              headers: { 'Cache-Control': { schema: { type: 'string', const: 'no-store' } } },
-              content: json(schemaRef(eventPageSchema.title)),
-            },
+            200: ok('One page of events.', eventPageSchema.title),
             400: problem(
               'A required header is missing or wrong, or a query parameter is invalid or unknown (`errors` names each), or (page_too_deep) the page would skip more events than the server allows under eventType or objectId: move createdFrom instead.',
             ),
-            401: problem('x-api-key is missing, unknown or revoked.'),
-            429: problem(
-              'Too many requests for this key (rate_limited), too many of them at once (too_many_concurrent_requests), or its expensive reads used up their database time (query_time_exceeded); wait for Retry-After seconds.',
-              { 'Retry-After': RETRY_AFTER },
+            401: problem(UNAUTHORIZED),
+            ...LIMITS,
+          },
+        },
+      },
+      '/deliveries': {
+        get: {
+          operationId: 'listDeliveries',
+          summary: "List the callbacks sent to the caller's notification target, newest first.",
+          description: `${CONTENT_TYPE_NOTE} Each list counts the matching deliveries, so it is one of the key's expensive reads (see 429).`,
+          parameters: [
+            ...headerParameters,
+            ...Object.entries(merchantDeliveriesQuerySchema.properties).map(([name, schema]) => ({ name, in: 'query', required: false, schema })),
+          ],
+          responses: {
+            200: ok('One page of deliveries.', 'DeliveryPage'),
+            400: problem(
+              'A required header is missing or wrong, or a query parameter is invalid or unknown (`errors` names each), or (page_too_deep) the page would skip more deliveries than the server allows: move createdTo back instead.',
             ),
-            503: problem(
-              'A dependency is unavailable, or (query_timeout) the query ran past its time limit; retry after Retry-After seconds, or narrow the query.',
-              { 'Retry-After': RETRY_AFTER },
-            ),
+            401: problem(UNAUTHORIZED),
+            ...LIMITS,
+          },
+        },
+      },
+      '/deliveries/{id}': {
+        get: {
+          operationId: 'getDelivery',
+          summary: 'Show one callback with every attempt and its deferrals.',
+          description: CONTENT_TYPE_NOTE,
+          parameters: [
+            { name: 'id', in: 'path', required: true, schema: { type: 'string' }, description: 'The delivery id, as GET /deliveries lists it.' },
+            ...headerParameters,
+          ],
+          responses: {
+            200: ok('The delivery.', 'DeliveryDetail'),
+            400: problem('A required header is missing or wrong (`errors` names each).'),
+            401: problem(UNAUTHORIZED),
+            404: problem("No such delivery to the caller's target (another tenant's delivery is answered the same way)."),
+            ...LIMITS,
+          },
+        },
+      },
+      '/notification-target': {
+        get: {
+          operationId: 'getNotificationTarget',
+          summary: "Show the caller's notification target and how its callbacks are going.",
+          description: `${CONTENT_TYPE_NOTE} Read only: support sets the target up and switches it on or off.`,
+          parameters: headerParameters,
+          responses: {
+            200: ok('The target.', 'NotificationTargetStatus'),
+            400: problem('A required header is missing or wrong (`errors` names each).'),
+            401: problem(UNAUTHORIZED),
+            404: problem('No notification target is set for the caller.'),
+            ...LIMITS,
           },
         },
       },
@@ -66,7 +132,7 @@ export function buildMerchantDocument(): Schema {
         apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key', description: "A merchant's or a program's API key, made by an admin." },
       },
       headers: HEADERS,
-      schemas: { ...domainComponents([eventPageSchema.$id]), Problem: problemSchema },
+      schemas: { ...domainComponents([eventPageSchema.$id]), ...merchantDeliverySchemas, Problem: problemSchema },
     },
     // What merchants receive: the callback, with the headers that sign it.
     webhooks: { eventNotification: callbackWebhook(`#/components/schemas/${eventSchema.title}`) },

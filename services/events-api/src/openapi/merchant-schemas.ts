@@ -1,0 +1,164 @@
+import { AUTO_DISABLED_REASON, CALLBACK_AUTH_MODES, DEFERRAL_REASONS, EVENT_TYPES, eventSchema, OBJECT_TYPES } from '@herald/domain';
+import { DELIVERY_STATUSES } from '@herald/db';
+
+// Schemas of what the merchant API answers besides events (its delivery history, its target), by component
+// name. additionalProperties is false throughout: the tests check real answers against them, so a
+// field added to an answer (a target id, a URL) fails until it is documented here on purpose.
+
+const dateTime = { type: 'string', format: 'date-time' } as const;
+const nullableDateTime = { type: ['string', 'null'], format: 'date-time' } as const;
+const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
+
+const ERROR_KIND_DESCRIPTION =
+  'Why the attempt failed when no status code tells: timeout, connection, tls, address_refused, redirect, http_status (the answer was not a 2xx), ' +
+  "oauth (the token request failed), configuration (the target's settings cannot be used), target_unavailable (the target was switched off); null when it succeeded.";
+
+const deliveryProperties = {
+  id: { type: 'string', format: 'uuid', description: 'The delivery: one callback of one event to your notification target.' },
+  eventId: eventSchema.properties.id,
+  objectType: eventSchema.properties.objectType,
+  objectId: eventSchema.properties.objectId,
+  status: {
+    type: 'string',
+    enum: [...DELIVERY_STATUSES],
+    description: 'pending (waiting for an attempt, or for a retry), succeeded (your endpoint answered 2xx) or failed (every attempt failed).',
+  },
+  attemptsMade: { type: 'integer', minimum: 0, description: 'HTTP attempts made so far.' },
+  lastAttemptAt: { ...nullableDateTime, description: 'When the last attempt started; null before the first.' },
+  lastStatusCode: { type: ['integer', 'null'], description: 'The status code of the last attempt; null when it got no answer or none was made.' },
+  lastErrorKind: { type: ['string', 'null'], description: `Of the last attempt. ${ERROR_KIND_DESCRIPTION}` },
+  createdAt: { ...dateTime, description: 'When Herald created the delivery (with its event).' },
+  completedAt: { ...nullableDateTime, description: 'When it succeeded or failed for good; null while pending.' },
+} as const;
+
+const DELIVERY_REQUIRED = Object.keys(deliveryProperties);
+
+/** The merchant API's delivery answers, by component name. */
+export const merchantDeliverySchemas = {
+  Delivery: {
+    type: 'object',
+    description: 'One callback to your notification target and where it stands.',
+    additionalProperties: false,
+    required: DELIVERY_REQUIRED,
+    properties: deliveryProperties,
+  },
+  DeliveryPage: {
+    type: 'object',
+    description: 'One page of deliveries, newest first: the response of GET /deliveries.',
+    additionalProperties: false,
+    required: ['page', 'pageSize', 'count', 'totalPages', 'data'],
+    properties: {
+      page: { type: 'integer', minimum: 0, description: 'Page number returned.' },
+      pageSize: { type: 'integer', minimum: 0, description: 'Records per page.' },
+      count: { type: 'integer', minimum: 0, description: 'Count of records.' },
+      totalPages: { type: 'integer', minimum: 0, description: 'Total number of pages.' },
+      data: { type: 'array', items: ref('Delivery'), description: 'The deliveries of the page.' },
+    },
+  },
+  DeliveryDetail: {
+    type: 'object',
+    description: 'One delivery with every attempt and its deferrals: the response of GET /deliveries/{id}.',
+    additionalProperties: false,
+    required: [...DELIVERY_REQUIRED, 'deferrals', 'attempts'],
+    properties: {
+      ...deliveryProperties,
+      deferrals: {
+        type: 'object',
+        description:
+          "Times the callback was held back without an HTTP attempt, because your target's circuit breaker was open or it had as many callbacks in flight as allowed. Not attempts: they spend none.",
+        additionalProperties: false,
+        required: ['count', 'lastAt', 'lastReason'],
+        properties: {
+          count: { type: 'integer', minimum: 0 },
+          lastAt: nullableDateTime,
+          lastReason: { type: ['string', 'null'], enum: [...DEFERRAL_REASONS, null] },
+        },
+      },
+      attempts: {
+        type: 'array',
+        description: 'Every HTTP attempt, oldest first.',
+        items: {
+          type: 'object',
+          additionalProperties: false,
+          required: ['number', 'startedAt', 'durationMs', 'statusCode', 'errorKind', 'responseBody'],
+          properties: {
+            number: { type: 'integer', minimum: 1, description: '1 for the first attempt; attempts after a replay continue the count.' },
+            startedAt: dateTime,
+            durationMs: { type: 'integer', minimum: 0 },
+            statusCode: { type: ['integer', 'null'], description: 'The status code your endpoint answered; null when there was no answer.' },
+            errorKind: { type: ['string', 'null'], description: ERROR_KIND_DESCRIPTION },
+            responseBody: {
+              type: ['string', 'null'],
+              description: 'The first bytes of your endpoint\'s answer, as stored, with credentials it echoed replaced by "[REDACTED]".',
+            },
+          },
+        },
+      },
+    },
+  },
+  NotificationTargetStatus: {
+    type: 'object',
+    description: "The caller's notification target and how its callbacks are going: the response of GET /notification-target. Never a credential.",
+    additionalProperties: false,
+    required: [
+      'url',
+      'authMode',
+      'notifications',
+      'enabled',
+      'disabledReason',
+      'disabledAt',
+      'breaker',
+      'lastSuccessAt',
+      'failingSince',
+      'autoDisableAt',
+      'warning',
+    ],
+    properties: {
+      url: { type: 'string', description: 'Where callbacks go, every query string value shown as ***.' },
+      authMode: {
+        type: 'string',
+        enum: [...CALLBACK_AUTH_MODES],
+        description: 'How callbacks authenticate: none, basic (HTTP Basic) or oauth (client credentials).',
+      },
+      notifications: {
+        type: 'object',
+        description: 'Which notifications the target takes; an absent list means all.',
+        additionalProperties: false,
+        properties: {
+          objectTypes: { type: 'array', items: { type: 'string', enum: [...OBJECT_TYPES] } },
+          eventTypes: { type: 'array', items: { type: 'string', enum: [...EVENT_TYPES] } },
+        },
+      },
+      enabled: { type: 'boolean', description: 'Whether callbacks are sent. Only support switches a target on or off.' },
+      disabledReason: {
+        type: ['string', 'null'],
+        enum: [AUTO_DISABLED_REASON, 'switched-off', null],
+        description: `Why it is off: ${AUTO_DISABLED_REASON} (every callback failed for too long) or switched-off (by support); null while on.`,
+      },
+      disabledAt: { ...nullableDateTime, description: 'When it was switched off; null while on.' },
+      breaker: {
+        type: ['object', 'null'],
+        description:
+          "The target's circuit breaker: open after failures in a row, when callbacks wait without being sent; half_open while one callback tests the target. Null while it cannot be read.",
+        additionalProperties: false,
+        required: ['state', 'openedAt', 'halfOpenAt'],
+        properties: {
+          state: { type: 'string', enum: ['closed', 'open', 'half_open'] },
+          openedAt: { ...nullableDateTime, description: 'When it (last) opened, while open or half-open.' },
+          halfOpenAt: { ...nullableDateTime, description: 'When it half-opens (open) or half-opened (half_open).' },
+        },
+      },
+      lastSuccessAt: { ...nullableDateTime, description: 'When a callback last succeeded (to within a minute); null when none has.' },
+      failingSince: { ...nullableDateTime, description: 'Since when every callback has failed; null when the last one succeeded or none failed.' },
+      autoDisableAt: {
+        ...nullableDateTime,
+        description:
+          'If every callback keeps failing, the first failed callback from this time switches the target off. Null while it is not failing, is off, or auto-disable is turned off.',
+      },
+      warning: {
+        type: ['string', 'null'],
+        description: 'Set once every callback has failed for a day or more: what is failing and the date auto-disable switches the target off.',
+      },
+    },
+  },
+} as const;
