@@ -53,7 +53,7 @@ describe('the OpenAPI documents', () => {
   });
 
   it('describe the merchant API with servers, integer paging, the API key as a security scheme and no internal schema', () => {
-    expect(merchant.servers).toEqual([expect.objectContaining({ url: '/' })]);
+    expect(merchant.servers).toEqual([expect.objectContaining({ url: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+$/) })]);
     const parameters = merchant.paths['/events']!.get!.parameters!;
     expect(parameters.find((p) => p.name === 'page')?.schema).toMatchObject({ type: 'integer', minimum: 1, default: 1 });
     expect(parameters.find((p) => p.name === 'pageSize')?.schema).toMatchObject({ type: 'integer', minimum: 1, maximum: 100, default: 20 });

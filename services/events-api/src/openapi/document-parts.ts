@@ -10,8 +10,8 @@
 export type Schema = Record<string, unknown>;
 export type Operation = Record<string, unknown>;
 
-// A relative server URL is resolved against the document's own URL: whoever can fetch the document
-// reaches the API at the same origin, whatever host or port Herald runs on.
+// Replaced per request by the origin the document was fetched from (router.ts): a relative URL
+// would say the same, but generated clients take servers[0].url as their base URL as it stands.
 export const SERVERS = [{ url: '/', description: 'The Herald instance serving this document.' }];
 
 const PROBLEM = { $ref: '#/components/schemas/Problem' };

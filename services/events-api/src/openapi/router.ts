@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { Router, type Response } from 'express';
+import { Router, type Request, type Response } from 'express';
+import { SERVERS } from './document-parts';
 import { buildInternalDocument, INTERNAL_DOCUMENT_PATH } from './internal-document';
 import { buildMerchantDocument, MERCHANT_DOCUMENT_PATH } from './merchant-document';
 
@@ -76,14 +77,14 @@ const START_SCRIPT = `window.ui = SwaggerUIBundle({
  * page that renders both.
  */
 export function openApiRouter(): Router {
-  const merchant = JSON.stringify(buildMerchantDocument());
-  const internal = JSON.stringify(buildInternalDocument());
+  const merchant = buildMerchantDocument();
+  const internal = buildInternalDocument();
   const router = Router();
-  router.get(MERCHANT_DOCUMENT_PATH, (_req, res) => {
-    res.type('application/json').send(merchant);
+  router.get(MERCHANT_DOCUMENT_PATH, (req, res) => {
+    res.type('application/json').send(JSON.stringify({ ...merchant, servers: serversFor(req) }));
   });
-  router.get(INTERNAL_DOCUMENT_PATH, (_req, res) => {
-    res.type('application/json').send(internal);
+  router.get(INTERNAL_DOCUMENT_PATH, (req, res) => {
+    res.type('application/json').send(JSON.stringify({ ...internal, servers: serversFor(req) }));
   });
   router.get(DOCS_PATH, (_req, res) => {
     res.type('text/html').send(PAGE);
@@ -97,4 +98,18 @@ export function openApiRouter(): Router {
     });
   }
   return router;
+}
+
+// A host name or address, with an optional port: anything else in Host is not echoed into the document.
+const HOST = /^(?:[A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?$/;
+
+/**
+ * The API's base URL, as the client that fetched the document reached it (PUBLIC_URL would need a
+ * setting per deployment; the request already says it). The scheme is the connection's: behind a
+ * TLS-terminating proxy it reads http, which clients of such a deployment override.
+ */
+function serversFor(req: Request): Array<{ url: string; description: string }> {
+  const host = req.get('host');
+  if (!host || !HOST.test(host)) return SERVERS;
+  return [{ url: `${req.protocol}://${host}`, description: 'The Herald instance that served this document, as the request reached it.' }];
 }

@@ -95,7 +95,7 @@ export const internalProblemSchema = {
 
 const deliveryRecord: ObjectSchema = {
   type: 'object',
-  required: ['id', 'eventId', 'targetId', 'programId', 'merchantId', 'status', 'attemptsMade', 'createdAt', 'updatedAt'],
+  required: ['id', 'eventId', 'targetId', 'programId', 'merchantId', 'status', 'attemptsMade', 'createdAt', 'updatedAt', 'deferrals'],
   properties: {
     id: string,
     eventId: string,

@@ -30,13 +30,20 @@ export function expectDocumented(document: OpenApiDocument, name: string, pathTe
   }
   const mediaType = String(res.type);
   expect(Object.keys(documented.content)).toContain(mediaType);
+  const problem = schemaProblem(document, name, ['paths', pathTemplate, method, 'responses', String(res.status), 'content', mediaType, 'schema'], res.body);
+  if (problem) throw new Error(`${res.status} answer of ${pathTemplate} breaks the ${name} document: ${problem}\n${res.text}`);
+}
+
+/**
+ * What is wrong with `value` by the schema at `location` of the document (its path segments), with
+ * unknown members refused; undefined when nothing is.
+ */
+export function schemaProblem(document: OpenApiDocument, name: string, location: string[], value: unknown): string | undefined {
   const ajv = new Ajv2020({ strict: false, allErrors: true });
   addFormats(ajv);
   ajv.addSchema(refusingUnknownProperties(document) as object, name);
-  const pointer = pointerTo(['paths', pathTemplate, method, 'responses', String(res.status), 'content', mediaType, 'schema']);
-  const validate = ajv.compile({ $ref: `${name}#${pointer}` });
-  if (!validate(res.body))
-    throw new Error(`${res.status} answer of ${pathTemplate} breaks the ${name} document: ${ajv.errorsText(validate.errors)}\n${res.text}`);
+  const validate = ajv.compile({ $ref: `${name}#${pointerTo(location)}` });
+  return validate(value) ? undefined : ajv.errorsText(validate.errors);
 }
 
 // Keywords whose subschemas are parts of one object's schema: a property one part declares is
