@@ -175,6 +175,9 @@ describe('real answers match the documents', () => {
       await api.admin('put', targetPath).send(target).expect(200),
     );
     expectDocumented(internal, 'internal', '/admin/programs/{programId}/notification-target', 'get', await api.admin('get', targetPath).expect(200));
+    const secretPath = '/admin/programs/{programId}/notification-target/signing-secret';
+    expectDocumented(internal, 'internal', secretPath, 'get', await api.admin('get', `${targetPath}/signing-secret`).expect(200));
+    expectDocumented(internal, 'internal', `${secretPath}/rotate`, 'post', await api.admin('post', `${targetPath}/signing-secret/rotate`).expect(200));
     const badTarget = api
       .admin('put', `/merchants/${merchantRes.body.id}/notification-target`)
       .send({ ...target, notifications: { objectTypes: ['subscription'] } });
