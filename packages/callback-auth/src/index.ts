@@ -1,4 +1,4 @@
-export type { AuthDependencies, AuthMode, CallbackAuthStrategy, RedisClient, TargetAuthSettings } from './types';
+export type { AuthDependencies, AuthMode, CallbackAuthStrategy, RedisClient, TargetAuthSettings, TokenRequestOutcome } from './types';
 export { createAuthStrategy } from './create-auth-strategy';
 export { NoAuthStrategy } from './strategies/none-strategy';
 export { BasicAuthStrategy } from './strategies/basic-strategy';

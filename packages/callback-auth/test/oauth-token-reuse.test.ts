@@ -55,6 +55,14 @@ describe('the oauth token cache', () => {
     await inNewProcess({ onTokenRequest }).headers();
     expect(env.endpoint.requests).toHaveLength(1);
     expect(onTokenRequest).toHaveBeenCalledTimes(1);
+    expect(onTokenRequest).toHaveBeenCalledWith('issued');
+  });
+
+  it('tells onTokenRequest how a failed token request ended', async () => {
+    const onTokenRequest = jest.fn();
+    env.endpoint.respondWith(() => ({ status: 401, body: { error: 'invalid_client' } }));
+    await expect(inNewProcess({ onTokenRequest }).headers()).rejects.toThrow(/HTTP 401/);
+    expect(onTokenRequest.mock.calls).toEqual([['http_status']]);
   });
 
   it('makes exactly one token request for 50 concurrent headers() calls', async () => {

@@ -63,8 +63,8 @@ export interface AppDependencies {
 /** Builds the Express app; does not listen, so tests can drive it with supertest. */
 export function createApp(deps: AppDependencies): Express {
   const { config, logger, databases, redis, producer } = deps;
+  // The queue's job counts are shared state: the delivery-worker exports them, not the API too.
   const metrics = deps.metrics ?? createMetrics({ service: 'events-api' });
-  metrics.watchQueue(producer.queue);
   // Each repository runs on the pool of its class of work: merchant reads can never take the
   // connections of the ingest, of the admin API or of /readyz.
   const tenants = tenantRepository(databases.admin);
@@ -89,7 +89,12 @@ export function createApp(deps: AppDependencies): Express {
   const events = eventRepository(databases.merchantReads);
   const targets = targetRepository(databases.admin, credentialsCipherFromConfig(config));
   const history = deliveryHistoryRepository(databases.admin);
-  const outbox = createOutboxPublisher({ producer, deliveries: deliveryRepository(databases.ingest), logger });
+  const outbox = createOutboxPublisher({
+    producer,
+    deliveries: deliveryRepository(databases.ingest),
+    logger,
+    onEnqueue: (outcome, count) => metrics.deliveriesEnqueued(outcome, count),
+  });
   const ingest = createIngest({ store: ingestStore(databases.ingest), publish: outbox.publish, metrics, eventMaxBytes: config.eventMaxBytes });
   const rateLimit = createRateLimit({
     redis,
@@ -215,7 +220,7 @@ function targetOutbound(config: ApiConfig, urlPolicy: AddressPolicy, redis: Redi
       keyPrefix: `${config.queuePrefix}:`,
       tokenCacheSecret: config.secretsKey,
       tokenRequestTimeoutMs: config.callback.tokenTimeoutMs,
-      onTokenRequest: () => metrics.oauthTokenRequested(),
+      onTokenRequest: (outcome) => metrics.oauthTokenRequested(outcome),
       outbound: createOutboundClient({ guard, transport: 'axios' }),
     },
     send: createCallbackSender({

@@ -14,7 +14,7 @@ export interface OAuthOptions {
   readonly tokenWaitMs: number;
   readonly tokenPollIntervalMs: number;
   readonly outbound: OutboundClient;
-  readonly onTokenRequest: (() => void) | undefined;
+  readonly onTokenRequest: AuthDependencies['onTokenRequest'];
 }
 
 // As long as the HMAC-SHA256 output it keys: a shorter secret would be the weaker part.

@@ -3,7 +3,7 @@ import { OutboundRequestError, type OutboundClient, type OutboundResponse } from
 import { basicAuthorization, requireCredentials, type Credentials } from '../credentials';
 import { AuthConfigurationError } from '../errors/auth-configuration-error';
 import { TokenRequestError } from '../errors/token-request-error';
-import type { TargetAuthSettings } from '../types';
+import type { TargetAuthSettings, TokenRequestOutcome } from '../types';
 import { tokenRequestUrl } from './token-endpoint';
 import { parseTokenErrorResponse } from './token-error-response';
 import { parseTokenResponse, type IssuedToken } from './token-response';
@@ -39,6 +39,8 @@ export interface TokenRequestLimits {
   readonly maxResponseBytes: number;
   /** Sends the request (address policy, no redirects, Herald's User-Agent). */
   readonly outbound: OutboundClient;
+  /** Told how the request ended (AuthDependencies.onTokenRequest). */
+  readonly onOutcome?: ((outcome: TokenRequestOutcome) => void) | undefined;
 }
 
 /**
@@ -46,6 +48,17 @@ export interface TokenRequestLimits {
  * `TokenRequestError` and retrying is left to the delivery job.
  */
 export async function requestToken(request: TokenRequest, limits: TokenRequestLimits): Promise<IssuedToken> {
+  try {
+    const issued = await sendTokenRequest(request, limits);
+    limits.onOutcome?.('issued');
+    return issued;
+  } catch (error) {
+    limits.onOutcome?.(error instanceof TokenRequestError ? error.kind : 'unexpected');
+    throw error;
+  }
+}
+
+async function sendTokenRequest(request: TokenRequest, limits: TokenRequestLimits): Promise<IssuedToken> {
   const { targetId, url } = request;
   let response: OutboundResponse;
   try {
