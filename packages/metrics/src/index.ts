@@ -71,6 +71,13 @@ export interface MetricsOptions {
   service: string;
   /** Longest a scrape waits for the queue's job counts before it leaves `herald_queue_jobs` out, in ms. Default 1000. */
   queueCountsTimeoutMs?: number;
+  /**
+   * Whether this process kind exports the gauges of shared state (the queue's jobs, the breakers,
+   * the partitions held back): true for the delivery-worker only. They are then declared from the
+   * start, so a dashboard finds them before their first value. Default false: a registry declares
+   * one at its first watch or report only, so the events-api exports none.
+   */
+  sharedState?: boolean;
 }
 
 export interface HeraldMetrics {
@@ -288,6 +295,8 @@ export function createMetrics(options: MetricsOptions): HeraldMetrics {
         },
       }),
   );
+
+  if (options.sharedState) for (const declare of [queueGauge, breakersGauge, retentionHeld, eventRetentionHeld]) declare();
 
   return {
     contentType: registry.contentType,
