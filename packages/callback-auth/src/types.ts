@@ -76,6 +76,13 @@ export interface AuthDependencies {
    */
   expiryMarginMs?: number;
   /**
+   * The lifetime assumed for a token whose response carries no `expires_in` (RFC 6749 only
+   * recommends it), in seconds: it is cached that long, less the margin. A token the merchant
+   * revokes or lets expire sooner is answered with 401 by the receiver, which drops it from the
+   * cache and fetches a new one. Default 3 600.
+   */
+  defaultTokenLifetimeSeconds?: number;
+  /**
    * How long `headers()` waits for a token that another process is fetching before it fails with
    * `TokenWaitTimeoutError`, in ms. Default `tokenRequestTimeoutMs` + 2 000.
    */

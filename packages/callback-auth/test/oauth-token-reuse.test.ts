@@ -143,6 +143,18 @@ describe('the oauth token cache', () => {
     expect(pttl).toBeGreaterThan(ttlMs - 1_000);
   });
 
+  it.each([
+    [undefined, 3_570_000],
+    [600, 570_000],
+  ])('caches a token given without expires_in for defaultTokenLifetimeSeconds %p (default 3600) less the margin', async (lifetime, ttlMs) => {
+    env.endpoint.respondWith(issueTokens({ expires_in: undefined }));
+    const deps = env.redis.deps(lifetime === undefined ? {} : { defaultTokenLifetimeSeconds: lifetime });
+    await createAuthStrategy(settings(), deps).headers();
+    const pttl = await deps.redis.pttl(cacheOf(deps).tokenKey);
+    expect(pttl).toBeLessThanOrEqual(ttlMs);
+    expect(pttl).toBeGreaterThan(ttlMs - 1_000);
+  });
+
   it('uses a token that lives no longer than the margin for its callback without caching it', async () => {
     env.endpoint.respondWith(issueTokens({ expires_in: 1 }));
     const strategy = inNewProcess({ expiryMarginMs: 1_000 });

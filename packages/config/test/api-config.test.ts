@@ -93,11 +93,12 @@ describe('loadApiConfig', () => {
   });
 
   it('reads the limits of the callbacks and token requests it sends (test callbacks, credential checks) as the worker does', () => {
-    expect(loadApiConfig({}).callback).toEqual({ timeoutMs: 10_000, responseMaxBytes: 4_096, tokenTimeoutMs: 10_000 });
+    expect(loadApiConfig({}).callback).toEqual({ timeoutMs: 10_000, responseMaxBytes: 4_096, tokenTimeoutMs: 10_000, tokenDefaultLifetimeSeconds: 3_600 });
     expect(loadApiConfig({ CALLBACK_TIMEOUT_MS: '500', CALLBACK_RESPONSE_MAX_BYTES: '10', OAUTH_TOKEN_TIMEOUT_MS: '700' }).callback).toEqual({
       timeoutMs: 500,
       responseMaxBytes: 10,
       tokenTimeoutMs: 700,
+      tokenDefaultLifetimeSeconds: 3_600,
     });
     expect(configErrorOf(loadApiConfig, { OAUTH_TOKEN_TIMEOUT_MS: '5' }).variable).toBe('OAUTH_TOKEN_TIMEOUT_MS');
   });

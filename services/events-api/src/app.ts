@@ -220,6 +220,7 @@ function targetOutbound(config: ApiConfig, urlPolicy: AddressPolicy, redis: Redi
       keyPrefix: `${config.queuePrefix}:`,
       tokenCacheSecret: config.secretsKey,
       tokenRequestTimeoutMs: config.callback.tokenTimeoutMs,
+      defaultTokenLifetimeSeconds: config.callback.tokenDefaultLifetimeSeconds,
       onTokenRequest: (outcome) => metrics.oauthTokenRequested(outcome),
       outbound: createOutboundClient({ guard, transport: 'axios' }),
     },
