@@ -149,6 +149,8 @@ export const targetPatchSchema = {
         username: { type: ['string', 'null'] },
         password: { type: ['string', 'null'] },
         authUrl: { type: ['string', 'null'] },
+        tokenRequest: { type: ['string', 'null'], description: 'null: back to the default, spec.' },
+        scope: { type: ['string', 'null'], description: 'null: ask for no scope.' },
       },
     },
     notifications: {
@@ -163,7 +165,14 @@ export const targetPatchSchema = {
 /** A body that passed targetPatchSchema. */
 export interface TargetPatch {
   url?: string;
-  auth?: { mode?: string; username?: string | null; password?: string | null; authUrl?: string | null };
+  auth?: {
+    mode?: string;
+    username?: string | null;
+    password?: string | null;
+    authUrl?: string | null;
+    tokenRequest?: string | null;
+    scope?: string | null;
+  };
   notifications?: { objectTypes?: unknown[] | null; eventTypes?: unknown[] | null } | null;
   enabled?: boolean;
 }
