@@ -39,7 +39,7 @@ import { plainRouter } from './http/plain-adapter';
 import { createRateLimit } from './http/rate-limit';
 import { installRequestLog } from './http/request-log';
 import { createIngest } from './ingest/ingest-events';
-import { MAX_BODY_DEPTH, refuseDeepJson } from './http/request-guards';
+import { MAX_BODY_DEPTH, refuseMalformedJson } from './http/request-guards';
 import { ingestRouter } from './ingest/router';
 import { openApiRouter } from './openapi/router';
 import { targetsRouter } from './targets/router';
@@ -159,8 +159,9 @@ export function createApp(deps: AppDependencies): Express {
       'The ingest API needs the ingest token: Authorization: Bearer $INGEST_TOKEN (not the admin token, not a merchant API key).',
       failedAuth,
     ),
-    // The depth is checked on the raw bytes, before parsing: a hostile body costs one pass over it.
-    express.json({ limit: config.ingestBodyLimitBytes, strict: false, verify: refuseDeepJson(MAX_BODY_DEPTH) }),
+    // The depth and the UTF-8 are checked on the raw bytes, before parsing: a hostile body costs
+    // one pass over it, and a malformed byte is refused by name instead of stored as U+FFFD.
+    express.json({ limit: config.ingestBodyLimitBytes, strict: false, verify: refuseMalformedJson(MAX_BODY_DEPTH) }),
     ingestRouter({ ingest }),
   );
   // Before the bearer-token admin API: a browser opens the dashboard with HTTP Basic.
