@@ -150,7 +150,7 @@ export function createApp(deps: AppDependencies): Express {
       }),
     ),
   );
-  app.use(openApiRouter());
+  app.use(openApiRouter({ publicUrl: config.publicUrl }));
   app.use(
     '/internal',
     requireBearerToken(

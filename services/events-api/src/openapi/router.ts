@@ -76,15 +76,15 @@ const START_SCRIPT = `window.ui = SwaggerUIBundle({
  * /openapi.json, the ingest and admin API at /openapi/internal.json; and GET /docs, a reference
  * page that renders both.
  */
-export function openApiRouter(): Router {
+export function openApiRouter(options: { publicUrl?: string | undefined } = {}): Router {
   const merchant = buildMerchantDocument();
   const internal = buildInternalDocument();
   const router = Router();
   router.get(MERCHANT_DOCUMENT_PATH, (req, res) => {
-    res.type('application/json').send(JSON.stringify({ ...merchant, servers: serversFor(req) }));
+    res.type('application/json').send(JSON.stringify({ ...merchant, servers: serversFor(req, options.publicUrl) }));
   });
   router.get(INTERNAL_DOCUMENT_PATH, (req, res) => {
-    res.type('application/json').send(JSON.stringify({ ...internal, servers: serversFor(req) }));
+    res.type('application/json').send(JSON.stringify({ ...internal, servers: serversFor(req, options.publicUrl) }));
   });
   router.get(DOCS_PATH, (_req, res) => {
     res.type('text/html').send(PAGE);
@@ -104,11 +104,12 @@ export function openApiRouter(): Router {
 const HOST = /^(?:[A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?$/;
 
 /**
- * The API's base URL, as the client that fetched the document reached it (PUBLIC_URL would need a
- * setting per deployment; the request already says it). The scheme is the connection's: behind a
- * TLS-terminating proxy it reads http, which clients of such a deployment override.
+ * The API's base URL: PUBLIC_URL when set; otherwise as the client that fetched the document
+ * reached it, whose scheme is the connection's (http behind a TLS-terminating proxy, which is what
+ * PUBLIC_URL is for).
  */
-function serversFor(req: Request): Array<{ url: string; description: string }> {
+function serversFor(req: Request, publicUrl: string | undefined): Array<{ url: string; description: string }> {
+  if (publicUrl) return [{ url: publicUrl, description: 'The Herald instance serving this document (PUBLIC_URL).' }];
   const host = req.get('host');
   if (!host || !HOST.test(host)) return SERVERS;
   return [{ url: `${req.protocol}://${host}`, description: 'The Herald instance that served this document, as the request reached it.' }];
