@@ -1,4 +1,4 @@
-export type { AuthDependencies, AuthMode, CallbackAuthStrategy, RedisClient, TargetAuthSettings } from './types';
+export type { AuthDependencies, AuthMode, CallbackAuthStrategy, RedisClient, TargetAuthSettings, TokenRequestOutcome } from './types';
 export { createAuthStrategy } from './create-auth-strategy';
 export { NoAuthStrategy } from './strategies/none-strategy';
 export { BasicAuthStrategy } from './strategies/basic-strategy';
@@ -8,4 +8,5 @@ export { UnknownAuthModeError } from './errors/unknown-auth-mode-error';
 export { TokenRequestError, type TokenRequestFailureKind } from './errors/token-request-error';
 export { TokenWaitTimeoutError } from './errors/token-wait-timeout-error';
 export { checkOAuthCredentials, type CheckedOAuthCredentials } from './oauth/check-credentials';
+export { formEncodingChanges } from './oauth/token-request';
 export type { OAuthErrorResponse } from './oauth/token-error-response';

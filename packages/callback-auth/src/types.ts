@@ -1,3 +1,4 @@
+import type { TokenRequestFailureKind } from './errors/token-request-error';
 import type { OAuthTokenRequest } from '@herald/domain';
 import type { OutboundClient } from '@herald/outbound';
 import type { Cluster, Redis } from 'ioredis';
@@ -75,6 +76,13 @@ export interface AuthDependencies {
    */
   expiryMarginMs?: number;
   /**
+   * The lifetime assumed for a token whose response carries no `expires_in` (RFC 6749 only
+   * recommends it), in seconds: it is cached that long, less the margin. A token the merchant
+   * revokes or lets expire sooner is answered with 401 by the receiver, which drops it from the
+   * cache and fetches a new one. Default 3 600.
+   */
+  defaultTokenLifetimeSeconds?: number;
+  /**
    * How long `headers()` waits for a token that another process is fetching before it fails with
    * `TokenWaitTimeoutError`, in ms. Default `tokenRequestTimeoutMs` + 2 000.
    */
@@ -89,9 +97,13 @@ export interface AuthDependencies {
    */
   outbound?: OutboundClient;
   /**
-   * Called once for every HTTP request to a token endpoint, just before it is sent, whatever its
-   * answer (not for tokens reused from the cache or from another process's fetch), e.g. to count
-   * token requests in metrics. Must not throw.
+   * Called once for every HTTP request to a token endpoint, when it has ended, with how:
+   * `issued`, or the TokenRequestFailureKind of its failure (not for tokens reused from the cache
+   * or from another process's fetch), e.g. to count token requests by outcome in metrics. Must
+   * not throw.
    */
-  onTokenRequest?: () => void;
+  onTokenRequest?: (outcome: TokenRequestOutcome) => void;
 }
+
+/** How one token request ended: a token `issued`, or how it failed (`unexpected`: an error of Herald's own, not the endpoint's). */
+export type TokenRequestOutcome = 'issued' | TokenRequestFailureKind | 'unexpected';

@@ -45,6 +45,18 @@ describe('the RFC 6749 form token request', () => {
     );
   });
 
+  it('client_secret_post sends the credentials as client_id and client_secret in the form body, with no Authorization header', async () => {
+    const strategy = createAuthStrategy(settings({ tokenRequest: 'client_secret_post', username: 'shop client', scope: 'callbacks' }), env.redis.deps());
+    await expect(strategy.headers()).resolves.toEqual({ authorization: 'Bearer token-1' });
+    const [request] = env.endpoint.requests;
+    expect(request?.url).toBe('/oauth/token');
+    expect(request?.headers['content-type']).toBe('application/x-www-form-urlencoded');
+    expect(request?.headers['authorization']).toBeUndefined();
+    expect(new URLSearchParams(request!.body)).toEqual(
+      new URLSearchParams({ grant_type: 'client_credentials', client_id: 'shop client', client_secret: SECRET, scope: 'callbacks' }),
+    );
+  });
+
   it("keeps the authUrl's own query, with no grant_type added to it", async () => {
     await createAuthStrategy(settings({ authUrl: `${env.endpoint.url}?tenant=a%20b` }), env.redis.deps()).headers();
     expect(env.endpoint.requests[0]?.url).toBe('/oauth/token?tenant=a%20b');

@@ -59,6 +59,7 @@ describe('the oauth token request', () => {
     ['token_type in upper case', { token_type: 'BEARER' }],
     ['no token_type at all', { token_type: undefined }],
     ['expires_in as a string of digits', { expires_in: '3600' }],
+    ['no expires_in (RFC 6749 only recommends it)', { expires_in: undefined }],
     ['a scope', { scope: 'notifications write' }],
   ])('accepts a token response with %s', async (_case, fields) => {
     env.endpoint.respondWith(issueTokens(fields));
@@ -97,7 +98,7 @@ describe('the oauth token request', () => {
     ['a negative expires_in', tokenResponse({ expires_in: -60 }), 'invalid_response'],
     ['a fractional expires_in', tokenResponse({ expires_in: 1.5 }), 'invalid_response'],
     ['expires_in in exponent notation', tokenResponse({ expires_in: '1e3' }), 'invalid_response'],
-    ['no expires_in', tokenResponse({ expires_in: undefined }), 'invalid_response'],
+    ['expires_in null', tokenResponse({ expires_in: null }), 'invalid_response'],
     ['token_type mac', tokenResponse({ token_type: 'mac' }), 'invalid_response'],
     ['a numeric scope', tokenResponse({ scope: 7 }), 'invalid_response'],
     ['a body larger than maxTokenResponseBytes', tokenResponse({ padding: 'x'.repeat(2048) }), 'invalid_response'],

@@ -55,6 +55,14 @@ describe('the oauth token cache', () => {
     await inNewProcess({ onTokenRequest }).headers();
     expect(env.endpoint.requests).toHaveLength(1);
     expect(onTokenRequest).toHaveBeenCalledTimes(1);
+    expect(onTokenRequest).toHaveBeenCalledWith('issued');
+  });
+
+  it('tells onTokenRequest how a failed token request ended', async () => {
+    const onTokenRequest = jest.fn();
+    env.endpoint.respondWith(() => ({ status: 401, body: { error: 'invalid_client' } }));
+    await expect(inNewProcess({ onTokenRequest }).headers()).rejects.toThrow(/HTTP 401/);
+    expect(onTokenRequest.mock.calls).toEqual([['http_status']]);
   });
 
   it('makes exactly one token request for 50 concurrent headers() calls', async () => {
@@ -129,6 +137,18 @@ describe('the oauth token cache', () => {
   ])('caches a token with expires_in %p for %p ms: the smaller margin of 30 s and a tenth, at most a day', async (expiresIn, ttlMs) => {
     env.endpoint.respondWith(issueTokens({ expires_in: expiresIn }));
     const deps = env.redis.deps();
+    await createAuthStrategy(settings(), deps).headers();
+    const pttl = await deps.redis.pttl(cacheOf(deps).tokenKey);
+    expect(pttl).toBeLessThanOrEqual(ttlMs);
+    expect(pttl).toBeGreaterThan(ttlMs - 1_000);
+  });
+
+  it.each([
+    [undefined, 3_570_000],
+    [600, 570_000],
+  ])('caches a token given without expires_in for defaultTokenLifetimeSeconds %p (default 3600) less the margin', async (lifetime, ttlMs) => {
+    env.endpoint.respondWith(issueTokens({ expires_in: undefined }));
+    const deps = env.redis.deps(lifetime === undefined ? {} : { defaultTokenLifetimeSeconds: lifetime });
     await createAuthStrategy(settings(), deps).headers();
     const pttl = await deps.redis.pttl(cacheOf(deps).tokenKey);
     expect(pttl).toBeLessThanOrEqual(ttlMs);

@@ -5,4 +5,4 @@
 export { createCallbackSender, type CallbackRequest, type CallbackResponse, type CallbackSenderOptions, type SendCallback } from './send-callback';
 export { callbackFailure, type AttemptErrorKind, type CallbackResult } from './send-callback';
 export { sendCallback, type CallbackChannel, type CallbackMessage } from './send-callback';
-export { TEST_CALLBACK_HEADER, testCallbackMessage } from './test-callback';
+export { TEST_CALLBACK_HEADER, testCallbackBodySchema, testCallbackMessage } from './test-callback';

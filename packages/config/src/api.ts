@@ -1,6 +1,6 @@
 /** The events-api's settings: the shared ones, its port, its bearer tokens, its limits and the dashboard login. */
 import { ConfigError } from './config-error';
-import { integer, requireDistinct, text, token, type Env } from './parsers';
+import { integer, requireDistinct, text, token, url, type Env } from './parsers';
 import { readEventsListLimits, readQueryClasses, type EventsListLimits, type QueryClassesConfig } from './query-limits';
 import {
   readAuthFailures,
@@ -36,6 +36,12 @@ export interface ApiConfig extends ServiceConfig {
    * unset (undefined).
    */
   readonly host: string | undefined;
+  /**
+   * PUBLIC_URL: the events-api's base URL as its clients reach it (`https://herald.example.com`),
+   * given as `servers` in the OpenAPI documents. Unset (undefined): the origin each request for a
+   * document reached, which reads `http` behind a TLS-terminating proxy.
+   */
+  readonly publicUrl: string | undefined;
   /** ADMIN_TOKEN: bearer token of the admin API. Required in production (at least 32 characters). */
   readonly adminToken: string;
   /** INGEST_TOKEN: bearer token of the internal ingest endpoint. Required in production (at least 32 characters). */
@@ -191,6 +197,7 @@ export function loadApiConfig(env: Env = process.env): ApiConfig {
     ...service,
     port: readPort(env),
     host: readHost(env, service.nodeEnv),
+    publicUrl: readPublicUrl(env),
     adminToken,
     ingestToken,
     rateLimitRequests: integer(env, 'RATE_LIMIT_REQUESTS', 100, 1, 1_000_000),
@@ -274,6 +281,18 @@ export function readIngestToken(env: Env, production: boolean): string {
 }
 
 /** PORT: the events-api listens on it, and the `herald` CLI calls it on 127.0.0.1 unless HERALD_API_URL says otherwise. */
+/** PUBLIC_URL: an absolute http(s) URL with nothing after the origin but an optional path prefix; unset, undefined. */
+function readPublicUrl(env: Env): string | undefined {
+  if (env['PUBLIC_URL'] === undefined || env['PUBLIC_URL'] === '') return undefined;
+  const value = url(env, 'PUBLIC_URL', ['http:', 'https:'], '');
+  const parsed = new URL(value);
+  if (parsed.username || parsed.password || parsed.search || parsed.hash) {
+    throw new ConfigError('PUBLIC_URL', 'must be a base URL without user info, query or fragment, e.g. https://herald.example.com');
+  }
+  // Without a trailing slash: generated clients append paths that begin with one.
+  return value.replace(/\/+$/, '');
+}
+
 export function readPort(env: Env): number {
   return integer(env, 'PORT', 3000, 0, 65535);
 }

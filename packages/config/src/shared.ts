@@ -80,6 +80,12 @@ export interface CallbackConfig {
   readonly responseMaxBytes: number;
   /** OAUTH_TOKEN_TIMEOUT_MS: longest one OAuth token request may take. Default 10000. */
   readonly tokenTimeoutMs: number;
+  /**
+   * OAUTH_TOKEN_DEFAULT_LIFETIME_SECONDS: the lifetime assumed for a token whose response has no
+   * expires_in (RFC 6749 only recommends it); it is cached that long, less the margin, and a 401
+   * of the receiver still drops it sooner. 1 to 86400. Default 3600.
+   */
+  readonly tokenDefaultLifetimeSeconds: number;
 }
 
 /**
@@ -252,12 +258,13 @@ function secretsPreviousKeys(env: Env, currentKeyId: string): Readonly<Record<st
   return Object.freeze(keys);
 }
 
-/** CALLBACK_TIMEOUT_MS, CALLBACK_RESPONSE_MAX_BYTES and OAUTH_TOKEN_TIMEOUT_MS. */
+/** CALLBACK_TIMEOUT_MS, CALLBACK_RESPONSE_MAX_BYTES, OAUTH_TOKEN_TIMEOUT_MS and OAUTH_TOKEN_DEFAULT_LIFETIME_SECONDS. */
 export function readCallback(env: Env): CallbackConfig {
   return {
     timeoutMs: integer(env, 'CALLBACK_TIMEOUT_MS', 10_000, 10, 600_000),
     responseMaxBytes: integer(env, 'CALLBACK_RESPONSE_MAX_BYTES', 4_096, 0, 1_048_576),
     tokenTimeoutMs: integer(env, 'OAUTH_TOKEN_TIMEOUT_MS', 10_000, 10, 600_000),
+    tokenDefaultLifetimeSeconds: integer(env, 'OAUTH_TOKEN_DEFAULT_LIFETIME_SECONDS', 3_600, 1, 86_400),
   };
 }
 

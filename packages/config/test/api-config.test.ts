@@ -99,12 +99,21 @@ describe('loadApiConfig', () => {
     expect(() => loadApiConfig({ WORKER_CONCURRENCY: 'many', METRICS_PORT: '70000', DELIVERY_BACKOFF_MS: '-1', SWEEPER_BATCH_SIZE: '0' })).not.toThrow();
   });
 
+  it('reads PUBLIC_URL, the base URL of the OpenAPI documents, without a trailing slash; unset by default', () => {
+    expect(loadApiConfig({}).publicUrl).toBeUndefined();
+    expect(loadApiConfig({ PUBLIC_URL: 'https://herald.example.com/api/' }).publicUrl).toBe('https://herald.example.com/api');
+    expect(configErrorOf(loadApiConfig, { PUBLIC_URL: 'herald.example.com' }).message).toContain('PUBLIC_URL');
+    expect(configErrorOf(loadApiConfig, { PUBLIC_URL: 'ftp://herald.example.com' }).variable).toBe('PUBLIC_URL');
+    expect(configErrorOf(loadApiConfig, { PUBLIC_URL: 'https://herald.example.com/?a=1' }).variable).toBe('PUBLIC_URL');
+  });
+
   it('reads the limits of the callbacks and token requests it sends (test callbacks, credential checks) as the worker does', () => {
-    expect(loadApiConfig({}).callback).toEqual({ timeoutMs: 10_000, responseMaxBytes: 4_096, tokenTimeoutMs: 10_000 });
+    expect(loadApiConfig({}).callback).toEqual({ timeoutMs: 10_000, responseMaxBytes: 4_096, tokenTimeoutMs: 10_000, tokenDefaultLifetimeSeconds: 3_600 });
     expect(loadApiConfig({ CALLBACK_TIMEOUT_MS: '500', CALLBACK_RESPONSE_MAX_BYTES: '10', OAUTH_TOKEN_TIMEOUT_MS: '700' }).callback).toEqual({
       timeoutMs: 500,
       responseMaxBytes: 10,
       tokenTimeoutMs: 700,
+      tokenDefaultLifetimeSeconds: 3_600,
     });
     expect(configErrorOf(loadApiConfig, { OAUTH_TOKEN_TIMEOUT_MS: '5' }).variable).toBe('OAUTH_TOKEN_TIMEOUT_MS');
   });

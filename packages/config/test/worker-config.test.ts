@@ -13,7 +13,7 @@ describe('loadWorkerConfig', () => {
   it('defaults to 16 callbacks at once, 10 s per callback, 4 KiB of answer kept and Retry-After up to an hour', () => {
     const config = loadWorkerConfig({});
     expect(config.worker).toEqual({ concurrency: 128, lockDurationMs: 10_000, stalledIntervalMs: 5_000 });
-    expect(config.callback).toEqual({ timeoutMs: 10_000, responseMaxBytes: 4_096, tokenTimeoutMs: 10_000 });
+    expect(config.callback).toEqual({ timeoutMs: 10_000, responseMaxBytes: 4_096, tokenTimeoutMs: 10_000, tokenDefaultLifetimeSeconds: 3_600 });
     expect(config.retry).toEqual({
       attempts: 12,
       backoffDelayMs: 30_000,
@@ -37,6 +37,7 @@ describe('loadWorkerConfig', () => {
       CALLBACK_TIMEOUT_MS: '5000',
       CALLBACK_RESPONSE_MAX_BYTES: '0',
       OAUTH_TOKEN_TIMEOUT_MS: '3000',
+      OAUTH_TOKEN_DEFAULT_LIFETIME_SECONDS: '600',
       DELIVERY_BACKOFF_MS: '100',
       DELIVERY_BACKOFF_JITTER: '0',
       RETRY_AFTER_MAX_MS: '600000',
@@ -52,7 +53,7 @@ describe('loadWorkerConfig', () => {
       EVENT_RETENTION_DAYS: '400',
     });
     expect(config.worker).toEqual({ concurrency: 64, lockDurationMs: 60_000, stalledIntervalMs: 15_000 });
-    expect(config.callback).toEqual({ timeoutMs: 5_000, responseMaxBytes: 0, tokenTimeoutMs: 3_000 });
+    expect(config.callback).toEqual({ timeoutMs: 5_000, responseMaxBytes: 0, tokenTimeoutMs: 3_000, tokenDefaultLifetimeSeconds: 600 });
     expect(config.retry).toMatchObject({ backoffDelayMs: 100, backoffJitter: 0, retryAfterMaxMs: 600_000 });
     expect(config.sweeper).toEqual({ intervalMs: 200, graceMs: 0, batchSize: 10 });
     expect(config.reconciler).toEqual({ intervalMs: 1_000, staleAfterMs: 2_000, batchSize: 50, lossCheckMs: 250 });
@@ -106,6 +107,7 @@ describe('loadWorkerConfig', () => {
     ['CALLBACK_TIMEOUT_MS', '1', 'must be between 10 and 600000, got 1'],
     ['CALLBACK_RESPONSE_MAX_BYTES', '2000000', 'must be between 0 and 1048576, got 2000000'],
     ['OAUTH_TOKEN_TIMEOUT_MS', '-5', 'must be a whole number, got "-5"'],
+    ['OAUTH_TOKEN_DEFAULT_LIFETIME_SECONDS', '0', 'must be between 1 and 86400, got 0'],
     ['DELIVERY_BACKOFF_JITTER', '1.5', 'must be a number from 0 to 1, got "1.5"'],
     ['RETRY_AFTER_MAX_MS', '1.5', 'must be a whole number, got "1.5"'],
     ['SWEEPER_INTERVAL_MS', '10', 'must be between 100 and 3600000, got 10'],

@@ -19,13 +19,15 @@ export type CallbackAuthMode = (typeof CALLBACK_AUTH_MODES)[number];
 
 /**
  * How an OAuth target's token is requested: `spec`, the spec's request (JSON body with the
- * credentials, `?grant_type=client_credentials` in the query, Basic credentials), or `form`, the
+ * credentials, `?grant_type=client_credentials` in the query, Basic credentials); `form`, the
  * RFC 6749 §4.4 request that standard OAuth 2.0 servers take (form-encoded body, Basic credentials
- * form-encoded per §2.3.1).
+ * form-encoded per §2.3.1: OpenID Connect's client_secret_basic); or `client_secret_post`, the same
+ * request with the credentials as client_id and client_secret in the form body instead of a Basic
+ * header (§2.3.1's alternative), which servers that do not form-decode the Basic header read right.
  */
-export const OAUTH_TOKEN_REQUESTS = ['spec', 'form'] as const;
+export const OAUTH_TOKEN_REQUESTS = ['spec', 'form', 'client_secret_post'] as const;
 
-/** One of spec, form. */
+/** One of spec, form, client_secret_post. */
 export type OAuthTokenRequest = (typeof OAUTH_TOKEN_REQUESTS)[number];
 
 /**

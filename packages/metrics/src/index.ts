@@ -25,6 +25,32 @@ export interface JobCountsSource {
 /** What the Bull dashboard did to the deliveries queue: the changes it allows, each logged and counted. */
 export type DashboardQueueAction = 'pause' | 'resume' | 'retry' | 'promote' | 'remove' | 'clean' | 'purge_metrics';
 
+/**
+ * How one request to a merchant's token endpoint ended: a token `issued`, or how it failed (the
+ * kinds of @herald/callback-auth's TokenRequestFailureKind; `unexpected`: an error of Herald's
+ * own). The wiring passes callback-auth's outcome here, so the compiler refuses a kind missing.
+ */
+export const OAUTH_TOKEN_OUTCOMES = [
+  'issued',
+  'http_status',
+  'redirect',
+  'invalid_response',
+  'timeout',
+  'connection',
+  'tls',
+  'address_refused',
+  'unexpected',
+] as const;
+export type OAuthTokenOutcome = (typeof OAUTH_TOKEN_OUTCOMES)[number];
+
+/**
+ * What became of deliveries whose jobs the events-api's outbox added after their transaction:
+ * `enqueued`; or the enqueue failed and they were left to the sweeper (their mark cleared) or, with
+ * PostgreSQL failing too, to the reconciler.
+ */
+export const ENQUEUE_OUTCOMES = ['enqueued', 'left_to_sweeper', 'left_to_reconciler'] as const;
+export type EnqueueOutcome = (typeof ENQUEUE_OUTCOMES)[number];
+
 /** Counts of targets whose circuit breaker is not closed, read at scrape time. */
 export type BreakerCounts = { open: number; half_open: number };
 
@@ -45,6 +71,13 @@ export interface MetricsOptions {
   service: string;
   /** Longest a scrape waits for the queue's job counts before it leaves `herald_queue_jobs` out, in ms. Default 1000. */
   queueCountsTimeoutMs?: number;
+  /**
+   * Whether this process kind exports the gauges of shared state (the queue's jobs, the breakers,
+   * the partitions held back): true for the delivery-worker only. They are then declared from the
+   * start, so a dashboard finds them before their first value. Default false: a registry declares
+   * one at its first watch or report only, so the events-api exports none.
+   */
+  sharedState?: boolean;
 }
 
 export interface HeraldMetrics {
@@ -60,11 +93,14 @@ export interface HeraldMetrics {
   deliveryDeferred(reason: DeferralReason): void;
   /**
    * Reports `herald_target_breakers{state}` (open, half_open: how many targets, never which) from
-   * this source at every scrape.
+   * this source at every scrape. Shared state: one process kind watches it (the delivery-worker),
+   * and a registry that never does exports no such series.
    */
   watchBreakers(source: () => Promise<BreakerCounts>): void;
-  /** `herald_oauth_token_requests_total`: one HTTP request to a merchant's token endpoint, whatever its answer. */
-  oauthTokenRequested(): void;
+  /** `herald_oauth_token_requests_total{outcome}`: one HTTP request to a merchant's token endpoint, by how it ended. */
+  oauthTokenRequested(outcome: OAuthTokenOutcome): void;
+  /** `herald_delivery_enqueues_total{outcome}`: deliveries the outbox tried to enqueue after their transaction, by outcome. */
+  deliveriesEnqueued(outcome: EnqueueOutcome, count: number): void;
   /** `herald_sweeper_enqueued_total`: deliveries the outbox sweeper put in the queue. */
   sweeperEnqueued(count: number): void;
   /** `herald_targets_auto_disabled_total`: targets switched off because every attempt failed for TARGET_AUTO_DISABLE_AFTER. */
@@ -92,7 +128,11 @@ export interface HeraldMetrics {
   httpRequest(sample: HttpRequestSample): void;
   /** `herald_dashboard_queue_actions_total{action}`: a change the Bull dashboard made to the deliveries queue. */
   dashboardQueueAction(action: DashboardQueueAction): void;
-  /** Reports `herald_queue_jobs{state}` from this queue at every scrape. One queue per registry. */
+  /**
+   * Reports `herald_queue_jobs{state}` from this queue at every scrape. One queue per registry.
+   * Shared state: one process kind watches it (the delivery-worker), and a registry that never
+   * does exports no such series.
+   */
   watchQueue(queue: JobCountsSource): void;
 }
 
@@ -122,7 +162,20 @@ export function createMetrics(options: MetricsOptions): HeraldMetrics {
     buckets: ATTEMPT_BUCKETS,
     registers,
   });
-  const tokenRequests = new Counter({ name: 'herald_oauth_token_requests_total', help: "HTTP requests to merchants' OAuth token endpoints.", registers });
+  const tokenRequests = new Counter({
+    name: 'herald_oauth_token_requests_total',
+    help: "HTTP requests to merchants' OAuth token endpoints, by outcome: issued, or how they failed.",
+    labelNames: ['outcome'] as const,
+    registers,
+  });
+  for (const outcome of OAUTH_TOKEN_OUTCOMES) tokenRequests.inc({ outcome }, 0);
+  const enqueues = new Counter({
+    name: 'herald_delivery_enqueues_total',
+    help: "Deliveries the events-api's outbox enqueued after their transaction, by outcome: enqueued, left_to_sweeper or left_to_reconciler.",
+    labelNames: ['outcome'] as const,
+    registers,
+  });
+  for (const outcome of ENQUEUE_OUTCOMES) enqueues.inc({ outcome }, 0);
   const sweeperEnqueued = new Counter({ name: 'herald_sweeper_enqueued_total', help: 'Deliveries enqueued by the outbox sweeper.', registers });
   const targetsAutoDisabled = new Counter({
     name: 'herald_targets_auto_disabled_total',
@@ -176,57 +229,74 @@ export function createMetrics(options: MetricsOptions): HeraldMetrics {
     registers,
   });
   for (const table of ['deliveries', 'delivery_attempts', 'events']) retentionRows.inc({ table }, 0);
-  const retentionHeld = new Gauge({
-    name: 'herald_retention_held_partitions',
-    help: 'Weekly partitions past DELIVERY_RETENTION_DAYS kept at the last maintenance pass because they hold pending deliveries.',
-    registers,
-  });
+  // Gauges of shared state (the database's partitions, the queue, the breakers) are registered by
+  // the first report or watch: only the process kind that reports them exports them, so summing
+  // over a deployment's processes never counts one fact twice (docs/operations.md, Metrics).
+  const retentionHeld = lazily(
+    () =>
+      new Gauge({
+        name: 'herald_retention_held_partitions',
+        help: 'Weekly partitions past DELIVERY_RETENTION_DAYS kept at the last maintenance pass because they hold pending deliveries.',
+        registers,
+      }),
+  );
   const eventRetentionPartitions = new Counter({
     name: 'herald_event_retention_dropped_partitions_total',
     help: 'Monthly partitions of events dropped past EVENT_RETENTION_DAYS.',
     registers,
   });
-  const eventRetentionHeld = new Gauge({
-    name: 'herald_event_retention_held_partitions',
-    help: 'Monthly partitions of events past EVENT_RETENTION_DAYS kept at the last maintenance pass because some of their events have pending deliveries.',
-    registers,
-  });
+  const eventRetentionHeld = lazily(
+    () =>
+      new Gauge({
+        name: 'herald_event_retention_held_partitions',
+        help: 'Monthly partitions of events past EVENT_RETENTION_DAYS kept at the last maintenance pass because some of their events have pending deliveries.',
+        registers,
+      }),
+  );
 
   let breakers: (() => Promise<BreakerCounts>) | undefined;
-  new Gauge({
-    name: 'herald_target_breakers',
-    help: 'Notification targets whose circuit breaker is open or half_open, read from Redis at scrape time.',
-    labelNames: ['state'] as const,
-    registers,
-    async collect() {
-      if (!breakers) return;
-      try {
-        const counts = await withTimeout(breakers(), queueCountsTimeoutMs, 'breaker counts timed out');
-        this.set({ state: 'open' }, counts.open);
-        this.set({ state: 'half_open' }, counts.half_open);
-      } catch {
-        this.reset();
-      }
-    },
-  });
+  const breakersGauge = lazily(
+    () =>
+      new Gauge({
+        name: 'herald_target_breakers',
+        help: 'Notification targets whose circuit breaker is open or half_open, read from Redis at scrape time.',
+        labelNames: ['state'] as const,
+        registers,
+        async collect() {
+          if (!breakers) return;
+          try {
+            const counts = await withTimeout(breakers(), queueCountsTimeoutMs, 'breaker counts timed out');
+            this.set({ state: 'open' }, counts.open);
+            this.set({ state: 'half_open' }, counts.half_open);
+          } catch {
+            this.reset();
+          }
+        },
+      }),
+  );
 
   let queue: JobCountsSource | undefined;
-  new Gauge({
-    name: 'herald_queue_jobs',
-    help: 'Jobs of the deliveries queue by state, read from Redis at scrape time.',
-    labelNames: ['state'] as const,
-    registers,
-    async collect() {
-      if (!queue) return;
-      try {
-        const counts = await withTimeout(queue.getJobCounts(...QUEUE_STATES), queueCountsTimeoutMs, 'queue job counts timed out');
-        for (const state of QUEUE_STATES) this.set({ state }, counts[state] ?? 0);
-      } catch {
-        // Redis is down: report no value rather than a stale one (readiness says why).
-        this.reset();
-      }
-    },
-  });
+  const queueGauge = lazily(
+    () =>
+      new Gauge({
+        name: 'herald_queue_jobs',
+        help: 'Jobs of the deliveries queue by state, read from Redis at scrape time.',
+        labelNames: ['state'] as const,
+        registers,
+        async collect() {
+          if (!queue) return;
+          try {
+            const counts = await withTimeout(queue.getJobCounts(...QUEUE_STATES), queueCountsTimeoutMs, 'queue job counts timed out');
+            for (const state of QUEUE_STATES) this.set({ state }, counts[state] ?? 0);
+          } catch {
+            // Redis is down: report no value rather than a stale one (readiness says why).
+            this.reset();
+          }
+        },
+      }),
+  );
+
+  if (options.sharedState) for (const declare of [queueGauge, breakersGauge, retentionHeld, eventRetentionHeld]) declare();
 
   return {
     contentType: registry.contentType,
@@ -239,8 +309,10 @@ export function createMetrics(options: MetricsOptions): HeraldMetrics {
     deliveryDeferred: (reason) => deferrals.inc({ reason }),
     watchBreakers(source) {
       breakers = source;
+      breakersGauge();
     },
-    oauthTokenRequested: () => tokenRequests.inc(),
+    oauthTokenRequested: (outcome) => tokenRequests.inc({ outcome }),
+    deliveriesEnqueued: (outcome, count) => enqueues.inc({ outcome }, count),
     sweeperEnqueued: (count) => sweeperEnqueued.inc(count),
     targetAutoDisabled: () => targetsAutoDisabled.inc(),
     reconciled(checked, requeued) {
@@ -252,16 +324,26 @@ export function createMetrics(options: MetricsOptions): HeraldMetrics {
       retentionRows.inc({ table: 'deliveries' }, deliveryRows);
       retentionRows.inc({ table: 'delivery_attempts' }, attempts);
     },
-    retentionHeld: (weeks) => retentionHeld.set(weeks),
+    retentionHeld: (weeks) => retentionHeld().set(weeks),
     eventRetentionDropped({ events }) {
       eventRetentionPartitions.inc();
       retentionRows.inc({ table: 'events' }, events);
     },
-    eventRetentionHeld: (months) => eventRetentionHeld.set(months),
+    eventRetentionHeld: (months) => eventRetentionHeld().set(months),
     httpRequest: ({ method, route, status, durationSeconds }) => httpDuration.observe({ method, route, status: String(status) }, durationSeconds),
     dashboardQueueAction: (action) => dashboardActions.inc({ action }),
     watchQueue(source) {
       queue = source;
+      queueGauge();
     },
+  };
+}
+
+/** `create`'s value, made at the first call and kept. */
+function lazily<T>(create: () => T): () => T {
+  let value: T | undefined;
+  return () => {
+    value ??= create();
+    return value;
   };
 }

@@ -7,7 +7,15 @@ export interface OutboxPublisherDependencies {
   producer: Pick<DeliveryProducer, 'enqueue'>;
   deliveries: Pick<DeliveryRepository, 'clearEnqueued' | 'markEnqueued'>;
   logger: Pick<OutboxLogger, 'warn'>;
+  /**
+   * Told what became of each batch of deliveries the outbox tried to enqueue (the events-api
+   * counts them in herald_delivery_enqueues_total). Must not throw. Default: nothing.
+   */
+  onEnqueue?: (outcome: EnqueueOutcome, deliveries: number) => void;
 }
+
+/** enqueued; or left to the sweeper (marked pending again) or, PostgreSQL failing too, to the reconciler. */
+export type EnqueueOutcome = 'enqueued' | 'left_to_sweeper' | 'left_to_reconciler';
 
 /** Adds the jobs of deliveries once the transaction that stored them has committed. */
 export interface OutboxPublisher {
@@ -32,17 +40,20 @@ export interface OutboxPublisher {
  */
 export function createOutboxPublisher(deps: OutboxPublisherDependencies): OutboxPublisher {
   const { logger } = deps;
+  const counted = (outcome: EnqueueOutcome, refs: readonly DeliveryRef[]) => deps.onEnqueue?.(outcome, refs.length);
   const reason = (error: unknown) => (error instanceof Error ? error.message : String(error));
   return {
     async publish(refs) {
       if (refs.length === 0) return;
       try {
         await deps.producer.enqueue(refs);
+        counted('enqueued', refs);
       } catch (error) {
         const cleared = await deps.deliveries.clearEnqueued(refs).then(
           () => true,
           () => false,
         );
+        counted(cleared ? 'left_to_sweeper' : 'left_to_reconciler', refs);
         logger.warn(`deliveries stored but not enqueued; ${cleared ? 'the sweeper' : 'the reconciler'} will enqueue them`, {
           deliveries: refs.length,
           error: reason(error),
@@ -54,7 +65,9 @@ export function createOutboxPublisher(deps: OutboxPublisherDependencies): Outbox
       if (refs.length === 0) return true;
       try {
         await deps.producer.enqueue(refs);
+        counted('enqueued', refs);
       } catch (error) {
+        counted('left_to_sweeper', refs);
         logger.warn('deliveries left to the sweeper: their jobs could not be added', { deliveries: refs.length, error: reason(error) });
         return false;
       }

@@ -10,6 +10,7 @@ const refs: DeliveryRef[] = [
 function publisher(fail: Array<'enqueue' | 'clear' | 'mark'> = []) {
   const calls: string[] = [];
   const warnings: string[] = [];
+  const outcomes: string[] = [];
   const step = (name: 'enqueue' | 'clear' | 'mark', ids: readonly string[]) => {
     calls.push(`${name} ${ids.join(',')}`);
     return fail.includes(name) ? Promise.reject(new Error(`${name} failed`)) : Promise.resolve();
@@ -35,29 +36,33 @@ function publisher(fail: Array<'enqueue' | 'clear' | 'mark'> = []) {
         ),
     },
     logger: { warn: (message) => void warnings.push(message) },
+    onEnqueue: (outcome, count) => void outcomes.push(`${outcome} ${count}`),
   });
-  return { outbox, calls, warnings };
+  return { outbox, calls, warnings, outcomes };
 }
 
 describe('the outbox publisher', () => {
   describe('publish (deliveries stored marked enqueued, after the ingest commit)', () => {
     it('adds the jobs and leaves the mark', async () => {
-      const { outbox, calls, warnings } = publisher();
+      const { outbox, calls, warnings, outcomes } = publisher();
       await outbox.publish(refs);
       expect(calls).toEqual(['enqueue d-1,d-2']);
       expect(warnings).toEqual([]);
+      expect(outcomes).toEqual(['enqueued 2']);
     });
 
     it('clears the mark when the jobs cannot be added, so that the sweeper takes them', async () => {
-      const { outbox, calls, warnings } = publisher(['enqueue']);
+      const { outbox, calls, warnings, outcomes } = publisher(['enqueue']);
       await expect(outbox.publish(refs)).resolves.toBeUndefined();
       expect(calls).toEqual(['enqueue d-1,d-2', 'clear d-1,d-2']);
+      expect(outcomes).toEqual(['left_to_sweeper 2']);
       expect(warnings).toEqual([expect.stringContaining('the sweeper will enqueue them')]);
     });
 
     it('resolves even when the mark cannot be cleared either, leaving them to the reconciler', async () => {
-      const { outbox, warnings } = publisher(['enqueue', 'clear']);
+      const { outbox, warnings, outcomes } = publisher(['enqueue', 'clear']);
       await expect(outbox.publish(refs)).resolves.toBeUndefined();
+      expect(outcomes).toEqual(['left_to_reconciler 2']);
       expect(warnings).toEqual([expect.stringContaining('the reconciler will enqueue them')]);
     });
 
@@ -76,8 +81,9 @@ describe('the outbox publisher', () => {
     });
 
     it('reports false and leaves the deliveries unmarked, for the sweeper, when the jobs cannot be added', async () => {
-      const { outbox, calls, warnings } = publisher(['enqueue']);
+      const { outbox, calls, warnings, outcomes } = publisher(['enqueue']);
       expect(await outbox.publishUnmarked(refs)).toBe(false);
+      expect(outcomes).toEqual(['left_to_sweeper 2']);
       expect(calls).toEqual(['enqueue d-1,d-2']);
       expect(warnings).toEqual([expect.stringContaining('left to the sweeper')]);
     });

@@ -53,3 +53,4 @@ export { killProcess, spawnRedisServer } from './redis-server';
 export { startRedisCluster, type ClusterNodeProcess, type PrivateRedisCluster, type RedisClusterOptions, type Shard } from './redis-cluster';
 export { useHttpRecorders, useWorlds, World, type SentEvent, type StartWorker } from './worker-world';
 export { createInProcessApi, type EventsApiParts } from './in-process-api';
+export { startOAuth2orizeMerchant, type OAuth2orizeMerchant } from './oauth2orize-merchant';

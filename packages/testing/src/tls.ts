@@ -40,6 +40,8 @@ export function selfSignedCertificate(): { key: Buffer; cert: Buffer } {
 export interface SelfSignedServer {
   /** `https://127.0.0.1:<port>`: append a path. */
   readonly origin: string;
+  /** Its certificate (PEM): trusted as a CA, e.g. in a file NODE_EXTRA_CA_CERTS names, it makes the server trusted. */
+  readonly cert: Buffer;
   /** Requests that reached the handler: none, for a client that checks certificates. */
   readonly received: number;
   /** Stops the server and drops open connections. */
@@ -49,13 +51,15 @@ export interface SelfSignedServer {
 /** An HTTPS server on a free port of 127.0.0.1 with a self-signed certificate, answering 200 "ok". */
 export async function startSelfSignedServer(): Promise<SelfSignedServer> {
   let received = 0;
-  const server = createServer(selfSignedCertificate(), (_req, res) => {
+  const certificate = selfSignedCertificate();
+  const server = createServer(certificate, (_req, res) => {
     received += 1;
     res.end('ok');
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return {
     origin: `https://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    cert: certificate.cert,
     get received() {
       return received;
     },

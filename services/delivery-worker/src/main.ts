@@ -39,7 +39,8 @@ async function main(): Promise<void> {
     sweeperRedis.on('error', () => undefined);
     const sweeperProducer = createDeliveryProducer(sweeperRedis, { prefix: config.queuePrefix, retry: config.retry, timeoutMs: config.enqueueTimeoutMs });
     sweeperProducer.queue.on('error', (error) => logger.warn('delivery queue error', { error: error.message }));
-    const metrics = createMetrics({ service: 'delivery-worker' });
+    // The worker alone exports the gauges of shared state: summed over the deployment's processes, nothing counts twice.
+    const metrics = createMetrics({ service: 'delivery-worker', sharedState: true });
     metrics.watchQueue(sweeperProducer.queue);
     metrics.watchBreakers(() => countBreakers(sweeperRedis, config.queuePrefix));
     // Before any work starts: a port already taken stops the process while it holds no job.

@@ -134,7 +134,8 @@ function authStrategyFor(target: DeliveryTarget, deps: DeliveryWorkerDependencie
       // Keys the token cache's key names and encryption; a rotation only means each token is fetched once more.
       tokenCacheSecret: deps.config.secretsKey,
       tokenRequestTimeoutMs: deps.config.callback.tokenTimeoutMs,
-      onTokenRequest: () => deps.metrics.oauthTokenRequested(),
+      defaultTokenLifetimeSeconds: deps.config.callback.tokenDefaultLifetimeSeconds,
+      onTokenRequest: (outcome) => deps.metrics.oauthTokenRequested(outcome),
       outbound,
     },
   );

@@ -125,7 +125,7 @@ describe("the delivery-worker's monitoring listener", () => {
     await w.settled(sent.map((s) => s.deliveryId));
 
     expect(tokens.requests).toHaveLength(1);
-    expect(metricValue(await scrape(base), 'herald_oauth_token_requests_total')).toBe(1);
+    expect(metricValue(await scrape(base), 'herald_oauth_token_requests_total', { outcome: 'issued' })).toBe(1);
   });
 
   it('refuses /metrics without the METRICS_TOKEN bearer when one is set, and serves it with it', async () => {

@@ -40,7 +40,7 @@ import { plainRouter } from './http/plain-adapter';
 import { createRateLimit } from './http/rate-limit';
 import { installRequestLog } from './http/request-log';
 import { createIngest } from './ingest/ingest-events';
-import { MAX_BODY_DEPTH, refuseDeepJson } from './http/request-guards';
+import { MAX_BODY_DEPTH, refuseMalformedJson } from './http/request-guards';
 import { ingestRouter } from './ingest/router';
 import { openApiRouter } from './openapi/router';
 import { merchantTargetRouter } from './targets/merchant-target-router';
@@ -65,8 +65,8 @@ export interface AppDependencies {
 /** Builds the Express app; does not listen, so tests can drive it with supertest. */
 export function createApp(deps: AppDependencies): Express {
   const { config, logger, databases, redis, producer } = deps;
+  // The queue's job counts are shared state: the delivery-worker exports them, not the API too.
   const metrics = deps.metrics ?? createMetrics({ service: 'events-api' });
-  metrics.watchQueue(producer.queue);
   // Each repository runs on the pool of its class of work: merchant reads can never take the
   // connections of the ingest, of the admin API or of /readyz.
   const tenants = tenantRepository(databases.admin);
@@ -92,7 +92,12 @@ export function createApp(deps: AppDependencies): Express {
   const cipher = credentialsCipherFromConfig(config);
   const targets = targetRepository(databases.admin, cipher);
   const history = deliveryHistoryRepository(databases.admin);
-  const outbox = createOutboxPublisher({ producer, deliveries: deliveryRepository(databases.ingest), logger });
+  const outbox = createOutboxPublisher({
+    producer,
+    deliveries: deliveryRepository(databases.ingest),
+    logger,
+    onEnqueue: (outcome, count) => metrics.deliveriesEnqueued(outcome, count),
+  });
   const ingest = createIngest({ store: ingestStore(databases.ingest), publish: outbox.publish, metrics, eventMaxBytes: config.eventMaxBytes });
   const rateLimit = createRateLimit({
     redis,
@@ -166,7 +171,7 @@ export function createApp(deps: AppDependencies): Express {
       }),
     ),
   );
-  app.use(openApiRouter());
+  app.use(openApiRouter({ publicUrl: config.publicUrl }));
   app.use(
     '/internal',
     requireBearerToken(
@@ -175,8 +180,9 @@ export function createApp(deps: AppDependencies): Express {
       'The ingest API needs the ingest token: Authorization: Bearer $INGEST_TOKEN (not the admin token, not a merchant API key).',
       failedAuth,
     ),
-    // The depth is checked on the raw bytes, before parsing: a hostile body costs one pass over it.
-    express.json({ limit: config.ingestBodyLimitBytes, strict: false, verify: refuseDeepJson(MAX_BODY_DEPTH) }),
+    // The depth and the UTF-8 are checked on the raw bytes, before parsing: a hostile body costs
+    // one pass over it, and a malformed byte is refused by name instead of stored as U+FFFD.
+    express.json({ limit: config.ingestBodyLimitBytes, strict: false, verify: refuseMalformedJson(MAX_BODY_DEPTH) }),
     ingestRouter({ ingest }),
   );
   // Before the bearer-token admin API: a browser opens the dashboard with HTTP Basic.
@@ -236,7 +242,8 @@ function targetOutbound(config: ApiConfig, urlPolicy: AddressPolicy, redis: Redi
       keyPrefix: `${config.queuePrefix}:`,
       tokenCacheSecret: config.secretsKey,
       tokenRequestTimeoutMs: config.callback.tokenTimeoutMs,
-      onTokenRequest: () => metrics.oauthTokenRequested(),
+      defaultTokenLifetimeSeconds: config.callback.tokenDefaultLifetimeSeconds,
+      onTokenRequest: (outcome) => metrics.oauthTokenRequested(outcome),
       outbound: createOutboundClient({ guard, transport: 'axios' }),
     },
     send: createCallbackSender({

@@ -278,6 +278,34 @@ describe('pnpm exec herald targets', () => {
     });
   });
 
+  it('sets an OAuth target whose token request sends the credentials in the body (client_secret_post)', async () => {
+    const { merchantId } = await newTenant();
+    const set = await herald(
+      [
+        'targets',
+        'set',
+        '--json',
+        '--merchant',
+        merchantId,
+        '--url',
+        'https://shop.example/hooks',
+        '--auth',
+        'oauth',
+        '--auth-url',
+        'https://shop.example/token',
+        '--username',
+        'shop client',
+        '--password-stdin',
+        '--no-verify',
+        '--token-request',
+        'client_secret_post',
+      ],
+      's3cr+t%zz\n',
+    );
+    expect(set.code).toBe(0);
+    expect(set.json()).toMatchObject({ auth: { mode: 'oauth', username: 'shop client', tokenRequest: 'client_secret_post' } });
+  });
+
   it('sends a test callback and prints what happened, exiting 1 when it was not delivered', async () => {
     const { programId, merchantId } = await newTenant();
     const receiver = createServer((req, res) => {

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import request from 'supertest';
-import { metricValue, parseExposition } from '@herald/testing';
+import { inTurn, metricValue, parseExposition, startHttpRecorder } from '@herald/testing';
 import { createTestApi } from './support/api';
 import { ingestEvent } from './support/events';
 
@@ -17,11 +17,38 @@ const requestsOf = (text: string, labels: Record<string, string>) => metricValue
 describe('GET /metrics on the events-api', () => {
   it('exposes every Herald series of the events-api, and the process metrics, labelled with the service', async () => {
     const text = await scrape();
-    for (const name of ['herald_events_ingested_total', 'herald_queue_jobs', 'process_cpu_user_seconds_total', 'nodejs_heap_size_used_bytes']) {
+    for (const name of ['herald_events_ingested_total', 'herald_delivery_enqueues_total', 'process_cpu_user_seconds_total', 'nodejs_heap_size_used_bytes']) {
       expect(parseExposition(text).find((s) => s.name === name)?.labels.service).toBe('events-api');
     }
-    for (const state of ['waiting', 'active', 'delayed', 'completed', 'failed', 'prioritized']) {
-      expect(metricValue(text, 'herald_queue_jobs', { state })).toEqual(expect.any(Number));
+  });
+
+  it("leaves the gauges of shared state (the queue's jobs, the breakers, the partitions held) to the delivery-worker", async () => {
+    const text = await scrape();
+    for (const name of ['herald_queue_jobs', 'herald_target_breakers', 'herald_retention_held_partitions', 'herald_event_retention_held_partitions']) {
+      expect([name, text.includes(name)]).toEqual([name, false]);
+    }
+  });
+
+  it('counts token requests by outcome: one refused by the token endpoint, one issued', async () => {
+    const { programId } = await api.createTenant();
+    const tokens = await startHttpRecorder(
+      inTurn({ status: 401, body: { error: 'invalid_client' } }, { status: 200, body: { access_token: 'a', token_type: 'Bearer', expires_in: 60 } }),
+    );
+    try {
+      const requests = (text: string, outcome: string) => metricValue(text, 'herald_oauth_token_requests_total', { outcome });
+      const before = await scrape();
+      const target = {
+        url: 'https://shop.example/hooks',
+        auth: { mode: 'oauth', authUrl: `${tokens.origin}/token`, username: 'shop', password: 'pw-0123456789' },
+      };
+      await api.admin('put', `/programs/${programId}/notification-target`).send(target).expect(422);
+      await api.admin('put', `/programs/${programId}/notification-target`).send(target).expect(200);
+      const after = await scrape();
+      expect(requests(after, 'http_status')).toBe(requests(before, 'http_status')! + 1);
+      expect(requests(after, 'issued')).toBe(requests(before, 'issued')! + 1);
+      expect(requests(after, 'timeout')).toBe(requests(before, 'timeout'));
+    } finally {
+      await tokens.close();
     }
   });
 
@@ -37,8 +64,8 @@ describe('GET /metrics on the events-api', () => {
     await api.ingest(event).expect(201);
     const after = await scrape();
     expect(metricValue(after, 'herald_events_ingested_total')).toBe(metricValue(before, 'herald_events_ingested_total')! + 1);
-    // No worker runs here, so the event's job waits (in BullMQ's prioritized set: every delivery job has a priority).
-    expect(metricValue(after, 'herald_queue_jobs', { state: 'prioritized' })).toBe(metricValue(before, 'herald_queue_jobs', { state: 'prioritized' })! + 1);
+    const enqueued = (text: string) => metricValue(text, 'herald_delivery_enqueues_total', { outcome: 'enqueued' });
+    expect(enqueued(after)).toBe(enqueued(before)! + 1);
 
     await api.ingest(event).expect(200);
     expect(metricValue(await scrape(), 'herald_events_ingested_total')).toBe(metricValue(after, 'herald_events_ingested_total'));

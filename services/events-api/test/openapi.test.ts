@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import request from 'supertest';
+import { startHttpRecorder, type HttpRecorder } from '@herald/testing';
 import { createTestApi } from './support/api';
 import { ingestEvent } from './support/events';
 import { expectDocumented, type OpenApiDocument } from './support/openapi';
@@ -20,9 +21,11 @@ const limited = createTestApi({ RATE_LIMIT_REQUESTS: '1', RATE_LIMIT_WINDOW_SECO
 let dir: string;
 let merchant: OpenApiDocument;
 let internal: OpenApiDocument;
+let tokens: HttpRecorder;
 
 beforeAll(async () => {
   dir = await mkdtemp(path.join(tmpdir(), 'herald-openapi-'));
+  tokens = await startHttpRecorder();
   merchant = (await request(api.app).get('/openapi.json').expect(200)).body;
   internal = (await request(api.app).get('/openapi/internal.json').expect(200)).body;
   await writeFile(path.join(dir, 'merchant.json'), JSON.stringify(merchant));
@@ -30,7 +33,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await Promise.all([api.close(), limited.close()]);
+  await Promise.all([api.close(), limited.close(), tokens.close()]);
   await rm(dir, { recursive: true, force: true });
 });
 
@@ -50,7 +53,7 @@ describe('the OpenAPI documents', () => {
   });
 
   it('describe the merchant API with servers, integer paging, the API key as a security scheme and no internal schema', () => {
-    expect(merchant.servers).toEqual([expect.objectContaining({ url: '/' })]);
+    expect(merchant.servers).toEqual([expect.objectContaining({ url: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+$/) })]);
     const parameters = merchant.paths['/events']!.get!.parameters!;
     expect(parameters.find((p) => p.name === 'page')?.schema).toMatchObject({ type: 'integer', minimum: 1, default: 1 });
     expect(parameters.find((p) => p.name === 'pageSize')?.schema).toMatchObject({ type: 'integer', minimum: 1, maximum: 100, default: 20 });
@@ -187,6 +190,9 @@ describe('real answers match the documents', () => {
       await api.admin('put', targetPath).send(target).expect(200),
     );
     expectDocumented(internal, 'internal', '/admin/programs/{programId}/notification-target', 'get', await api.admin('get', targetPath).expect(200));
+    const secretPath = '/admin/programs/{programId}/notification-target/signing-secret';
+    expectDocumented(internal, 'internal', secretPath, 'get', await api.admin('get', `${targetPath}/signing-secret`).expect(200));
+    expectDocumented(internal, 'internal', `${secretPath}/rotate`, 'post', await api.admin('post', `${targetPath}/signing-secret/rotate`).expect(200));
     const badTarget = api
       .admin('put', `/merchants/${merchantRes.body.id}/notification-target`)
       .send({ ...target, notifications: { objectTypes: ['subscription'] } });
@@ -201,5 +207,62 @@ describe('real answers match the documents', () => {
     expectDocumented(internal, 'internal', '/admin/events/{eventId}/deliveries', 'get', await api.admin('get', `/events/${event.id}/deliveries`).expect(200));
     expectDocumented(internal, 'internal', '/admin/deliveries/{id}/replay', 'post', await api.admin('post', `/deliveries/${deliveryId}/replay`).expect(202));
     expectDocumented(internal, 'internal', '/admin/programs/{programId}/notification-target', 'delete', await api.admin('delete', targetPath).expect(204));
+  });
+
+  it('the admin lists, a PATCH, a target with its health, an attempt with its URL, a refused OAuth check', async () => {
+    const program = (await api.admin('post', '/programs').send({ name: 'Listed' }).expect(201)).body;
+    const shop = (await api.admin('post', '/merchants').send({ programId: program.id, name: 'Shop' }).expect(201)).body;
+    await api.admin('post', '/api-keys').send({ merchantId: shop.id }).expect(201);
+    const targetPath = `/merchants/${shop.id}/notification-target`;
+    const oauth = { mode: 'oauth', authUrl: `${tokens.origin}/token`, username: 'shop', password: `pw-${randomUUID()}`, scope: 'hooks' };
+    await api.admin('put', `${targetPath}?verify=false`).send({ url: 'https://shop.example/hooks', auth: oauth }).expect(200);
+
+    expectDocumented(internal, 'internal', '/admin/programs', 'get', await api.admin('get', '/programs?pageSize=2').expect(200));
+    expectDocumented(internal, 'internal', '/admin/merchants', 'get', await api.admin('get', `/merchants?programId=${program.id}`).expect(200));
+    expectDocumented(internal, 'internal', '/admin/api-keys', 'get', await api.admin('get', `/api-keys?merchantId=${shop.id}`).expect(200));
+    expectDocumented(internal, 'internal', '/admin/api-keys', 'get', await api.admin('get', '/api-keys?merchant=1').expect(400));
+    const listed = await api.admin('get', `/notification-targets?programId=${program.id}`).expect(200);
+    expectDocumented(internal, 'internal', '/admin/notification-targets', 'get', listed);
+    const patched = await api.admin('patch', targetPath).send({ enabled: false }).expect(200);
+    expectDocumented(internal, 'internal', '/admin/merchants/{merchantId}/notification-target', 'patch', patched);
+    expect(patched.body).toMatchObject({ disabledAt: expect.any(String), auth: { tokenRequest: 'spec', scope: 'hooks' } });
+    expectDocumented(
+      internal,
+      'internal',
+      '/admin/merchants/{merchantId}/notification-target',
+      'patch',
+      await api.admin('patch', targetPath).send({}).expect(400),
+    );
+    const shown = await api.admin('get', targetPath).expect(200);
+    expectDocumented(internal, 'internal', '/admin/merchants/{merchantId}/notification-target', 'get', shown);
+    expect(shown.body.health).toMatchObject({ breaker: { state: 'closed' }, inFlight: 0, deferred: 0 });
+
+    await api.admin('patch', targetPath).send({ enabled: true }).expect(200);
+    const event = ingestEvent({ programId: program.id, merchantId: shop.id });
+    await api.ingest(event).expect(201);
+    const delivery = await api.prisma.delivery.findFirstOrThrow({ where: { eventId: event.id } });
+    await api.prisma.deliveryAttempt.create({
+      data: {
+        deliveryId: delivery.id,
+        deliveryCreatedAt: delivery.createdAt,
+        number: 1,
+        startedAt: new Date(),
+        durationMs: 12,
+        statusCode: 500,
+        responseBody: 'down',
+        url: 'https://shop.example/hooks',
+      },
+    });
+    const detail = await api.admin('get', `/deliveries/${delivery.id}`).expect(200);
+    expectDocumented(internal, 'internal', '/admin/deliveries/{id}', 'get', detail);
+    expect(detail.body).toMatchObject({ deferrals: { count: 0 }, attempts: [{ url: 'https://shop.example/hooks' }] });
+    expectDocumented(internal, 'internal', '/admin/deliveries', 'get', await api.admin('get', `/deliveries?eventId=${event.id}`).expect(200));
+    const replayed = await api.admin('post', '/deliveries/replay').send({ eventId: event.id, limit: 1 }).expect(202);
+    expectDocumented(internal, 'internal', '/admin/deliveries/replay', 'post', replayed);
+
+    tokens.respondWith(() => ({ status: 401, body: { error: 'invalid_client', error_description: 'unknown client' } }));
+    const refused = await api.admin('put', targetPath).send({ url: 'https://shop.example/hooks', auth: oauth }).expect(422);
+    expectDocumented(internal, 'internal', '/admin/merchants/{merchantId}/notification-target', 'put', refused);
+    expect(refused.body.tokenEndpoint).toMatchObject({ status: 401, error: 'invalid_client' });
   });
 });

@@ -52,6 +52,31 @@ describe('PATCH /admin/{programs|merchants}/:id/notification-target (JSON merge 
     });
   });
 
+  it("keeps an OAuth target's tokenRequest and scope when another auth field changes, and changes the token request style", async () => {
+    const { merchantId } = await api.createTenant();
+    const owner = { kind: 'merchant', merchantId } as const;
+    const auth = {
+      mode: 'oauth',
+      authUrl: 'https://auth.shop.example/token',
+      username: 'shop',
+      password: 'pw-0123456789',
+      tokenRequest: 'form',
+      scope: 'hooks',
+    };
+    await api
+      .admin('put', `${path(merchantId)}?verify=false`)
+      .send({ url: 'https://shop.example/hooks', auth })
+      .expect(200);
+
+    const newPassword = await api.admin('patch', path(merchantId)).send({ auth: { password: 'pw-9876543210' } });
+    expect(newPassword.status).toBe(200);
+    expect(newPassword.body.auth).toMatchObject({ tokenRequest: 'form', scope: 'hooks' });
+
+    const style = await api.admin('patch', path(merchantId)).send({ auth: { tokenRequest: 'client_secret_post', scope: null } });
+    expect(style.status).toBe(200);
+    expect((await stored(owner))?.auth).toEqual({ ...auth, password: 'pw-9876543210', tokenRequest: 'client_secret_post', scope: undefined });
+  });
+
   it('merges filters member by member, and null removes one (all types again)', async () => {
     const { merchantId } = await merchantWithTarget();
     const added = await api.admin('patch', path(merchantId)).send({ notifications: { objectTypes: ['payment'] } });

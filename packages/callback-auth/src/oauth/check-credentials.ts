@@ -22,11 +22,11 @@ export interface CheckedOAuthCredentials {
 export async function checkOAuthCredentials(settings: TargetAuthSettings, deps: AuthDependencies): Promise<CheckedOAuthCredentials> {
   const request = buildTokenRequest(settings);
   const options = resolveOAuthOptions(deps);
-  options.onTokenRequest?.();
   const { accessToken, expiresInSeconds } = await requestToken(request, {
     timeoutMs: options.tokenRequestTimeoutMs,
     maxResponseBytes: options.maxTokenResponseBytes,
     outbound: options.outbound,
+    onOutcome: options.onTokenRequest,
   });
   return {
     async primeCache(targetId) {

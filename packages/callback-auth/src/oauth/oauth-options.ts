@@ -11,10 +11,11 @@ export interface OAuthOptions {
   readonly maxTokenResponseBytes: number;
   /** Undefined: the default margin, which depends on the token's lifetime. */
   readonly expiryMarginMs: number | undefined;
+  readonly defaultTokenLifetimeSeconds: number;
   readonly tokenWaitMs: number;
   readonly tokenPollIntervalMs: number;
   readonly outbound: OutboundClient;
-  readonly onTokenRequest: (() => void) | undefined;
+  readonly onTokenRequest: AuthDependencies['onTokenRequest'];
 }
 
 // As long as the HMAC-SHA256 output it keys: a shorter secret would be the weaker part.
@@ -22,6 +23,7 @@ const MIN_TOKEN_CACHE_SECRET_BYTES = 32;
 const DEFAULT_TOKEN_REQUEST_TIMEOUT_MS = 10_000;
 const DEFAULT_MAX_TOKEN_RESPONSE_BYTES = 64 * 1024;
 const DEFAULT_MAX_EXPIRY_MARGIN_MS = 30_000;
+const DEFAULT_TOKEN_LIFETIME_SECONDS = 3_600;
 // How much longer than a token request the fetch lock lives, and a waiter waits, by default: the holder
 // also reads and writes Redis around its request.
 const LOCK_SLACK_MS = 2_000;
@@ -45,6 +47,7 @@ export function resolveOAuthOptions(deps: AuthDependencies): OAuthOptions {
     tokenRequestTimeoutMs,
     maxTokenResponseBytes: integer(deps, 'maxTokenResponseBytes', DEFAULT_MAX_TOKEN_RESPONSE_BYTES, 1),
     expiryMarginMs: deps.expiryMarginMs === undefined ? undefined : integer(deps, 'expiryMarginMs', 0, 0),
+    defaultTokenLifetimeSeconds: integer(deps, 'defaultTokenLifetimeSeconds', DEFAULT_TOKEN_LIFETIME_SECONDS, 1),
     tokenWaitMs: integer(deps, 'tokenWaitMs', tokenRequestTimeoutMs + LOCK_SLACK_MS, 0),
     tokenPollIntervalMs: integer(deps, 'tokenPollIntervalMs', DEFAULT_TOKEN_POLL_INTERVAL_MS, 1),
     outbound: deps.outbound ?? unguardedClient(),
@@ -68,14 +71,23 @@ export function lockTtlMs(options: OAuthOptions): number {
   return options.tokenRequestTimeoutMs + LOCK_SLACK_MS;
 }
 
-/** How long a token may stay cached; zero or less means "use it once, do not cache it". */
-export function cacheTtlMs(expiresInSeconds: number, options: OAuthOptions): number {
-  const lifetimeMs = expiresInSeconds * 1000;
+/**
+ * How long a token may stay cached; zero or less means "use it once, do not cache it". A token
+ * given without `expires_in` lives `defaultTokenLifetimeSeconds`.
+ */
+export function cacheTtlMs(expiresInSeconds: number | undefined, options: OAuthOptions): number {
+  const lifetimeMs = (expiresInSeconds ?? options.defaultTokenLifetimeSeconds) * 1000;
   const marginMs = options.expiryMarginMs ?? Math.min(DEFAULT_MAX_EXPIRY_MARGIN_MS, lifetimeMs / 10);
   return Math.min(Math.floor(lifetimeMs - marginMs), MAX_CACHE_TTL_MS);
 }
 
-type IntegerOption = 'tokenRequestTimeoutMs' | 'maxTokenResponseBytes' | 'expiryMarginMs' | 'tokenWaitMs' | 'tokenPollIntervalMs';
+type IntegerOption =
+  | 'tokenRequestTimeoutMs'
+  | 'maxTokenResponseBytes'
+  | 'expiryMarginMs'
+  | 'defaultTokenLifetimeSeconds'
+  | 'tokenWaitMs'
+  | 'tokenPollIntervalMs';
 
 function integer(deps: AuthDependencies, name: IntegerOption, fallback: number, min: number): number {
   const value = deps[name] ?? fallback;

@@ -4,7 +4,7 @@ import { AuthConfigurationError } from '../errors/auth-configuration-error';
 /**
  * The URL of the token request. The spec's request goes to `{authUrl}?grant_type=client_credentials`,
  * the parameter appended after any query the merchant's URL already has, whose encoding is kept as
- * given. RFC 6749's form request goes to the authUrl as it is: grant_type travels in the body.
+ * given. RFC 6749's form requests (form, client_secret_post) go to the authUrl as it is: grant_type travels in the body.
  */
 export function tokenRequestUrl(targetId: string, authUrl: string | undefined, style: OAuthTokenRequest = 'spec'): string {
   const invalid = (reason: string) => new AuthConfigurationError('authUrl', `Target "${targetId}": ${reason}`);

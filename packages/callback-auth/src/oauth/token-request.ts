@@ -1,9 +1,9 @@
-import { OAUTH_SCOPE_PATTERN, type OAuthTokenRequest } from '@herald/domain';
+import { OAUTH_SCOPE_PATTERN, OAUTH_TOKEN_REQUESTS, type OAuthTokenRequest } from '@herald/domain';
 import { OutboundRequestError, type OutboundClient, type OutboundResponse } from '@herald/outbound';
 import { basicAuthorization, requireCredentials, type Credentials } from '../credentials';
 import { AuthConfigurationError } from '../errors/auth-configuration-error';
 import { TokenRequestError } from '../errors/token-request-error';
-import type { TargetAuthSettings } from '../types';
+import type { TargetAuthSettings, TokenRequestOutcome } from '../types';
 import { tokenRequestUrl } from './token-endpoint';
 import { parseTokenErrorResponse } from './token-error-response';
 import { parseTokenResponse, type IssuedToken } from './token-response';
@@ -11,7 +11,7 @@ import { parseTokenResponse, type IssuedToken } from './token-response';
 /** One target's token request, built once from its settings. */
 export interface TokenRequest {
   readonly targetId: string;
-  /** How the request is written: the spec's or RFC 6749's. */
+  /** How the request is written: the spec's, or RFC 6749's with the credentials in a Basic header or in the body. */
   readonly style: OAuthTokenRequest;
   /** See `tokenRequestUrl`: with `?grant_type=client_credentials` for the spec's request. */
   readonly url: string;
@@ -25,7 +25,9 @@ const SCOPE = new RegExp(OAUTH_SCOPE_PATTERN);
 /** The token request of an OAuth target's settings; throws AuthConfigurationError when they are unusable. */
 export function buildTokenRequest(settings: TargetAuthSettings): TokenRequest {
   const { targetId, tokenRequest: style = 'spec', scope } = settings;
-  if (style !== 'spec' && style !== 'form') throw new AuthConfigurationError('tokenRequest', `Target "${targetId}": tokenRequest must be spec or form`);
+  if (!(OAUTH_TOKEN_REQUESTS as readonly unknown[]).includes(style)) {
+    throw new AuthConfigurationError('tokenRequest', `Target "${targetId}": tokenRequest must be one of ${OAUTH_TOKEN_REQUESTS.join(', ')}`);
+  }
   if (scope !== undefined && (typeof scope !== 'string' || !SCOPE.test(scope))) {
     throw new AuthConfigurationError('scope', `Target "${targetId}": scope must be scope tokens separated by single spaces`);
   }
@@ -39,6 +41,8 @@ export interface TokenRequestLimits {
   readonly maxResponseBytes: number;
   /** Sends the request (address policy, no redirects, Herald's User-Agent). */
   readonly outbound: OutboundClient;
+  /** Told how the request ended (AuthDependencies.onTokenRequest). */
+  readonly onOutcome?: ((outcome: TokenRequestOutcome) => void) | undefined;
 }
 
 /**
@@ -46,6 +50,17 @@ export interface TokenRequestLimits {
  * `TokenRequestError` and retrying is left to the delivery job.
  */
 export async function requestToken(request: TokenRequest, limits: TokenRequestLimits): Promise<IssuedToken> {
+  try {
+    const issued = await sendTokenRequest(request, limits);
+    limits.onOutcome?.('issued');
+    return issued;
+  } catch (error) {
+    limits.onOutcome?.(error instanceof TokenRequestError ? error.kind : 'unexpected');
+    throw error;
+  }
+}
+
+async function sendTokenRequest(request: TokenRequest, limits: TokenRequestLimits): Promise<IssuedToken> {
   const { targetId, url } = request;
   let response: OutboundResponse;
   try {
@@ -90,6 +105,17 @@ function tokenRequestMessage({ style, credentials, scope }: TokenRequest): { hea
       body: form.toString(),
     };
   }
+  if (style === 'client_secret_post') {
+    // RFC 6749 §2.3.1's alternative: the credentials as form fields, encoded once by the form as
+    // every server decodes it; no Authorization header (§2.3: one method per request).
+    const form = new URLSearchParams({
+      grant_type: 'client_credentials',
+      client_id: credentials.username,
+      client_secret: credentials.password,
+      ...(scope === undefined ? {} : { scope }),
+    });
+    return { headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' }, body: form.toString() };
+  }
   // The spec's request, exactly: scope only joins the body when the target has one.
   return {
     headers: {
@@ -104,6 +130,15 @@ function tokenRequestMessage({ style, credentials, scope }: TokenRequest): { hea
       ...(scope === undefined ? {} : { scope }),
     }),
   };
+}
+
+/**
+ * Whether the form request's Basic header differs from the plain one for these credentials: they
+ * hold characters that RFC 6749 §2.3.1 form-encodes (a space, '%', '+', '&', '=', non-ASCII, ...),
+ * which a server that does not form-decode the header (many do not) reads as other credentials.
+ */
+export function formEncodingChanges({ username, password }: Credentials): boolean {
+  return formEncode(username) !== username || formEncode(password) !== password;
 }
 
 /** application/x-www-form-urlencoded encoding of one value (RFC 6749 Appendix B), as a form serialiser writes it. */

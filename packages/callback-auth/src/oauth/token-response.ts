@@ -3,7 +3,8 @@ import { TokenRequestError } from '../errors/token-request-error';
 /** What the service keeps of a valid OAuth token response. */
 export interface IssuedToken {
   readonly accessToken: string;
-  readonly expiresInSeconds: number;
+  /** The token's lifetime as the endpoint gave it; undefined when it gave none (the caller's default applies). */
+  readonly expiresInSeconds: number | undefined;
 }
 
 // Visible ASCII only: the token goes into a header, and a space or control character would split it.
@@ -14,8 +15,9 @@ const DECIMAL_DIGITS = /^[0-9]{1,15}$/;
 /**
  * Validates the body of an HTTP 200 token response (spec: "OAuth token response").
  * - access_token: non-empty string of visible ASCII characters.
- * - expires_in: positive integer; a string of decimal digits is accepted too, because servers that
- *   quote it are common and refusing them would stop every callback of that merchant.
+ * - expires_in: optional (RFC 6749 §5.1 only recommends it: oauth2orize's usual setup, among others,
+ *   leaves it out); when present, a positive integer, or a string of decimal digits, because servers
+ *   that quote it are common and refusing them would stop every callback of that merchant.
  * - token_type: when present, a string equal to "bearer" in any case; when absent, the token is sent
  *   as Bearer anyway, since the spec's callbacks always use Bearer. Another type (e.g. "mac") is refused:
  *   the token would be sent under the wrong scheme.
@@ -36,8 +38,9 @@ export function parseTokenResponse(targetId: string, status: number, body: strin
   if (typeof accessToken !== 'string' || accessToken === '') throw invalid('access_token must be a non-empty string');
   if (!HEADER_SAFE_TOKEN.test(accessToken)) throw invalid('access_token holds characters not allowed in a header');
 
-  const expiresInSeconds = positiveInteger(fields['expires_in']);
-  if (expiresInSeconds === undefined) throw invalid('expires_in must be a positive integer');
+  const expiresIn = fields['expires_in'];
+  const expiresInSeconds = expiresIn === undefined ? undefined : positiveInteger(expiresIn);
+  if (expiresIn !== undefined && expiresInSeconds === undefined) throw invalid('expires_in must be a positive integer');
 
   const tokenType = fields['token_type'];
   if (tokenType !== undefined && (typeof tokenType !== 'string' || tokenType.toLowerCase() !== 'bearer')) {

@@ -79,11 +79,11 @@ export class OAuthStrategy implements CallbackAuthStrategy {
       // Another process may have stored a token between our read and our lock.
       const cached = await this.#cache.read();
       if (cached !== undefined) return cached;
-      this.#options.onTokenRequest?.();
       const { accessToken, expiresInSeconds } = await requestToken(this.#request, {
         timeoutMs: this.#options.tokenRequestTimeoutMs,
         maxResponseBytes: this.#options.maxTokenResponseBytes,
         outbound: this.#options.outbound,
+        onOutcome: this.#options.onTokenRequest,
       });
       const ttlMs = cacheTtlMs(expiresInSeconds, this.#options);
       if (ttlMs > 0) await this.#cache.store(accessToken, ttlMs);

@@ -45,7 +45,15 @@ export const eventProperties = {
   },
   data: {
     type: 'array',
-    items: { type: 'object' },
+    // A union that admits any object, so it never decides validity (paymentSeriesDataRule does):
+    // it is there for code generators, which drop if/then and would otherwise type an item as an
+    // object with no members, refusing a Payment Series.
+    items: {
+      anyOf: [
+        ref(paymentSeriesSchema),
+        { type: 'object', additionalProperties: true, description: 'The data of an object of another type: its shape is not specified.' },
+      ],
+    },
     description:
       'Data of the object linked to the event. Items are Payment Series when objectType is payment-series; ' +
       'for other object types their shape is not specified.',

@@ -75,13 +75,17 @@ export interface OAuth2ServerMerchant extends AuthorizationServer {
  * A merchant's Express app on @node-oauth/oauth2-server 5: POST /token issues tokens by the client
  * credentials grant, POST /hook authenticates the bearer token before taking the callback. The
  * model (merchant code in every deployment of this library) keeps tokens in memory.
+ *
+ * The library takes the Basic credentials as they arrive, without the form-decoding RFC 6749
+ * §2.3.1 asks of the server (its basic-auth dependency does not do it). With `decodesBasicForm`
+ * (the default) the model decodes them, as a careful merchant's does; without it, as most models
+ * are written, credentials the form request encodes are refused in the Basic header, and read
+ * right only in the body (client_secret_post).
  */
-export async function startOAuth2ServerMerchant(client: OAuthClient): Promise<OAuth2ServerMerchant> {
+export async function startOAuth2ServerMerchant(client: OAuthClient, { decodesBasicForm = true } = {}): Promise<OAuth2ServerMerchant> {
   const tokens = new Map<string, Token>();
   const registered: Client = { id: client.clientId, grants: ['client_credentials'] };
-  // The library takes the Basic credentials as they arrive, without the form-decoding RFC 6749
-  // §2.3.1 asks of the server (its basic-auth dependency does not do it), so the model decodes them.
-  const formDecode = (value: string) => decodeURIComponent(value.replace(/\+/g, ' '));
+  const formDecode = decodesBasicForm ? (value: string) => decodeURIComponent(value.replace(/\+/g, ' ')) : (value: string) => value;
   const oauth = new OAuth2Server({
     model: {
       async getClient(clientId: string, clientSecret: string | null) {

@@ -32,9 +32,11 @@ export const TARGETS_USAGE = `  herald targets list    [--program <id>] [--merch
 
 "show" includes the target's delivery health: circuit breaker state (closed, open, half_open),
 callbacks in flight and deferred (waiting without spending attempts), last success.
-OAuth targets ("set" with --auth oauth) take [--token-request spec|form] [--scope <scopes>]
-[--no-verify]: their credentials are checked with one token request before they are saved, unless
---no-verify; --token-request form sends the RFC 6749 request of standard OAuth 2.0 servers.
+OAuth targets ("set" with --auth oauth) take [--token-request spec|form|client_secret_post]
+[--scope <scopes>] [--no-verify]: their credentials are checked with one token request before they
+are saved, unless --no-verify; --token-request form sends the RFC 6749 request of standard OAuth 2.0
+servers (credentials in a Basic header), client_secret_post the same request with the credentials in
+its body, for servers that refuse form's Basic header when the credentials hold a space, %, +, & or =.
 "test" sends one test callback now and prints what happened; it exits 1 when it was not delivered.
 Callbacks are signed (Standard Webhooks): "signing-secret show" prints the secret merchants verify
 them with; "rotate" makes a new one (the old one keeps signing for the grace period) and prints it

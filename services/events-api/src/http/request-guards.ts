@@ -1,4 +1,5 @@
-import { MAX_JSON_DEPTH, pointerTo, ValidationError } from '@herald/domain';
+import { isUtf8 } from 'node:buffer';
+import { MAX_JSON_DEPTH, pointerTo, ValidationError, type Violation } from '@herald/domain';
 import iconv from 'iconv-lite';
 import { HttpError } from './http-error';
 import type { RequestHandler } from 'express';
@@ -66,23 +67,32 @@ interface Frame {
   expectName: boolean;
 }
 
+/** Where a scan of a JSON text stopped, and the open arrays and objects there. */
+interface Scan {
+  /** `depth`: an array or object would open past maxDepth; `offset`: the offset asked for was reached; `end`: neither. */
+  stoppedBy: 'depth' | 'offset' | 'end';
+  frames: Frame[];
+  /** Stopped inside a member name (of the innermost object). */
+  inName: boolean;
+}
+
 /**
- * Finds the first array or object of a JSON text nested deeper than `maxDepth` (the outermost
- * counting 1) without parsing it: one pass over the bytes that counts brackets outside strings.
- * Parsing first would cost seconds and a gigabyte on a hostile body (millions of nested arrays)
- * before any check could run; this pass costs milliseconds and allocates nothing but the frames
- * up to `maxDepth`. Returns the JSON Pointer of that array or object, or undefined when the text is
- * not too deep. Malformed JSON is left to the parser (it may be refused here first when too deep).
+ * One pass over the bytes of a JSON text that counts brackets outside strings, without parsing
+ * it, until an array or object opens deeper than `maxDepth` (the outermost counting 1) or byte
+ * `until` is reached. Parsing first would cost seconds and a gigabyte on a hostile body (millions
+ * of nested arrays) before any check could run; this pass costs milliseconds and allocates
+ * nothing but the frames up to `maxDepth`. Malformed JSON is left to the parser.
  *
  * Works on UTF-8 bytes: quotes, backslashes and brackets are ASCII, which never occur inside a
  * multi-byte sequence.
  */
-export function tooDeepAt(text: Uint8Array, maxDepth: number): string | undefined {
+function scanJson(text: Uint8Array, maxDepth: number, until = text.length): Scan {
   const frames: Frame[] = [];
   let inString = false;
   // The object whose member name is the string being read, if it is one.
   let namedIn: Frame | undefined;
   for (let i = 0; i < text.length; i++) {
+    if (i >= until) return { stoppedBy: 'offset', frames, inName: namedIn !== undefined };
     const byte = text[i];
     if (inString) {
       if (byte === BACKSLASH) i++;
@@ -105,7 +115,7 @@ export function tooDeepAt(text: Uint8Array, maxDepth: number): string | undefine
         break;
       case OPEN_ARRAY:
       case OPEN_OBJECT:
-        if (frames.length >= maxDepth) return pointerOf(text, frames);
+        if (frames.length >= maxDepth) return { stoppedBy: 'depth', frames, inName: false };
         frames.push({ array: byte === OPEN_ARRAY, index: 0, nameStart: -1, nameEnd: -1, expectName: byte === OPEN_OBJECT });
         break;
       case CLOSE_ARRAY:
@@ -119,20 +129,90 @@ export function tooDeepAt(text: Uint8Array, maxDepth: number): string | undefine
       default:
     }
   }
-  return undefined;
+  return { stoppedBy: 'end', frames, inName: false };
+}
+
+/**
+ * The JSON Pointer of the first array or object of a JSON text nested deeper than `maxDepth` (the
+ * outermost counting 1), or undefined when the text is not too deep (see scanJson).
+ */
+export function tooDeepAt(text: Uint8Array, maxDepth: number): string | undefined {
+  const scan = scanJson(text, maxDepth);
+  return scan.stoppedBy === 'depth' ? pointerOf(text, scan.frames) : undefined;
+}
+
+/**
+ * The first malformed UTF-8 sequence of a JSON text, named by the JSON Pointer of the value it is
+ * in (or of the object whose member name it is in); undefined when the text is valid UTF-8.
+ * Decoded, each such sequence would silently become U+FFFD.
+ */
+function malformedUtf8At(text: Uint8Array): Violation | undefined {
+  if (isUtf8(text)) return undefined;
+  const offset = firstMalformedByte(text);
+  const { frames, inName } = scanJson(text, Number.POSITIVE_INFINITY, offset);
+  const byte = `0x${text[offset]!.toString(16).toUpperCase().padStart(2, '0')}`;
+  const fix = 'send the body in UTF-8 (a string that is not text belongs in base64)';
+  if (inName) {
+    return {
+      pointer: pointerOf(text, frames.slice(0, -1)),
+      keyword: 'utf8',
+      message: `has a member name that is not valid UTF-8 (byte ${byte} at offset ${offset}): ${fix}`,
+    };
+  }
+  return { pointer: pointerOf(text, frames), keyword: 'utf8', message: `is not valid UTF-8 (byte ${byte} at offset ${offset}): ${fix}` };
+}
+
+/** The offset of the first byte that starts no well-formed UTF-8 sequence (RFC 3629: no overlong form, no surrogate, nothing past U+10FFFF). */
+function firstMalformedByte(text: Uint8Array): number {
+  let i = 0;
+  while (i < text.length) {
+    const lead = text[i]!;
+    // The length of the sequence `lead` starts, and the range its second byte must fall in.
+    const [length, low, high] =
+      lead < 0x80
+        ? [1, 0, 0]
+        : lead >= 0xc2 && lead <= 0xdf
+          ? [2, 0x80, 0xbf]
+          : lead === 0xe0
+            ? [3, 0xa0, 0xbf]
+            : lead === 0xed
+              ? [3, 0x80, 0x9f]
+              : lead >= 0xe1 && lead <= 0xef
+                ? [3, 0x80, 0xbf]
+                : lead === 0xf0
+                  ? [4, 0x90, 0xbf]
+                  : lead >= 0xf1 && lead <= 0xf3
+                    ? [4, 0x80, 0xbf]
+                    : lead === 0xf4
+                      ? [4, 0x80, 0x8f]
+                      : [0, 0, 0];
+    if (length === 0) return i;
+    for (let k = 1; k < length; k++) {
+      const next = text[i + k];
+      const [min, max] = k === 1 ? [low, high] : [0x80, 0xbf];
+      if (next === undefined || next < min || next > max) return i;
+    }
+    i += length;
+  }
+  return text.length;
 }
 
 /**
  * For express.json's `verify` option, which sees the raw body before it is parsed: refuses a body
- * nested deeper than `maxDepth` with a ValidationError (400 naming where) so it is never parsed.
- * A body in UTF-16 is decoded first, as the body parser decodes it; other charsets are refused (415).
+ * nested deeper than `maxDepth`, or one that is not valid UTF-8, with a ValidationError (400
+ * naming where) so it is never parsed. A body in UTF-16 is decoded first, as the body parser
+ * decodes it; other charsets are refused (415).
  */
-export function refuseDeepJson(maxDepth: number): (req: unknown, res: unknown, body: Buffer, encoding: string) => void {
+export function refuseMalformedJson(maxDepth: number): (req: unknown, res: unknown, body: Buffer, encoding: string) => void {
   return (_req, _res, body, encoding) => {
-    const pointer = tooDeepAt(utf8(body, encoding), maxDepth);
+    const text = utf8(body, encoding);
+    const pointer = tooDeepAt(text, maxDepth);
     if (pointer !== undefined) {
       throw new ValidationError([{ pointer, keyword: 'maxDepth', message: `is nested too deeply (an event holds at most ${MAX_JSON_DEPTH} levels)` }]);
     }
+    // A UTF-16 body was decoded to valid UTF-8 already (what could not be decoded is U+FFFD there).
+    const malformed = text === body ? malformedUtf8At(text) : undefined;
+    if (malformed) throw new ValidationError([malformed]);
   };
 }
 

@@ -1,3 +1,5 @@
+import { TEST_CALLBACK_HEADER, testCallbackBodySchema } from '@herald/callbacks';
+
 // OpenAPI fragments of the callbacks and their signing secrets. The callback is what merchants
 // receive (an OpenAPI 3.1 `webhooks` entry of the merchant document); the signing-secret paths
 // belong to the admin API (behind ADMIN_TOKEN), for whichever document describes it.
@@ -5,7 +7,10 @@
 const problem = { $ref: '#/components/schemas/Problem' };
 const problemResponse = (description: string) => ({ description, content: { 'application/problem+json': { schema: problem } } });
 
-/** The `webhooks` entry of the merchant document: one POST of an event to the target's URL. */
+/** The component name of a test callback's body. */
+export const TEST_CALLBACK_SCHEMA = testCallbackBodySchema.title;
+
+/** The `webhooks` entry of the merchant document: one POST of an event (or of a test callback) to the target's URL. */
 export function callbackWebhook(eventSchemaRef: string): Record<string, unknown> {
   const header = (name: string, description: string, example: string) => ({
     name,
@@ -41,8 +46,19 @@ export function callbackWebhook(eventSchemaRef: string): Record<string, unknown>
             "part of the secret after `whsec_`. During a rotation's grace period there are two (new secret first): accept the callback if either verifies.",
           'v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=',
         ),
+        {
+          name: TEST_CALLBACK_HEADER,
+          in: 'header',
+          required: false,
+          schema: { const: 'true' },
+          description: 'Present (true) on a test callback only, whose body is a TestCallback rather than an event.',
+        },
       ],
-      requestBody: { required: true, content: { 'application/json': { schema: { $ref: eventSchemaRef } } } },
+      requestBody: {
+        required: true,
+        description: "An event; or, on an administrator's request, a test callback (marked by the herald-test header).",
+        content: { 'application/json': { schema: { oneOf: [{ $ref: eventSchemaRef }, { $ref: `#/components/schemas/${TEST_CALLBACK_SCHEMA}` }] } } },
+      },
       responses: {
         200: { description: 'Delivered. Any other answer (or none within the timeout) is retried with backoff.' },
       },

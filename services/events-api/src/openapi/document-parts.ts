@@ -10,8 +10,8 @@
 export type Schema = Record<string, unknown>;
 export type Operation = Record<string, unknown>;
 
-// A relative server URL is resolved against the document's own URL: whoever can fetch the document
-// reaches the API at the same origin, whatever host or port Herald runs on.
+// Replaced per request by the origin the document was fetched from (router.ts): a relative URL
+// would say the same, but generated clients take servers[0].url as their base URL as it stands.
 export const SERVERS = [{ url: '/', description: 'The Herald instance serving this document.' }];
 
 const PROBLEM = { $ref: '#/components/schemas/Problem' };
@@ -42,3 +42,19 @@ export function capitalised(word: string): string {
 export function withoutId({ $id: _id, ...schema }: Schema): Schema {
   return schema;
 }
+
+/** An operation of the admin API: tagged Admin, behind the admin token. */
+export const adminOperation = (operation: Operation): Operation => ({ tags: ['Admin'], security: [{ adminToken: [] }], ...operation });
+
+/** The query parameters of an operation, from the JSON Schema its query is validated with (none is required). */
+export function queryParameters(schema: { properties: Record<string, unknown> }): Operation[] {
+  return Object.entries(schema.properties).map(([name, parameter]) => ({ name, in: 'query', required: false, schema: parameter }));
+}
+
+/** A path parameter holding an id. */
+export const idParameter = (name: string, description: string): Operation => ({ name, in: 'path', required: true, schema: { type: 'string' }, description });
+
+export const UNAUTHORIZED = { 401: problem('The Authorization header does not carry the right bearer token.') };
+export const BAD_BODY = problem('The body is not valid JSON or breaks a rule; `errors` names each field by its JSON pointer.');
+export const BAD_QUERY = problem('A query parameter is invalid or unknown; `errors` names each.');
+export const notFound = (what: string) => problem(`No such ${what}.`);

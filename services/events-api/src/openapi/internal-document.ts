@@ -1,80 +1,46 @@
 import { eventSchema, ingestBatchSchema, ingestEventSchema } from '@herald/domain';
-import { createApiKeySchema, createMerchantSchema, createProgramSchema } from '../admin/schemas';
+import { apiKeysQuerySchema, createApiKeySchema, createMerchantSchema, createProgramSchema, merchantsQuerySchema, programsQuerySchema } from '../admin/schemas';
 import { deliveriesQuerySchema, replayBodySchema } from '../deliveries/schemas';
 import { DELIVERIES_HEADER, DELIVERY_TARGETS_HEADER } from '../ingest/router';
-import { merchantTargetBodySchema, programTargetBodySchema, targetPutQuerySchema } from '../targets/schemas';
 import { signingSecretPaths } from './callbacks';
-import { capitalised, HEADERS, json, nameOf, problem, schemaRef, SERVERS, unavailable, withoutId, type Operation, type Schema } from './document-parts';
+import {
+  adminOperation as admin,
+  BAD_BODY,
+  BAD_QUERY,
+  HEADERS,
+  idParameter,
+  json,
+  nameOf,
+  notFound,
+  problem,
+  queryParameters,
+  schemaRef,
+  SERVERS,
+  UNAUTHORIZED,
+  unavailable,
+  withoutId,
+  type Operation,
+  type Schema,
+} from './document-parts';
 import { domainComponents } from './domain-components';
 import { adminResponseSchemas, internalProblemSchema } from './schemas';
+import { targetPaths, targetRequestSchemas } from './target-paths';
 
 /** Where the internal document is served. */
 export const INTERNAL_DOCUMENT_PATH = '/openapi/internal.json';
 
-/** The answer of a test callback (targets/target-outbound.ts TestCallbackReport). */
-const TEST_CALLBACK_REPORT = {
-  type: 'object',
-  required: ['webhookId', 'delivered', 'durationMs'],
-  properties: {
-    webhookId: { type: 'string', description: 'Test-<uuid>: the webhook-id the callback carried.' },
-    delivered: { type: 'boolean', description: 'HTTP 200, and only 200, counts.' },
-    statusCode: { type: 'integer', description: "The merchant's status, when it answered." },
-    durationMs: { type: 'integer', minimum: 0 },
-    errorKind: { type: 'string', description: "Why it was not delivered, in the attempt log's vocabulary." },
-    errorMessage: { type: 'string' },
-    responseBody: { type: 'string', description: "The answer's first bytes, redacted." },
-  },
-} as const;
-
 /** The internal API: the producers' ingest (ingest token) and the admin API (admin token). */
 export function buildInternalDocument(): Schema {
   const ingest = (operation: Operation) => ({ tags: ['Ingest'], security: [{ ingestToken: [] }], ...operation });
-  const admin = (operation: Operation) => ({ tags: ['Admin'], security: [{ adminToken: [] }], ...operation });
   const withBody = (schema: unknown) => ({ required: true, content: json(schema) });
-  const common = {
-    401: problem('The Authorization header does not carry the right bearer token.'),
-  };
-  const badBody = problem('The body is not valid JSON or breaks a rule; `errors` names each field by its JSON pointer.');
-  const notFound = (what: string) => problem(`No such ${what}.`);
-  const idParameter = (name: string, description: string) => ({ name, in: 'path', required: true, schema: { type: 'string' }, description });
-  const targetPaths = (kind: 'program' | 'merchant', body: { $id: string }) => ({
-    parameters: [idParameter(`${kind}Id`, `The ${kind}'s id.`)],
-    put: admin({
-      operationId: `set${capitalised(kind)}Target`,
-      summary: `Create or replace the ${kind}'s notification target (the whole target; credentials are stored encrypted).`,
-      description:
-        "An OAuth target's credentials are checked first with one real token request (unless verify=false); its token then serves the first callbacks.",
-      parameters: Object.entries(targetPutQuerySchema.properties).map(([name, schema]) => ({ name, in: 'query', required: false, schema })),
-      requestBody: withBody(schemaRef(nameOf(body))),
-      responses: {
-        200: { description: 'The target as stored, password masked.', content: json(schemaRef('NotificationTarget')) },
-        400: badBody,
-        ...common,
-        404: notFound(kind),
-        422: problem(
-          'The token endpoint refused the OAuth credentials (credentials_rejected): `errors` points at /auth, `tokenEndpoint` holds its status and RFC 6749 error; nothing was stored.',
-        ),
-      },
-    }),
+  const common = UNAUTHORIZED;
+  const badBody = BAD_BODY;
+  const list = (operationId: string, summary: string, query: { properties: Record<string, unknown> }, page: string) => ({
     get: admin({
-      operationId: `get${capitalised(kind)}Target`,
-      summary: `Show the ${kind}'s notification target, password masked.`,
-      responses: { 200: { description: 'The target.', content: json(schemaRef('NotificationTarget')) }, ...common, 404: notFound('target') },
-    }),
-    delete: admin({
-      operationId: `delete${capitalised(kind)}Target`,
-      summary: `Switch the ${kind}'s notification target off (its delivery history stays).`,
-      responses: { 204: { description: 'Switched off.' }, ...common, 404: notFound('target') },
-    }),
-  });
-
-  const testCallbackPath = (kind: 'program' | 'merchant') => ({
-    parameters: [idParameter(`${kind}Id`, `The ${kind}'s id.`)],
-    post: admin({
-      operationId: `test${capitalised(kind)}Target`,
-      summary: `Send the ${kind}'s target one test callback now (signed, with its auth mode, outside the queue; nothing is stored).`,
-      description: 'Marked by the header `herald-test: true` and a body that is no event: {"type":"herald.test","test":true,"id":"Test-<uuid>",…}.',
-      responses: { 200: { description: 'What happened.', content: json(TEST_CALLBACK_REPORT) }, ...common, 404: notFound('target') },
+      operationId,
+      summary,
+      parameters: queryParameters(query),
+      responses: { 200: { description: 'One page.', content: json(schemaRef(page)) }, 400: BAD_QUERY, ...common },
     }),
   });
 
@@ -112,6 +78,7 @@ export function buildInternalDocument(): Schema {
         }),
       },
       '/admin/programs': {
+        ...list('listPrograms', 'List programs, newest first.', programsQuerySchema, 'ProgramPage'),
         post: admin({
           operationId: 'createProgram',
           summary: 'Create a program.',
@@ -120,6 +87,7 @@ export function buildInternalDocument(): Schema {
         }),
       },
       '/admin/merchants': {
+        ...list('listMerchants', "List merchants, a program's or all.", merchantsQuerySchema, 'MerchantPage'),
         post: admin({
           operationId: 'createMerchant',
           summary: 'Create a merchant of a program.',
@@ -134,6 +102,12 @@ export function buildInternalDocument(): Schema {
         }),
       },
       '/admin/api-keys': {
+        ...list(
+          'listApiKeys',
+          "List API keys (never the keys themselves), a program's or a merchant's, revoked ones included.",
+          apiKeysQuerySchema,
+          'ApiKeyPage',
+        ),
         post: admin({
           operationId: 'createApiKey',
           summary: 'Create an API key for a merchant or a program; the key is shown this once only.',
@@ -154,18 +128,15 @@ export function buildInternalDocument(): Schema {
           responses: { 200: { description: 'The revoked key.', content: json(schemaRef('ApiKey')) }, ...common, 404: notFound('API key') },
         }),
       },
-      '/admin/programs/{programId}/notification-target': targetPaths('program', programTargetBodySchema),
-      '/admin/merchants/{merchantId}/notification-target': targetPaths('merchant', merchantTargetBodySchema),
-      '/admin/programs/{programId}/notification-target/test': testCallbackPath('program'),
-      '/admin/merchants/{merchantId}/notification-target/test': testCallbackPath('merchant'),
+      ...targetPaths(),
       '/admin/deliveries': {
         get: admin({
           operationId: 'listDeliveries',
           summary: 'List deliveries, newest first, filtered.',
-          parameters: Object.entries(deliveriesQuerySchema.properties).map(([name, schema]) => ({ name, in: 'query', required: false, schema })),
+          parameters: queryParameters(deliveriesQuerySchema),
           responses: {
             200: { description: 'One page of deliveries.', content: json(schemaRef('DeliveryPage')) },
-            400: problem('A query parameter is invalid or unknown; `errors` names each.'),
+            400: BAD_QUERY,
             ...common,
           },
         }),
@@ -227,11 +198,10 @@ export function buildInternalDocument(): Schema {
             ['CreateProgram', createProgramSchema],
             ['CreateMerchant', createMerchantSchema],
             ['CreateApiKey', createApiKeySchema],
-            [nameOf(programTargetBodySchema), programTargetBodySchema],
-            [nameOf(merchantTargetBodySchema), merchantTargetBodySchema],
             ['ReplayDeliveries', replayBodySchema],
           ].map(([name, schema]) => [name, withoutId(schema as Schema)]),
         ),
+        ...targetRequestSchemas,
         ...adminResponseSchemas,
         Problem: internalProblemSchema,
       },

@@ -2,7 +2,8 @@ import { eventPageSchema, eventSchema } from '@herald/domain';
 import { REQUIRED_HEADERS } from '../events/headers';
 import { merchantDeliveriesQuerySchema } from '../deliveries/schemas';
 import { eventsQuerySchema } from '../events/query';
-import { callbackWebhook } from './callbacks';
+import { testCallbackBodySchema } from '@herald/callbacks';
+import { callbackWebhook, TEST_CALLBACK_SCHEMA } from './callbacks';
 import { HEADERS, json, problem, RETRY_AFTER, schemaRef, SERVERS, type Schema } from './document-parts';
 import { domainComponents } from './domain-components';
 import { merchantDeliverySchemas } from './merchant-schemas';
@@ -132,7 +133,12 @@ export function buildMerchantDocument(): Schema {
         apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key', description: "A merchant's or a program's API key, made by an admin." },
       },
       headers: HEADERS,
-      schemas: { ...domainComponents([eventPageSchema.$id]), ...merchantDeliverySchemas, Problem: problemSchema },
+      schemas: {
+        ...domainComponents([eventPageSchema.$id]),
+        ...merchantDeliverySchemas,
+        Problem: problemSchema,
+        [TEST_CALLBACK_SCHEMA]: testCallbackBodySchema,
+      },
     },
     // What merchants receive: the callback, with the headers that sign it.
     webhooks: { eventNotification: callbackWebhook(`#/components/schemas/${eventSchema.title}`) },

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { Router, type Response } from 'express';
+import { Router, type Request, type Response } from 'express';
+import { SERVERS } from './document-parts';
 import { buildInternalDocument, INTERNAL_DOCUMENT_PATH } from './internal-document';
 import { buildMerchantDocument, MERCHANT_DOCUMENT_PATH } from './merchant-document';
 
@@ -75,15 +76,15 @@ const START_SCRIPT = `window.ui = SwaggerUIBundle({
  * /openapi.json, the ingest and admin API at /openapi/internal.json; and GET /docs, a reference
  * page that renders both.
  */
-export function openApiRouter(): Router {
-  const merchant = JSON.stringify(buildMerchantDocument());
-  const internal = JSON.stringify(buildInternalDocument());
+export function openApiRouter(options: { publicUrl?: string | undefined } = {}): Router {
+  const merchant = buildMerchantDocument();
+  const internal = buildInternalDocument();
   const router = Router();
-  router.get(MERCHANT_DOCUMENT_PATH, (_req, res) => {
-    res.type('application/json').send(merchant);
+  router.get(MERCHANT_DOCUMENT_PATH, (req, res) => {
+    res.type('application/json').send(JSON.stringify({ ...merchant, servers: serversFor(req, options.publicUrl) }));
   });
-  router.get(INTERNAL_DOCUMENT_PATH, (_req, res) => {
-    res.type('application/json').send(internal);
+  router.get(INTERNAL_DOCUMENT_PATH, (req, res) => {
+    res.type('application/json').send(JSON.stringify({ ...internal, servers: serversFor(req, options.publicUrl) }));
   });
   router.get(DOCS_PATH, (_req, res) => {
     res.type('text/html').send(PAGE);
@@ -97,4 +98,19 @@ export function openApiRouter(): Router {
     });
   }
   return router;
+}
+
+// A host name or address, with an optional port: anything else in Host is not echoed into the document.
+const HOST = /^(?:[A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?$/;
+
+/**
+ * The API's base URL: PUBLIC_URL when set; otherwise as the client that fetched the document
+ * reached it, whose scheme is the connection's (http behind a TLS-terminating proxy, which is what
+ * PUBLIC_URL is for).
+ */
+function serversFor(req: Request, publicUrl: string | undefined): Array<{ url: string; description: string }> {
+  if (publicUrl) return [{ url: publicUrl, description: 'The Herald instance serving this document (PUBLIC_URL).' }];
+  const host = req.get('host');
+  if (!host || !HOST.test(host)) return SERVERS;
+  return [{ url: `${req.protocol}://${host}`, description: 'The Herald instance that served this document, as the request reached it.' }];
 }

@@ -19,7 +19,13 @@ export function mergeTargetPatch(current: TargetInput, patch: TargetPatch): Reco
   };
 }
 
-const FIELDS_OF_MODE: Readonly<Record<string, readonly string[]>> = { none: [], basic: ['username', 'password'], oauth: ['authUrl', 'username', 'password'] };
+// Every stored field of a mode, the optional ones included: a field left out here would be dropped
+// by any patch of auth that keeps the mode.
+const FIELDS_OF_MODE: Readonly<Record<string, readonly string[]>> = {
+  none: [],
+  basic: ['username', 'password'],
+  oauth: ['authUrl', 'username', 'password', 'tokenRequest', 'scope'],
+};
 
 function mergeAuth(current: TargetAuth, patch: NonNullable<TargetPatch['auth']>): Record<string, unknown> {
   const mode = patch.mode ?? current.mode;

@@ -43,7 +43,9 @@ const auth = {
         "oauth: how the token is requested. spec (default): the spec's request, POST {authUrl}?grant_type=client_credentials with a JSON body " +
         '{grant_type, username, password} and Authorization: Basic. form: the RFC 6749 §4.4 request of standard OAuth 2.0 servers ' +
         '(Keycloak, Auth0, Okta, ...), POST {authUrl} with an application/x-www-form-urlencoded body grant_type=client_credentials[&scope=...] ' +
-        'and Authorization: Basic of the form-encoded username and password (§2.3.1).',
+        'and Authorization: Basic of the form-encoded username and password (§2.3.1; client_secret_basic). client_secret_post: the same ' +
+        'request with the username and password as client_id and client_secret in the body and no Authorization header, for servers ' +
+        'that do not form-decode the Basic header (credentials with a space, %, +, & or = are refused there in form).',
     },
     scope: {
       type: 'string',
@@ -147,6 +149,8 @@ export const targetPatchSchema = {
         username: { type: ['string', 'null'] },
         password: { type: ['string', 'null'] },
         authUrl: { type: ['string', 'null'] },
+        tokenRequest: { type: ['string', 'null'], description: 'null: back to the default, spec.' },
+        scope: { type: ['string', 'null'], description: 'null: ask for no scope.' },
       },
     },
     notifications: {
@@ -161,7 +165,14 @@ export const targetPatchSchema = {
 /** A body that passed targetPatchSchema. */
 export interface TargetPatch {
   url?: string;
-  auth?: { mode?: string; username?: string | null; password?: string | null; authUrl?: string | null };
+  auth?: {
+    mode?: string;
+    username?: string | null;
+    password?: string | null;
+    authUrl?: string | null;
+    tokenRequest?: string | null;
+    scope?: string | null;
+  };
   notifications?: { objectTypes?: unknown[] | null; eventTypes?: unknown[] | null } | null;
   enabled?: boolean;
 }

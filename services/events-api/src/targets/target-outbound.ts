@@ -2,6 +2,7 @@ import {
   AuthConfigurationError,
   checkOAuthCredentials,
   createAuthStrategy,
+  formEncodingChanges,
   TokenRequestError,
   type AuthDependencies,
   type CheckedOAuthCredentials,
@@ -50,7 +51,7 @@ export async function checkCredentials(owner: TargetOwner, auth: OAuthTargetAuth
     // The target may not exist yet: its owner names it in messages until it has an id.
     return await checkOAuthCredentials({ targetId: targetOwnerKey(owner), ...auth }, outbound.auth);
   } catch (error) {
-    if (error instanceof TokenRequestError) throw credentialsRejected(error);
+    if (error instanceof TokenRequestError) throw credentialsRejected(error, auth);
     if (error instanceof AuthConfigurationError) {
       throw new HttpError(422, 'credentials_rejected', 'OAuth settings unusable', error.message, {
         errors: [{ pointer: `/auth/${error.field}`, message: error.message }],
@@ -60,9 +61,9 @@ export async function checkCredentials(owner: TargetOwner, auth: OAuthTargetAuth
   }
 }
 
-function credentialsRejected(error: TokenRequestError): HttpError {
-  const message = `the token endpoint issued no token: ${error.detail}`;
+function credentialsRejected(error: TokenRequestError, auth: OAuthTargetAuth): HttpError {
   const { status, oauthError } = error;
+  const message = `the token endpoint issued no token: ${error.detail}${postHint(error, auth)}`;
   return new HttpError(
     422,
     'credentials_rejected',
@@ -78,6 +79,20 @@ function credentialsRejected(error: TokenRequestError): HttpError {
           : { error: oauthError.error, ...(oauthError.description === undefined ? {} : { errorDescription: oauthError.description }) }),
       },
     },
+  );
+}
+
+/**
+ * When a form request's credentials were refused and they hold characters the form encodes in
+ * the Basic header: many servers (passport-http, @node-oauth/oauth2-server, ...) never decode
+ * it, so they read other credentials. client_secret_post sends them where every server decodes.
+ */
+function postHint(error: TokenRequestError, auth: OAuthTargetAuth): string {
+  const refused = error.kind === 'http_status' && (error.status === 400 || error.status === 401);
+  if (auth.tokenRequest !== 'form' || !refused || !formEncodingChanges(auth)) return '';
+  return (
+    '. The username or password holds characters (a space, %, +, &, =, ...) that the form request encodes in its Basic header ' +
+    '(RFC 6749 §2.3.1), which many servers do not decode: try tokenRequest "client_secret_post", which sends them in the body'
   );
 }
 
