@@ -149,7 +149,7 @@ export async function bareIngest(load: IngestLoad & { merchantId: string; databa
           return {
             name: `${data.eventId} -> ${i % 2 ? `merchant ${load.merchantId}` : `program ${load.programId}`}`,
             data,
-            opts: { jobId: deliveryId, attempts: 12, backoff: { type: 'herald' }, removeOnComplete: { age: 86_400 }, removeOnFail: { age: 1_209_600 } },
+            opts: { jobId: deliveryId, attempts: 22, backoff: { type: 'herald' }, removeOnComplete: { age: 86_400 }, removeOnFail: { age: 1_209_600 } },
           };
         }),
       );

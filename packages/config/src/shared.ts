@@ -57,7 +57,7 @@ export interface TargetPolicyConfig {
 
 /** What each job added to the deliveries queue carries: how often it is tried and how long it is kept. */
 export interface DeliveryJobsConfig {
-  /** DELIVERY_ATTEMPTS: tries of a callback in all, the first included. Default 12. */
+  /** DELIVERY_ATTEMPTS: tries of a callback in all, the first included. Default 22 (about three days with the default waits). */
   readonly attempts: number;
   /** JOBS_KEEP_COMPLETED_SECONDS: how long delivered jobs stay in Redis (dashboard). Default 1 day. */
   readonly keepCompletedSeconds: number;
@@ -199,7 +199,7 @@ export function readHost(env: Env, nodeEnv: NodeEnv): string | undefined {
 
 export function readDeliveryJobs(env: Env): DeliveryJobsConfig {
   return {
-    attempts: integer(env, 'DELIVERY_ATTEMPTS', 12, 1, 100),
+    attempts: integer(env, 'DELIVERY_ATTEMPTS', 22, 1, 100),
     keepCompletedSeconds: integer(env, 'JOBS_KEEP_COMPLETED_SECONDS', 86_400, 0, 31_536_000),
     keepFailedSeconds: integer(env, 'JOBS_KEEP_FAILED_SECONDS', 14 * 86_400, 0, 31_536_000),
     // Redis memory must not grow with traffic: a finished job is about 1.6 KB, so a day of

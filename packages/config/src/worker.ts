@@ -93,6 +93,8 @@ interface TargetBreakerConfig {
 export interface RetryConfig extends DeliveryJobsConfig {
   /** DELIVERY_BACKOFF_MS: wait before the first retry; each next one doubles. Default 30000. */
   readonly backoffDelayMs: number;
+  /** DELIVERY_BACKOFF_MAX_MS: longest wait between two tries, where the doubling stops. Default 21600000 (6 hours). */
+  readonly backoffMaxMs: number;
   /** DELIVERY_BACKOFF_JITTER: share of each wait drawn at random, 0 to 1. Default 0.2. */
   readonly backoffJitter: number;
   /**
@@ -180,12 +182,7 @@ export function loadWorkerConfig(env: Env = process.env): WorkerConfig {
   const service = readServiceConfig(env);
   return Object.freeze({
     ...service,
-    retry: Object.freeze({
-      ...readDeliveryJobs(env),
-      backoffDelayMs: integer(env, 'DELIVERY_BACKOFF_MS', 30_000, 1, 86_400_000),
-      backoffJitter: fraction(env, 'DELIVERY_BACKOFF_JITTER', 0.2),
-      retryAfterMaxMs: integer(env, 'RETRY_AFTER_MAX_MS', 3_600_000, 0, 86_400_000),
-    }),
+    retry: readRetry(env),
     sweeper: Object.freeze({
       intervalMs: integer(env, 'SWEEPER_INTERVAL_MS', 5_000, 100, 3_600_000),
       graceMs: integer(env, 'SWEEPER_GRACE_MS', 10_000, 0, 3_600_000),
@@ -217,6 +214,25 @@ export function loadWorkerConfig(env: Env = process.env): WorkerConfig {
       deliveryRetentionDays: integer(env, 'DELIVERY_RETENTION_DAYS', 30, 0, 36_500),
       eventRetentionDays: integer(env, 'EVENT_RETENTION_DAYS', 0, 0, 36_500),
     }),
+  });
+}
+
+/**
+ * The retry policy: BullMQ's attempts (DELIVERY_ATTEMPTS), waits doubling from DELIVERY_BACKOFF_MS
+ * up to DELIVERY_BACKOFF_MAX_MS. The defaults, 22 tries, 30 s doubling to 6 hours, span about three
+ * days (docs/delivery.md lists the waits): a merchant's endpoint down over a weekend night still
+ * gets its callbacks, as payment platforms retry for days, not hours.
+ */
+function readRetry(env: Env): RetryConfig {
+  const backoffDelayMs = integer(env, 'DELIVERY_BACKOFF_MS', 30_000, 1, 86_400_000);
+  const backoffMaxMs = integer(env, 'DELIVERY_BACKOFF_MAX_MS', 21_600_000, 1, 7 * 86_400_000);
+  if (backoffMaxMs < backoffDelayMs) throw new ConfigError('DELIVERY_BACKOFF_MAX_MS', `must be at least DELIVERY_BACKOFF_MS (${backoffDelayMs})`);
+  return Object.freeze({
+    ...readDeliveryJobs(env),
+    backoffDelayMs,
+    backoffMaxMs,
+    backoffJitter: fraction(env, 'DELIVERY_BACKOFF_JITTER', 0.2),
+    retryAfterMaxMs: integer(env, 'RETRY_AFTER_MAX_MS', 3_600_000, 0, 86_400_000),
   });
 }
 

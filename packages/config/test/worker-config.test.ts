@@ -15,8 +15,10 @@ describe('loadWorkerConfig', () => {
     expect(config.worker).toEqual({ concurrency: 128, lockDurationMs: 10_000, stalledIntervalMs: 5_000 });
     expect(config.callback).toEqual({ timeoutMs: 10_000, responseMaxBytes: 4_096, tokenTimeoutMs: 10_000, tokenDefaultLifetimeSeconds: 3_600 });
     expect(config.retry).toEqual({
-      attempts: 12,
+      // About three days of tries (docs/delivery.md lists the waits), as payment platforms retry.
+      attempts: 22,
       backoffDelayMs: 30_000,
+      backoffMaxMs: 21_600_000,
       backoffJitter: 0.2,
       keepCompletedSeconds: 86_400,
       keepFailedSeconds: 14 * 86_400,
@@ -39,6 +41,7 @@ describe('loadWorkerConfig', () => {
       OAUTH_TOKEN_TIMEOUT_MS: '3000',
       OAUTH_TOKEN_DEFAULT_LIFETIME_SECONDS: '600',
       DELIVERY_BACKOFF_MS: '100',
+      DELIVERY_BACKOFF_MAX_MS: '400',
       DELIVERY_BACKOFF_JITTER: '0',
       RETRY_AFTER_MAX_MS: '600000',
       SWEEPER_INTERVAL_MS: '200',
@@ -54,10 +57,17 @@ describe('loadWorkerConfig', () => {
     });
     expect(config.worker).toEqual({ concurrency: 64, lockDurationMs: 60_000, stalledIntervalMs: 15_000 });
     expect(config.callback).toEqual({ timeoutMs: 5_000, responseMaxBytes: 0, tokenTimeoutMs: 3_000, tokenDefaultLifetimeSeconds: 600 });
-    expect(config.retry).toMatchObject({ backoffDelayMs: 100, backoffJitter: 0, retryAfterMaxMs: 600_000 });
+    expect(config.retry).toMatchObject({ backoffDelayMs: 100, backoffMaxMs: 400, backoffJitter: 0, retryAfterMaxMs: 600_000 });
     expect(config.sweeper).toEqual({ intervalMs: 200, graceMs: 0, batchSize: 10 });
     expect(config.reconciler).toEqual({ intervalMs: 1_000, staleAfterMs: 2_000, batchSize: 50, lossCheckMs: 250 });
     expect(config.partitions).toEqual({ intervalMs: 60_000, deliveryRetentionDays: 0, eventRetentionDays: 400 });
+  });
+
+  it('refuses a DELIVERY_BACKOFF_MAX_MS below DELIVERY_BACKOFF_MS, naming both', () => {
+    expect(configErrorOf(loadWorkerConfig, { DELIVERY_BACKOFF_MS: '60000', DELIVERY_BACKOFF_MAX_MS: '30000' })).toMatchObject({
+      variable: 'DELIVERY_BACKOFF_MAX_MS',
+      message: expect.stringContaining('at least DELIVERY_BACKOFF_MS (60000)'),
+    });
   });
 
   it('limits each target to 16 callbacks in flight and opens its breaker after 5 failures in a row or 70 % of 10+ over 5 minutes, for 30 s', () => {

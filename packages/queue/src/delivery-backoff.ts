@@ -8,8 +8,10 @@ export const DELIVERY_BACKOFF_TYPE = 'herald-delivery';
 
 /** How long a failed callback waits before its next try. */
 export interface DeliveryBackoffPolicy {
-  /** Wait before the first retry; each later retry waits twice as long as the one before. */
+  /** Wait before the first retry; each later retry waits twice as long as the one before, up to backoffMaxMs. */
   backoffDelayMs: number;
+  /** Longest wait between two tries: the doubling stops there. */
+  backoffMaxMs: number;
   /** Share of each wait drawn at random (0 to 1): a wait lies between (1 - jitter) and 1 times its nominal value. */
   backoffJitter: number;
   /** Longest wait a merchant's Retry-After can ask for; a longer one is cut to this. */
@@ -23,10 +25,11 @@ export interface RetryAfterHint {
 
 /**
  * The wait before retry number `attemptsMade` (1 for the first retry): exponential with jitter,
- * computed as BullMQ's own `exponential` type does, so the documented schedule stays the same.
+ * computed as BullMQ's own `exponential` type does, then held at backoffMaxMs, so that a long
+ * retry window is spent in tries every few hours rather than in ever longer silences.
  */
 export function exponentialBackoffMs(attemptsMade: number, policy: DeliveryBackoffPolicy, random: () => number = Math.random): number {
-  const nominal = Math.round(2 ** (attemptsMade - 1) * policy.backoffDelayMs);
+  const nominal = Math.min(Math.round(2 ** (attemptsMade - 1) * policy.backoffDelayMs), policy.backoffMaxMs);
   if (policy.backoffJitter <= 0) return nominal;
   return Math.floor(random() * nominal * policy.backoffJitter + nominal * (1 - policy.backoffJitter));
 }

@@ -1,10 +1,18 @@
 import { deliveryBackoffStrategy, exponentialBackoffMs } from '../src';
 
-const POLICY = { backoffDelayMs: 30_000, backoffJitter: 0, retryAfterMaxMs: 3_600_000 };
+const POLICY = { backoffDelayMs: 30_000, backoffMaxMs: 21_600_000, backoffJitter: 0, retryAfterMaxMs: 3_600_000 };
 
 describe('the delivery backoff', () => {
   it('doubles the wait from DELIVERY_BACKOFF_MS with each retry, as BullMQ’s exponential type does', () => {
     expect([1, 2, 3, 4].map((n) => exponentialBackoffMs(n, POLICY))).toEqual([30_000, 60_000, 120_000, 240_000]);
+  });
+
+  it('stops doubling at DELIVERY_BACKOFF_MAX_MS: the default schedule spans about three days over 22 tries', () => {
+    const waits = Array.from({ length: 21 }, (_, i) => exponentialBackoffMs(i + 1, POLICY));
+    expect(waits.slice(8, 12)).toEqual([7_680_000, 15_360_000, 21_600_000, 21_600_000]);
+    expect(waits.every((wait) => wait <= 21_600_000)).toBe(true);
+    // 30 s doubling to 4 h 16 min (8 h 31 min 30 s in all), then 6 h eleven times: 74 h 31 min 30 s.
+    expect(waits.reduce((sum, wait) => sum + wait, 0)).toBe(((74 * 60 + 31) * 60 + 30) * 1_000);
   });
 
   it('draws each wait between (1 - jitter) and 1 times its nominal value', () => {
