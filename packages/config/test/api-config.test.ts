@@ -86,7 +86,7 @@ describe('loadApiConfig', () => {
     const config = loadApiConfig({ WORKER_CONCURRENCY: '64', METRICS_PORT: '1234', DELIVERY_BACKOFF_MS: '5' }) as unknown as Record<string, unknown>;
     for (const key of ['worker', 'sweeper', 'reconciler', 'partitions']) expect(config).not.toHaveProperty(key);
     expect(config.retry).toEqual({
-      attempts: 12,
+      attempts: 22,
       keepCompletedSeconds: 86_400,
       keepFailedSeconds: 14 * 86_400,
       keepCompletedMax: 100_000,

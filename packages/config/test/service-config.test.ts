@@ -20,7 +20,7 @@ describe.each([
     });
     expect(config.secretsKey).toHaveLength(32);
     expect(config.retry).toMatchObject({
-      attempts: 12,
+      attempts: 22,
       keepCompletedSeconds: 86_400,
       keepFailedSeconds: 14 * 86_400,
       keepCompletedMax: 100_000,
