@@ -1,6 +1,6 @@
 /** The events-api's settings: the shared ones, its port, its bearer tokens, its limits and the dashboard login. */
 import { ConfigError } from './config-error';
-import { integer, requireDistinct, text, token, url, type Env } from './parsers';
+import { addressList, integer, requireDistinct, text, token, url, type Env } from './parsers';
 import { readEventsListLimits, readQueryClasses, type EventsListLimits, type QueryClassesConfig } from './query-limits';
 import {
   readAuthFailures,
@@ -42,6 +42,13 @@ export interface ApiConfig extends ServiceConfig {
    * document reached, which reads `http` behind a TLS-terminating proxy.
    */
   readonly publicUrl: string | undefined;
+  /**
+   * EGRESS_ADDRESSES: the addresses callbacks leave from, as the operator knows them (IP addresses
+   * or CIDR ranges, comma-separated), shown to merchants so that a target without authentication
+   * can allow-list them, as the spec asks. Herald does not check them: it cannot see its own egress
+   * behind NAT. Default: none.
+   */
+  readonly egressAddresses: readonly string[];
   /** ADMIN_TOKEN: bearer token of the admin API. Required in production (at least 32 characters). */
   readonly adminToken: string;
   /** INGEST_TOKEN: bearer token of the internal ingest endpoint. Required in production (at least 32 characters). */
@@ -198,6 +205,7 @@ export function loadApiConfig(env: Env = process.env): ApiConfig {
     port: readPort(env),
     host: readHost(env, service.nodeEnv),
     publicUrl: readPublicUrl(env),
+    egressAddresses: addressList(env, 'EGRESS_ADDRESSES'),
     adminToken,
     ingestToken,
     rateLimitRequests: integer(env, 'RATE_LIMIT_REQUESTS', 100, 1, 1_000_000),

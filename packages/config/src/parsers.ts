@@ -83,6 +83,23 @@ export function hostList(env: Env, name: string): readonly string[] {
   return Object.freeze(hosts.map((host) => host.replace(/\.$/, '')));
 }
 
+/** A comma-separated list of IP addresses and CIDR ranges (`198.51.100.0/24`, `2001:db8::/48`), as written. */
+export function addressList(env: Env, name: string): readonly string[] {
+  const value = raw(env, name);
+  if (value === undefined) return Object.freeze([]);
+  const entries = value
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter((entry) => entry !== '');
+  for (const entry of entries) {
+    const [address = '', prefix, ...rest] = entry.split('/');
+    const family = isIP(address);
+    const prefixOk = prefix === undefined || (/^\d{1,3}$/.test(prefix) && Number(prefix) <= (family === 6 ? 128 : 32));
+    if (family === 0 || !prefixOk || rest.length > 0) throw new ConfigError(name, `"${entry}" is not an IP address or a CIDR range`);
+  }
+  return Object.freeze(entries);
+}
+
 /**
  * An address to listen on: an IP address or a host name, or undefined for every interface (Node's
  * default: `::`, which also takes IPv4). `0.0.0.0` and `::` are kept as written.

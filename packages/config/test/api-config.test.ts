@@ -35,6 +35,19 @@ describe('loadApiConfig', () => {
     });
   });
 
+  it('reads EGRESS_ADDRESSES, the addresses callbacks leave from, as IP addresses or CIDR ranges, none by default', () => {
+    expect(loadApiConfig({}).egressAddresses).toEqual([]);
+    expect(loadApiConfig({ EGRESS_ADDRESSES: ' 203.0.113.7, 198.51.100.0/24 ,2001:db8::/48' }).egressAddresses).toEqual([
+      '203.0.113.7',
+      '198.51.100.0/24',
+      '2001:db8::/48',
+    ]);
+    expect(() => loadApiConfig({ EGRESS_ADDRESSES: '203.0.113.7,egress.example' })).toThrow(
+      /EGRESS_ADDRESSES: "egress.example" is not an IP address or a CIDR range/,
+    );
+    expect(() => loadApiConfig({ EGRESS_ADDRESSES: '198.51.100.0/33' })).toThrow(/EGRESS_ADDRESSES: "198.51.100.0\/33" is not an IP address or a CIDR range/);
+  });
+
   it('reads TARGET_AUTO_DISABLE_AFTER as the worker does, to show merchants when their failing target would be switched off', () => {
     expect(loadApiConfig({}).targetAutoDisableAfterMs).toBe(5 * 86_400_000);
     expect(loadApiConfig({ TARGET_AUTO_DISABLE_AFTER: '12h' }).targetAutoDisableAfterMs).toBe(43_200_000);

@@ -155,6 +155,7 @@ export function createApp(deps: AppDependencies): Express {
       targets: targetRepository(databases.merchantReads, cipher),
       health: targetHealth,
       autoDisableAfterMs: config.targetAutoDisableAfterMs,
+      egressAddresses: config.egressAddresses,
     }),
   );
   app.use(
@@ -197,7 +198,13 @@ export function createApp(deps: AppDependencies): Express {
     ),
     // PATCH bodies are JSON merge patches; clients may label them so (RFC 7396).
     express.json({ limit: '100kb', type: ['application/json', 'application/merge-patch+json'] }),
-    adminRouter({ tenants, apiKeys, onKeyCreated: (key) => keyPrefixes.add(apiKeyPrefixOf(key)), onKeyRevoked: () => apiKeyCache.forgetAll() }),
+    adminRouter({
+      tenants,
+      apiKeys,
+      egressAddresses: config.egressAddresses,
+      onKeyCreated: (key) => keyPrefixes.add(apiKeyPrefixOf(key)),
+      onKeyRevoked: () => apiKeyCache.forgetAll(),
+    }),
     targetsRouter({
       targets,
       urlPolicy,

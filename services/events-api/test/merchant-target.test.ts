@@ -55,7 +55,23 @@ describe('GET /notification-target', () => {
       failingSince: null,
       autoDisableAt: null,
       warning: null,
+      egressAddresses: [],
     });
+  });
+
+  it('names the addresses callbacks leave from (EGRESS_ADDRESSES), for a merchant to allow-list, and so does the admin API', async () => {
+    const egress = createTestApi({ EGRESS_ADDRESSES: '203.0.113.7,2001:db8::/48' });
+    try {
+      const s = await scene(egress);
+      const res = await status(s.merchantKey.key, egress).expect(200);
+      expectDocumented(document, 'merchant', '/notification-target', 'get', res);
+      expect(res.body.egressAddresses).toEqual(['203.0.113.7', '2001:db8::/48']);
+      const admin = await egress.admin('get', '/egress-addresses').expect(200);
+      expect(admin.body).toEqual({ addresses: ['203.0.113.7', '2001:db8::/48'] });
+      await egress.admin('get', '/egress-addresses').set('Authorization', 'Bearer wrong').expect(401);
+    } finally {
+      await egress.close();
+    }
   });
 
   it("shows a program key its program's own target with the query values masked and no credential, not even the user name", async () => {

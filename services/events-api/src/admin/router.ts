@@ -39,8 +39,14 @@ export function adminRouter(deps: {
   onKeyCreated: (key: string) => void;
   /** Called once a key is revoked, so that this process's key cache refuses it at once. */
   onKeyRevoked: () => void;
+  /** EGRESS_ADDRESSES, which support hands to merchants whose target has no authentication. */
+  egressAddresses: readonly string[];
 }): Router {
   const router = Router();
+
+  router.get('/egress-addresses', (_req, res) => {
+    res.json({ addresses: deps.egressAddresses });
+  });
 
   router.post('/programs', async (req, res) => {
     const body = parseBody(validateCreateProgram, req.body);

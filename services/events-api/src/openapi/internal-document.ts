@@ -86,6 +86,24 @@ export function buildInternalDocument(): Schema {
           responses: { 201: { description: 'The program.', content: json(schemaRef('Program')) }, 400: badBody, ...common, 409: problem('The id is taken.') },
         }),
       },
+      '/admin/egress-addresses': {
+        get: admin({
+          operationId: 'getEgressAddresses',
+          summary: 'The addresses callbacks leave from (EGRESS_ADDRESSES), for merchants to allow-list.',
+          responses: {
+            200: {
+              description: 'The addresses, as the operator stated them: IP addresses or CIDR ranges; empty when none are stated.',
+              content: json({
+                type: 'object',
+                additionalProperties: false,
+                required: ['addresses'],
+                properties: { addresses: { type: 'array', items: { type: 'string' } } },
+              }),
+            },
+            ...common,
+          },
+        }),
+      },
       '/admin/merchants': {
         ...list('listMerchants', "List merchants, a program's or all.", merchantsQuerySchema, 'MerchantPage'),
         post: admin({

@@ -112,6 +112,7 @@ export const merchantDeliverySchemas = {
       'failingSince',
       'autoDisableAt',
       'warning',
+      'egressAddresses',
     ],
     properties: {
       url: { type: 'string', description: 'Where callbacks go, every query string value shown as ***.' },
@@ -158,6 +159,12 @@ export const merchantDeliverySchemas = {
       warning: {
         type: ['string', 'null'],
         description: 'Set once every callback has failed for a day or more: what is failing and the date auto-disable switches the target off.',
+      },
+      egressAddresses: {
+        type: 'array',
+        items: { type: 'string' },
+        description:
+          'The addresses callbacks leave from (IP addresses or CIDR ranges), for the receiver to allow-list: the spec asks it of a target without authentication. Empty when the operator has not stated them.',
       },
     },
   },

@@ -11,6 +11,8 @@ export interface MerchantTargetDependencies extends MerchantKeyDependencies {
   health: (targetId: string) => Promise<TargetHealth>;
   /** TARGET_AUTO_DISABLE_AFTER, to say when the rule would switch a failing target off. */
   autoDisableAfterMs: number;
+  /** EGRESS_ADDRESSES: where callbacks leave from, for the merchant's allow-list. */
+  egressAddresses: readonly string[];
   /** The clock (tests pass their own). Default `() => new Date()`. */
   now?: () => Date;
 }
@@ -56,6 +58,7 @@ export function merchantTargetRouter(deps: MerchantTargetDependencies): Router {
       warning: warning
         ? `Every callback has failed since ${target.health.failingSince!.toISOString()}. Unless one succeeds first, Herald switches this target off at its first failed callback from ${autoDisableAt!.toISOString()}.`
         : null,
+      egressAddresses: deps.egressAddresses,
     });
   });
 
