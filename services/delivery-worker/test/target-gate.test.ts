@@ -179,7 +179,6 @@ describe('the target gate in the delivery worker', () => {
     const { seen, responder } = counting(200);
     const receiver = await startReceiver(responder);
     const { programId, targetId } = await w.createTarget(`${receiver.origin}/hook`);
-    const sent = await w.sendEvents(programId, 16);
     const env = {
       NODE_ENV: 'test',
       LOG_LEVEL: 'http',
@@ -190,6 +189,10 @@ describe('the target gate in the delivery worker', () => {
       TARGET_MAX_IN_FLIGHT: '3',
     };
     services = [startService('services/delivery-worker/src/main.ts', env), startService('services/delivery-worker/src/main.ts', env)];
+    // Both ready before the first job, so that neither can drain the queue before the other starts
+    // (on a loaded machine one process can take seconds longer to start).
+    await Promise.all(services.map((service) => service.waitForLog('delivery-worker ready')));
+    const sent = await w.sendEvents(programId, 16);
 
     await w.settled(
       sent.map((s) => s.deliveryId),
