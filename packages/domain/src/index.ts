@@ -8,7 +8,7 @@ export { parseDateTime, toDate } from './date-time';
 export type { FromSchema } from './from-schema';
 export { addressSchema } from './schemas/address';
 export { EVENT_TYPES, eventSchema, OBJECT_TYPES, ORIGINS } from './schemas/event';
-export { eventPageSchema } from './schemas/event-page';
+export { eventPageSchema, PAGE_ENVELOPE } from './schemas/event-page';
 export { INGEST_BATCH_MAX_EVENTS, ingestBatchSchema, ingestEventSchema, TENANT_ID_PATTERN } from './schemas/ingest';
 export { DOMAIN_SCHEMAS } from './schemas/registry';
 export type {

@@ -1,4 +1,4 @@
-import { AUTO_DISABLED_REASON, CALLBACK_AUTH_MODES, DEFERRAL_REASONS, EVENT_TYPES, eventSchema, OBJECT_TYPES } from '@herald/domain';
+import { AUTO_DISABLED_REASON, CALLBACK_AUTH_MODES, DEFERRAL_REASONS, EVENT_TYPES, eventSchema, OBJECT_TYPES, PAGE_ENVELOPE } from '@herald/domain';
 import { DELIVERY_STATUSES } from '@herald/db';
 
 // Schemas of what the merchant API answers besides events (its delivery history, its target), by component
@@ -46,12 +46,9 @@ export const merchantDeliverySchemas = {
     type: 'object',
     description: 'One page of deliveries, newest first: the response of GET /deliveries.',
     additionalProperties: false,
-    required: ['page', 'pageSize', 'count', 'totalPages', 'data'],
+    required: PAGE_ENVELOPE.required,
     properties: {
-      page: { type: 'integer', minimum: 0, description: 'Page number returned.' },
-      pageSize: { type: 'integer', minimum: 0, description: 'Records per page.' },
-      count: { type: 'integer', minimum: 0, description: 'Count of records.' },
-      totalPages: { type: 'integer', minimum: 0, description: 'Total number of pages.' },
+      ...PAGE_ENVELOPE.properties,
       data: { type: 'array', items: ref('Delivery'), description: 'The deliveries of the page.' },
     },
   },
