@@ -29,26 +29,31 @@ type EventRow = Pick<
 >;
 
 /**
- * The event as the ingest answers it: optional fields that were not set are absent, not null.
- * Built field by field in the Event's order. (GET /events and callbacks send eventJson's text.)
+ * The event as the ingest answers it: optional fields that were not set are absent, not null, in
+ * numberedEvent's order. (GET /events and callbacks send eventJson's text.)
  */
 export function toEvent(row: EventRow): Event {
-  const event: Record<string, unknown> = { id: row.id, createdAt: row.created_at.toISOString() };
-  if (row.source_system !== null) event.sourceSystem = row.source_system;
-  event.origin = row.origin;
-  event.eventType = row.event_type;
-  event.objectId = row.object_id;
-  event.objectType = row.object_type;
-  event.sequence = row.sequence;
-  if (row.metadata !== null) event.metadata = row.metadata;
-  if (row.data !== null) event.data = row.data;
-  if (row.context !== null) event.context = row.context;
-  return event as Event;
+  return numberedEvent(
+    {
+      id: row.id,
+      createdAt: row.created_at.toISOString(),
+      ...(row.source_system === null ? {} : { sourceSystem: row.source_system }),
+      origin: row.origin,
+      eventType: row.event_type,
+      objectId: row.object_id,
+      objectType: row.object_type,
+      ...(row.metadata === null ? {} : { metadata: row.metadata }),
+      ...(row.data === null ? {} : { data: row.data }),
+      ...(row.context === null ? {} : { context: row.context }),
+    } as Omit<Event, 'sequence'>,
+    row.sequence,
+  );
 }
 
 /**
- * The event as stored with its sequence number, its fields in toEvent's order (the ingest answers
- * new events so, without reading them back).
+ * The event with its sequence number, field by field in the Event's order, optional fields absent
+ * when not set: the one writing of an event's fields in JavaScript (toEvent for a stored row; the
+ * ingest for the events it has just stored, without reading them back).
  */
 export function numberedEvent(event: Omit<Event, 'sequence'>, sequence: number): Event {
   const numbered: Record<string, unknown> = { id: event.id, createdAt: event.createdAt };
