@@ -5,6 +5,7 @@ import { AdminRequestError } from './admin-client';
 import { runApiKeysCommand, API_KEYS_USAGE } from './api-keys-command';
 import { UsageError, type CliIo } from './command';
 import { DELIVERIES_USAGE, runDeliveriesCommand } from './deliveries-command';
+import { PORTAL_LINKS_USAGE, runPortalLinksCommand } from './portal-links-command';
 import { runMerchantsCommand, runProgramsCommand, TENANTS_USAGE } from './tenants-command';
 import { runTargetsCommand, TARGETS_USAGE } from './targets-command';
 
@@ -17,6 +18,8 @@ ${TARGETS_USAGE}
 
 ${DELIVERIES_USAGE}
 
+${PORTAL_LINKS_USAGE}
+
 "herald help" or "herald --help" prints this.
 Every command prints a table (lists) or one field a line by default, and the API's JSON with --json.
 Run it as "pnpm exec herald …" (or "node_modules/.bin/herald …").
@@ -28,6 +31,7 @@ const COMMANDS = new Map<string, (argv: readonly string[], io: CliIo, config: Cl
   ['api-keys', runApiKeysCommand],
   ['targets', runTargetsCommand],
   ['deliveries', runDeliveriesCommand],
+  ['portal-links', runPortalLinksCommand],
 ]);
 
 // Options that would put a secret on the command line, where the process list shows it to others.

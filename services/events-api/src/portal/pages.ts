@@ -58,7 +58,7 @@ ${
 <h1>${title}</h1>
 ${body}
 </main>
-${context && html`<footer>This session ends at ${context.expiresAt}. Support can send you a new link.</footer>`}
+${context && html`<footer>This session ends at ${when(context.expiresAt)}. Support can send you a new link.</footer>`}
 </body>
 </html>
 `.text;

@@ -40,6 +40,7 @@ th { font-size: 0.8rem; text-transform: uppercase; color: var(--muted); font-wei
 td.number { text-align: right; font-variant-numeric: tabular-nums; }
 pre { margin: 0; white-space: pre-wrap; word-break: break-all; max-width: 32rem; font-size: 0.85rem; }
 code { font-size: 0.9em; word-break: break-all; }
+time { white-space: nowrap; }
 code.secret { display: inline-block; padding: 0.5rem 0.75rem; background: #fff; border: 1px solid var(--line); border-radius: 4px; }
 .muted { color: var(--muted); }
 .warning { background: #fef3f2; border: 1px solid #fecdca; color: var(--bad); padding: 0.75rem 1rem; border-radius: 6px; }
