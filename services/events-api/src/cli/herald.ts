@@ -30,8 +30,9 @@ const COMMANDS = new Map<string, (argv: readonly string[], io: CliIo, config: Cl
   ['merchants', runMerchantsCommand],
   ['api-keys', runApiKeysCommand],
   ['targets', runTargetsCommand],
-  ['deliveries', runDeliveriesCommand],
+  // Before deliveries, which the usage error for a mistyped command names last.
   ['portal-links', runPortalLinksCommand],
+  ['deliveries', runDeliveriesCommand],
 ]);
 
 // Options that would put a secret on the command line, where the process list shows it to others.
