@@ -52,6 +52,10 @@ describe('herald portal-links create', () => {
     const answer = JSON.parse(json.stdout) as { url: string; expiresAt: string };
     expect(Date.parse(answer.expiresAt) - Date.now()).toBeLessThanOrEqual(120_000);
     expect(await enter(answer.url)).toBe(303);
+
+    // The request lines (LOG_LEVEL http) name the paths, never a link's token.
+    for (const link of [url, answer.url]) expect(service.output()).not.toContain(new URL(link).searchParams.get('token')!);
+    expect(service.output()).toContain('/portal/enter');
   });
 
   it('refuses a command line naming no owner or both, and prints the refusal of an unknown merchant', async () => {
