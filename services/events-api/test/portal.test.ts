@@ -144,6 +144,14 @@ describe('the portal link', () => {
     expect(again.text).toContain('used already or has expired');
   });
 
+  it('opens one session however many requests race with the same link', async () => {
+    const tenant = await api.createTenant();
+    const { token } = await createLink('merchants', tenant.merchantId);
+    const answers = await Promise.all(Array.from({ length: 5 }, () => enter(token)));
+    expect(answers.map((res) => res.status).sort()).toEqual([303, 403, 403, 403, 403]);
+    expect(await api.prisma.portalSession.count({ where: { merchantId: tenant.merchantId } })).toBe(1);
+  });
+
   it('refuses an expired link, an unknown one, and a form posted from another site', async () => {
     const tenant = await api.createTenant();
     const { token } = await createLink('merchants', tenant.merchantId);
