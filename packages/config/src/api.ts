@@ -119,6 +119,8 @@ export interface ApiConfig extends ServiceConfig {
   readonly retry: DeliveryJobsConfig;
   /** Who may open the Bull dashboard at /admin/queues (HTTP Basic). */
   readonly dashboard: DashboardConfig;
+  /** The merchant portal at /portal: its links' and sessions' lifetimes and its cookie. */
+  readonly portal: PortalConfig;
   /** `/metrics`, served on PORT. */
   readonly metrics: MetricsConfig;
   /** How long the HTTP server waits for slow clients, and how many it holds at once. */
@@ -170,6 +172,16 @@ export interface HttpServerConfig {
 }
 
 /** HTTP Basic credentials of the Bull dashboard: ops staff, not merchants. */
+/** The merchant portal (services/events-api/src/portal). */
+export interface PortalConfig {
+  /** PORTAL_LINK_TTL_SECONDS: how long a portal link support creates may be opened (once). 60 to 604800. Default 900 (15 minutes). */
+  readonly linkTtlSeconds: number;
+  /** PORTAL_SESSION_TTL_SECONDS: how long a portal session lasts from the link's opening; no renewal. 60 to 86400. Default 3600 (1 hour). */
+  readonly sessionTtlSeconds: number;
+  /** Whether the session cookie is `Secure` (sent over HTTPS only): everywhere but NODE_ENV=development. */
+  readonly secureCookie: boolean;
+}
+
 export interface DashboardConfig {
   /** DASHBOARD_USERNAME: 1 to 255 characters, no colon or control character (RFC 7617). Default `admin`. */
   readonly username: string;
@@ -229,6 +241,12 @@ export function loadApiConfig(env: Env = process.env): ApiConfig {
       // biome-ignore lint/suspicious/noControlCharactersInRegex: refuses control characters in the Basic auth user-id on purpose (RFC 7617)
       username: text(env, 'DASHBOARD_USERNAME', 'admin', /^[^:\u0000-\u001f\u007f]{1,255}$/),
       password: dashboardPassword,
+    }),
+    portal: Object.freeze({
+      linkTtlSeconds: integer(env, 'PORTAL_LINK_TTL_SECONDS', 900, 60, 7 * 86_400),
+      sessionTtlSeconds: integer(env, 'PORTAL_SESSION_TTL_SECONDS', 3_600, 60, 86_400),
+      // Plain http is only for a developer's own machine; a test is as strict as production.
+      secureCookie: service.nodeEnv !== 'development',
     }),
     metrics: Object.freeze(readMetrics(env)),
     http: Object.freeze(readHttpServer(env)),

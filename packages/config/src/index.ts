@@ -19,7 +19,7 @@ export {
   type TargetPolicyConfig,
 } from './shared';
 export { parseRedisUrl, redisKeyPrefix, type RedisEndpoint, type RedisNode } from './redis-url';
-export { DEVELOPMENT_SECRETS, loadApiConfig, type ApiConfig, type DashboardConfig, type HttpServerConfig } from './api';
+export { DEVELOPMENT_SECRETS, loadApiConfig, type ApiConfig, type DashboardConfig, type HttpServerConfig, type PortalConfig } from './api';
 export {
   loadWorkerConfig,
   type QueueWorkerConfig,

@@ -7,6 +7,8 @@ export { applyMigrations } from './migrations';
 export type { Migration, MigrationResult } from './migrations';
 export { apiKeyPrefixOf, apiKeyRepository, isWellFormedApiKey } from './repositories/api-keys';
 export type { ApiKeyRecord, ApiKeyRepository, ApiKeyScope } from './repositories/api-keys';
+export { portalSessionRepository } from './repositories/portal-sessions';
+export type { PortalScope, PortalSession, PortalSessionRepository } from './repositories/portal-sessions';
 export { tenantRepository, DuplicateIdError } from './repositories/tenants';
 export type { MerchantRecord, ProgramRecord, TenantRepository } from './repositories/tenants';
 export { eventRepository, pagesFoundThroughCounters } from './repositories/events';

@@ -15,6 +15,7 @@ import type { NewEvent } from '../src/repositories/event-ingest-statements';
 import type { EventListQuery } from '../src/repositories/event-list-statements';
 import { eventQueries } from '../src/repositories/event-queries';
 import { targetQueries } from '../src/repositories/target-statements';
+import { portalSessionQueries } from '../src/repositories/portal-sessions';
 import { tenantQueries } from '../src/repositories/tenants';
 import { db, type RowOf } from '../src/sql';
 
@@ -115,6 +116,24 @@ const SNAPSHOTS: Record<string, { queries: Record<string, unknown>; statements: 
       'merchantPage (no filter)': tenantQueries.merchantPage({}, 20, 0),
       'merchantPage (a program)': tenantQueries.merchantPage({ programId: 'program-1' }, 20, 20),
       merchantCount: tenantQueries.merchantCount({ programId: 'program-1' }),
+    },
+  },
+  'portal-sessions': {
+    queries: portalSessionQueries,
+    statements: {
+      createLink: portalSessionQueries.createLink({ tokenHash: 'a'.repeat(64), programId: 'program-1', merchantId: 'merchant-1', expiresAt: AT }),
+      useLink: portalSessionQueries.useLink('a'.repeat(64)),
+      createSession: portalSessionQueries.createSession({
+        tokenHash: 'b'.repeat(64),
+        csrfToken: 'csrf',
+        programId: 'program-1',
+        merchantId: null,
+        expiresAt: AT,
+      }),
+      findSession: portalSessionQueries.findSession('b'.repeat(64)),
+      endSession: portalSessionQueries.endSession('b'.repeat(64)),
+      removeExpiredLinks: portalSessionQueries.removeExpiredLinks(),
+      removeExpiredSessions: portalSessionQueries.removeExpiredSessions(),
     },
   },
   targets: {

@@ -10,6 +10,7 @@ import {
   eventRepository,
   ingestStore,
   pingDatabase,
+  portalSessionRepository,
   targetRepository,
   tenantRepository,
 } from '@herald/db';
@@ -43,6 +44,8 @@ import { createIngest } from './ingest/ingest-events';
 import { MAX_BODY_DEPTH, refuseMalformedJson } from './http/request-guards';
 import { ingestRouter } from './ingest/router';
 import { openApiRouter } from './openapi/router';
+import { portalLinksRouter } from './portal/links-router';
+import { portalRouter } from './portal/router';
 import { merchantTargetRouter } from './targets/merchant-target-router';
 import { targetsRouter } from './targets/router';
 import { signingSecretRouter } from './targets/signing-secret-router';
@@ -148,16 +151,13 @@ export function createApp(deps: AppDependencies): Express {
       maxSkip: config.eventsList.maxSkip,
     }),
   );
-  app.use(
-    merchantTargetRouter({
-      apiKeys: apiKeyCache,
-      rateLimit,
-      targets: targetRepository(databases.merchantReads, cipher),
-      health: targetHealth,
-      autoDisableAfterMs: config.targetAutoDisableAfterMs,
-      egressAddresses: config.egressAddresses,
-    }),
-  );
+  const merchantTarget = {
+    targets: targetRepository(databases.merchantReads, cipher),
+    health: targetHealth,
+    autoDisableAfterMs: config.targetAutoDisableAfterMs,
+    egressAddresses: config.egressAddresses,
+  };
+  app.use(merchantTargetRouter({ apiKeys: apiKeyCache, rateLimit, ...merchantTarget }));
   app.use(
     plainRouter(
       opsEndpoints({
@@ -186,6 +186,23 @@ export function createApp(deps: AppDependencies): Express {
     express.json({ limit: config.ingestBodyLimitBytes, strict: false, verify: refuseMalformedJson(MAX_BODY_DEPTH) }),
     ingestRouter({ ingest }),
   );
+  // The merchant portal: the merchant API's reads, on its pools, for a browser session a support
+  // link opened (no API key). The signing secret is read on the admin pool, as the admin API's.
+  const portalSessions = portalSessionRepository(databases.admin);
+  app.use(
+    portalRouter({
+      sessions: portalSessions,
+      tenants,
+      events,
+      history: deliveryHistoryRepository(databases.merchantReads),
+      target: merchantTarget,
+      signingSecret: (owner) => targets.signingSecret(owner),
+      limits: merchantReads,
+      maxSkip: config.eventsList.maxSkip,
+      sessionTtlSeconds: config.portal.sessionTtlSeconds,
+      secureCookie: config.portal.secureCookie,
+    }),
+  );
   // Before the bearer-token admin API: a browser opens the dashboard with HTTP Basic.
   app.use(DASHBOARD_PATH, dashboardRouter({ queue: producer.queue, credentials: config.dashboard, failedAuth, logger, metrics }));
   app.use(
@@ -213,6 +230,7 @@ export function createApp(deps: AppDependencies): Express {
       health: targetHealth,
     }),
     signingSecretRouter({ targets, rotationGraceSeconds: config.signingSecretRotationGraceSeconds }),
+    portalLinksRouter({ sessions: portalSessions, tenants, linkTtlSeconds: config.portal.linkTtlSeconds, publicUrl: config.publicUrl }),
     deliveriesRouter({ history, replay: replayAnswering(createReplay({ history, publisher: outbox, producer, logger })), replayMaxDays: config.replayMaxDays }),
   );
   app.use(notFound);

@@ -10,12 +10,14 @@ const api = createTestApi();
 afterAll(() => api.close());
 
 // Served, and described elsewhere on purpose: the ops endpoints (docs/operations.md), the
-// documents themselves with their reference page, and the dashboard (a browser page).
+// documents themselves with their reference page, and the dashboard and the merchant portal
+// (browser pages, docs/portal.md).
 const UNDOCUMENTED = [
   /^GET \/(healthz|livez|readyz|metrics)$/,
   /^GET \/openapi(\.json|\/internal\.json)$/,
   /^GET \/docs(\/|$)/,
   /^[A-Z]+ \/admin\/queues(\/|$)/,
+  /^[A-Z]+ \/portal(\/|$)/,
 ];
 
 const METHODS = ['get', 'put', 'post', 'patch', 'delete'];

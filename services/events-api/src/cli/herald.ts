@@ -5,6 +5,7 @@ import { AdminRequestError } from './admin-client';
 import { runApiKeysCommand, API_KEYS_USAGE } from './api-keys-command';
 import { UsageError, type CliIo } from './command';
 import { DELIVERIES_USAGE, runDeliveriesCommand } from './deliveries-command';
+import { PORTAL_LINKS_USAGE, runPortalLinksCommand } from './portal-links-command';
 import { runMerchantsCommand, runProgramsCommand, TENANTS_USAGE } from './tenants-command';
 import { runTargetsCommand, TARGETS_USAGE } from './targets-command';
 
@@ -17,6 +18,8 @@ ${TARGETS_USAGE}
 
 ${DELIVERIES_USAGE}
 
+${PORTAL_LINKS_USAGE}
+
 "herald help" or "herald --help" prints this.
 Every command prints a table (lists) or one field a line by default, and the API's JSON with --json.
 Run it as "pnpm exec herald …" (or "node_modules/.bin/herald …").
@@ -27,6 +30,8 @@ const COMMANDS = new Map<string, (argv: readonly string[], io: CliIo, config: Cl
   ['merchants', runMerchantsCommand],
   ['api-keys', runApiKeysCommand],
   ['targets', runTargetsCommand],
+  // Before deliveries, which the usage error for a mistyped command names last.
+  ['portal-links', runPortalLinksCommand],
   ['deliveries', runDeliveriesCommand],
 ]);
 

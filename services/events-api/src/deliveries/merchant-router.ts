@@ -1,12 +1,12 @@
 import { Router } from 'express';
-import { targetOwnerKey, type DeliveryFilter, type DeliveryHistoryRepository, type DeliveryStatus } from '@herald/db';
+import type { DeliveryFilter, DeliveryHistoryRepository, DeliveryStatus } from '@herald/db';
 import { compileValidator, toDate } from '@herald/domain';
 import { authenticateMerchantRequest, ownTargetOf, type MerchantKeyDependencies } from '../auth/merchant-key';
 import { expensiveRead, type ExpensiveReads } from '../http/expensive-reads';
 import { HttpError } from '../http/http-error';
 import { pageOf, parseQuery } from '../http/query';
 import { merchantDeliveriesQuerySchema, type MerchantDeliveriesQuery } from './schemas';
-import { merchantDeliveryDetailView, merchantDeliveryView } from './views';
+import { findOwnDelivery, listOwnDeliveries } from './merchant-deliveries';
 
 const validateQuery = compileValidator<MerchantDeliveriesQuery>(merchantDeliveriesQuerySchema);
 
@@ -32,20 +32,22 @@ export function merchantDeliveriesRouter(deps: MerchantDeliveriesDependencies): 
     const query = parseQuery(validateQuery, req.query);
     const { page, pageSize } = pageOf(query);
     checkPageDepth(page, pageSize, deps.maxSkip);
-    const filter = { ...filterOf(query), targetOwnerKey: targetOwnerKey(ownTargetOf(caller.scope)) };
+    const owner = ownTargetOf(caller.scope);
     // Every list counts the target's deliveries that match, a cost that grows with them: each
     // takes a turn of the key and spends its time budget, as GET /events's expensive reads do.
-    const { count, deliveries } = await expensiveRead(deps.limits, caller.keyId, () => deps.history.listSummaries({ filter, page, pageSize }));
-    res.json({ page, pageSize, count, totalPages: Math.ceil(count / pageSize), data: deliveries.map(merchantDeliveryView) });
+    const { count, deliveries } = await expensiveRead(deps.limits, caller.keyId, () =>
+      listOwnDeliveries(deps.history, owner, { filter: filterOf(query), page, pageSize }),
+    );
+    res.json({ page, pageSize, count, totalPages: Math.ceil(count / pageSize), data: deliveries });
   });
 
   router.get('/deliveries/:id', async (req, res) => {
     const caller = await authenticateMerchantRequest(deps, req, res);
     const id = req.params.id!;
     // One delivery by its id: a few index lookups whatever the data, so no turn is taken.
-    const detail = await deps.history.findSummary(id, { targetOwnerKey: targetOwnerKey(ownTargetOf(caller.scope)) });
+    const detail = await findOwnDelivery(deps.history, ownTargetOf(caller.scope), id);
     if (!detail) throw new HttpError(404, 'not_found', 'Not Found', `No delivery "${id}".`);
-    res.json(merchantDeliveryDetailView(detail));
+    res.json(detail);
   });
 
   return router;

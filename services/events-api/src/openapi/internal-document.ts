@@ -24,6 +24,7 @@ import {
 } from './document-parts';
 import { domainComponents } from './domain-components';
 import { adminResponseSchemas, internalProblemSchema } from './schemas';
+import { portalLinkPaths, portalLinkSchemas } from './portal-paths';
 import { targetPaths, targetRequestSchemas } from './target-paths';
 
 /** Where the internal document is served. */
@@ -202,6 +203,7 @@ export function buildInternalDocument(): Schema {
         }),
       },
       ...signingSecretPaths(),
+      ...portalLinkPaths(),
     },
     components: {
       securitySchemes: {
@@ -221,6 +223,7 @@ export function buildInternalDocument(): Schema {
         ),
         ...targetRequestSchemas,
         ...adminResponseSchemas,
+        ...portalLinkSchemas,
         Problem: internalProblemSchema,
       },
     },

@@ -4,6 +4,7 @@ import { Router, type Request, type Response } from 'express';
 import { SERVERS } from './document-parts';
 import { buildInternalDocument, INTERNAL_DOCUMENT_PATH } from './internal-document';
 import { buildMerchantDocument, MERCHANT_DOCUMENT_PATH } from './merchant-document';
+import { publicBaseUrl } from '../http/public-origin';
 
 /** Where the API reference page lives. */
 const DOCS_PATH = '/docs';
@@ -100,17 +101,13 @@ export function openApiRouter(options: { publicUrl?: string | undefined } = {}):
   return router;
 }
 
-// A host name or address, with an optional port: anything else in Host is not echoed into the document.
-const HOST = /^(?:[A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?$/;
-
 /**
  * The API's base URL: PUBLIC_URL when set; otherwise as the client that fetched the document
- * reached it, whose scheme is the connection's (http behind a TLS-terminating proxy, which is what
- * PUBLIC_URL is for).
+ * reached it (publicBaseUrl).
  */
 function serversFor(req: Request, publicUrl: string | undefined): Array<{ url: string; description: string }> {
   if (publicUrl) return [{ url: publicUrl, description: 'The Herald instance serving this document (PUBLIC_URL).' }];
-  const host = req.get('host');
-  if (!host || !HOST.test(host)) return SERVERS;
-  return [{ url: `${req.protocol}://${host}`, description: 'The Herald instance that served this document, as the request reached it.' }];
+  const url = publicBaseUrl(req, undefined);
+  if (!url) return SERVERS;
+  return [{ url, description: 'The Herald instance that served this document, as the request reached it.' }];
 }
