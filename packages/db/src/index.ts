@@ -81,3 +81,15 @@ export type { LoadedTarget } from './repositories/loaded-target';
 export { partitionMaintenance, partitionName, weekStart } from './partitions';
 export { createEventMonthsAhead, eventPartitionName, monthStart, type DroppedMonth, type HeldMonth } from './event-partitions';
 export type { DroppedWeek, HeldWeek, PartitionMaintenance, PartitionMaintenanceOptions, PartitionMaintenanceReport } from './partitions';
+export { recoveryRepository } from './repositories/recoveries';
+export type {
+  CandidateCursor,
+  LockedFailedDelivery,
+  NewRecovery,
+  RecoveryCandidate,
+  RecoveryRecord,
+  RecoveryRepository,
+  RecoveryTarget,
+  RecoveryTransaction,
+  RecoveryWindow,
+} from './repositories/recoveries';

@@ -9,6 +9,7 @@
  */
 export { createOutboxPublisher, type OutboxPublisher, type OutboxPublisherDependencies } from './publish';
 export { createReplay, type ReplayDependencies, type ReplayedDelivery, type ReplayedJob, type ReplayResult } from './replay';
+export { createRecovery, type RecoveryDependencies, type RecoveryRequest, type RecoveryResult } from './recovery';
 export { startSweeper, type Sweeper, type SweeperDependencies, type SweeperOptions } from './sweeper';
 export { startReconciler, type ReconcileResult, type Reconciler, type ReconcilerDependencies, type ReconcilerOptions } from './reconciler';
 export type { OutboxLogger } from './outbox-logger';

@@ -10,6 +10,7 @@ import {
   eventRepository,
   ingestStore,
   pingDatabase,
+  recoveryRepository,
   targetRepository,
   tenantRepository,
 } from '@herald/db';
@@ -18,7 +19,7 @@ import type { Logger } from '@herald/logging';
 import { createMetrics, type HeraldMetrics } from '@herald/metrics';
 import { createCallbackSender } from '@herald/callbacks';
 import { createConnectGuard, createOutboundClient, type AddressPolicy } from '@herald/outbound';
-import { createOutboxPublisher, createReplay } from '@herald/outbox';
+import { createOutboxPublisher, createRecovery, createReplay } from '@herald/outbox';
 import { pingRedis, readTargetHealth, type DeliveryProducer, type RedisConnection } from '@herald/queue';
 import { adminRouter } from './admin/router';
 import { createApiKeyCache } from './auth/api-key-cache';
@@ -43,6 +44,8 @@ import { createIngest } from './ingest/ingest-events';
 import { MAX_BODY_DEPTH, refuseMalformedJson } from './http/request-guards';
 import { ingestRouter } from './ingest/router';
 import { openApiRouter } from './openapi/router';
+import { createRecoveries } from './recoveries/recoveries';
+import { merchantRecoveriesRouter } from './recoveries/router';
 import { merchantTargetRouter } from './targets/merchant-target-router';
 import { targetsRouter } from './targets/router';
 import { signingSecretRouter } from './targets/signing-secret-router';
@@ -148,6 +151,15 @@ export function createApp(deps: AppDependencies): Express {
       maxSkip: config.eventsList.maxSkip,
     }),
   );
+  // The merchant's recoveries run on the merchant pool, within the key's turns: they read its events.
+  const recoveryStore = recoveryRepository(databases.merchantReads);
+  const recoveries = createRecoveries({
+    recover: createRecovery({ recoveries: recoveryStore, producer, publisher: outbox, logger }),
+    store: recoveryStore,
+    maxDays: config.recovery.maxDays,
+    maxDeliveries: config.recovery.maxDeliveries,
+  });
+  app.use(merchantRecoveriesRouter({ apiKeys: apiKeyCache, rateLimit, recoveries, limits: merchantReads }));
   app.use(
     merchantTargetRouter({
       apiKeys: apiKeyCache,
