@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { storedRange, type RecoveryCandidate, type RecoveryRepository, type RecoveryTarget, type RecoveryTransaction, type RecoveryWindow } from '@herald/db';
-import { NoTargetError, RecoveryRunningError, TargetSwitchedOffError, targetsToNotify, type DeliveryRef } from '@herald/domain';
+import { NoTargetError, RecoveryRunningError, TargetSwitchedOffError, targetOutlook, targetsToNotify, type DeliveryRef } from '@herald/domain';
 import type { DeliveryProducer } from '@herald/queue';
 import type { OutboxLogger } from './outbox-logger';
 import type { OutboxPublisher } from './publish';
@@ -65,7 +65,8 @@ export function createRecovery(deps: RecoveryDependencies): (request: RecoveryRe
     const { result, refs } = await deps.recoveries.transaction(async (tx) => {
       const target = await tx.lockTarget(request.ownerKey);
       if (!target) throw new NoTargetError(request.owner);
-      if (!target.enabled) throw new TargetSwitchedOffError(target.disabledReason);
+      // Why it is off, as GET /notification-target says it (the outlook's reason; no auto-disable date is needed).
+      if (!target.enabled) throw new TargetSwitchedOffError(targetOutlook({ ...target, failingSince: null }, 0, now).disabledReason!);
       for (const earlier of await tx.unfinished(target.id)) {
         if (earlier.finishedAt === null) throw new RecoveryRunningError(earlier.id);
         await tx.finish(earlier);

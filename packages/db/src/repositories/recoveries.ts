@@ -205,7 +205,11 @@ export const recoveryQueries = {
       .expression((eb) =>
         eb
           .selectFrom(
-            sql<{ id: string; event_id: string; created_at: Date }>`unnest(${rows.map((r) => r.id)}::uuid[], ${rows.map((r) => r.eventId)}::text[], ${rows.map((r) => r.createdAt)}::timestamptz[])`.as<'n'>(
+            sql<{
+              id: string;
+              event_id: string;
+              created_at: Date;
+            }>`unnest(${rows.map((r) => r.id)}::uuid[], ${rows.map((r) => r.eventId)}::text[], ${rows.map((r) => r.createdAt)}::timestamptz[])`.as<'n'>(
               sql`n(id, event_id, created_at)`,
             ),
           )
@@ -235,7 +239,11 @@ export const recoveryQueries = {
       .expression((eb) =>
         eb
           .selectFrom(
-            sql<{ delivery_id: string; delivery_created_at: Date; attempts_before: number }>`unnest(${deliveries.map((d) => d.deliveryId)}::uuid[], ${deliveries.map((d) => d.deliveryCreatedAt)}::timestamptz[], ${deliveries.map((d) => d.attemptsBefore)}::int[])`.as<'t'>(
+            sql<{
+              delivery_id: string;
+              delivery_created_at: Date;
+              attempts_before: number;
+            }>`unnest(${deliveries.map((d) => d.deliveryId)}::uuid[], ${deliveries.map((d) => d.deliveryCreatedAt)}::timestamptz[], ${deliveries.map((d) => d.attemptsBefore)}::int[])`.as<'t'>(
               sql`t(delivery_id, delivery_created_at, attempts_before)`,
             ),
           )
@@ -280,7 +288,10 @@ export interface RecoveryTransaction {
   /** Locks these deliveries if still failed; returns those, oldest first. */
   lockFailed(deliveryIds: readonly string[], stored: StoredRange): Promise<LockedFailedDelivery[]>;
   /** Creates pending, unmarked deliveries to the target; returns those created (not those that existed). */
-  insertDeliveries(targetId: string, rows: ReadonlyArray<{ id: string; eventId: string; createdAt: Date }>): Promise<Array<{ id: string; eventId: string; createdAt: Date }>>;
+  insertDeliveries(
+    targetId: string,
+    rows: ReadonlyArray<{ id: string; eventId: string; createdAt: Date }>,
+  ): Promise<Array<{ id: string; eventId: string; createdAt: Date }>>;
   /** Sets failed deliveries back to pending and unmarked, for their new jobs (the replay's reset). */
   reset(deliveryIds: readonly string[], needJob: boolean, now: Date): Promise<void>;
   /** Stores the recovery and tags the deliveries it queued. */

@@ -1,4 +1,4 @@
-import { eventPageSchema, eventSchema } from '@herald/domain';
+import { AUTO_DISABLED_REASON, eventPageSchema, eventSchema } from '@herald/domain';
 import { REQUIRED_HEADERS } from '../events/headers';
 import { merchantDeliveriesQuerySchema } from '../deliveries/schemas';
 import { eventsQuerySchema } from '../events/query';
@@ -35,6 +35,24 @@ const ok = (description: string, schema: string) => ({
   headers: { 'Cache-Control': { schema: { type: 'string', const: 'no-store' } } },
   content: json(schemaRef(schema)),
 });
+
+/** The problem details of the merchant API: those of GET /events, and the members only a recovery's 409 sends. */
+const merchantProblemSchema = {
+  ...problemSchema,
+  properties: {
+    ...problemSchema.properties,
+    recoveryId: {
+      type: 'string',
+      format: 'uuid',
+      description: 'recovery_running: the recovery of the target still running, to follow at GET /deliveries/recoveries/{id}.',
+    },
+    disabledReason: {
+      type: 'string',
+      enum: [AUTO_DISABLED_REASON, 'switched-off'],
+      description: 'target_switched_off: why the target is off, as GET /notification-target says it.',
+    },
+  },
+} as const;
 
 /** The merchant API: GET /events and the caller's delivery history, behind a merchant's or a program's x-api-key. */
 export function buildMerchantDocument(): Schema {
@@ -121,12 +139,13 @@ export function buildMerchantDocument(): Schema {
             'Every event created in the window (from `from` to `to`, default now) that your target takes (its objectTypes and eventTypes, as now) and that it has no delivered callback for is sent again: ' +
             'failed callbacks, and events never sent because the target was switched off when they happened. Callbacks pending or delivered are left alone, so nothing is sent twice. ' +
             'They go through the usual retries, per-target limit and circuit breaker. One recovery runs at a time per target (409 while one runs); a switched-off target refuses it (409: support switches it on). ' +
-            'One recovery queues at most RECOVERY_MAX_DELIVERIES (default 1,000) callbacks: past that `coveredTo` says where it stopped. It reads the window\'s events, so it is one of the key\'s expensive reads (see 429).',
+            "One recovery queues at most RECOVERY_MAX_DELIVERIES (default 1,000) callbacks: past that `coveredTo` says where it stopped. It reads the window's events, so it is one of the key's expensive reads (see 429).",
           parameters: headerParameters,
           requestBody: { required: true, content: json(schemaRef('RecoverDeliveries')) },
           responses: {
             202: {
-              description: 'The recovery has started (its callbacks are queued): follow it at Location. Like every answer of the API, not to be stored by any cache.',
+              description:
+                'The recovery has started (its callbacks are queued): follow it at Location. Like every answer of the API, not to be stored by any cache.',
               headers: {
                 Location: { required: true, schema: { type: 'string' }, description: '/deliveries/recoveries/{id}' },
                 'Cache-Control': { schema: { type: 'string', const: 'no-store' } },
@@ -189,7 +208,7 @@ export function buildMerchantDocument(): Schema {
         ...domainComponents([eventPageSchema.$id]),
         ...merchantDeliverySchemas,
         RecoverDeliveries: withoutId(recoverBodySchema),
-        Problem: problemSchema,
+        Problem: merchantProblemSchema,
         [TEST_CALLBACK_SCHEMA]: testCallbackBodySchema,
       },
     },

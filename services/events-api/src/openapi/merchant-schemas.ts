@@ -98,15 +98,31 @@ export const merchantDeliverySchemas = {
     description:
       'A recovery: the callbacks your target had not received in a window, sent once more, and how they are going. The response of POST /deliveries/recover and GET /deliveries/recoveries/{id}. The counts are of the callbacks it queued.',
     additionalProperties: false,
-    required: ['id', 'status', 'from', 'to', 'coveredTo', 'complete', 'createdAt', 'finishedAt', 'queued', 'neverSent', 'pending', 'sent', 'delivered', 'failed'],
+    required: [
+      'id',
+      'status',
+      'from',
+      'to',
+      'coveredTo',
+      'complete',
+      'createdAt',
+      'finishedAt',
+      'queued',
+      'neverSent',
+      'pending',
+      'sent',
+      'delivered',
+      'failed',
+    ],
     properties: {
       id: { type: 'string', format: 'uuid', description: 'The recovery, to follow at GET /deliveries/recoveries/{id}.' },
       status: {
         type: 'string',
         enum: ['running', 'finished'],
-        description: 'running while a callback it queued is pending (the next recovery of the target waits for it: 409); finished once each succeeded or failed for good.',
+        description:
+          'running while a callback it queued is pending (the next recovery of the target waits for it: 409); finished once each succeeded or failed for good.',
       },
-      from: { ...dateTime, description: 'The window asked for, on the events\' createdAt: from (inclusive)…' },
+      from: { ...dateTime, description: "The window asked for, on the events' createdAt: from (inclusive)…" },
       to: { ...dateTime, description: '…to (exclusive).' },
       coveredTo: {
         ...dateTime,
@@ -120,7 +136,8 @@ export const merchantDeliverySchemas = {
       neverSent: {
         type: 'integer',
         minimum: 0,
-        description: 'Of those, callbacks of events your target had never been sent: it was switched off when they happened, or its filters did not take them then.',
+        description:
+          'Of those, callbacks of events your target had never been sent: it was switched off when they happened, or its filters did not take them then.',
       },
       pending: { type: 'integer', minimum: 0, description: 'Of those, still waiting for an attempt or a retry.' },
       sent: { type: 'integer', minimum: 0, description: 'Of those, attempted at least once since the recovery queued them.' },

@@ -83,7 +83,11 @@ function windowOf(body: RecoverBody, now: Date, earliest: Date, maxDays: number)
   if (from < earliest) {
     refuse('/from', `must be at most ${maxDays} days ago (RECOVERY_MAX_DAYS), so ${earliest.toISOString()} or later; recover older events through support`);
   }
-  if (to <= from) refuse(body.to === undefined ? '/from' : '/to', body.to === undefined ? 'must be in the past when to is not given (to defaults to now)' : 'must be after from');
+  if (to <= from)
+    refuse(
+      body.to === undefined ? '/from' : '/to',
+      body.to === undefined ? 'must be in the past when to is not given (to defaults to now)' : 'must be after from',
+    );
   return { from, to };
 }
 
