@@ -83,9 +83,6 @@ export { createEventMonthsAhead, eventPartitionName, monthStart, type DroppedMon
 export type { DroppedWeek, HeldWeek, PartitionMaintenance, PartitionMaintenanceOptions, PartitionMaintenanceReport } from './partitions';
 export { recoveryRepository } from './repositories/recoveries';
 export type {
-  CandidateCursor,
-  LockedFailedDelivery,
-  NewRecovery,
   RecoveryCandidate,
   RecoveryRecord,
   RecoveryRepository,
