@@ -74,6 +74,8 @@ export interface RecoveryRecord {
   failed: number;
   /** When the last of its deliveries became final; null while one is pending. */
   finishedAt: Date | null;
+  /** Whether its counts are stored (frozen) rather than read from its deliveries. */
+  frozen: boolean;
 }
 
 /** What a recovery stores when it has queued its deliveries. */
@@ -272,6 +274,7 @@ function recordOf(row: ProgressRow): RecoveryRecord {
     delivered: frozen ? (row.frozenDelivered ?? 0) : live.delivered,
     failed: frozen ? (row.frozenFailed ?? 0) : live.failed,
     finishedAt: frozen ? row.frozenAt : pending === 0 ? (row.lastCompletedAt ?? row.createdAt) : null,
+    frozen,
   };
 }
 
@@ -308,6 +311,12 @@ export function recoveryRepository(pool: DatabasePool) {
       if (!isUuid(id)) return null;
       const [row] = (await run(pool, recoveryQueries.find(id, ownerKey))).rows;
       return row ? recordOf(row) : null;
+    },
+
+    /** Stores the counts of a recovery found over (finishedAt set), so that they outlive its deliveries; a no-op when stored already. */
+    async finish(recovery: RecoveryRecord): Promise<void> {
+      if (recovery.finishedAt === null || recovery.frozen) return;
+      await run(pool, recoveryQueries.finish(recovery.id, recovery.finishedAt, recovery));
     },
 
     /** Runs `work` on one transaction with the recovery's statements: committed when it resolves, rolled back when it throws. */

@@ -32,7 +32,7 @@ export interface RecoveryView {
 export interface RecoveriesDependencies {
   /** The outbox's recovery (@herald/outbox createRecovery). */
   recover: (request: RecoveryRequest) => Promise<RecoveryResult>;
-  store: Pick<RecoveryRepository, 'find'>;
+  store: Pick<RecoveryRepository, 'find' | 'finish'>;
   /** RECOVERY_MAX_DAYS and RECOVERY_MAX_DELIVERIES. */
   maxDays: number;
   maxDeliveries: number;
@@ -68,7 +68,10 @@ export function createRecoveries(deps: RecoveriesDependencies): Recoveries {
     },
     async find(scope, id) {
       const found = await deps.store.find(id, targetOwnerKey(ownTargetOf(scope)));
-      return found && recoveryView(found);
+      if (!found) return null;
+      // Over: its counts are stored now, so they stay when its deliveries' week is dropped.
+      await deps.store.finish(found);
+      return recoveryView(found);
     },
   };
 }
