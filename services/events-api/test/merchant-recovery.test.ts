@@ -3,6 +3,12 @@
 // fake worker (the events-api may not import the delivery-worker; merchant-recovery-e2e.test.ts
 // runs the real one against a real receiver).
 import { randomUUID } from 'node:crypto';
+import { PassThrough } from 'node:stream';
+import { deliveryRepository, recoveryRepository, targetOwnerKey } from '@herald/db';
+import { createLogger } from '@herald/logging';
+import { createOutboxPublisher, createRecovery } from '@herald/outbox';
+import { createDeliveryProducer, createRedisConnection, pingRedis } from '@herald/queue';
+import { closedPort } from '@herald/testing';
 import request from 'supertest';
 import { createTestApi, type TestApi } from './support/api';
 import { ingestEvent } from './support/events';
@@ -338,5 +344,63 @@ describe('tenant isolation of recoveries', () => {
     // The jobs carry ids only.
     const jobs = await api.deliveryQueue.getJobs(['waiting', 'prioritized', 'completed', 'failed', 'delayed']);
     expect(JSON.stringify(jobs.map((job) => job.data))).not.toContain(s.password);
+  });
+});
+
+describe('a recovery and the queue', () => {
+  it('answers 503 and changes nothing while Redis is unreachable', async () => {
+    const s = await scene();
+    const event = await ingestPayment(s);
+    await worker.runAll(() => ({ outcome: 'failed' }));
+    const down = createTestApi({ REDIS_URL: `redis://127.0.0.1:${await closedPort()}` });
+    try {
+      const res = await recover(s.merchantKey.key, { from: ago(10 * MINUTE) }, down).expect(503);
+      expectDocumented(document, 'merchant', '/deliveries/recover', 'post', res);
+      expect(res.body.type).toBe('/problems/queue_unavailable');
+    } finally {
+      await down.close();
+    }
+    expect((await deliveriesOf(s.merchantTarget)).get(event)?.status).toBe('failed');
+    expect(await api.prisma.recovery.count({ where: { targetId: s.merchantTarget } })).toBe(0);
+  });
+
+  it('leaves the deliveries pending and unmarked for the outbox sweeper when Redis refuses their jobs after the commit', async () => {
+    const s = await scene();
+    const failed = await ingestPayment(s, 2 * MINUTE);
+    await worker.runAll(() => ({ outcome: 'failed' }));
+    await api.admin('patch', `/merchants/${s.merchantId}/notification-target`).send({ enabled: false }).expect(200);
+    const neverSent = await ingestPayment(s, MINUTE);
+    await api.admin('patch', `/merchants/${s.merchantId}/notification-target`).send({ enabled: true }).expect(200);
+
+    const redis = createRedisConnection(api.config.redisUrl, { role: 'client' });
+    await pingRedis(redis);
+    const producer = createDeliveryProducer(redis, { prefix: api.config.queuePrefix, retry: api.config.retry, timeoutMs: 2_000 });
+    const logger = createLogger({ level: 'error', service: 'test', stream: new PassThrough() });
+    const recovery = createRecovery({
+      recoveries: recoveryRepository(api.databases.merchantReads),
+      publisher: createOutboxPublisher({
+        producer: { enqueue: () => Promise.reject(new Error('Redis went away')) },
+        deliveries: deliveryRepository(api.databases.ingest),
+        logger,
+      }),
+      producer,
+      logger,
+    });
+    try {
+      const result = await recovery({
+        ownerKey: targetOwnerKey({ kind: 'merchant', merchantId: s.merchantId }),
+        owner: 'merchant',
+        window: { from: new Date(Date.now() - 10 * MINUTE), to: new Date(), storedSince: new Date(Date.now() - DAY) },
+        maxDeliveries: 100,
+      });
+      expect(result).toMatchObject({ queued: 2, created: 1, complete: true });
+      const rows = await deliveriesOf(s.merchantTarget);
+      for (const id of [failed, neverSent]) expect(rows.get(id)).toMatchObject({ status: 'pending', enqueuedAt: null });
+      // The failed delivery's finished job is gone, so the sweeper's plain enqueue makes a new one.
+      expect(await api.deliveryQueue.getJobState(rows.get(failed)!.id)).toBe('unknown');
+    } finally {
+      await producer.close();
+      redis.disconnect();
+    }
   });
 });

@@ -54,7 +54,7 @@ const merchantProblemSchema = {
   },
 } as const;
 
-/** The merchant API: GET /events and the caller's delivery history, behind a merchant's or a program's x-api-key. */
+/** The merchant API: GET /events, the caller's delivery history and its recoveries, behind a merchant's or a program's x-api-key. */
 export function buildMerchantDocument(): Schema {
   const headerParameters = REQUIRED_HEADERS.filter(({ name }) => name !== 'Content-Type').map(({ name, expected }) => ({
     name,
@@ -69,7 +69,7 @@ export function buildMerchantDocument(): Schema {
       title: 'Herald merchant API',
       version: '1',
       description:
-        "Lists the events processed for a merchant's objects and the callbacks sent for them. A merchant key sees its merchant's; a program key its program's " +
+        "Lists the events processed for a merchant's objects and the callbacks sent for them, and sends once more the callbacks its target missed. A merchant key sees its merchant's; a program key its program's " +
         "(the callbacks to the program's own notification target). Errors are RFC 9457 problem details (application/problem+json).",
     },
     servers: SERVERS,
