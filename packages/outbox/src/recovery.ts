@@ -72,7 +72,9 @@ export function createRecovery(deps: RecoveryDependencies): (request: RecoveryRe
         await tx.finish(earlier);
       }
 
-      const { chosen, coveredTo, complete } = await choose(tx, target, request);
+      // A target never missed what Herald stored before it was set up: those events are not its own to recover.
+      const storedSince = new Date(Math.max(request.window.storedSince.getTime(), target.createdAt.getTime()));
+      const { chosen, coveredTo, complete } = await choose(tx, target, { ...request, window: { ...request.window, storedSince } });
       const failed = chosen.filter((c) => c.deliveryId !== null);
       const locked = await tx.lockFailed(
         failed.map((c) => c.deliveryId!),

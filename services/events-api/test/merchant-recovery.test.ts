@@ -176,6 +176,30 @@ describe('POST /deliveries/recover', () => {
     expect([...(await deliveriesOf(s.merchantTarget)).keys()].sort()).toEqual([before, ...whileOff].sort());
   });
 
+  it('sends nothing the target never missed: events stored before it was set up', async () => {
+    const tenant = await api.createTenant();
+    await ingestPayment(tenant);
+    const target = await api
+      .admin('put', `/merchants/${tenant.merchantId}/notification-target`)
+      .send({ url: 'https://merchant.example/hooks', auth: { mode: 'none' } })
+      .expect(200);
+    const after = await ingestPayment(tenant);
+    await worker.runAll(() => ({ outcome: 'failed' }));
+
+    const res = await recover(tenant.merchantKey.key, { from: ago(10 * MINUTE) }).expect(202);
+    expect(res.body).toMatchObject({ queued: 1, neverSent: 0 });
+    expect([...(await deliveriesOf(target.body.id)).keys()]).toEqual([after]);
+  });
+
+  it('runs one recovery of a target at a time when two are asked at once', async () => {
+    const s = await scene();
+    await ingestPayment(s);
+    await worker.runAll(() => ({ outcome: 'failed' }));
+    const answers = await Promise.all([recover(s.merchantKey.key, { from: ago(10 * MINUTE) }), recover(s.merchantKey.key, { from: ago(10 * MINUTE) })]);
+    expect(answers.map((res) => res.status).sort()).toEqual([202, 409]);
+    expect(await api.prisma.recovery.count({ where: { targetId: s.merchantTarget } })).toBe(1);
+  });
+
   it('takes only the events of the window, on their createdAt', async () => {
     const s = await scene();
     const early = await ingestPayment(s, 3 * DAY);

@@ -10,7 +10,8 @@ SELECT
   "event_types" AS "eventTypes",
   "enabled",
   "deleted_at" IS NOT NULL AS "deleted",
-  "disabled_reason" AS "disabledReason"
+  "disabled_reason" AS "disabledReason",
+  "created_at" AS "createdAt"
 FROM
   "notification_targets"
 WHERE

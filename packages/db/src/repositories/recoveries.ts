@@ -15,6 +15,8 @@ import { deliveryHistoryQueries } from './delivery-history';
 export interface RecoveryTarget extends RoutingTarget {
   /** `auto-disabled`, or null (switched off by support, or on). */
   disabledReason: string | null;
+  /** When the target was set up: it never missed what Herald stored before. */
+  createdAt: Date;
 }
 
 /** The window of a recovery, on its events' createdAt, and the oldest storage time it may reach. */
@@ -133,6 +135,7 @@ export const recoveryQueries = {
         'enabled',
         eb('deleted_at', 'is not', null).$castTo<boolean>().as('deleted'),
         'disabled_reason as disabledReason',
+        'created_at as createdAt',
       ])
       .where('owner_key', '=', ownerKey)
       .forUpdate(),
