@@ -255,6 +255,25 @@ describe('POST /deliveries/recover', () => {
     expect(events.map((id) => statuses.get(id)?.status)).toEqual(['succeeded', 'succeeded', 'succeeded']);
   });
 
+  it('stops after reading 10 times RECOVERY_MAX_DELIVERIES events its filters refuse, and says where', async () => {
+    const tenant = await bounded.createTenant();
+    const target = await bounded
+      .admin('put', `/merchants/${tenant.merchantId}/notification-target`)
+      .send({ url: 'https://merchant.example/hooks', auth: { mode: 'none' }, notifications: { objectTypes: ['refund'] } })
+      .expect(200);
+    // 501 payments the target does not take, then a refund it does, one millisecond apart.
+    const base = Date.now() - 5 * MINUTE;
+    const events = Array.from({ length: 502 }, (_, i) =>
+      ingestEvent(tenant, { objectType: i === 501 ? 'refund' : 'payment', createdAt: new Date(base + i).toISOString() }),
+    );
+    await bounded.ingest({ events }).expect(201);
+    expect((await deliveriesOf(target.body.id, bounded)).size).toBe(1);
+
+    const res = await recover(tenant.merchantKey.key, { from: ago(10 * MINUTE) }, bounded).expect(202);
+    // One page of 500 candidates read, none taken: the next recovery goes on from the last one read.
+    expect(res.body).toMatchObject({ queued: 0, complete: false, coveredTo: new Date(base + 499).toISOString() });
+  });
+
   it.each([
     ['from that is not a date-time', { from: 'yesterday' }, '/from'],
     ['no from', { to: ago(0) }, '/from'],
