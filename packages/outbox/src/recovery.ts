@@ -54,8 +54,9 @@ export interface RecoveryDependencies {
  * steps (resetLocked: its finished job removed, set back to pending); an event never sent (the
  * target was off, or did not take it then) gets its delivery now, in its event's week as if the
  * ingest had made it. Pending and succeeded deliveries are left alone, so nothing is sent twice to
- * a target that got it. All in one transaction with the target's row locked, which is also what
- * makes recoveries of one target one at a time; the jobs are added after the commit by the outbox,
+ * a target that got it. All in one transaction holding the target's recovery lock (an advisory
+ * lock, so the worker's writes of the target's health never wait), which is what makes recoveries
+ * of one target one at a time; the jobs are added after the commit by the outbox,
  * so they go through the fair share, the in-flight limit and the breaker like any other, and the
  * sweeper adds those Redis refused.
  */

@@ -11,12 +11,12 @@ SELECT
   "enabled",
   "deleted_at" IS NOT NULL AS "deleted",
   "disabled_reason" AS "disabledReason",
-  "created_at" AS "createdAt"
+  "created_at" AS "createdAt",
+  pg_advisory_xact_lock(1214607971, hashtext (id::text)) AS "locked"
 FROM
   "notification_targets"
 WHERE
-  "owner_key" = $1
-FOR UPDATE;
+  "owner_key" = $1;
 
 -- recoveries: unfinished
 SELECT

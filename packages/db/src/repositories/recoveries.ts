@@ -93,6 +93,8 @@ export interface NewRecovery {
 }
 
 const uuids = (ids: readonly string[]) => sql<string[]>`${ids}::uuid[]`;
+/** The class of the recovery locks (ASCII "Herc"), keyed by a hash of the target id; the ingest month's lock is "Hera". */
+const RECOVERY_LOCK = sql.lit(0x4865_7263);
 
 /** The progress columns of a recovery `r`, from its deliveries `rd` joined to `d` (each in its own week). */
 const progress = db
@@ -122,7 +124,11 @@ const progress = db
 
 /** Every statement of the repository, built from its parameters (the SQL snapshot compiles each). */
 export const recoveryQueries = {
-  /** The owner's live target, locked: a second recovery of it waits here for the first to be stored. */
+  /**
+   * The owner's target, and a lock on recovering it held to the end of the transaction: a second
+   * recovery of the target waits here for the first to be stored. An advisory lock, not the row's:
+   * the worker writes the target's health in its row, and no recovery may hold up those writes.
+   */
   lockTarget: (ownerKey: string) =>
     db
       .selectFrom('notification_targets')
@@ -136,9 +142,9 @@ export const recoveryQueries = {
         eb('deleted_at', 'is not', null).$castTo<boolean>().as('deleted'),
         'disabled_reason as disabledReason',
         'created_at as createdAt',
+        sql<string>`pg_advisory_xact_lock(${RECOVERY_LOCK}, hashtext(id::text))`.as('locked'),
       ])
-      .where('owner_key', '=', ownerKey)
-      .forUpdate(),
+      .where('owner_key', '=', ownerKey),
 
   /** The target's recoveries not yet found over, with their progress. */
   unfinished: (targetId: string) => progress.where('r.target_id', '=', targetId).where('r.finished_at', 'is', null),
@@ -281,9 +287,9 @@ function recordOf(row: ProgressRow): RecoveryRecord {
   };
 }
 
-/** A recovery's statements on one transaction: the target's row stays locked until it ends. */
+/** A recovery's statements on one transaction: the target's recovery lock is held until it ends. */
 export interface RecoveryTransaction {
-  /** The owner's target, locked; null when it has none (or only a deleted one). */
+  /** The owner's target, with its recovery lock (see recoveryQueries.lockTarget); null when it has none (or only a deleted one). */
   lockTarget(ownerKey: string): Promise<RecoveryTarget | null>;
   /** The target's recoveries not yet frozen, with their progress (finishedAt set when every delivery is final). */
   unfinished(targetId: string): Promise<RecoveryRecord[]>;
@@ -330,7 +336,9 @@ export function recoveryRepository(pool: DatabasePool) {
           work({
             async lockTarget(ownerKey) {
               const [row] = (await run(tx, recoveryQueries.lockTarget(ownerKey))).rows;
-              return row && !row.deleted ? row : null;
+              if (!row || row.deleted) return null;
+              const { locked: _locked, ...target } = row;
+              return target;
             },
             async unfinished(targetId) {
               return (await run(tx, recoveryQueries.unfinished(targetId))).rows.map(recordOf);
