@@ -195,7 +195,9 @@ describe('POST /deliveries/recover', () => {
     const s = await scene();
     await ingestPayment(s);
     await worker.runAll(() => ({ outcome: 'failed' }));
-    const answers = await Promise.all([recover(s.merchantKey.key, { from: ago(10 * MINUTE) }), recover(s.merchantKey.key, { from: ago(10 * MINUTE) })]);
+    // Two keys of the merchant, so that the two requests do not wait for one key's turn but meet at the target's lock.
+    const second = (await api.admin('post', '/api-keys').send({ merchantId: s.merchantId }).expect(201)).body as { key: string };
+    const answers = await Promise.all([recover(s.merchantKey.key, { from: ago(10 * MINUTE) }), recover(second.key, { from: ago(10 * MINUTE) })]);
     expect(answers.map((res) => res.status).sort()).toEqual([202, 409]);
     expect(await api.prisma.recovery.count({ where: { targetId: s.merchantTarget } })).toBe(1);
   });
