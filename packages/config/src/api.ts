@@ -113,6 +113,8 @@ export interface ApiConfig extends ServiceConfig {
    * no program, merchant, event or target scopes it. 1 to 3660. Default 31.
    */
   readonly replayMaxDays: number;
+  /** How far back, and how much at once, a merchant may recover (POST /deliveries/recover). */
+  readonly recovery: RecoveryConfig;
   /** TARGET_AUTO_DISABLE_AFTER (see readTargetAutoDisableAfterMs): GET /notification-target shows when it would switch the target off. */
   readonly targetAutoDisableAfterMs: number;
   /** The attempts and retention of the delivery jobs the API enqueues (the worker owns the backoff). */
@@ -169,6 +171,24 @@ export interface HttpServerConfig {
    * that connects from a few addresses, raise it to HTTP_MAX_CONNECTIONS. 1 to 1000000. Default 100.
    */
   readonly maxConnectionsPerAddress: number;
+}
+
+/** A merchant's recovery of the callbacks its target missed (POST /deliveries/recover). */
+export interface RecoveryConfig {
+  /**
+   * RECOVERY_MAX_DAYS: how far back a recovery's window may start (its `from`), in days, counted
+   * from the request; only events Herald stored within it are recovered. Keep it below
+   * DELIVERY_RETENTION_DAYS and, when set, EVENT_RETENTION_DAYS (the delivery-worker's), so that
+   * the weeks and months a recovery writes into are never being dropped. 1 to 365. Default 7.
+   */
+  readonly maxDays: number;
+  /**
+   * RECOVERY_MAX_DELIVERIES: most callbacks one recovery queues, so that one request holds its
+   * transaction briefly; a larger window is recovered up to `coveredTo`, and the next recovery
+   * takes the rest. It reads at most 10 times as many events the target's filters refuse.
+   * 1 to 10000. Default 1000.
+   */
+  readonly maxDeliveries: number;
 }
 
 /** HTTP Basic credentials of the Bull dashboard: ops staff, not merchants. */
@@ -234,6 +254,10 @@ export function loadApiConfig(env: Env = process.env): ApiConfig {
     eventMaxBytes: integer(env, 'EVENT_MAX_BYTES', 256 * 1024, 1_024, 100 * 1024 * 1024),
     signingSecretRotationGraceSeconds: integer(env, 'SIGNING_SECRET_ROTATION_GRACE_SECONDS', 86_400, 0, 30 * 86_400),
     replayMaxDays: integer(env, 'REPLAY_MAX_DAYS', 31, 1, 3_660),
+    recovery: Object.freeze({
+      maxDays: integer(env, 'RECOVERY_MAX_DAYS', 7, 1, 365),
+      maxDeliveries: integer(env, 'RECOVERY_MAX_DELIVERIES', 1_000, 1, 10_000),
+    }),
     targetAutoDisableAfterMs: readTargetAutoDisableAfterMs(env),
     retry: Object.freeze(readDeliveryJobs(env)),
     dashboard: Object.freeze({

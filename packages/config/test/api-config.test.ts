@@ -74,6 +74,11 @@ describe('loadApiConfig', () => {
     });
   });
 
+  it('lets merchants recover 7 days back, 1,000 callbacks at a time, by default, and reads both bounds', () => {
+    expect(loadApiConfig({}).recovery).toEqual({ maxDays: 7, maxDeliveries: 1_000 });
+    expect(loadApiConfig({ RECOVERY_MAX_DAYS: '3', RECOVERY_MAX_DELIVERIES: '50' }).recovery).toEqual({ maxDays: 3, maxDeliveries: 50 });
+  });
+
   it('reads every events-api variable that is set', () => {
     const config = loadApiConfig({
       PORT: '8080',
@@ -150,6 +155,8 @@ describe('loadApiConfig', () => {
     ['AUTH_FAILURE_WINDOW_SECONDS', '86401', /AUTH_FAILURE_WINDOW_SECONDS: must be between 1 and 86400/],
     ['AUTH_FAILURE_MAX_ADDRESSES', '0', /AUTH_FAILURE_MAX_ADDRESSES: must be between 1 and 10000000/],
     ['REPLAY_MAX_DAYS', '0', /REPLAY_MAX_DAYS: must be between 1 and 3660/],
+    ['RECOVERY_MAX_DAYS', '0', /RECOVERY_MAX_DAYS: must be between 1 and 365/],
+    ['RECOVERY_MAX_DELIVERIES', '10001', /RECOVERY_MAX_DELIVERIES: must be between 1 and 10000/],
   ])('rejects %s=%s with a message naming the variable', (name, value, message) => {
     const error = configErrorOf(loadApiConfig, { [name]: value });
     expect(error.variable).toBe(name);

@@ -83,3 +83,12 @@ export type { LoadedTarget } from './repositories/loaded-target';
 export { partitionMaintenance, partitionName, weekStart } from './partitions';
 export { createEventMonthsAhead, eventPartitionName, monthStart, type DroppedMonth, type HeldMonth } from './event-partitions';
 export type { DroppedWeek, HeldWeek, PartitionMaintenance, PartitionMaintenanceOptions, PartitionMaintenanceReport } from './partitions';
+export { recoveryRepository } from './repositories/recoveries';
+export type {
+  RecoveryCandidate,
+  RecoveryRecord,
+  RecoveryRepository,
+  RecoveryTarget,
+  RecoveryTransaction,
+  RecoveryWindow,
+} from './repositories/recoveries';

@@ -10,6 +10,7 @@ import { deliveryQueries } from '../src/repositories/deliveries';
 import { deliveryAttemptQueries } from '../src/repositories/delivery-attempts';
 import { targetHealthQueries } from '../src/repositories/recorded-target-health';
 import { deliveryHistoryQueries } from '../src/repositories/delivery-history';
+import { recoveryQueries } from '../src/repositories/recoveries';
 import { eventCountQueries } from '../src/repositories/event-counts';
 import type { NewEvent } from '../src/repositories/event-ingest-statements';
 import type { EventListQuery } from '../src/repositories/event-list-statements';
@@ -279,6 +280,50 @@ const SNAPSHOTS: Record<string, { queries: Record<string, unknown>; statements: 
       'lockForReplay (a filter)': deliveryHistoryQueries.lockForReplay({ status: 'failed', merchantId: 'merchant-1' }, 101),
       'reset (needs a new job)': deliveryHistoryQueries.reset([ID], true, AT),
       'reset (job still queued)': deliveryHistoryQueries.reset([ID], false, AT),
+    },
+  },
+  recoveries: {
+    queries: recoveryQueries,
+    statements: {
+      lockTarget: recoveryQueries.lockTarget('merchant:merchant-1'),
+      unfinished: recoveryQueries.unfinished(ID),
+      find: recoveryQueries.find(ID, 'merchant:merchant-1'),
+      finish: recoveryQueries.finish(ID, AT, { sent: 3, delivered: 2, failed: 1 }),
+      'candidates (a merchant target, first page)': recoveryQueries.candidates(
+        { id: ID, programId: 'program-1', merchantId: 'merchant-1' },
+        { from: AT, to: AT, storedSince: AT },
+        null,
+        500,
+      ),
+      'candidates (a program target, next page)': recoveryQueries.candidates(
+        { id: ID, programId: 'program-1', merchantId: null },
+        { from: AT, to: AT, storedSince: AT },
+        { createdAt: AT, eventId: event.event.id },
+        500,
+      ),
+      lockFailed: recoveryQueries.lockFailed([ID, OTHER_ID], { from: AT, to: AT }),
+      insertDeliveries: recoveryQueries.insertDeliveries(ID, [{ id: OTHER_ID, eventId: event.event.id, createdAt: AT }]),
+      'insertRecovery (callbacks queued)': recoveryQueries.insertRecovery({
+        id: ID,
+        targetId: OTHER_ID,
+        ownerKey: 'merchant:merchant-1',
+        from: AT,
+        to: AT,
+        coveredTo: AT,
+        created: 1,
+        deliveries: [{ deliveryId: OTHER_ID, deliveryCreatedAt: AT, attemptsBefore: 0 }],
+      }),
+      'insertRecovery (nothing to queue: finished at once)': recoveryQueries.insertRecovery({
+        id: ID,
+        targetId: OTHER_ID,
+        ownerKey: 'merchant:merchant-1',
+        from: AT,
+        to: AT,
+        coveredTo: AT,
+        created: 0,
+        deliveries: [],
+      }),
+      tagDeliveries: recoveryQueries.tagDeliveries(ID, [{ deliveryId: OTHER_ID, deliveryCreatedAt: AT, attemptsBefore: 2 }]),
     },
   },
 };

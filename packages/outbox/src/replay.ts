@@ -1,4 +1,4 @@
-import type { DeliveryHistoryRepository, DeliveryRecord, DeliveryStatus, ReplayCandidate, ReplaySelection } from '@herald/db';
+import type { DeliveryHistoryRepository, DeliveryRecord, DeliveryStatus, ReplayCandidate, ReplaySelection, ReplayTransaction } from '@herald/db';
 import { QueueUnavailableError, type DeliveryRef } from '@herald/domain';
 import type { DeliveryProducer } from '@herald/queue';
 import type { OutboxLogger } from './outbox-logger';
@@ -50,16 +50,13 @@ export function createReplay(deps: ReplayDependencies): (selection: ReplaySelect
     const now = new Date();
     const { locked, more, queued } = await deps.history.transaction(async (tx) => {
       const { deliveries, more } = await tx.lockForReplay(selection);
-      if (deliveries.length === 0) return { locked: deliveries, more, queued: new Set<string>() };
-      const slots = await removeFinishedJobs(
+      const queued = await resetLocked(
         deps,
+        tx,
         deliveries.map((d) => d.id),
+        now,
       );
-      const stillQueued = new Set(deliveries.filter((d) => slots.get(d.id) !== 'free').map((d) => d.id));
-      const needJob = deliveries.filter((d) => !stillQueued.has(d.id)).map((d) => d.id);
-      await tx.reset(needJob, true, now);
-      await tx.reset([...stillQueued], false, now);
-      return { locked: deliveries, more, queued: stillQueued };
+      return { locked: deliveries, more, queued };
     });
 
     const added = await deps.publisher.publishUnmarked(locked.filter((d) => !queued.has(d.id)).map(refOf));
@@ -81,12 +78,43 @@ export function createReplay(deps: ReplayDependencies): (selection: ReplaySelect
   };
 }
 
-async function removeFinishedJobs(deps: ReplayDependencies, deliveryIds: string[]): Promise<ReadonlyMap<string, 'free' | 'queued'>> {
+/**
+ * Steps 1 and 2 of a replay, on deliveries the caller's transaction has locked: removes their
+ * finished jobs and sets them back to pending, unmarked when they need a new job (whose adding,
+ * step 3, waits for the commit). Returns the ids whose job was still waiting, delayed or running:
+ * those keep it and need none. Shared by the admin's replay and the merchant's recovery, so that
+ * both go through the queue the same way.
+ */
+export async function resetLocked(
+  deps: Pick<ReplayDependencies, 'producer' | 'logger'>,
+  tx: Pick<ReplayTransaction, 'reset'>,
+  deliveryIds: readonly string[],
+  now: Date,
+  /** What the caller does, for the log and the error when Redis fails: `replay`, `recovery`. */
+  work = 'replay',
+): Promise<Set<string>> {
+  if (deliveryIds.length === 0) return new Set();
+  const slots = await removeFinishedJobs(deps, deliveryIds, work);
+  const stillQueued = new Set(deliveryIds.filter((id) => slots.get(id) !== 'free'));
+  await tx.reset(
+    deliveryIds.filter((id) => !stillQueued.has(id)),
+    true,
+    now,
+  );
+  await tx.reset([...stillQueued], false, now);
+  return stillQueued;
+}
+
+async function removeFinishedJobs(
+  deps: Pick<ReplayDependencies, 'producer' | 'logger'>,
+  deliveryIds: readonly string[],
+  work: string,
+): Promise<ReadonlyMap<string, 'free' | 'queued'>> {
   try {
     return await deps.producer.removeFinishedJobs(deliveryIds);
   } catch (error) {
-    deps.logger.warn('replay refused: the queue is unavailable', { error });
-    throw new QueueUnavailableError('nothing was replayed', { cause: error });
+    deps.logger.warn(`${work} refused: the queue is unavailable`, { error });
+    throw new QueueUnavailableError(`nothing was changed by the ${work}`, { cause: error });
   }
 }
 

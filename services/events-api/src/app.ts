@@ -11,6 +11,7 @@ import {
   ingestStore,
   pingDatabase,
   portalSessionRepository,
+  recoveryRepository,
   targetRepository,
   tenantRepository,
 } from '@herald/db';
@@ -19,7 +20,7 @@ import type { Logger } from '@herald/logging';
 import { createMetrics, type HeraldMetrics } from '@herald/metrics';
 import { createCallbackSender } from '@herald/callbacks';
 import { createConnectGuard, createOutboundClient, type AddressPolicy } from '@herald/outbound';
-import { createOutboxPublisher, createReplay } from '@herald/outbox';
+import { createOutboxPublisher, createRecovery, createReplay } from '@herald/outbox';
 import { pingRedis, readTargetHealth, type DeliveryProducer, type RedisConnection } from '@herald/queue';
 import { adminRouter } from './admin/router';
 import { createApiKeyCache } from './auth/api-key-cache';
@@ -46,6 +47,8 @@ import { ingestRouter } from './ingest/router';
 import { openApiRouter } from './openapi/router';
 import { portalLinksRouter } from './portal/links-router';
 import { portalRouter } from './portal/router';
+import { createRecoveries } from './recoveries/recoveries';
+import { merchantRecoveriesRouter } from './recoveries/router';
 import { merchantTargetRouter } from './targets/merchant-target-router';
 import { targetsRouter } from './targets/router';
 import { signingSecretRouter } from './targets/signing-secret-router';
@@ -151,6 +154,15 @@ export function createApp(deps: AppDependencies): Express {
       maxSkip: config.eventsList.maxSkip,
     }),
   );
+  // The merchant's recoveries run on the merchant pool, within the key's turns: they read its events.
+  const recoveryStore = recoveryRepository(databases.merchantReads);
+  const recoveries = createRecoveries({
+    recover: createRecovery({ recoveries: recoveryStore, producer, publisher: outbox, logger }),
+    store: recoveryStore,
+    maxDays: config.recovery.maxDays,
+    maxDeliveries: config.recovery.maxDeliveries,
+  });
+  app.use(merchantRecoveriesRouter({ apiKeys: apiKeyCache, rateLimit, recoveries, limits: merchantReads }));
   const merchantTarget = {
     targets: targetRepository(databases.merchantReads, cipher),
     health: targetHealth,

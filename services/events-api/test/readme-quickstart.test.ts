@@ -41,6 +41,8 @@ describe("the README's quickstart", () => {
       // The merchant's own delivery history and target health (step 6).
       expect(result.stdout).toMatch(/"pageSize":20,"count":0,"totalPages":0,"data":\[\]/);
       expect(result.stdout).toMatch(/"url":"http:\/\/127\.0\.0\.1:\d+\/hooks","authMode":"none"/);
+      // The merchant's recovery (step 7): started and followed by its id.
+      expect(result.stdout).toMatch(/"id":"[0-9a-f-]{36}","status":"(running|finished)"[^}]*"queued":\d+/);
       expect(result.stdout).toContain('target removed: HTTP 204');
     }
     expect((await admin('/programs?pageSize=100')).count).toBe(3);

@@ -1,6 +1,15 @@
 import type { ErrorRequestHandler, RequestHandler } from 'express';
 import { DuplicateIdError, isDatabaseUnavailable, isStatementCancelled, TargetOwnerNotFoundError } from '@herald/db';
-import { EventConflictError, HeraldError, QueueUnavailableError, UnknownTenantError, ValidationError } from '@herald/domain';
+import {
+  EventConflictError,
+  HeraldError,
+  NoTargetError,
+  QueueUnavailableError,
+  RecoveryRunningError,
+  TargetSwitchedOffError,
+  UnknownTenantError,
+  ValidationError,
+} from '@herald/domain';
 import { problemType } from '@herald/lifecycle';
 import type { Logger } from '@herald/logging';
 import { HttpError } from './http-error';
@@ -62,6 +71,9 @@ const DOMAIN_ERROR_ANSWERS: readonly DomainErrorAnswer<HeraldError>[] = [
   answer({ type: EventConflictError, status: 409, title: 'Conflict', extensions: (error) => ({ index: error.index, eventId: error.eventId }) }),
   answer({ type: DuplicateIdError, status: 409, title: 'Conflict' }),
   answer({ type: TargetOwnerNotFoundError, status: 404, title: 'Not Found', code: 'not_found' }),
+  answer({ type: NoTargetError, status: 404, title: 'Not Found' }),
+  answer({ type: RecoveryRunningError, status: 409, title: 'Conflict', extensions: (error) => ({ recoveryId: error.recoveryId }) }),
+  answer({ type: TargetSwitchedOffError, status: 409, title: 'Conflict', extensions: (error) => ({ disabledReason: error.disabledReason }) }),
   answer({ type: QueueUnavailableError, status: 503, title: 'Service Unavailable', headers: { 'Retry-After': String(QUEUE_RETRY_AFTER_SECONDS) } }),
 ];
 

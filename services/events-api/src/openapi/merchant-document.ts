@@ -1,12 +1,13 @@
-import { eventPageSchema, eventSchema } from '@herald/domain';
+import { AUTO_DISABLED_REASON, eventPageSchema, eventSchema } from '@herald/domain';
 import { REQUIRED_HEADERS } from '../events/headers';
 import { merchantDeliveriesQuerySchema } from '../deliveries/schemas';
 import { eventsQuerySchema } from '../events/query';
 import { testCallbackBodySchema } from '@herald/callbacks';
 import { callbackWebhook, TEST_CALLBACK_SCHEMA } from './callbacks';
-import { HEADERS, json, problem, RETRY_AFTER, schemaRef, SERVERS, type Schema } from './document-parts';
+import { HEADERS, json, problem, RETRY_AFTER, schemaRef, SERVERS, withoutId, type Schema } from './document-parts';
 import { domainComponents } from './domain-components';
 import { merchantDeliverySchemas } from './merchant-schemas';
+import { recoverBodySchema } from '../recoveries/schemas';
 import { problemSchema } from './schemas';
 
 /** Where the merchant document is served. */
@@ -35,7 +36,25 @@ const ok = (description: string, schema: string) => ({
   content: json(schemaRef(schema)),
 });
 
-/** The merchant API: GET /events and the caller's delivery history, behind a merchant's or a program's x-api-key. */
+/** The problem details of the merchant API: those of GET /events, and the members only a recovery's 409 sends. */
+const merchantProblemSchema = {
+  ...problemSchema,
+  properties: {
+    ...problemSchema.properties,
+    recoveryId: {
+      type: 'string',
+      format: 'uuid',
+      description: 'recovery_running: the recovery of the target still running, to follow at GET /deliveries/recoveries/{id}.',
+    },
+    disabledReason: {
+      type: 'string',
+      enum: [AUTO_DISABLED_REASON, 'switched-off'],
+      description: 'target_switched_off: why the target is off, as GET /notification-target says it.',
+    },
+  },
+} as const;
+
+/** The merchant API: GET /events, the caller's delivery history and its recoveries, behind a merchant's or a program's x-api-key. */
 export function buildMerchantDocument(): Schema {
   const headerParameters = REQUIRED_HEADERS.filter(({ name }) => name !== 'Content-Type').map(({ name, expected }) => ({
     name,
@@ -50,7 +69,7 @@ export function buildMerchantDocument(): Schema {
       title: 'Herald merchant API',
       version: '1',
       description:
-        "Lists the events processed for a merchant's objects and the callbacks sent for them. A merchant key sees its merchant's; a program key its program's " +
+        "Lists the events processed for a merchant's objects and the callbacks sent for them, and sends once more the callbacks its target missed. A merchant key sees its merchant's; a program key its program's " +
         "(the callbacks to the program's own notification target). Errors are RFC 9457 problem details (application/problem+json).",
     },
     servers: SERVERS,
@@ -112,6 +131,58 @@ export function buildMerchantDocument(): Schema {
           },
         },
       },
+      '/deliveries/recover': {
+        post: {
+          operationId: 'recoverDeliveries',
+          summary: 'Send your notification target once more every callback of a window it has not received.',
+          description:
+            'Every event created in the window (from `from` to `to`, default now) that your target takes (its objectTypes and eventTypes, as now) and that it has no delivered callback for is sent again: ' +
+            'failed callbacks, and events never sent because the target was switched off when they happened. Callbacks pending or delivered are left alone, so nothing is sent twice. ' +
+            'They go through the usual retries, per-target limit and circuit breaker. One recovery runs at a time per target (409 while one runs); a switched-off target refuses it (409: support switches it on). ' +
+            "One recovery queues at most RECOVERY_MAX_DELIVERIES (default 1,000) callbacks: past that `coveredTo` says where it stopped. It reads the window's events, so it is one of the key's expensive reads (see 429).",
+          parameters: headerParameters,
+          requestBody: { required: true, content: json(schemaRef('RecoverDeliveries')) },
+          responses: {
+            202: {
+              description:
+                'The recovery has started (its callbacks are queued): follow it at Location. Like every answer of the API, not to be stored by any cache.',
+              headers: {
+                Location: { required: true, schema: { type: 'string' }, description: '/deliveries/recoveries/{id}' },
+                'Cache-Control': { schema: { type: 'string', const: 'no-store' } },
+              },
+              content: json(schemaRef('Recovery')),
+            },
+            400: problem(
+              'A required header is missing or wrong, the body is not JSON, or the window is invalid: `errors` names the field (from: not a date-time, or more than RECOVERY_MAX_DAYS ago; to: not after from).',
+            ),
+            401: problem(UNAUTHORIZED),
+            404: problem('No notification target is set for the caller.'),
+            409: problem(
+              'A recovery of the target is still running (recovery_running: `recoveryId` names it), or the target is switched off (target_switched_off: support switches it on; the events produced meanwhile can be recovered then).',
+            ),
+            413: problem('The body is too large.'),
+            ...LIMITS,
+          },
+        },
+      },
+      '/deliveries/recoveries/{id}': {
+        get: {
+          operationId: 'getRecovery',
+          summary: 'Show how a recovery is going: queued, pending, sent, delivered, failed.',
+          description: CONTENT_TYPE_NOTE,
+          parameters: [
+            { name: 'id', in: 'path', required: true, schema: { type: 'string' }, description: 'The recovery id, as POST /deliveries/recover answered it.' },
+            ...headerParameters,
+          ],
+          responses: {
+            200: ok('The recovery.', 'Recovery'),
+            400: problem('A required header is missing or wrong (`errors` names each).'),
+            401: problem(UNAUTHORIZED),
+            404: problem("No such recovery of the caller's target (another tenant's recovery is answered the same way)."),
+            ...LIMITS,
+          },
+        },
+      },
       '/notification-target': {
         get: {
           operationId: 'getNotificationTarget',
@@ -136,7 +207,8 @@ export function buildMerchantDocument(): Schema {
       schemas: {
         ...domainComponents([eventPageSchema.$id]),
         ...merchantDeliverySchemas,
-        Problem: problemSchema,
+        RecoverDeliveries: withoutId(recoverBodySchema),
+        Problem: merchantProblemSchema,
         [TEST_CALLBACK_SCHEMA]: testCallbackBodySchema,
       },
     },

@@ -93,6 +93,58 @@ export const merchantDeliverySchemas = {
       },
     },
   },
+  Recovery: {
+    type: 'object',
+    description:
+      'A recovery: the callbacks your target had not received in a window, sent once more, and how they are going. The response of POST /deliveries/recover and GET /deliveries/recoveries/{id}. The counts are of the callbacks it queued.',
+    additionalProperties: false,
+    required: [
+      'id',
+      'status',
+      'from',
+      'to',
+      'coveredTo',
+      'complete',
+      'createdAt',
+      'finishedAt',
+      'queued',
+      'neverSent',
+      'pending',
+      'sent',
+      'delivered',
+      'failed',
+    ],
+    properties: {
+      id: { type: 'string', format: 'uuid', description: 'The recovery, to follow at GET /deliveries/recoveries/{id}.' },
+      status: {
+        type: 'string',
+        enum: ['running', 'finished'],
+        description:
+          'running while a callback it queued is pending (the next recovery of the target waits for it: 409); finished once each succeeded or failed for good.',
+      },
+      from: { ...dateTime, description: "The window asked for, on the events' createdAt: from (inclusive)…" },
+      to: { ...dateTime, description: '…to (exclusive).' },
+      coveredTo: {
+        ...dateTime,
+        description:
+          'Every event created before this time was taken: `to`, or earlier when the window held more callbacks than one recovery queues (RECOVERY_MAX_DELIVERIES); recover from here once this one has finished.',
+      },
+      complete: { type: 'boolean', description: 'Whether it reached `to` (coveredTo = to).' },
+      createdAt: dateTime,
+      finishedAt: { ...nullableDateTime, description: 'When the last callback it queued succeeded or failed for good; null while running.' },
+      queued: { type: 'integer', minimum: 0, description: 'Callbacks queued: failed ones sent again, and those of events never sent (neverSent).' },
+      neverSent: {
+        type: 'integer',
+        minimum: 0,
+        description:
+          'Of those, callbacks of events your target had never been sent: it was switched off when they happened, or its filters did not take them then.',
+      },
+      pending: { type: 'integer', minimum: 0, description: 'Of those, still waiting for an attempt or a retry.' },
+      sent: { type: 'integer', minimum: 0, description: 'Of those, attempted at least once since the recovery queued them.' },
+      delivered: { type: 'integer', minimum: 0, description: 'Of those, delivered: your endpoint answered 2xx.' },
+      failed: { type: 'integer', minimum: 0, description: 'Of those, failed again for good (every retry failed).' },
+    },
+  },
   NotificationTargetStatus: {
     type: 'object',
     description: "The caller's notification target and how its callbacks are going: the response of GET /notification-target. Never a credential.",
