@@ -8,6 +8,7 @@ import { credentialsRotationQueries } from '../src/credentials-rotation';
 import { apiKeyQueries } from '../src/repositories/api-keys';
 import { deliveryQueries } from '../src/repositories/deliveries';
 import { deliveryAttemptQueries } from '../src/repositories/delivery-attempts';
+import { objectOrderQueries } from '../src/repositories/object-order';
 import { targetHealthQueries } from '../src/repositories/recorded-target-health';
 import { deliveryHistoryQueries } from '../src/repositories/delivery-history';
 import { eventCountQueries } from '../src/repositories/event-counts';
@@ -58,6 +59,7 @@ const settings = {
   object_types: ['payment'],
   event_types: [],
   enabled: true,
+  ordering: 'none',
   disabled_reason: null,
   disabled_at: null,
   failing_since: null,
@@ -228,6 +230,15 @@ const SNAPSHOTS: Record<string, { queries: Record<string, unknown>; statements: 
         },
       ]),
       defer: deliveryAttemptQueries.defer([{ deliveryId: ID, count: 2, at: AT, reason: 'breaker_open' }]),
+    },
+  },
+  'object-order': {
+    queries: objectOrderQueries,
+    statements: {
+      lockPredecessor: objectOrderQueries.lockPredecessor(ID, { from: AT, to: AT }),
+      markWaiting: objectOrderQueries.markWaiting({ deliveryId: ID, predecessorId: OTHER_ID, at: AT, from: AT, to: AT }),
+      waitingFor: objectOrderQueries.waitingFor([ID, OTHER_ID], { from: AT, to: AT }),
+      orphanedWaits: objectOrderQueries.orphanedWaits(100),
     },
   },
   'target-health': {

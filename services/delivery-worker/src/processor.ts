@@ -10,6 +10,7 @@ import type { Admission, GateVerdict, WorkerGate } from '@herald/queue';
 import { DelayedError, UnrecoverableError } from 'bullmq';
 import { CallbackAttemptError } from './errors/callback-attempt-error';
 import { messageAsStack } from './errors/message-as-stack';
+import type { ObjectOrder } from './object-order';
 
 /** What the processor reads of a BullMQ job, and the one thing it does to it (defer it). */
 export interface DeliveryJob {
@@ -59,6 +60,8 @@ export interface DeliveryProcessorDependencies {
   authFor(target: DeliveryTarget): CallbackAuthStrategy;
   send: SendCallback;
   gate: DeliveryGate;
+  /** Ordered delivery (object-order.ts): parks a job behind its object's earlier callback, and wakes it after that one's final outcome. */
+  order: ObjectOrder;
   logger: Logger;
   /** Counts each recorded attempt by outcome, with its duration, each deferral by reason, and targets switched off. */
   metrics: Pick<HeraldMetrics, 'deliveryAttempt' | 'deliveryDeferred' | 'targetAutoDisabled'>;
@@ -151,6 +154,21 @@ export function createDeliveryProcessor(deps: DeliveryProcessorDependencies): (j
     throw new DelayedError(`deferred: ${admission.reason}`);
   };
 
+  /**
+   * Step 1b, wait (a target with ordering `object` only): a job whose object has an earlier
+   * callback to the target with no final outcome yet is parked until that one's outcome wakes it;
+   * it spends no attempt, and leaves its slot (released as neutral) to other jobs.
+   */
+  const waitForPredecessor = async (job: DeliveryJob, token: string | undefined, work: DeliveryWork): Promise<void> => {
+    const { deliveryId, targetId } = job.data;
+    const predecessor = await deps.order.waitForPredecessor({ deliveryId, storedAt: work.delivery.storedAt }, (until) => job.moveToDelayed(until, token));
+    if (predecessor === null) return;
+    deps.metrics.deliveryDeferred('awaiting_predecessor');
+    if (logger.isLevelEnabled('debug'))
+      logger.debug('callback waits for the previous callback of its object', { deliveryId, targetId, waitingFor: predecessor });
+    throw new DelayedError('deferred: awaiting_predecessor');
+  };
+
   /** Step 2, send: the POST (with its token request and the 401 retry); every failure becomes a result. */
   const send = async (ready: Ready, sent: SentTo): Promise<CallbackResult> => {
     const { target, work } = ready;
@@ -204,6 +222,15 @@ export function createDeliveryProcessor(deps: DeliveryProcessorDependencies): (j
       changesTargetHealth: decision.changesTargetHealth,
     });
     const number = recorded.number;
+    // A final outcome lets the next callback of the object go (an ordered target's); a lost wake-up is the reconciler's.
+    if (decision.next !== 'retry' && work.target.state === 'ready' && work.target.target.ordering === 'object') {
+      await deps.order.releaseSuccessors({ deliveryId: delivery.id, storedAt: delivery.storedAt }).catch((error: unknown) => {
+        logger.warn('could not wake the callbacks waiting for this one; the reconciler will', {
+          deliveryId: delivery.id,
+          error: error instanceof Error ? error.message : String(error),
+        });
+      });
+    }
     deps.metrics.deliveryAttempt(decision.next === 'delivered' ? 'delivered' : decision.next === 'failed' ? 'failed' : 'attempt_failed', durationSeconds);
     const context = { deliveryId: delivery.id, eventId: delivery.eventId, targetId: delivery.targetId, attempt: number, durationMs };
     if (result.delivered) {
@@ -231,6 +258,7 @@ export function createDeliveryProcessor(deps: DeliveryProcessorDependencies): (j
 
   const attemptJob = async (
     job: DeliveryJob,
+    token: string | undefined,
     loading: Promise<DeliveryWork | null>,
     release: (verdict: GateVerdict) => Promise<void>,
   ): Promise<DeliveryOutcome> => {
@@ -244,6 +272,7 @@ export function createDeliveryProcessor(deps: DeliveryProcessorDependencies): (j
     const started = performance.now();
     const sent: SentTo = {};
     const prepared = prepare(work);
+    if (prepared.ready && work.predecessorId !== null) await waitForPredecessor(job, token, work);
     const result = prepared.ready ? await send(prepared, sent) : prepared.failure;
     void release(verdictOf(result));
     const durationSeconds = (performance.now() - started) / 1000;
@@ -277,7 +306,7 @@ export function createDeliveryProcessor(deps: DeliveryProcessorDependencies): (j
     let released: Promise<void> | undefined;
     const release = (verdict: GateVerdict): Promise<void> => (released ??= deps.gate.release(targetId, jobId, verdict, performance.now() - admittedAt));
     try {
-      return await attemptJob(job, early ?? deps.deliveries.load(job.data), release);
+      return await attemptJob(job, token, early ?? deps.deliveries.load(job.data), release);
     } finally {
       await release('neutral');
     }

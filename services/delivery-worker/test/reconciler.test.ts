@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { PassThrough } from 'node:stream';
-import { deliveryRepository } from '@herald/db';
+import { deliveryRepository, objectOrderRepository } from '@herald/db';
 import type { DeliveryRef } from '@herald/domain';
 import { createLogger } from '@herald/logging';
 import { createMetrics } from '@herald/metrics';
@@ -45,6 +45,7 @@ async function reconcilerOf(
 ): Promise<Reconciler> {
   const reconciler = startReconciler({
     deliveries: deliveryRepository(w.pool),
+    order: objectOrderRepository(w.pool),
     producer: producer ?? (await producerOf(w)),
     config: { intervalMs: 3_600_000, staleAfterMs, batchSize },
     logger: createLogger({ level: 'error', service: 'test', stream: new PassThrough() }),

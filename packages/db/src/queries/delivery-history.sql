@@ -18,7 +18,8 @@ SELECT
   "d"."completed_at" AS "completedAt",
   "d"."deferrals",
   "d"."last_deferred_at" AS "lastDeferredAt",
-  "d"."last_deferral_reason" AS "lastDeferralReason"
+  "d"."last_deferral_reason" AS "lastDeferralReason",
+  "d"."waiting_for" AS "waitingFor"
 FROM
   "deliveries" AS "d"
   INNER JOIN "events" AS "e" ON "e"."id" = "d"."event_id"
@@ -49,7 +50,8 @@ SELECT
   "d"."completed_at" AS "completedAt",
   "d"."deferrals",
   "d"."last_deferred_at" AS "lastDeferredAt",
-  "d"."last_deferral_reason" AS "lastDeferralReason"
+  "d"."last_deferral_reason" AS "lastDeferralReason",
+  "d"."waiting_for" AS "waitingFor"
 FROM
   "deliveries" AS "d"
   INNER JOIN "events" AS "e" ON "e"."id" = "d"."event_id"
@@ -95,7 +97,8 @@ SELECT
   "d"."completed_at" AS "completedAt",
   "d"."deferrals",
   "d"."last_deferred_at" AS "lastDeferredAt",
-  "d"."last_deferral_reason" AS "lastDeferralReason"
+  "d"."last_deferral_reason" AS "lastDeferralReason",
+  "d"."waiting_for" AS "waitingFor"
 FROM
   "deliveries" AS "d"
   INNER JOIN "events" AS "e" ON "e"."id" = "d"."event_id"
@@ -127,7 +130,8 @@ SELECT
   "d"."completed_at" AS "completedAt",
   "d"."deferrals",
   "d"."last_deferred_at" AS "lastDeferredAt",
-  "d"."last_deferral_reason" AS "lastDeferralReason"
+  "d"."last_deferral_reason" AS "lastDeferralReason",
+  "d"."waiting_for" AS "waitingFor"
 FROM
   "deliveries" AS "d"
   INNER JOIN "events" AS "e" ON "e"."id" = "d"."event_id"
@@ -176,7 +180,8 @@ SELECT
   "d"."completed_at" AS "completedAt",
   "d"."deferrals",
   "d"."last_deferred_at" AS "lastDeferredAt",
-  "d"."last_deferral_reason" AS "lastDeferralReason"
+  "d"."last_deferral_reason" AS "lastDeferralReason",
+  "d"."waiting_for" AS "waitingFor"
 FROM
   "deliveries" AS "d"
   INNER JOIN "events" AS "e" ON "e"."id" = "d"."event_id"
@@ -255,7 +260,8 @@ SELECT
   "d"."completed_at" AS "completedAt",
   "d"."deferrals",
   "d"."last_deferred_at" AS "lastDeferredAt",
-  "d"."last_deferral_reason" AS "lastDeferralReason"
+  "d"."last_deferral_reason" AS "lastDeferralReason",
+  "d"."waiting_for" AS "waitingFor"
 FROM
   "deliveries" AS "d"
   INNER JOIN "events" AS "e" ON "e"."id" = "d"."event_id"
@@ -279,7 +285,8 @@ SELECT
   "d"."completed_at" AS "completedAt",
   "d"."deferrals",
   "d"."last_deferred_at" AS "lastDeferredAt",
-  "d"."last_deferral_reason" AS "lastDeferralReason"
+  "d"."last_deferral_reason" AS "lastDeferralReason",
+  "d"."waiting_for" AS "waitingFor"
 FROM
   "deliveries" AS "d"
   INNER JOIN "events" AS "e" ON "e"."id" = "d"."event_id"
@@ -346,6 +353,7 @@ SELECT
   "d"."deferrals",
   "d"."last_deferred_at" AS "lastDeferredAt",
   "d"."last_deferral_reason" AS "lastDeferralReason",
+  "d"."waiting_for" AS "waitingFor",
   CASE
     WHEN t.merchant_id IS NULL THEN 'program'
     ELSE 'merchant'
@@ -382,6 +390,7 @@ SELECT
   "d"."deferrals",
   "d"."last_deferred_at" AS "lastDeferredAt",
   "d"."last_deferral_reason" AS "lastDeferralReason",
+  "d"."waiting_for" AS "waitingFor",
   CASE
     WHEN t.merchant_id IS NULL THEN 'program'
     ELSE 'merchant'

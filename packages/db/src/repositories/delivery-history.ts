@@ -127,6 +127,7 @@ const RECORD_COLUMNS = [
   'd.deferrals',
   'd.last_deferred_at as lastDeferredAt',
   'd.last_deferral_reason as lastDeferralReason',
+  'd.waiting_for as waitingFor',
 ] as const;
 
 /**
@@ -148,6 +149,7 @@ const SUMMARY_COLUMNS = [
   'd.deferrals',
   'd.last_deferred_at as lastDeferredAt',
   'd.last_deferral_reason as lastDeferralReason',
+  'd.waiting_for as waitingFor',
 ] as const;
 
 /** Every statement of the repository, built from its parameters (the SQL snapshot compiles each). */
@@ -219,7 +221,8 @@ export const deliveryHistoryQueries = {
  * its job was last put in the queue; null while it waits for the sweeper) and completedAt (when
  * it succeeded or used its last attempt), deferrals (times its job was sent back to wait without a
 POST, by its target's breaker or in-flight limit: not attempts), lastDeferredAt and
-lastDeferralReason. Typed by the statement from the schema.
+lastDeferralReason, and waitingFor (an ordered target's: the earlier delivery of the same object
+it waits for, null when not waiting). Typed by the statement from the schema.
  */
 export type DeliveryRecord = RowOf<ReturnType<typeof deliveryHistoryQueries.find>>;
 

@@ -49,6 +49,7 @@ export function merchantTargetRouter(deps: MerchantTargetDependencies): Router {
       authMode: target.auth.mode,
       notifications: target.notifications,
       enabled: target.enabled,
+      ordering: target.ordering,
       disabledReason,
       disabledAt: target.disabledAt,
       breaker: live && { state: live.breaker.state, openedAt: live.breaker.openedAt, halfOpenAt: live.breaker.halfOpenAt },

@@ -1,0 +1,133 @@
+import { isUuid } from '@herald/domain';
+import type { DatabasePool } from '../pool';
+import { inTransaction, rawStatement, run, sql } from '../sql';
+import { storedRange, storedWithin, type StoredRange } from '../stored-range';
+
+// The statements of ordered delivery (a target with ordering `object`): each object's callbacks
+// to such a target go one after the other, in the sequence order of its events. The rule (wait for
+// the nearest earlier delivery of the same object that has no final outcome; a final outcome lets
+// the next one go) is the delivery worker's (services/delivery-worker object-order.ts); these only
+// find, lock and mark rows.
+//
+// An object's chain to a target is read through its events (events(object_id, object_type,
+// sequence)) and each event's delivery to the target (deliveries(event_id, target_id, created_at)):
+// a delivery is stored with or after its event, so `created_at >= ingested_at` leaves out the
+// weeks of deliveries before the event.
+
+/** The chain's earlier and later deliveries of `d`'s object to `d`'s target, as SQL conditions on the events `pe` and deliveries `pd`. */
+const SAME_OBJECT = sql`pe.object_id = e.object_id AND pe.object_type = e.object_type AND pe.program_id = e.program_id
+    AND pe.merchant_id IS NOT DISTINCT FROM e.merchant_id AND pd.event_id = pe.id AND pd.target_id = d.target_id AND pd.created_at >= pe.ingested_at`;
+
+/** Each delivery's event (`e`), by the delivery's event id: newest month first, like the worker's load. */
+const EVENT_OF_D = sql`JOIN LATERAL (SELECT * FROM events WHERE events.id = d.event_id ORDER BY events.ingested_at DESC LIMIT 1) e ON true`;
+
+export const objectOrderQueries = {
+  /**
+   * The nearest earlier delivery of the same object to the same target that is still pending,
+   * locked (FOR NO KEY UPDATE, as the record of its attempt locks it): while the lock is held, its
+   * final outcome cannot be recorded, so whoever waits for it is marked waiting before its worker
+   * looks for the deliveries that wait for it.
+   */
+  lockPredecessor: (deliveryId: string, stored: StoredRange) =>
+    rawStatement(sql<{ id: string; created_at: Date }>`SELECT pd.id, pd.created_at
+FROM deliveries d ${EVENT_OF_D}
+JOIN events pe ON pe.sequence < e.sequence
+JOIN deliveries pd ON ${SAME_OBJECT}
+WHERE d.id = ${deliveryId}::uuid AND ${storedWithin('d.created_at', stored)} AND pd.status = 'pending'
+ORDER BY pe.sequence DESC
+LIMIT 1
+FOR NO KEY UPDATE OF pd`),
+
+  /** Marks a delivery as waiting for `predecessorId`: a deferral of reason `awaiting_predecessor` (no attempt spent). */
+  markWaiting: (v: { deliveryId: string; predecessorId: string; at: Date } & StoredRange) =>
+    rawStatement(sql<never>`UPDATE deliveries AS d
+SET waiting_for = ${v.predecessorId}::uuid, deferrals = d.deferrals + 1, last_deferred_at = ${v.at}::timestamptz, last_deferral_reason = 'awaiting_predecessor'
+WHERE d.id = ${v.deliveryId}::uuid AND ${storedWithin('d.created_at', v)}`),
+
+  /**
+   * The pending deliveries marked waiting for one of `ids` (deliveries whose final outcome was
+   * just recorded), with the one each waits for: their jobs may go now.
+   */
+  waitingFor: (ids: readonly string[], stored: StoredRange) =>
+    rawStatement(sql<{ id: string; waiting_for: string }>`SELECT pd.id, pd.waiting_for
+FROM deliveries d ${EVENT_OF_D}
+JOIN events pe ON pe.sequence > e.sequence
+JOIN deliveries pd ON ${SAME_OBJECT}
+WHERE d.id = ANY(${ids}::uuid[]) AND ${storedWithin('d.created_at', stored)} AND pd.status = 'pending' AND pd.waiting_for = d.id`),
+
+  /**
+   * Pending deliveries still marked waiting for a delivery that has its final outcome (or is gone):
+   * their wake-up was lost (the worker that recorded the predecessor's outcome stopped before it
+   * woke them). Oldest first, at most `limit`.
+   */
+  orphanedWaits: (limit: number) =>
+    rawStatement(sql<{ id: string }>`SELECT d.id
+FROM deliveries d
+WHERE d.status = 'pending' AND d.waiting_for IS NOT NULL
+  AND NOT EXISTS (SELECT 1 FROM deliveries p WHERE p.id = d.waiting_for AND p.status = 'pending')
+ORDER BY d.created_at
+LIMIT ${limit}`),
+};
+
+/** A delivery as ordering looks it up: its id and when it was stored (its partition). */
+export interface OrderedDelivery {
+  deliveryId: string;
+  /** The delivery's created_at (its job's storedAt); unknown: every week's partition is read. */
+  storedAt?: Date;
+}
+
+/** Ordering's statements on one transaction: the predecessor's row lock is held until it ends. */
+export interface ObjectOrderTransaction {
+  /** Locks and returns the delivery's nearest earlier pending delivery of the same object to the same target; null when none. */
+  lockPredecessor(delivery: OrderedDelivery): Promise<string | null>;
+  /** Marks the delivery waiting for `predecessorId` (and counts it as a deferral). */
+  markWaiting(delivery: OrderedDelivery, predecessorId: string, at: Date): Promise<void>;
+}
+
+/** How long an ordering transaction may sit idle holding a predecessor's lock (waiting on Redis) before PostgreSQL ends it. */
+const ORDER_TRANSACTION_IDLE_MS = 30_000;
+
+export function objectOrderRepository(pool: DatabasePool) {
+  return {
+    /** Runs `work` on one transaction with ordering's statements: committed when it resolves, rolled back when it throws. */
+    transaction<T>(work: (tx: ObjectOrderTransaction) => Promise<T>): Promise<T> {
+      return inTransaction(
+        pool,
+        (tx) =>
+          work({
+            async lockPredecessor(delivery) {
+              if (!isUuid(delivery.deliveryId)) return null;
+              const { rows } = await run(tx, objectOrderQueries.lockPredecessor(delivery.deliveryId, storedRange([delivery.storedAt])));
+              return rows[0]?.id ?? null;
+            },
+            async markWaiting(delivery, predecessorId, at) {
+              await run(tx, objectOrderQueries.markWaiting({ deliveryId: delivery.deliveryId, predecessorId, at, ...storedRange([delivery.storedAt]) }));
+            },
+          }),
+        { idleTimeoutMs: ORDER_TRANSACTION_IDLE_MS },
+      );
+    },
+
+    /**
+     * The deliveries waiting for these ones (whose final outcome is recorded), by the delivery
+     * each waits for. Read after that record committed, so that a delivery marked waiting before
+     * it (its marker holding the predecessor's lock) is seen.
+     */
+    async waitingFor(deliveries: readonly OrderedDelivery[]): Promise<Map<string, string[]>> {
+      const ids = deliveries.map((d) => d.deliveryId).filter((id) => isUuid(id));
+      const waiting = new Map<string, string[]>();
+      if (ids.length === 0) return waiting;
+      const { rows } = await run(pool, objectOrderQueries.waitingFor(ids, storedRange(deliveries.map((d) => d.storedAt))));
+      for (const row of rows) waiting.set(row.waiting_for, [...(waiting.get(row.waiting_for) ?? []), row.id]);
+      return waiting;
+    },
+
+    /** Up to `limit` pending deliveries whose predecessor has its outcome but which still wait (see objectOrderQueries.orphanedWaits). */
+    async orphanedWaits(limit: number): Promise<string[]> {
+      const { rows } = await run(pool, objectOrderQueries.orphanedWaits(limit));
+      return rows.map((row) => row.id);
+    },
+  };
+}
+
+export type ObjectOrderRepository = ReturnType<typeof objectOrderRepository>;
