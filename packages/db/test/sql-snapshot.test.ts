@@ -255,6 +255,7 @@ const SNAPSHOTS: Record<string, { queries: Record<string, unknown>; statements: 
   'delivery-history': {
     queries: deliveryHistoryQueries,
     statements: {
+      waitingFor: deliveryHistoryQueries.waitingFor([ID, OTHER_ID]),
       'page (no filter)': deliveryHistoryQueries.page({}, 20, 0),
       'page (every filter)': deliveryHistoryQueries.page(everyDeliveryFilter, 20, 40),
       'summaries (no filter)': deliveryHistoryQueries.summaries({}, 20, 0),

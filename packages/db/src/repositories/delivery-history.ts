@@ -154,6 +154,14 @@ const SUMMARY_COLUMNS = [
 
 /** Every statement of the repository, built from its parameters (the SQL snapshot compiles each). */
 export const deliveryHistoryQueries = {
+  /** The pending deliveries among `ids` that wait for a predecessor (a dashboard page's jobs: a handful of ids). */
+  waitingFor: (ids: readonly string[]) =>
+    db
+      .selectFrom('deliveries')
+      .select(['id', 'waiting_for'])
+      .where('id', '=', (eb) => eb.fn.any(sql<string[]>`${ids}::uuid[]`))
+      .where('status', '=', 'pending')
+      .where('waiting_for', 'is not', null),
   /** A page of the deliveries matching, newest first. */
   page: (filter: DeliveryFilter, limit: number, offset: number) =>
     deliveries(filter).select(RECORD_COLUMNS).orderBy('d.created_at', 'desc').orderBy('d.id', 'desc').limit(limit).offset(offset),
@@ -296,6 +304,14 @@ export function deliveryHistoryRepository(pool: DatabasePool) {
       if (!summary) return null;
       const { rows } = await run(pool, deliveryHistoryQueries.attempts([summary.id]));
       return { ...summary, attempts: rows.map(({ delivery_id: _, ...attempt }) => attempt) };
+    },
+
+    /** Of these deliveries, those waiting for an earlier delivery of their object (an ordered target's), with the one each waits for. */
+    async waitingFor(deliveryIds: readonly string[]): Promise<Map<string, string>> {
+      const ids = deliveryIds.filter((id) => isUuid(id));
+      if (ids.length === 0) return new Map();
+      const { rows } = await run(pool, deliveryHistoryQueries.waitingFor(ids));
+      return new Map(rows.map((row) => [row.id, row.waiting_for!]));
     },
 
     /** One delivery with its target and every attempt; null when there is none. */
