@@ -8,7 +8,7 @@ import { objectOrderRepository } from '../src/repositories/object-order';
 import { targetRepository } from '../src/repositories/targets';
 import { tenantRepository } from '../src/repositories/tenants';
 // @herald/testing depends on @herald/db, so this package reaches its helpers by path.
-import { storeEvents, uniqueId, waitFor } from '../../testing/src';
+import { storeEvents, uniqueId } from '../../testing/src';
 
 const prisma = createPrismaClient(testDatabaseUrl());
 const pool = sqlPool(prisma);
@@ -56,18 +56,17 @@ describe('ordered delivery in the database', () => {
     expect(await predecessorsLoaded([first!.deliveryId, second!.deliveryId])).toEqual([null, null]);
   });
 
-  it('marks a delivery waiting for its locked predecessor, finds it again once the predecessor ends, and clears the mark with its own attempt', async () => {
+  it('marks a delivery waiting for its predecessor, finds it again once the predecessor ends, and clears the mark with its own attempt', async () => {
     const [first, second] = await chain('object', ['a', 'a']);
-    const predecessor = await order.transaction(async (tx) => {
-      const found = await tx.lockPredecessor(second!);
-      if (found) await tx.markWaiting(second!, found, new Date());
-      return found;
-    });
+    const predecessor = await order.predecessor(second!);
     expect(predecessor).toBe(first!.deliveryId);
+    await order.markWaiting(second!, predecessor!, new Date());
+    expect(await order.isPending(first!.deliveryId)).toBe(true);
     // Still pending: the wait is not orphaned.
-    expect(await order.orphanedWaits(1000)).not.toContain(second!.deliveryId);
+    expect(await order.orphanedWaits(100_000)).not.toContain(second!.deliveryId);
 
     await attempts.recordAttempts([{ deliveryId: first!.deliveryId, storedAt: first!.storedAt, attempt: { ...at, statusCode: 200 }, outcome: 'succeeded' }]);
+    expect(await order.isPending(first!.deliveryId)).toBe(false);
     expect(await order.waitingFor([first!])).toEqual(new Map([[first!.deliveryId, [second!.deliveryId]]]));
     // Had its worker stopped before waking it, the reconciler would find it.
     expect(await order.orphanedWaits(100_000)).toContain(second!.deliveryId);
@@ -78,40 +77,9 @@ describe('ordered delivery in the database', () => {
     expect(row).toMatchObject({ waitingFor: null, deferrals: 1, lastDeferralReason: 'awaiting_predecessor' });
   });
 
-  it("holds the predecessor's row: its outcome is recorded only once the waiting delivery is marked", async () => {
-    const [first, second] = await chain('object', ['a', 'a']);
-    let recorded = false;
-    let recording: Promise<unknown> | undefined;
-    await order.transaction(async (tx) => {
-      const found = await tx.lockPredecessor(second!);
-      recording = attempts
-        .recordAttempts([{ deliveryId: first!.deliveryId, storedAt: first!.storedAt, attempt: { ...at, statusCode: 200 }, outcome: 'succeeded' }])
-        .then(() => {
-          recorded = true;
-        });
-      // The record waits for the lock (PostgreSQL says so) and has not got through.
-      await waitFor(
-        // The record statement's text starts so (the activity view keeps only its first kilobyte).
-        async () =>
-          (
-            await pool.query(
-              `SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE 'with "input" as (select * from unnest(%::delivery_status[]%'`,
-            )
-          ).rows[0].n,
-        (n) => n > 0,
-        15_000,
-        'the record to wait for the lock',
-      );
-      expect(recorded).toBe(false);
-      await tx.markWaiting(second!, found!, new Date());
-    });
-    await recording;
-    expect(await order.waitingFor([first!])).toEqual(new Map([[first!.deliveryId, [second!.deliveryId]]]));
-  });
-
   it('finds no predecessor once every earlier delivery of the object has its outcome', async () => {
     const [first, second] = await chain('object', ['a', 'a']);
     await attempts.recordAttempts([{ deliveryId: first!.deliveryId, storedAt: first!.storedAt, attempt: { ...at, statusCode: 500 }, outcome: 'failed' }]);
-    expect(await order.transaction((tx) => tx.lockPredecessor(second!))).toBeNull();
+    expect(await order.predecessor(second!)).toBeNull();
   });
 });

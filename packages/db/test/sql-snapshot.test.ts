@@ -235,7 +235,8 @@ const SNAPSHOTS: Record<string, { queries: Record<string, unknown>; statements: 
   'object-order': {
     queries: objectOrderQueries,
     statements: {
-      lockPredecessor: objectOrderQueries.lockPredecessor(ID, { from: AT, to: AT }),
+      predecessor: objectOrderQueries.predecessor(ID, { from: AT, to: AT }),
+      pending: objectOrderQueries.pending(ID),
       markWaiting: objectOrderQueries.markWaiting({ deliveryId: ID, predecessorId: OTHER_ID, at: AT, from: AT, to: AT }),
       waitingFor: objectOrderQueries.waitingFor([ID, OTHER_ID], { from: AT, to: AT }),
       orphanedWaits: objectOrderQueries.orphanedWaits(100),

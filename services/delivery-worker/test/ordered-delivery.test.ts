@@ -1,6 +1,12 @@
 // Ordered delivery end to end (a target with ordering `object`): real workers (in this process and
 // in separate processes), BullMQ, PostgreSQL and HTTP receivers on 127.0.0.1.
+import { randomUUID } from 'node:crypto';
+import { credentialsCipherFromConfig, deliveryAttemptRepository, objectOrderRepository } from '@herald/db';
+import type { DeliveryRef } from '@herald/domain';
+import { createRedisConnection, DELIVERIES_QUEUE, wakeParkedJobs } from '@herald/queue';
 import { startService, useMigratedDatabase, type RecordedRequest, type Reply, type ServiceProcess } from '@herald/testing';
+import { Worker } from 'bullmq';
+import { createObjectOrder } from '../src/object-order';
 import { useHttpRecorders, useWorlds, type World } from './support/world';
 
 // Worker processes run their sweepers and reconcilers: a database of their own, as in target-gate.test.ts.
@@ -162,4 +168,36 @@ describe('ordered delivery per object', () => {
     expectInObjectOrder(log, 8, 10);
     for (const service of services) expect(service.output()).toContain('callback delivered');
   }, 120_000);
+
+  it('wakes a parked job itself when its predecessor got its outcome between the mark and the park', async () => {
+    const w = world();
+    const { programId } = await w.createTarget('https://merchant.example/hook', { mode: 'none' }, 'object');
+    const [first, second] = await w.sendEvents(programId, 2, () => 'obj-0');
+    const connection = createRedisConnection(w.config.redisUrl, { role: 'worker' });
+    const taker = new Worker<DeliveryRef>(DELIVERIES_QUEUE, null, { connection, prefix: w.config.queuePrefix, autorun: false });
+    try {
+      const token = randomUUID();
+      await taker.getNextJob(randomUUID());
+      const secondJob = (await taker.getNextJob(token))!;
+      expect(secondJob.id).toBe(second!.deliveryId);
+      const order = createObjectOrder({ repository: objectOrderRepository(w.pool), wake: (ids) => wakeParkedJobs(w.queue, ids), maxBatch: 8 });
+
+      const waitedFor = await order.waitForPredecessor({ deliveryId: second!.deliveryId }, async (until) => {
+        // Meanwhile the first gets its 200, and its worker looks for the callbacks waiting for it:
+        // the second is marked, but its job is still running, not parked, so there is nothing to wake.
+        await deliveryAttemptRepository(w.pool, credentialsCipherFromConfig(w.config)).recordAttempts([
+          { deliveryId: first!.deliveryId, attempt: { startedAt: new Date(), durationMs: 2, statusCode: 200 }, outcome: 'succeeded' },
+        ]);
+        await order.releaseSuccessors({ deliveryId: first!.deliveryId });
+        await secondJob.moveToDelayed(until, token);
+      });
+
+      expect(waitedFor).toBe(first!.deliveryId);
+      // Not left delayed for an hour: it woke itself.
+      expect(await w.queue.getJobState(second!.deliveryId)).toBe('prioritized');
+    } finally {
+      await taker.close();
+      connection.disconnect();
+    }
+  });
 });

@@ -139,13 +139,10 @@ describe('the reconciler', () => {
     const secondJob = (await stopping.getNextJob(secondToken))!;
     expect([firstJob.id, secondJob.id]).toEqual([first!.deliveryId, second!.deliveryId]);
     const order = objectOrderRepository(w.pool);
-    const parkedBehind = await order.transaction(async (tx) => {
-      const predecessor = await tx.lockPredecessor({ deliveryId: second!.deliveryId });
-      await secondJob.moveToDelayed(Date.now() + 3_600_000, secondToken);
-      await tx.markWaiting({ deliveryId: second!.deliveryId }, predecessor!, new Date());
-      return predecessor;
-    });
+    const parkedBehind = await order.predecessor({ deliveryId: second!.deliveryId });
     expect(parkedBehind).toBe(first!.deliveryId);
+    await order.markWaiting({ deliveryId: second!.deliveryId }, parkedBehind!, new Date());
+    await secondJob.moveToDelayed(Date.now() + 3_600_000, secondToken);
     await deliveryAttemptRepository(w.pool, credentialsCipherFromConfig(w.config)).recordAttempts([
       { deliveryId: first!.deliveryId, attempt: { startedAt: new Date(), durationMs: 3, statusCode: 200 }, outcome: 'succeeded' },
     ]);
@@ -251,8 +248,9 @@ describe('after Redis lost the queue', () => {
     expect(await reconciler.reconcileOnce()).toEqual({ checked: 0, requeued: 0, woken: 0 });
 
     // Redis loses the queue (a restart without persistence, a FLUSHALL): every key under its prefix is gone.
+    // (No check that the marker is gone: the watch, every 100 ms, may already have set a new one,
+    // all the more while the removal scans a Redis that other tests fill.)
     await removeQueueKeys(w.config.redisUrl, w.config.queuePrefix);
-    expect(await redis.exists(marker)).toBe(0);
     await waitFor(
       () => recoveries.length,
       (n) => n > 0,

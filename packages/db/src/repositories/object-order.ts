@@ -1,13 +1,13 @@
 import { isUuid } from '@herald/domain';
 import type { DatabasePool } from '../pool';
-import { inTransaction, rawStatement, run, sql } from '../sql';
+import { rawStatement, run, sql } from '../sql';
 import { storedRange, storedWithin, type StoredRange } from '../stored-range';
 
 // The statements of ordered delivery (a target with ordering `object`): each object's callbacks
 // to such a target go one after the other, in the sequence order of its events. The rule (wait for
 // the nearest earlier delivery of the same object that has no final outcome; a final outcome lets
 // the next one go) is the delivery worker's (services/delivery-worker object-order.ts); these only
-// find, lock and mark rows.
+// find and mark rows.
 //
 // An object's chain to a target is read through its events (events(object_id, object_type,
 // sequence)) and each event's delivery to the target (deliveries(event_id, target_id, created_at)):
@@ -22,21 +22,19 @@ const SAME_OBJECT = sql`pe.object_id = e.object_id AND pe.object_type = e.object
 const EVENT_OF_D = sql`JOIN LATERAL (SELECT * FROM events WHERE events.id = d.event_id ORDER BY events.ingested_at DESC LIMIT 1) e ON true`;
 
 export const objectOrderQueries = {
-  /**
-   * The nearest earlier delivery of the same object to the same target that is still pending,
-   * locked (FOR NO KEY UPDATE, as the record of its attempt locks it): while the lock is held, its
-   * final outcome cannot be recorded, so whoever waits for it is marked waiting before its worker
-   * looks for the deliveries that wait for it.
-   */
-  lockPredecessor: (deliveryId: string, stored: StoredRange) =>
-    rawStatement(sql<{ id: string; created_at: Date }>`SELECT pd.id, pd.created_at
+  /** The nearest earlier delivery of the same object to the same target that is still pending. */
+  predecessor: (deliveryId: string, stored: StoredRange) =>
+    rawStatement(sql<{ id: string }>`SELECT pd.id
 FROM deliveries d ${EVENT_OF_D}
 JOIN events pe ON pe.sequence < e.sequence
 JOIN deliveries pd ON ${SAME_OBJECT}
 WHERE d.id = ${deliveryId}::uuid AND ${storedWithin('d.created_at', stored)} AND pd.status = 'pending'
 ORDER BY pe.sequence DESC
-LIMIT 1
-FOR NO KEY UPDATE OF pd`),
+LIMIT 1`),
+
+  /** Whether a delivery is still pending (by id: every week's partition, each probed by its index). */
+  pending: (deliveryId: string) =>
+    rawStatement(sql<{ pending: boolean }>`SELECT EXISTS (SELECT 1 FROM deliveries WHERE id = ${deliveryId}::uuid AND status = 'pending') AS pending`),
 
   /** Marks a delivery as waiting for `predecessorId`: a deferral of reason `awaiting_predecessor` (no attempt spent). */
   markWaiting: (v: { deliveryId: string; predecessorId: string; at: Date } & StoredRange) =>
@@ -76,42 +74,30 @@ export interface OrderedDelivery {
   storedAt?: Date;
 }
 
-/** Ordering's statements on one transaction: the predecessor's row lock is held until it ends. */
-export interface ObjectOrderTransaction {
-  /** Locks and returns the delivery's nearest earlier pending delivery of the same object to the same target; null when none. */
-  lockPredecessor(delivery: OrderedDelivery): Promise<string | null>;
-  /** Marks the delivery waiting for `predecessorId` (and counts it as a deferral). */
-  markWaiting(delivery: OrderedDelivery, predecessorId: string, at: Date): Promise<void>;
-}
-
-/** How long an ordering transaction may sit idle holding a predecessor's lock (waiting on Redis) before PostgreSQL ends it. */
-const ORDER_TRANSACTION_IDLE_MS = 30_000;
-
 export function objectOrderRepository(pool: DatabasePool) {
   return {
-    /** Runs `work` on one transaction with ordering's statements: committed when it resolves, rolled back when it throws. */
-    transaction<T>(work: (tx: ObjectOrderTransaction) => Promise<T>): Promise<T> {
-      return inTransaction(
-        pool,
-        (tx) =>
-          work({
-            async lockPredecessor(delivery) {
-              if (!isUuid(delivery.deliveryId)) return null;
-              const { rows } = await run(tx, objectOrderQueries.lockPredecessor(delivery.deliveryId, storedRange([delivery.storedAt])));
-              return rows[0]?.id ?? null;
-            },
-            async markWaiting(delivery, predecessorId, at) {
-              await run(tx, objectOrderQueries.markWaiting({ deliveryId: delivery.deliveryId, predecessorId, at, ...storedRange([delivery.storedAt]) }));
-            },
-          }),
-        { idleTimeoutMs: ORDER_TRANSACTION_IDLE_MS },
-      );
+    /** The delivery's nearest earlier pending delivery of the same object to the same target; null when none. */
+    async predecessor(delivery: OrderedDelivery): Promise<string | null> {
+      if (!isUuid(delivery.deliveryId)) return null;
+      const { rows } = await run(pool, objectOrderQueries.predecessor(delivery.deliveryId, storedRange([delivery.storedAt])));
+      return rows[0]?.id ?? null;
+    },
+
+    /** Marks the delivery waiting for `predecessorId` (and counts it as a deferral). */
+    async markWaiting(delivery: OrderedDelivery, predecessorId: string, at: Date): Promise<void> {
+      await run(pool, objectOrderQueries.markWaiting({ deliveryId: delivery.deliveryId, predecessorId, at, ...storedRange([delivery.storedAt]) }));
+    },
+
+    /** Whether the delivery has no final outcome yet. */
+    async isPending(deliveryId: string): Promise<boolean> {
+      if (!isUuid(deliveryId)) return false;
+      const { rows } = await run(pool, objectOrderQueries.pending(deliveryId));
+      return rows[0]?.pending === true;
     },
 
     /**
      * The deliveries waiting for these ones (whose final outcome is recorded), by the delivery
-     * each waits for. Read after that record committed, so that a delivery marked waiting before
-     * it (its marker holding the predecessor's lock) is seen.
+     * each waits for.
      */
     async waitingFor(deliveries: readonly OrderedDelivery[]): Promise<Map<string, string[]>> {
       const ids = deliveries.map((d) => d.deliveryId).filter((id) => isUuid(id));
