@@ -248,9 +248,8 @@ describe('after Redis lost the queue', () => {
     expect(await reconciler.reconcileOnce()).toEqual({ checked: 0, requeued: 0, woken: 0 });
 
     // Redis loses the queue (a restart without persistence, a FLUSHALL): every key under its prefix is gone.
-    // (No check that the marker is gone: the watch, every 100 ms, may already have set a new one,
-    // all the more while the removal scans a Redis that other tests fill.)
     await removeQueueKeys(w.config.redisUrl, w.config.queuePrefix);
+    expect(await redis.exists(marker)).toBe(0);
     await waitFor(
       () => recoveries.length,
       (n) => n > 0,
