@@ -92,6 +92,9 @@ interface Attempt {
   readonly sent: SentTo;
 }
 
+/** Most ordered targets a worker remembers (createDeliveryProcessor's orderedTargets). */
+const ORDERED_TARGETS_KEPT = 10_000;
+
 /** The delivery's stored status for each decision. */
 const OUTCOME_OF: Record<AttemptDecision['next'], AttemptOutcome> = { delivered: 'succeeded', retry: 'pending', failed: 'failed' };
 
@@ -267,6 +270,7 @@ export function createDeliveryProcessor(deps: DeliveryProcessorDependencies): (j
     // Nothing to record an attempt against: the job is the only trace, in the failed set.
     if (!work) throw messageAsStack(new UnrecoverableError(`delivery ${deliveryId} does not exist`));
     if (work.delivery.status === 'succeeded') return { outcome: 'already-delivered' };
+    rememberOrdering(work);
 
     const startedAt = new Date();
     const started = performance.now();
@@ -290,15 +294,45 @@ export function createDeliveryProcessor(deps: DeliveryProcessorDependencies): (j
     return record(work, { result, decision, startedAt, durationSeconds, sent });
   };
 
+  /**
+   * Targets this worker saw deliver in order (ordering `object`), learnt from their loads: their
+   * jobs look for a pending predecessor before they ask the gate, so that a job that is to wait
+   * takes no slot and costs the gate nothing. Bounded: past ORDERED_TARGETS_KEPT it starts again.
+   */
+  const orderedTargets = new Set<string>();
+  const rememberOrdering = (work: DeliveryWork): void => {
+    if (work.target.state !== 'ready') return;
+    const { id, ordering } = work.target.target;
+    if (ordering === 'none') orderedTargets.delete(id);
+    else if (!orderedTargets.has(id)) {
+      if (orderedTargets.size >= ORDERED_TARGETS_KEPT) orderedTargets.clear();
+      orderedTargets.add(id);
+    }
+  };
+
   return async (job, token) => {
-    const { deliveryId, targetId } = job.data;
-    const jobId = job.id ?? deliveryId;
+    const { targetId } = job.data;
+    if (orderedTargets.has(targetId)) {
+      const work = await deps.deliveries.load(job.data);
+      if (!work || work.predecessorId === null || work.delivery.status === 'succeeded' || !prepare(work).ready)
+        return admitThenAttempt(job, token, Promise.resolve(work));
+      // Parks the job (DelayedError) unless the predecessor ended meanwhile: then it goes on.
+      await waitForPredecessor(job, token, work);
+      return admitThenAttempt(job, token, Promise.resolve({ ...work, predecessorId: null }));
+    }
     // A job of a target the gate lets in (the usual case) loads its delivery meanwhile: one round
     // trip less before its POST. A target whose jobs were turned away lately waits for the answer,
     // so that a busy or broken target's deferred jobs cost the database nothing.
     const early = deps.gate.expectsAdmission(targetId) ? deps.deliveries.load(job.data) : undefined;
     // Awaited below when the job goes in; a job turned away drops it, and so its failure.
     early?.catch(() => undefined);
+    return admitThenAttempt(job, token, early);
+  };
+
+  /** Asks the gate, then makes the attempt, its delivery `loaded` already or loaded once let in. */
+  async function admitThenAttempt(job: DeliveryJob, token: string | undefined, loaded: Promise<DeliveryWork | null> | undefined): Promise<DeliveryOutcome> {
+    const { deliveryId, targetId } = job.data;
+    const jobId = job.id ?? deliveryId;
     const admission = await deps.gate.admit(targetId, jobId, job.attemptsStarted > job.attemptsMade + 1);
     if (!admission.admitted) return defer(job, token, admission);
     // The slot is freed as soon as the POST is over (with its verdict), or when the job ends some other way.
@@ -306,11 +340,11 @@ export function createDeliveryProcessor(deps: DeliveryProcessorDependencies): (j
     let released: Promise<void> | undefined;
     const release = (verdict: GateVerdict): Promise<void> => (released ??= deps.gate.release(targetId, jobId, verdict, performance.now() - admittedAt));
     try {
-      return await attemptJob(job, token, early ?? deps.deliveries.load(job.data), release);
+      return await attemptJob(job, token, loaded ?? deps.deliveries.load(job.data), release);
     } finally {
       await release('neutral');
     }
-  };
+  }
 }
 
 /** What the attempt tells the target's circuit breaker. */

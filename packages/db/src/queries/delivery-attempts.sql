@@ -86,17 +86,28 @@ FROM
       "pd"."id"
     FROM
       "events" AS "pe"
-      INNER JOIN "deliveries" AS "pd" ON "pd"."event_id" = "pe"."id"
-      AND "pd"."target_id" = "d"."target_id"
-      AND "pd"."created_at" >= "pe"."ingested_at"
+      INNER JOIN LATERAL (
+        SELECT
+          "pd"."id",
+          "pd"."target_id",
+          "pd"."status"
+        FROM
+          "deliveries" AS "pd"
+        WHERE
+          "pd"."event_id" = "pe"."id"
+          AND "pd"."created_at" >= "pe"."ingested_at"
+        OFFSET
+          0
+      ) AS "pd" ON TRUE
     WHERE
-      t.ordering = 'object'
+      "pd"."target_id" = "d"."target_id"
+      AND "pd"."status" = 'pending'
+      AND t.ordering = 'object'
       AND "pe"."object_id" = "e"."object_id"
       AND "pe"."object_type" = "e"."object_type"
       AND "pe"."program_id" = "e"."program_id"
       AND pe.merchant_id IS NOT DISTINCT FROM e.merchant_id
       AND "pe"."sequence" < "e"."sequence"
-      AND "pd"."status" = 'pending'
     ORDER BY
       "pe"."sequence" DESC
     LIMIT

@@ -3,7 +3,7 @@
 
 -- object-order: predecessor
 SELECT
-  pd.id
+  p.id
 FROM
   deliveries d
   JOIN LATERAL (
@@ -18,22 +18,41 @@ FROM
     LIMIT
       1
   ) e ON TRUE
-  JOIN events pe ON pe.sequence < e.sequence
-  JOIN deliveries pd ON pe.object_id = e.object_id
-  AND pe.object_type = e.object_type
-  AND pe.program_id = e.program_id
-  AND pe.merchant_id IS NOT DISTINCT FROM e.merchant_id
-  AND pd.event_id = pe.id
-  AND pd.target_id = d.target_id
-  AND pd.created_at >= pe.ingested_at
+  CROSS JOIN LATERAL (
+    SELECT
+      pd.id
+    FROM
+      events pe
+      CROSS JOIN LATERAL (
+        SELECT
+          pd.id,
+          pd.target_id,
+          pd.status,
+          pd.waiting_for
+        FROM
+          deliveries pd
+        WHERE
+          pd.event_id = pe.id
+          AND pd.created_at >= pe.ingested_at
+        OFFSET
+          0
+      ) pd
+    WHERE
+      pe.object_id = e.object_id
+      AND pe.object_type = e.object_type
+      AND pe.program_id = e.program_id
+      AND pe.merchant_id IS NOT DISTINCT FROM e.merchant_id
+      AND pd.target_id = d.target_id
+      AND pd.status = 'pending'
+      AND pe.sequence < e.sequence
+    ORDER BY
+      pe.sequence DESC
+    LIMIT
+      1
+  ) p
 WHERE
   d.id = $1::uuid
-  AND "d"."created_at" BETWEEN coalesce($2::timestamptz, '-infinity') AND coalesce($3::timestamptz, 'infinity')
-  AND pd.status = 'pending'
-ORDER BY
-  pe.sequence DESC
-LIMIT
-  1;
+  AND "d"."created_at" BETWEEN coalesce($2::timestamptz, '-infinity') AND coalesce($3::timestamptz, 'infinity');
 
 -- object-order: pending
 SELECT
@@ -60,8 +79,8 @@ WHERE
 
 -- object-order: waitingFor
 SELECT
-  pd.id,
-  pd.waiting_for
+  s.id,
+  s.waiting_for
 FROM
   deliveries d
   JOIN LATERAL (
@@ -76,19 +95,43 @@ FROM
     LIMIT
       1
   ) e ON TRUE
-  JOIN events pe ON pe.sequence > e.sequence
-  JOIN deliveries pd ON pe.object_id = e.object_id
-  AND pe.object_type = e.object_type
-  AND pe.program_id = e.program_id
-  AND pe.merchant_id IS NOT DISTINCT FROM e.merchant_id
-  AND pd.event_id = pe.id
-  AND pd.target_id = d.target_id
-  AND pd.created_at >= pe.ingested_at
+  CROSS JOIN LATERAL (
+    SELECT
+      pd.id,
+      pd.waiting_for
+    FROM
+      events pe
+      CROSS JOIN LATERAL (
+        SELECT
+          pd.id,
+          pd.target_id,
+          pd.status,
+          pd.waiting_for
+        FROM
+          deliveries pd
+        WHERE
+          pd.event_id = pe.id
+          AND pd.created_at >= pe.ingested_at
+        OFFSET
+          0
+      ) pd
+    WHERE
+      pe.object_id = e.object_id
+      AND pe.object_type = e.object_type
+      AND pe.program_id = e.program_id
+      AND pe.merchant_id IS NOT DISTINCT FROM e.merchant_id
+      AND pd.target_id = d.target_id
+      AND pd.status = 'pending'
+      AND pe.sequence > e.sequence
+    ORDER BY
+      pe.sequence
+    LIMIT
+      1
+  ) s
 WHERE
   d.id = ANY ($1::UUID[])
   AND "d"."created_at" BETWEEN coalesce($2::timestamptz, '-infinity') AND coalesce($3::timestamptz, 'infinity')
-  AND pd.status = 'pending'
-  AND pd.waiting_for = d.id;
+  AND s.waiting_for = d.id;
 
 -- object-order: orphanedWaits
 SELECT

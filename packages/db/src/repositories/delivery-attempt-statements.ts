@@ -55,23 +55,37 @@ export const loadStatement = byShape((_shape: 'load', v: { ids: readonly string[
     // A target that delivers each object's callbacks in order (ordering `object`): the nearest
     // earlier delivery of the same object to it that has no final outcome yet, which this one must
     // wait for (docs/delivery.md). The condition on the target's ordering comes first, so that for
-    // every other target PostgreSQL skips the lookup (a one-time filter). The predecessor's delivery
-    // was stored with or after its event (created_at >= ingested_at): its older weeks are not read.
+    // every other target PostgreSQL skips the lookup (a one-time filter). The object's earlier
+    // events are read newest first, each probed for its deliveries by their unique key, never by a
+    // scan of the target's pending deliveries, which a backlog makes long; a delivery is stored
+    // with or after its event, so its older weeks are not read.
     .leftJoinLateral(
       (eb) =>
         eb
           .selectFrom('events as pe')
-          .innerJoin('deliveries as pd', (join) =>
-            join.onRef('pd.event_id', '=', 'pe.id').onRef('pd.target_id', '=', 'd.target_id').onRef('pd.created_at', '>=', 'pe.ingested_at'),
+          // By the event alone (OFFSET 0 keeps the target and status conditions out of the
+          // subquery): an event has a delivery or two, found by the (event_id, …) unique key;
+          // given the target too, PostgreSQL may scan the target's pending deliveries instead.
+          .innerJoinLateral(
+            (inner) =>
+              inner
+                .selectFrom('deliveries as pd')
+                .select(['pd.id', 'pd.target_id', 'pd.status'])
+                .whereRef('pd.event_id', '=', 'pe.id')
+                .whereRef('pd.created_at', '>=', 'pe.ingested_at')
+                .offset(sql.lit(0))
+                .as('pd'),
+            (join) => join.onTrue(),
           )
           .select('pd.id')
+          .whereRef('pd.target_id', '=', 'd.target_id')
+          .where('pd.status', '=', sql.lit('pending'))
           .where(sql<boolean>`t.ordering = 'object'`)
           .whereRef('pe.object_id', '=', 'e.object_id')
           .whereRef('pe.object_type', '=', 'e.object_type')
           .whereRef('pe.program_id', '=', 'e.program_id')
           .where(sql<boolean>`pe.merchant_id IS NOT DISTINCT FROM e.merchant_id`)
           .whereRef('pe.sequence', '<', 'e.sequence')
-          .where('pd.status', '=', sql.lit('pending'))
           .orderBy('pe.sequence', 'desc')
           .limit(sql.lit(1))
           .as('p'),

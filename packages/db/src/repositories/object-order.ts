@@ -14,9 +14,22 @@ import { storedRange, storedWithin, type StoredRange } from '../stored-range';
 // a delivery is stored with or after its event, so `created_at >= ingested_at` leaves out the
 // weeks of deliveries before the event.
 
-/** The chain's earlier and later deliveries of `d`'s object to `d`'s target, as SQL conditions on the events `pe` and deliveries `pd`. */
-const SAME_OBJECT = sql`pe.object_id = e.object_id AND pe.object_type = e.object_type AND pe.program_id = e.program_id
-    AND pe.merchant_id IS NOT DISTINCT FROM e.merchant_id AND pd.event_id = pe.id AND pd.target_id = d.target_id AND pd.created_at >= pe.ingested_at`;
+/**
+ * Events (`pe`) with their deliveries (`pd`), each event's found by their unique key
+ * (event_id, target_id, created_at) by the event alone: OFFSET 0 keeps the target and status
+ * conditions out of the subquery, where PostgreSQL may otherwise scan the target's pending
+ * deliveries instead, which a backlog makes long.
+ */
+const EVENTS_WITH_DELIVERIES = sql`events pe
+CROSS JOIN LATERAL (
+  SELECT pd.id, pd.target_id, pd.status, pd.waiting_for FROM deliveries pd
+  WHERE pd.event_id = pe.id AND pd.created_at >= pe.ingested_at
+  OFFSET 0
+) pd`;
+
+/** `pe` of the same object as `d`'s event `e`, and `pd` its pending delivery to `d`'s target. */
+const PENDING_OF_SAME_OBJECT = sql`pe.object_id = e.object_id AND pe.object_type = e.object_type AND pe.program_id = e.program_id
+    AND pe.merchant_id IS NOT DISTINCT FROM e.merchant_id AND pd.target_id = d.target_id AND pd.status = 'pending'`;
 
 /** Each delivery's event (`e`), by the delivery's event id: newest month first, like the worker's load. */
 const EVENT_OF_D = sql`JOIN LATERAL (SELECT * FROM events WHERE events.id = d.event_id ORDER BY events.ingested_at DESC LIMIT 1) e ON true`;
@@ -24,13 +37,15 @@ const EVENT_OF_D = sql`JOIN LATERAL (SELECT * FROM events WHERE events.id = d.ev
 export const objectOrderQueries = {
   /** The nearest earlier delivery of the same object to the same target that is still pending. */
   predecessor: (deliveryId: string, stored: StoredRange) =>
-    rawStatement(sql<{ id: string }>`SELECT pd.id
+    rawStatement(sql<{ id: string }>`SELECT p.id
 FROM deliveries d ${EVENT_OF_D}
-JOIN events pe ON pe.sequence < e.sequence
-JOIN deliveries pd ON ${SAME_OBJECT}
-WHERE d.id = ${deliveryId}::uuid AND ${storedWithin('d.created_at', stored)} AND pd.status = 'pending'
-ORDER BY pe.sequence DESC
-LIMIT 1`),
+CROSS JOIN LATERAL (
+  SELECT pd.id FROM ${EVENTS_WITH_DELIVERIES}
+  WHERE ${PENDING_OF_SAME_OBJECT} AND pe.sequence < e.sequence
+  ORDER BY pe.sequence DESC
+  LIMIT 1
+) p
+WHERE d.id = ${deliveryId}::uuid AND ${storedWithin('d.created_at', stored)}`),
 
   /** Whether a delivery is still pending (by id: every week's partition, each probed by its index). */
   pending: (deliveryId: string) =>
@@ -43,15 +58,21 @@ SET waiting_for = ${v.predecessorId}::uuid, deferrals = d.deferrals + 1, last_de
 WHERE d.id = ${v.deliveryId}::uuid AND ${storedWithin('d.created_at', v)}`),
 
   /**
-   * The pending deliveries marked waiting for one of `ids` (deliveries whose final outcome was
-   * just recorded), with the one each waits for: their jobs may go now.
+   * For each of `ids` (deliveries whose final outcome was just recorded): the nearest later pending
+   * delivery of its object to its target, when it is marked waiting for it: its job may go now.
+   * (Only the nearest: a later one waits for that one. One marked for an earlier delivery that a
+   * replay made pending again meanwhile is woken by the reconciler's orphaned waits.)
    */
   waitingFor: (ids: readonly string[], stored: StoredRange) =>
-    rawStatement(sql<{ id: string; waiting_for: string }>`SELECT pd.id, pd.waiting_for
+    rawStatement(sql<{ id: string; waiting_for: string }>`SELECT s.id, s.waiting_for
 FROM deliveries d ${EVENT_OF_D}
-JOIN events pe ON pe.sequence > e.sequence
-JOIN deliveries pd ON ${SAME_OBJECT}
-WHERE d.id = ANY(${ids}::uuid[]) AND ${storedWithin('d.created_at', stored)} AND pd.status = 'pending' AND pd.waiting_for = d.id`),
+CROSS JOIN LATERAL (
+  SELECT pd.id, pd.waiting_for FROM ${EVENTS_WITH_DELIVERIES}
+  WHERE ${PENDING_OF_SAME_OBJECT} AND pe.sequence > e.sequence
+  ORDER BY pe.sequence
+  LIMIT 1
+) s
+WHERE d.id = ANY(${ids}::uuid[]) AND ${storedWithin('d.created_at', stored)} AND s.waiting_for = d.id`),
 
   /**
    * Pending deliveries still marked waiting for a delivery that has its final outcome (or is gone):
@@ -74,24 +95,30 @@ export interface OrderedDelivery {
   storedAt?: Date;
 }
 
+// The worker's statements run as named prepared statements (planned once per pooled connection):
+// planning one over every partition of events and deliveries costs more than running it.
 export function objectOrderRepository(pool: DatabasePool) {
   return {
     /** The delivery's nearest earlier pending delivery of the same object to the same target; null when none. */
     async predecessor(delivery: OrderedDelivery): Promise<string | null> {
       if (!isUuid(delivery.deliveryId)) return null;
-      const { rows } = await run(pool, objectOrderQueries.predecessor(delivery.deliveryId, storedRange([delivery.storedAt])));
+      const { rows } = await run(pool, objectOrderQueries.predecessor(delivery.deliveryId, storedRange([delivery.storedAt])), {
+        prepared: 'order-predecessor',
+      });
       return rows[0]?.id ?? null;
     },
 
     /** Marks the delivery waiting for `predecessorId` (and counts it as a deferral). */
     async markWaiting(delivery: OrderedDelivery, predecessorId: string, at: Date): Promise<void> {
-      await run(pool, objectOrderQueries.markWaiting({ deliveryId: delivery.deliveryId, predecessorId, at, ...storedRange([delivery.storedAt]) }));
+      await run(pool, objectOrderQueries.markWaiting({ deliveryId: delivery.deliveryId, predecessorId, at, ...storedRange([delivery.storedAt]) }), {
+        prepared: 'order-mark-waiting',
+      });
     },
 
     /** Whether the delivery has no final outcome yet. */
     async isPending(deliveryId: string): Promise<boolean> {
       if (!isUuid(deliveryId)) return false;
-      const { rows } = await run(pool, objectOrderQueries.pending(deliveryId));
+      const { rows } = await run(pool, objectOrderQueries.pending(deliveryId), { prepared: 'order-pending' });
       return rows[0]?.pending === true;
     },
 
@@ -103,7 +130,7 @@ export function objectOrderRepository(pool: DatabasePool) {
       const ids = deliveries.map((d) => d.deliveryId).filter((id) => isUuid(id));
       const waiting = new Map<string, string[]>();
       if (ids.length === 0) return waiting;
-      const { rows } = await run(pool, objectOrderQueries.waitingFor(ids, storedRange(deliveries.map((d) => d.storedAt))));
+      const { rows } = await run(pool, objectOrderQueries.waitingFor(ids, storedRange(deliveries.map((d) => d.storedAt))), { prepared: 'order-waiting-for' });
       for (const row of rows) waiting.set(row.waiting_for, [...(waiting.get(row.waiting_for) ?? []), row.id]);
       return waiting;
     },
