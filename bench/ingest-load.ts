@@ -15,6 +15,11 @@ export interface IngestLoad {
   programId: string;
   /** Absent: program-wide events (fan-out to the program's target only). */
   merchantId?: string;
+  /**
+   * How many objects the events are of, taken in turn (the i-th event is of object i mod
+   * `objects`): each object's events interleaved with the others'. Absent: one object per event.
+   */
+  objects?: number;
 }
 
 /**
@@ -40,7 +45,7 @@ function paymentEvents(load: IngestLoad, objectType: string, idPrefix: string): 
         ...(load.merchantId ? { merchantId: load.merchantId } : {}),
         origin: 'api',
         eventType: 'created',
-        objectId: `obj-${idPrefix}${i + j}`,
+        objectId: `obj-${idPrefix}${load.objects === undefined ? i + j : (i + j) % load.objects}`,
         objectType,
         metadata: { bench: 'true' },
       })),

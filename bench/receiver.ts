@@ -13,6 +13,10 @@
  * 500 to the first try of every n-th new webhook-id and 200 to its retry (and to every other
  * callback); POST /flaky-take returns the successful arrivals since the last take (webhook-id,
  * time, whether it was a retry) with the counts so far, and forgets those arrivals.
+ * An object stuck, for ordered delivery (bench/scenarios/ordering.ts), apart from /hook but with
+ * its arrivals: POST /stuck/… answers 500 to the callbacks of objects whose id starts with `stuck`
+ * while stuck (POST /stuck-control/on, off: the default), and 200 to every other callback, whose
+ * first arrival it records as /hook does; GET /stats counts them under `stuck`.
  * Prints `{"message":"listening","port":N}` on stdout once listening.
  */
 import { createServer, type ServerResponse } from 'node:http';
@@ -31,6 +35,8 @@ let flaky = { firstTries: 0, failed: 0, delivered: 0, retried: 0 };
 let flakyFailed = new Set<string>();
 let flakyArrivals: Array<[id: string, at: number, retried: boolean]> = [];
 const slowTimers = new Set<NodeJS.Timeout>();
+let stuckOn = false;
+let stuck = { refused: 0, delivered: 0 };
 
 const ok = (res: ServerResponse): void => void res.writeHead(200, { 'content-type': 'text/plain', 'content-length': '2' }).end('ok');
 
@@ -80,6 +86,20 @@ const server = createServer((req, res) => {
         flakyArrivals.push([id, Date.now(), retried]);
         ok(res);
       }
+    } else if (req.method === 'POST' && url.startsWith('/stuck/')) {
+      const { objectId } = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { objectId?: string };
+      if (stuckOn && objectId?.startsWith('stuck')) {
+        stuck.refused += 1;
+        res.writeHead(500, { 'content-type': 'text/plain' }).end('stuck');
+      } else {
+        stuck.delivered += 1;
+        const id = req.headers['webhook-id'];
+        if (typeof id === 'string' && !arrivals.has(id) && arrivals.size < MAX_ARRIVALS) arrivals.set(id, Date.now());
+        ok(res);
+      }
+    } else if (req.method === 'POST' && (url === '/stuck-control/on' || url === '/stuck-control/off')) {
+      stuckOn = url.endsWith('/on');
+      res.writeHead(204).end();
     } else if (req.method === 'POST' && url === '/flaky-take') {
       res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ ...flaky, waitingRetry: flakyFailed.size, arrivals: flakyArrivals }));
       flakyArrivals = [];
@@ -99,7 +119,7 @@ const server = createServer((req, res) => {
     } else if (req.method === 'GET' && url === '/stats') {
       res
         .writeHead(200, { 'content-type': 'application/json' })
-        .end(JSON.stringify({ callbacks, tokens: tokenTimes.length, tokenTimes, lastCallbackAt, slow, hang }));
+        .end(JSON.stringify({ callbacks, tokens: tokenTimes.length, tokenTimes, lastCallbackAt, slow, hang, stuck }));
     } else if (req.method === 'GET' && url === '/arrivals') {
       res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(Object.fromEntries(arrivals)));
     } else if (req.method === 'POST' && url === '/reset') {
@@ -112,6 +132,7 @@ const server = createServer((req, res) => {
       flaky = { firstTries: 0, failed: 0, delivered: 0, retried: 0 };
       flakyFailed = new Set();
       flakyArrivals = [];
+      stuck = { refused: 0, delivered: 0 };
       res.writeHead(204).end();
     } else {
       res.writeHead(404).end();

@@ -1,5 +1,5 @@
 /**
- * `pnpm bench [--quick] [--only isolation|api-isolation]`: measures Herald against this machine's own ceilings, in the same run.
+ * `pnpm bench [--quick] [--only isolation|api-isolation|ordering]`: measures Herald against this machine's own ceilings, in the same run.
  *
  * Everything runs on 127.0.0.1 with its own database (created, migrated, dropped), its own queue
  * prefix (keys deleted at the end) and its own receiver process. Every figure stands beside a
@@ -7,7 +7,8 @@
  * Writes bench/results/latest.json and prints a table. Exits 1 on an error, never on slowness.
  * `--only isolation` runs the isolation section alone (bench/isolation.ts), writing
  * bench/results/latest-isolation.json; `--only api-isolation` the API isolation section
- * (bench/api-isolation.ts), writing bench/results/latest-api-isolation.json; `--only ceilings` the
+ * (bench/api-isolation.ts), writing bench/results/latest-api-isolation.json; `--only ordering` ordered
+ * delivery's throughput and head-of-line (bench/scenarios/ordering.ts); `--only ceilings` the
  * durable delivery and bare Express + SQL ceilings beside Herald (bench/ceilings.ts); `--only soak`
  * the soak (bench/soak.ts), which the full run ends with: `--soak-minutes N` (or BENCH_SOAK_MINUTES,
  * default 10) and BENCH_SOAK_RATE (events/s, default 150).
@@ -25,6 +26,7 @@ import { ceilingsOnly, deliveryVsCeilings } from './scenarios/delivery-rounds';
 import { endToEndLatency } from './scenarios/end-to-end';
 import { cleanups, log, round, serviceLogs, type Row } from './scenarios/harness';
 import { isolation } from './scenarios/isolation';
+import { ordering } from './scenarios/ordering';
 import { listEvents } from './scenarios/list-events';
 import { oauthRenewal, oauthTokens } from './scenarios/oauth';
 import { scale } from './scenarios/scale';
@@ -59,7 +61,17 @@ async function main(): Promise<void> {
   }
   const bench = await startBench(base);
   // `--scale` or `--only <section>`: that scenario alone.
-  const alone = SCALE ? scale : ONLY === 'isolation' ? isolation : ONLY === 'soak' ? soak : ONLY === 'ceilings' ? ceilingsOnly : undefined;
+  const alone = SCALE
+    ? scale
+    : ONLY === 'isolation'
+      ? isolation
+      : ONLY === 'ordering'
+        ? ordering
+        : ONLY === 'soak'
+          ? soak
+          : ONLY === 'ceilings'
+            ? ceilingsOnly
+            : undefined;
   if (alone) {
     record(await alone(bench));
     return report(runStarted);
@@ -77,6 +89,7 @@ async function main(): Promise<void> {
   record(await endToEndLatency(bench));
   record([await peakRssRow(two, rounds)]);
   record(await isolation(bench));
+  record(await ordering(bench));
   record(await listEvents(bench));
   record(await apiIsolation(base));
   // The soak: full run only.

@@ -75,6 +75,8 @@ export interface ReceiverStats {
   tokenTimes: number[];
   /** When the last callback arrived (ms since the epoch). */
   lastCallbackAt: number;
+  /** The /stuck endpoint's callbacks: refused (an object stuck) and delivered. */
+  stuck?: { refused: number; delivered: number };
 }
 
 /** The run's database, queues and Redis prefixes: what every scenario, even the first, has. */

@@ -1,5 +1,5 @@
 // The order of `pnpm test:faults`: the scenarios by their number in issue 8 (then Redis Cluster,
-// issue 19), and scenario 8 (secrets) last, so that its search of everything the run produced
+// issue 19, and ordered delivery, issue 46), and scenario 8 (secrets) last, so that its search of everything the run produced
 // comes literally "after all of the above". A file not listed runs before scenario 8. Jest asks a sequencer for `sort` and
 // `cacheResults` only (there is no result cache to keep: the order is fixed).
 const path = require('node:path');
@@ -17,6 +17,7 @@ const ORDER = [
   'tenant-isolation',
   'noisy-neighbour',
   'redis-cluster',
+  'ordered-delivery',
   'secrets',
 ];
 

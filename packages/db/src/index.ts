@@ -80,6 +80,7 @@ export type {
   RecordedAttempt,
 } from './repositories/delivery-attempts';
 export type { LoadedTarget } from './repositories/loaded-target';
+export { objectOrderRepository, type ObjectOrderRepository, type OrderedDelivery } from './repositories/object-order';
 export { partitionMaintenance, partitionName, weekStart } from './partitions';
 export { createEventMonthsAhead, eventPartitionName, monthStart, type DroppedMonth, type HeldMonth } from './event-partitions';
 export type { DroppedWeek, HeldWeek, PartitionMaintenance, PartitionMaintenanceOptions, PartitionMaintenanceReport } from './partitions';

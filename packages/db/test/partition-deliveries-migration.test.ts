@@ -41,9 +41,11 @@ async function oldDatabaseWithData(
   await tenants.createProgram({ id: programId, name: 'Program' });
   await tenants.createMerchant({ id: merchantId, programId, name: 'Merchant' });
   const targets = targetRepository(sqlPool(prisma), cipher);
-  for (const owner of [{ kind: 'program', programId } as const, { kind: 'merchant', programId, merchantId } as const]) {
-    await targets.upsert(owner, { url: 'https://merchant.example/hooks', auth: { mode: 'none' }, notifications: {}, enabled: true });
-  }
+  await withTodaysTables(sqlPool(prisma), async () => {
+    for (const owner of [{ kind: 'program', programId } as const, { kind: 'merchant', programId, merchantId } as const]) {
+      await targets.upsert(owner, { url: 'https://merchant.example/hooks', auth: { mode: 'none' }, notifications: {}, enabled: true });
+    }
+  });
   const start = Date.parse('2026-10-01T00:00:00.000Z');
   const batch: NewEvent[] = Array.from({ length: 90 }, (_, n) => ({
     event: {
@@ -124,9 +126,11 @@ describe(`migration ${MIGRATION}`, () => {
 
       // The worker keeps recording attempts of migrated deliveries, numbered on, with new ids.
       const pending = deliveriesBefore.find((row) => row.status === 'pending' && row.attempts_made === 0)!;
-      const [recorded] = await deliveryAttemptRepository(sqlPool(prisma), cipher).recordAttempts([
-        { deliveryId: pending.id, attempt: { startedAt: new Date(), durationMs: 5, statusCode: 200 }, outcome: 'succeeded' },
-      ]);
+      const [recorded] = await withTodaysTables(sqlPool(prisma), () =>
+        deliveryAttemptRepository(sqlPool(prisma), cipher).recordAttempts([
+          { deliveryId: pending.id, attempt: { startedAt: new Date(), durationMs: 5, statusCode: 200 }, outcome: 'succeeded' },
+        ]),
+      );
       expect(recorded).toMatchObject({ number: 1 });
       const [newest] = await rowsOf(`SELECT id, delivery_created_at FROM delivery_attempts WHERE delivery_id = '${pending.id}'`);
       expect(BigInt(newest.id)).toBeGreaterThan(BigInt(attemptsBefore.at(-1)!.id));

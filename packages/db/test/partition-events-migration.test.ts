@@ -43,9 +43,11 @@ describe(`migration ${MIGRATION}`, () => {
       await tenantRepository(pool).createProgram({ id: programId, name: 'Program' });
       await tenantRepository(pool).createMerchant({ id: merchantId, programId, name: 'Merchant' });
       const targets = targetRepository(pool, cipher);
-      for (const owner of [{ kind: 'program', programId } as const, { kind: 'merchant', programId, merchantId } as const]) {
-        await targets.upsert(owner, { url: 'https://merchant.example/hooks', auth: { mode: 'none' }, notifications: {}, enabled: true });
-      }
+      await withTodaysTables(pool, async () => {
+        for (const owner of [{ kind: 'program', programId } as const, { kind: 'merchant', programId, merchantId } as const]) {
+          await targets.upsert(owner, { url: 'https://merchant.example/hooks', auth: { mode: 'none' }, notifications: {}, enabled: true });
+        }
+      });
       const start = Date.parse('2026-09-01T00:00:00.000Z');
       const batch: NewEvent[] = Array.from({ length: 120 }, (_, n) => ({
         event: {

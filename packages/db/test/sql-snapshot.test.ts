@@ -8,6 +8,7 @@ import { credentialsRotationQueries } from '../src/credentials-rotation';
 import { apiKeyQueries } from '../src/repositories/api-keys';
 import { deliveryQueries } from '../src/repositories/deliveries';
 import { deliveryAttemptQueries } from '../src/repositories/delivery-attempts';
+import { objectOrderQueries } from '../src/repositories/object-order';
 import { targetHealthQueries } from '../src/repositories/recorded-target-health';
 import { deliveryHistoryQueries } from '../src/repositories/delivery-history';
 import { recoveryQueries } from '../src/repositories/recoveries';
@@ -60,6 +61,7 @@ const settings = {
   object_types: ['payment'],
   event_types: [],
   enabled: true,
+  ordering: 'none',
   disabled_reason: null,
   disabled_at: null,
   failing_since: null,
@@ -250,6 +252,16 @@ const SNAPSHOTS: Record<string, { queries: Record<string, unknown>; statements: 
       defer: deliveryAttemptQueries.defer([{ deliveryId: ID, count: 2, at: AT, reason: 'breaker_open' }]),
     },
   },
+  'object-order': {
+    queries: objectOrderQueries,
+    statements: {
+      predecessor: objectOrderQueries.predecessor(ID, { from: AT, to: AT }),
+      pending: objectOrderQueries.pending(ID),
+      markWaiting: objectOrderQueries.markWaiting({ deliveryId: ID, predecessorId: OTHER_ID, at: AT, from: AT, to: AT }),
+      waitingFor: objectOrderQueries.waitingFor([ID, OTHER_ID], { from: AT, to: AT }),
+      orphanedWaits: objectOrderQueries.orphanedWaits(100),
+    },
+  },
   'target-health': {
     queries: targetHealthQueries,
     statements: {
@@ -264,6 +276,7 @@ const SNAPSHOTS: Record<string, { queries: Record<string, unknown>; statements: 
   'delivery-history': {
     queries: deliveryHistoryQueries,
     statements: {
+      waitingFor: deliveryHistoryQueries.waitingFor([ID, OTHER_ID]),
       'page (no filter)': deliveryHistoryQueries.page({}, 20, 0),
       'page (every filter)': deliveryHistoryQueries.page(everyDeliveryFilter, 20, 40),
       'summaries (no filter)': deliveryHistoryQueries.summaries({}, 20, 0),

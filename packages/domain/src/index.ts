@@ -60,8 +60,10 @@ export {
   MERCHANT_NOTIFICATION_OBJECT_TYPES,
   OAUTH_SCOPE_PATTERN,
   OAUTH_TOKEN_REQUESTS,
+  TARGET_ORDERINGS,
   type CallbackAuthMode,
   type OAuthTokenRequest,
+  type TargetOrdering,
 } from './notifications';
 export {
   isSigningSecret,

@@ -35,3 +35,14 @@ export type OAuthTokenRequest = (typeof OAUTH_TOKEN_REQUESTS)[number];
  * single spaces.
  */
 export const OAUTH_SCOPE_PATTERN = '^[\\x21\\x23-\\x5b\\x5d-\\x7e]+( [\\x21\\x23-\\x5b\\x5d-\\x7e]+)*$';
+
+/**
+ * In what order a target gets its callbacks: `none`, as they come (retries, the fair share and
+ * parallel workers reorder them); `object`, each object's callbacks in its events' sequence order,
+ * every one only after the previous one this target gets has its final outcome (delivered, or
+ * failed for good). Other objects are never held back by one object's wait (docs/delivery.md).
+ */
+export const TARGET_ORDERINGS = ['none', 'object'] as const;
+
+/** One of none, object. */
+export type TargetOrdering = (typeof TARGET_ORDERINGS)[number];

@@ -209,7 +209,7 @@ export function createMetrics(options: MetricsOptions): HeraldMetrics {
     dashboardActions.inc({ action }, 0);
   const deferrals = new Counter({
     name: 'herald_delivery_deferrals_total',
-    help: 'Callback jobs sent back to wait without a POST, by reason: breaker_open or target_busy. Not attempts.',
+    help: 'Callback jobs sent back to wait without a POST, by reason: breaker_open, target_busy or awaiting_predecessor (an ordered target callback parked until the previous callback of its object has its final outcome). Not attempts.',
     labelNames: ['reason'] as const,
     registers,
   });

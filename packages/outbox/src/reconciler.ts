@@ -1,4 +1,4 @@
-import type { DeliveryRepository } from '@herald/db';
+import type { DeliveryRepository, ObjectOrderRepository } from '@herald/db';
 import type { HeraldMetrics } from '@herald/metrics';
 import type { DeliveryProducer } from '@herald/queue';
 import type { OutboxLogger } from './outbox-logger';
@@ -12,8 +12,10 @@ export interface ReconcilerOptions extends OutboxTaskSchedule {
 
 export interface ReconcilerDependencies {
   deliveries: Pick<DeliveryRepository, 'transaction'>;
+  /** Ordered delivery's waits: each pass wakes the parked deliveries whose predecessor has its outcome but whose wake-up was lost. */
+  order: Pick<ObjectOrderRepository, 'orphanedWaits'>;
   /** A fail-fast producer: while Redis is down a pass fails at once and releases its row locks. */
-  producer: Pick<DeliveryProducer, 'requeueDead'>;
+  producer: Pick<DeliveryProducer, 'requeueDead' | 'wake'>;
   config: ReconcilerOptions;
   logger: Pick<OutboxLogger, 'warn' | 'debug'>;
   metrics: Pick<HeraldMetrics, 'reconciled'>;
@@ -27,6 +29,8 @@ export interface ReconcileResult {
   checked: number;
   /** Those among them that were given a new job. */
   requeued: number;
+  /** Parked deliveries of ordered targets woken because their predecessor's worker stopped before it woke them. */
+  woken?: number;
 }
 
 export interface Reconciler {
@@ -74,11 +78,20 @@ export function startReconciler(deps: ReconcilerDependencies): Reconciler {
     deps.metrics.reconciled(result.checked, result.requeued);
     return result;
   };
-  const task = startOutboxTask(() => pass(config.staleAfterMs), {
+  // A wake-up lost with the worker that recorded a predecessor's outcome: the parked job would
+  // otherwise wait for its own time limit (the worker's PARKED_JOB_MAX_MS). Waking a job that is
+  // not parked any more does nothing, so no lock is needed.
+  const wakeOrphans = async (): Promise<number> => {
+    const orphaned = await deps.order.orphanedWaits(config.batchSize);
+    if (orphaned.length > 0) await deps.producer.wake(orphaned);
+    return orphaned.length;
+  };
+  const task = startOutboxTask(async () => ({ ...(await pass(config.staleAfterMs)), woken: await wakeOrphans() }), {
     name: 'reconciliation',
     schedule: config,
     logger,
     afterPass: (result) => {
+      if (result.woken) logger.warn('reconciler woke parked callbacks whose previous callback of the object had its outcome', { woken: result.woken });
       if (result.requeued > 0) logger.warn('reconciler requeued deliveries whose job the queue had lost', { ...result });
       else if (result.checked > 0) logger.debug('reconciler found every checked delivery alive in the queue', { ...result });
       return { full: result.requeued > 0 && result.checked === config.batchSize };

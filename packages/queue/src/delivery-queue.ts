@@ -35,7 +35,7 @@ export type DeliveryQueue = Queue<DeliveryRef, unknown, string>;
 export const ADD_CHUNK_JOBS = 100;
 
 /** The deliveries queue on a connection (a `client`-role one for producers, so enqueue fails fast). */
-function createDeliveryQueue(connection: RedisConnection, prefix: string): DeliveryQueue {
+export function createDeliveryQueue(connection: RedisConnection, prefix: string): DeliveryQueue {
   return new Queue<DeliveryRef, unknown, string>(DELIVERIES_QUEUE, { connection, prefix });
 }
 
@@ -66,6 +66,8 @@ export interface DeliveryProducer {
    * finished (see `removeFinishedJobs`), leaves the others alone, and returns the ids it requeued.
    */
   requeueDead(jobs: readonly DeliveryRef[]): Promise<Set<string>>;
+  /** Lets these deliveries' parked jobs go now (see wakeParkedJobs). */
+  wake(deliveryIds: readonly string[]): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -134,8 +136,30 @@ export function createDeliveryProducer(connection: RedisConnection, options: { p
         return new Set(dead.map((job) => job.deliveryId));
       });
     },
+    async wake(deliveryIds) {
+      if (deliveryIds.length > 0) await bounded('waking parked jobs', () => wakeParkedJobs(queue, deliveryIds));
+    },
     close: () => queue.close(),
   };
+}
+
+/**
+ * Moves these deliveries' jobs from the delayed set to the queue now, where they are delayed: a
+ * job of an ordered target parked until its predecessor's final outcome (the worker's
+ * object-order.ts). A job that is not delayed (waiting, running, gone) is left alone: it is on its
+ * way already, or the reconciler gives its delivery a new one. A woken job keeps its priority, so
+ * it goes before the jobs queued after it.
+ */
+export async function wakeParkedJobs(queue: DeliveryQueue, deliveryIds: readonly string[]): Promise<void> {
+  await Promise.all(
+    deliveryIds.map(async (id) => {
+      const job = await queue.getJob(id);
+      // BullMQ's promote checks the state in its script: a job that left the delayed set meanwhile is not moved.
+      await job?.promote().catch((error: unknown) => {
+        if (!(error instanceof Error && /not in the delayed state|Missing key/i.test(error.message))) throw error;
+      });
+    }),
+  );
 }
 
 /**

@@ -6,7 +6,9 @@ export { DELIVERIES_QUEUE } from './delivery-job';
 export {
   ADD_CHUNK_JOBS,
   createDeliveryProducer,
+  createDeliveryQueue,
   fairShareKey,
+  wakeParkedJobs,
   type DeliveryProducer,
   type DeliveryQueue,
   type JobSlot,

@@ -3,7 +3,7 @@ import { PassThrough } from 'node:stream';
 import { loadWorkerConfig, testDatabaseUrl, type WorkerConfig } from '@herald/config';
 import { credentialsCipherFromConfig, deliveryRepository, type DatabasePool, targetRepository, tenantRepository, type TargetAuth } from '@herald/db';
 import { createPrismaClient, sqlPool, type PrismaClient } from '@herald/db/prisma';
-import type { Event } from '@herald/domain';
+import type { Event, TargetOrdering } from '@herald/domain';
 import { createLogger, type Logger } from '@herald/logging';
 import { createMetrics, type HeraldMetrics } from '@herald/metrics';
 import { createDeliveryProducer, createRedisConnection, type DeliveryProducer, type DeliveryQueue, type RedisConnection } from '@herald/queue';
@@ -90,10 +90,10 @@ export class World<W extends { close(): Promise<void> } = { close(): Promise<voi
     return worker;
   }
 
-  /** A new program whose program-level target is `url` with `auth` (none by default). */
-  async createTarget(url: string, auth: TargetAuth = { mode: 'none' }): Promise<{ programId: string; targetId: string }> {
+  /** A new program whose program-level target is `url` with `auth` (none by default), delivering in `ordering` (none by default). */
+  async createTarget(url: string, auth: TargetAuth = { mode: 'none' }, ordering: TargetOrdering = 'none'): Promise<{ programId: string; targetId: string }> {
     const program = await tenantRepository(this.pool).createProgram({ id: uniqueId('p'), name: 'Program' });
-    const target = await this.targets().upsert({ kind: 'program', programId: program.id }, { url, auth, notifications: {}, enabled: true });
+    const target = await this.targets().upsert({ kind: 'program', programId: program.id }, { url, auth, notifications: {}, enabled: true, ordering });
     return { programId: program.id, targetId: target.id };
   }
 
@@ -102,8 +102,12 @@ export class World<W extends { close(): Promise<void> } = { close(): Promise<voi
     return targetRepository(this.pool, credentialsCipherFromConfig(this.config));
   }
 
-  /** Stores `n` events of the program (one delivery each, to its target), then enqueues them as the events-api does. */
-  async sendEvents(programId: string, n = 1): Promise<SentEvent[]> {
+  /**
+   * Stores `n` events of the program (one delivery each, to its target), in one ingest, then
+   * enqueues them as the events-api does. Each event is of its own object (`sub-<i>`), unless
+   * `objectOf(i)` names the object of the i-th.
+   */
+  async sendEvents(programId: string, n = 1, objectOf: (i: number) => string = (i) => `sub-${i}`): Promise<SentEvent[]> {
     const { events, deliveries } = await storeEvents(
       this.pool,
       Array.from({ length: n }, (_, i) => ({
@@ -113,7 +117,7 @@ export class World<W extends { close(): Promise<void> } = { close(): Promise<voi
           sourceSystem: 'subscription-module',
           origin: 'automated',
           eventType: 'status.updated',
-          objectId: `sub-${i}`,
+          objectId: objectOf(i),
           objectType: 'subscription',
           metadata: { plan: 'gold', note: 'ü "quoted"' },
           context: `test ${i}`,

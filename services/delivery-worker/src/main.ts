@@ -8,6 +8,7 @@ import {
   createDatabasePool,
   credentialsCipherFromConfig,
   deliveryRepository,
+  objectOrderRepository,
   fillMissingSigningSecrets,
   partitionMaintenance,
   pingDatabase,
@@ -61,7 +62,14 @@ async function main(): Promise<void> {
     logger.info('metrics listening', { host: config.metrics.host ?? 'every interface', port: monitoring.port });
     const deliveries = deliveryRepository(pool);
     const sweeper = startSweeper({ deliveries, producer: sweeperProducer, config: config.sweeper, logger, metrics });
-    const reconciler = startReconciler({ deliveries, producer: sweeperProducer, config: config.reconciler, logger, metrics });
+    const reconciler = startReconciler({
+      deliveries,
+      order: objectOrderRepository(pool),
+      producer: sweeperProducer,
+      config: config.reconciler,
+      logger,
+      metrics,
+    });
     // A Redis that comes back empty is noticed within RECONCILER_LOSS_CHECK_MS, and every pending
     // delivery is checked then, rather than after RECONCILER_STALE_AFTER_MS.
     let recovering: Promise<unknown> = Promise.resolve();

@@ -10,6 +10,7 @@ import type { Admission, GateVerdict, WorkerGate } from '@herald/queue';
 import { DelayedError, UnrecoverableError } from 'bullmq';
 import { CallbackAttemptError } from './errors/callback-attempt-error';
 import { messageAsStack } from './errors/message-as-stack';
+import type { ObjectOrder } from './object-order';
 
 /** What the processor reads of a BullMQ job, and the one thing it does to it (defer it). */
 export interface DeliveryJob {
@@ -59,6 +60,8 @@ export interface DeliveryProcessorDependencies {
   authFor(target: DeliveryTarget): CallbackAuthStrategy;
   send: SendCallback;
   gate: DeliveryGate;
+  /** Ordered delivery (object-order.ts): parks a job behind its object's earlier callback, and wakes it after that one's final outcome. */
+  order: ObjectOrder;
   logger: Logger;
   /** Counts each recorded attempt by outcome, with its duration, each deferral by reason, and targets switched off. */
   metrics: Pick<HeraldMetrics, 'deliveryAttempt' | 'deliveryDeferred' | 'targetAutoDisabled'>;
@@ -88,6 +91,9 @@ interface Attempt {
   readonly durationSeconds: number;
   readonly sent: SentTo;
 }
+
+/** Most ordered targets a worker remembers (createDeliveryProcessor's orderedTargets). */
+const ORDERED_TARGETS_KEPT = 10_000;
 
 /** The delivery's stored status for each decision. */
 const OUTCOME_OF: Record<AttemptDecision['next'], AttemptOutcome> = { delivered: 'succeeded', retry: 'pending', failed: 'failed' };
@@ -151,6 +157,21 @@ export function createDeliveryProcessor(deps: DeliveryProcessorDependencies): (j
     throw new DelayedError(`deferred: ${admission.reason}`);
   };
 
+  /**
+   * Step 1b, wait (a target with ordering `object` only): a job whose object has an earlier
+   * callback to the target with no final outcome yet is parked until that one's outcome wakes it;
+   * it spends no attempt, and leaves its slot (released as neutral) to other jobs.
+   */
+  const waitForPredecessor = async (job: DeliveryJob, token: string | undefined, work: DeliveryWork): Promise<void> => {
+    const { deliveryId, targetId } = job.data;
+    const predecessor = await deps.order.waitForPredecessor({ deliveryId, storedAt: work.delivery.storedAt }, (until) => job.moveToDelayed(until, token));
+    if (predecessor === null) return;
+    deps.metrics.deliveryDeferred('awaiting_predecessor');
+    if (logger.isLevelEnabled('debug'))
+      logger.debug('callback waits for the previous callback of its object', { deliveryId, targetId, waitingFor: predecessor });
+    throw new DelayedError('deferred: awaiting_predecessor');
+  };
+
   /** Step 2, send: the POST (with its token request and the 401 retry); every failure becomes a result. */
   const send = async (ready: Ready, sent: SentTo): Promise<CallbackResult> => {
     const { target, work } = ready;
@@ -204,6 +225,15 @@ export function createDeliveryProcessor(deps: DeliveryProcessorDependencies): (j
       changesTargetHealth: decision.changesTargetHealth,
     });
     const number = recorded.number;
+    // A final outcome lets the next callback of the object go (an ordered target's); a lost wake-up is the reconciler's.
+    if (decision.next !== 'retry' && work.target.state === 'ready' && work.target.target.ordering === 'object') {
+      await deps.order.releaseSuccessors({ deliveryId: delivery.id, storedAt: delivery.storedAt }).catch((error: unknown) => {
+        logger.warn('could not wake the callbacks waiting for this one; the reconciler will', {
+          deliveryId: delivery.id,
+          error: error instanceof Error ? error.message : String(error),
+        });
+      });
+    }
     deps.metrics.deliveryAttempt(decision.next === 'delivered' ? 'delivered' : decision.next === 'failed' ? 'failed' : 'attempt_failed', durationSeconds);
     const context = { deliveryId: delivery.id, eventId: delivery.eventId, targetId: delivery.targetId, attempt: number, durationMs };
     if (result.delivered) {
@@ -231,6 +261,7 @@ export function createDeliveryProcessor(deps: DeliveryProcessorDependencies): (j
 
   const attemptJob = async (
     job: DeliveryJob,
+    token: string | undefined,
     loading: Promise<DeliveryWork | null>,
     release: (verdict: GateVerdict) => Promise<void>,
   ): Promise<DeliveryOutcome> => {
@@ -239,11 +270,13 @@ export function createDeliveryProcessor(deps: DeliveryProcessorDependencies): (j
     // Nothing to record an attempt against: the job is the only trace, in the failed set.
     if (!work) throw messageAsStack(new UnrecoverableError(`delivery ${deliveryId} does not exist`));
     if (work.delivery.status === 'succeeded') return { outcome: 'already-delivered' };
+    rememberOrdering(work);
 
     const startedAt = new Date();
     const started = performance.now();
     const sent: SentTo = {};
     const prepared = prepare(work);
+    if (prepared.ready && work.predecessorId !== null) await waitForPredecessor(job, token, work);
     const result = prepared.ready ? await send(prepared, sent) : prepared.failure;
     void release(verdictOf(result));
     const durationSeconds = (performance.now() - started) / 1000;
@@ -261,15 +294,45 @@ export function createDeliveryProcessor(deps: DeliveryProcessorDependencies): (j
     return record(work, { result, decision, startedAt, durationSeconds, sent });
   };
 
+  /**
+   * Targets this worker saw deliver in order (ordering `object`), learnt from their loads: their
+   * jobs look for a pending predecessor before they ask the gate, so that a job that is to wait
+   * takes no slot and costs the gate nothing. Bounded: past ORDERED_TARGETS_KEPT it starts again.
+   */
+  const orderedTargets = new Set<string>();
+  const rememberOrdering = (work: DeliveryWork): void => {
+    if (work.target.state !== 'ready') return;
+    const { id, ordering } = work.target.target;
+    if (ordering === 'none') orderedTargets.delete(id);
+    else if (!orderedTargets.has(id)) {
+      if (orderedTargets.size >= ORDERED_TARGETS_KEPT) orderedTargets.clear();
+      orderedTargets.add(id);
+    }
+  };
+
   return async (job, token) => {
-    const { deliveryId, targetId } = job.data;
-    const jobId = job.id ?? deliveryId;
+    const { targetId } = job.data;
+    if (orderedTargets.has(targetId)) {
+      const work = await deps.deliveries.load(job.data);
+      if (!work || work.predecessorId === null || work.delivery.status === 'succeeded' || !prepare(work).ready)
+        return admitThenAttempt(job, token, Promise.resolve(work));
+      // Parks the job (DelayedError) unless the predecessor ended meanwhile: then it goes on.
+      await waitForPredecessor(job, token, work);
+      return admitThenAttempt(job, token, Promise.resolve({ ...work, predecessorId: null }));
+    }
     // A job of a target the gate lets in (the usual case) loads its delivery meanwhile: one round
     // trip less before its POST. A target whose jobs were turned away lately waits for the answer,
     // so that a busy or broken target's deferred jobs cost the database nothing.
     const early = deps.gate.expectsAdmission(targetId) ? deps.deliveries.load(job.data) : undefined;
     // Awaited below when the job goes in; a job turned away drops it, and so its failure.
     early?.catch(() => undefined);
+    return admitThenAttempt(job, token, early);
+  };
+
+  /** Asks the gate, then makes the attempt, its delivery `loaded` already or loaded once let in. */
+  async function admitThenAttempt(job: DeliveryJob, token: string | undefined, loaded: Promise<DeliveryWork | null> | undefined): Promise<DeliveryOutcome> {
+    const { deliveryId, targetId } = job.data;
+    const jobId = job.id ?? deliveryId;
     const admission = await deps.gate.admit(targetId, jobId, job.attemptsStarted > job.attemptsMade + 1);
     if (!admission.admitted) return defer(job, token, admission);
     // The slot is freed as soon as the POST is over (with its verdict), or when the job ends some other way.
@@ -277,11 +340,11 @@ export function createDeliveryProcessor(deps: DeliveryProcessorDependencies): (j
     let released: Promise<void> | undefined;
     const release = (verdict: GateVerdict): Promise<void> => (released ??= deps.gate.release(targetId, jobId, verdict, performance.now() - admittedAt));
     try {
-      return await attemptJob(job, early ?? deps.deliveries.load(job.data), release);
+      return await attemptJob(job, token, loaded ?? deps.deliveries.load(job.data), release);
     } finally {
       await release('neutral');
     }
-  };
+  }
 }
 
 /** What the attempt tells the target's circuit breaker. */

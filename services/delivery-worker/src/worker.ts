@@ -2,14 +2,24 @@ import { hostname } from 'node:os';
 import { createAuthStrategy, type CallbackAuthStrategy } from '@herald/callback-auth';
 import { createCallbackSender } from '@herald/callbacks';
 import type { WorkerConfig } from '@herald/config';
-import type { DatabasePool, DeliveryTarget } from '@herald/db';
+import { objectOrderRepository, type DatabasePool, type DeliveryTarget } from '@herald/db';
 import type { DeliveryRef } from '@herald/domain';
 import type { Logger } from '@herald/logging';
 import type { HeraldMetrics } from '@herald/metrics';
 import { createConnectGuard, createOutboundClient, type OutboundClient } from '@herald/outbound';
-import { createWorkerGate, DELIVERIES_QUEUE, deliveryBackoffStrategy, type RedisConnection, type WorkerGate } from '@herald/queue';
+import {
+  createDeliveryQueue,
+  createWorkerGate,
+  DELIVERIES_QUEUE,
+  deliveryBackoffStrategy,
+  wakeParkedJobs,
+  type DeliveryQueue,
+  type RedisConnection,
+  type WorkerGate,
+} from '@herald/queue';
 import { Worker } from 'bullmq';
 import { batchedDeliveryStore } from './delivery-store';
+import { createObjectOrder } from './object-order';
 import { createDeliveryProcessor, type DeliveryOutcome } from './processor';
 
 /**
@@ -43,19 +53,23 @@ export interface DeliveryWorkerDependencies {
 
 /**
  * The BullMQ worker of the deliveries queue, whose `close()` also gives the target gate back the
- * slots this worker leased: otherwise they would stay counted until their lease ran out.
+ * slots this worker leased (otherwise they would stay counted until their lease ran out), and
+ * closes the queue handle it wakes parked jobs through.
  */
 export class DeliveryWorker extends Worker<DeliveryRef, DeliveryOutcome, string> {
   #gate: WorkerGate | undefined;
+  #wakeQueue: DeliveryQueue | undefined;
 
-  /** The gate whose leases `close()` gives back (set once, right after construction). */
-  useGate(gate: WorkerGate): void {
+  /** The gate whose leases `close()` gives back, and the queue handle it closes (set once, right after construction). */
+  useGate(gate: WorkerGate, wakeQueue: DeliveryQueue): void {
     this.#gate = gate;
+    this.#wakeQueue = wakeQueue;
   }
 
   override async close(force = false): Promise<void> {
     await super.close(force);
     await this.#gate?.close();
+    await this.#wakeQueue?.close();
   }
 }
 
@@ -72,6 +86,9 @@ export function startDeliveryWorker(deps: DeliveryWorkerDependencies): DeliveryW
   const outbound = createOutboundClient({ guard });
   const tokenOutbound = createOutboundClient({ guard, transport: 'axios' });
   const gate = targetGateOf(deps);
+  // Wakes the parked jobs of ordered targets, over the worker's connection (a wake-up waits for
+  // Redis to come back rather than being lost: the job it wakes finished its attempt).
+  const wakeQueue = createDeliveryQueue(deps.connection, config.queuePrefix);
   // Jobs of this worker in the processor now: a job's statements wait for others' only when there are others.
   let running = 0;
   const processor = createDeliveryProcessor({
@@ -79,6 +96,11 @@ export function startDeliveryWorker(deps: DeliveryWorkerDependencies): DeliveryW
     authFor: (target) => authStrategyFor(target, deps, tokenOutbound),
     send: createCallbackSender({ timeoutMs: config.callback.timeoutMs, responseMaxBytes: config.callback.responseMaxBytes, outbound }),
     gate,
+    order: createObjectOrder({
+      repository: objectOrderRepository(pool),
+      wake: (ids) => wakeParkedJobs(wakeQueue, ids),
+      maxBatch: config.worker.concurrency,
+    }),
     logger,
     metrics: deps.metrics,
     autoDisableAfterMs: config.targetAutoDisableAfterMs,
@@ -106,7 +128,7 @@ export function startDeliveryWorker(deps: DeliveryWorkerDependencies): DeliveryW
       settings: { backoffStrategy: deliveryBackoffStrategy(config.retry) },
     },
   );
-  worker.useGate(gate);
+  worker.useGate(gate, wakeQueue);
   worker.on('error', (error) => logger.warn('delivery worker error', { error: error.message }));
   return worker;
 }

@@ -34,6 +34,7 @@ const programTarget: DeliveryTarget = {
   auth: { mode: 'none' },
   notifications: {},
   enabled: true,
+  ordering: 'none',
   disabledReason: null,
   failingSince: null,
   lastSuccessAt: null,
@@ -100,6 +101,7 @@ async function attempt(scene: Scene) {
               delivery: { id: deliveryId, eventId: ref.eventId, targetId: ref.targetId, status: scene.status ?? 'pending', attemptsMade, storedAt },
               target: loaded(scene.target === undefined ? programTarget : scene.target),
               eventJson: scene.event === undefined ? JSON.stringify(event) : scene.event && JSON.stringify(scene.event),
+              predecessorId: null,
             },
       record: async ({ deliveryId, storedAt: recordedStoredAt, attempt, outcome, disableTarget = false, changesTargetHealth }) => {
         recorded.push({ deliveryId, attempt, outcome });
@@ -110,6 +112,8 @@ async function attempt(scene: Scene) {
       },
       recordDeferral: async ({ deliveryId }, reason) => void deferrals.push({ deliveryId, reason }),
     },
+    // Every scene here goes to a target that delivers in any order: nothing waits, nothing is woken.
+    order: { waitForPredecessor: async () => null, releaseSuccessors: async () => undefined },
     gate: {
       admit: async () => {
         order.push('admit');

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { PassThrough } from 'node:stream';
-import { deliveryRepository } from '@herald/db';
+import { credentialsCipherFromConfig, deliveryAttemptRepository, deliveryRepository, objectOrderRepository } from '@herald/db';
 import type { DeliveryRef } from '@herald/domain';
 import { createLogger } from '@herald/logging';
 import { createMetrics } from '@herald/metrics';
@@ -45,6 +45,7 @@ async function reconcilerOf(
 ): Promise<Reconciler> {
   const reconciler = startReconciler({
     deliveries: deliveryRepository(w.pool),
+    order: objectOrderRepository(w.pool),
     producer: producer ?? (await producerOf(w)),
     config: { intervalMs: 3_600_000, staleAfterMs, batchSize },
     logger: createLogger({ level: 'error', service: 'test', stream: new PassThrough() }),
@@ -73,7 +74,7 @@ describe('the reconciler', () => {
 
     const metrics = createMetrics({ service: 'test' });
     const result = await (await reconcilerOf(w, undefined, metrics)).reconcileOnce();
-    expect(result).toEqual({ checked: 20, requeued: 20 });
+    expect(result).toEqual({ checked: 20, requeued: 20, woken: 0 });
     expect(metricValue(await metrics.exposition(), 'herald_reconciler_requeued_total')).toBe(20);
     expect(metricValue(await metrics.exposition(), 'herald_reconciler_checked_total')).toBe(20);
 
@@ -95,7 +96,7 @@ describe('the reconciler', () => {
     const before = await w.queue.getJob(alive!.deliveryId);
     const reconciler = await reconcilerOf(w);
 
-    expect(await reconciler.reconcileOnce()).toEqual({ checked: 2, requeued: 1 });
+    expect(await reconciler.reconcileOnce()).toEqual({ checked: 2, requeued: 1, woken: 0 });
     const after = await w.queue.getJob(alive!.deliveryId);
     // The very same job: not removed and added again.
     expect(after!.timestamp).toBe(before!.timestamp);
@@ -120,6 +121,41 @@ describe('the reconciler', () => {
     expect(results.reduce((n, r) => n + r.requeued, 0)).toBe(40);
     expect(results.reduce((n, r) => n + r.checked, 0)).toBe(40);
     expect(await w.queue.getJobCountByTypes('prioritized')).toBe(40);
+  });
+
+  it("wakes an ordered target's parked callback whose predecessor got its outcome from a worker that stopped before waking it", async () => {
+    const w = await freshWorld();
+    const receiver = await startReceiver(always({ status: 200 }));
+    const { programId } = await w.createTarget(`${receiver.origin}/hook`, { mode: 'none' }, 'object');
+    const [first, second] = await w.sendEvents(programId, 2, () => 'obj-0');
+    // A worker takes both jobs, parks the second behind the first, records the first's 200 and
+    // completes its job, then stops: the wake-up never comes.
+    const connection = createRedisConnection(w.config.redisUrl, { role: 'worker' });
+    connections.push(connection);
+    const stopping = new Worker<DeliveryRef>(DELIVERIES_QUEUE, null, { connection, prefix: w.config.queuePrefix, autorun: false });
+    open.push(stopping);
+    const [firstToken, secondToken] = [randomUUID(), randomUUID()];
+    const firstJob = (await stopping.getNextJob(firstToken))!;
+    const secondJob = (await stopping.getNextJob(secondToken))!;
+    expect([firstJob.id, secondJob.id]).toEqual([first!.deliveryId, second!.deliveryId]);
+    const order = objectOrderRepository(w.pool);
+    const parkedBehind = await order.predecessor({ deliveryId: second!.deliveryId });
+    expect(parkedBehind).toBe(first!.deliveryId);
+    await order.markWaiting({ deliveryId: second!.deliveryId }, parkedBehind!, new Date());
+    await secondJob.moveToDelayed(Date.now() + 3_600_000, secondToken);
+    await deliveryAttemptRepository(w.pool, credentialsCipherFromConfig(w.config)).recordAttempts([
+      { deliveryId: first!.deliveryId, attempt: { startedAt: new Date(), durationMs: 3, statusCode: 200 }, outcome: 'succeeded' },
+    ]);
+    await firstJob.moveToCompleted({ outcome: 'delivered' }, firstToken, false);
+    expect(await w.queue.getJobState(second!.deliveryId)).toBe('delayed');
+
+    // Its job is alive (delayed): nothing to requeue, one wait to wake.
+    expect(await (await reconcilerOf(w)).reconcileOnce()).toEqual({ checked: 1, requeued: 0, woken: 1 });
+    expect(await w.queue.getJobState(second!.deliveryId)).not.toBe('delayed');
+    w.startWorker();
+    const [row] = await w.settled([second!.deliveryId], ['succeeded']);
+    expect(row).toMatchObject({ waitingFor: null, attemptsMade: 1 });
+    expect(receiver.requests).toHaveLength(1);
   });
 
   it('requeues a delivery whose job BullMQ failed for stalling too often, which the processor never records', async () => {
@@ -163,7 +199,7 @@ describe('the reconciler', () => {
     expect(await w.attempts(sent!.deliveryId)).toHaveLength(0);
     expect(receiver.requests).toHaveLength(0);
 
-    expect(await (await reconcilerOf(w)).reconcileOnce()).toEqual({ checked: 1, requeued: 1 });
+    expect(await (await reconcilerOf(w)).reconcileOnce()).toEqual({ checked: 1, requeued: 1, woken: 0 });
     const [row] = await w.settled([sent!.deliveryId], ['succeeded', 'failed']);
     expect(row!.status).toBe('succeeded');
     expect(receiver.requests).toHaveLength(1);
@@ -177,7 +213,7 @@ describe('the reconciler', () => {
     await expect((await reconcilerOf(w, await producerOf(w, 'redis://127.0.0.1:1'))).reconcileOnce()).rejects.toThrow(/Redis is not connected/);
     const rows = await w.prisma.delivery.findMany({ where: { id: { in: sent.map((s) => s.deliveryId) } } });
     expect(rows.every((row) => row.queueCheckedAt === null)).toBe(true);
-    expect(await (await reconcilerOf(w)).reconcileOnce()).toEqual({ checked: 3, requeued: 3 });
+    expect(await (await reconcilerOf(w)).reconcileOnce()).toEqual({ checked: 3, requeued: 3, woken: 0 });
   });
 });
 
@@ -209,7 +245,7 @@ describe('after Redis lost the queue', () => {
       5_000,
       'the marker key',
     );
-    expect(await reconciler.reconcileOnce()).toEqual({ checked: 0, requeued: 0 });
+    expect(await reconciler.reconcileOnce()).toEqual({ checked: 0, requeued: 0, woken: 0 });
 
     // Redis loses the queue (a restart without persistence, a FLUSHALL): every key under its prefix is gone.
     await removeQueueKeys(w.config.redisUrl, w.config.queuePrefix);

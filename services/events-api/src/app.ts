@@ -216,7 +216,10 @@ export function createApp(deps: AppDependencies): Express {
     }),
   );
   // Before the bearer-token admin API: a browser opens the dashboard with HTTP Basic.
-  app.use(DASHBOARD_PATH, dashboardRouter({ queue: producer.queue, credentials: config.dashboard, failedAuth, logger, metrics }));
+  app.use(
+    DASHBOARD_PATH,
+    dashboardRouter({ queue: producer.queue, waitingFor: (ids) => history.waitingFor(ids), credentials: config.dashboard, failedAuth, logger, metrics }),
+  );
   app.use(
     '/admin',
     requireBearerToken(

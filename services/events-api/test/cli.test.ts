@@ -161,11 +161,13 @@ describe('herald targets list, update, enable and disable', () => {
     });
     const all = await herald(['targets', 'update', '--json', '--merchant', merchantId, '--event-types', 'all']);
     expect(all.json()).toMatchObject({ notifications: {} });
+    const ordered = await herald(['targets', 'update', '--json', '--merchant', merchantId, '--ordering', 'object']);
+    expect(ordered.json()).toMatchObject({ ordering: 'object', notifications: {} });
 
     const disabled = await herald(['targets', 'disable', '--merchant', merchantId]);
     expect(disabled.stdout).toMatch(/^enabled +false$/m);
     const listed = await herald(['targets', 'list', '--program', programId]);
-    expect(listed.stdout).toMatch(new RegExp(`^\\S+ +merchant ${merchantId} +https://shop.example/v2 +basic +no +- +-$`, 'm'));
+    expect(listed.stdout).toMatch(new RegExp(`^\\S+ +merchant ${merchantId} +https://shop.example/v2 +basic +object +no +- +-$`, 'm'));
     const enabled = await herald(['targets', 'enable', '--json', '--merchant', merchantId]);
     expect(enabled.json()).toMatchObject({ enabled: true, disabledReason: null });
     for (const run of [updated, all, disabled, listed, enabled]) expect(run.stdout + run.stderr).not.toContain(password);
@@ -266,12 +268,15 @@ describe('pnpm exec herald targets', () => {
         'payment, refund',
         '--event-types',
         'created,status.updated',
+        '--ordering',
+        'object',
         '--disabled',
       ],
       'pass word with spaces\r\n',
     );
     expect(set.code).toBe(0);
     expect(set.json()).toMatchObject({
+      ordering: 'object',
       auth: { mode: 'oauth', authUrl: 'https://shop.example/token', username: 'client', password: '********', tokenRequest: 'form', scope: 'callbacks' },
       notifications: { objectTypes: ['payment', 'refund'], eventTypes: ['created', 'status.updated'] },
       enabled: false,

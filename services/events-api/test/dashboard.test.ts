@@ -110,6 +110,24 @@ describe('the Bull dashboard at /admin/queues', () => {
     expect(single.body.job).toMatchObject({ delay: job!.delay, opts: { delay: job!.delay } });
   });
 
+  it("names a delayed job of an ordered target that waits for the previous callback of its object, with that callback's delivery", async () => {
+    const { programId } = await api.createTenant();
+    await api
+      .admin('put', `/programs/${programId}/notification-target`)
+      .send({ url: 'https://program.example/hooks', auth: { mode: 'none' }, ordering: 'object' })
+      .expect(200);
+    const objectId = `sub-${randomUUID()}`;
+    for (let i = 0; i < 2; i += 1) await api.ingest(ingestEvent({ programId }, { objectType: 'subscription', objectId })).expect(201);
+    const [first, second] = await worker.runAll(() => ({ outcome: 'retrying' }));
+    // The worker parks the second behind the first: the database says so (object-order.ts).
+    await api.databases.ingest.query('UPDATE deliveries SET waiting_for = $1 WHERE id = $2', [first, second]);
+
+    const { queue } = await queueView('delayed');
+    const names = new Map((queue.jobs as Array<{ id: string; name: string }>).map((job) => [job.id, job.name]));
+    expect(names.get(second!)).toMatch(new RegExp(`\\(waiting for the previous callback of its object: delivery ${first}\\)$`));
+    expect(names.get(first!)).not.toMatch(/waiting for/);
+  });
+
   it('serves a page that links to no other host (no outside fonts)', async () => {
     const res = await dashboard('get', '/').expect(200);
     expect(res.text).not.toMatch(/(href|src)="(https?:)?\/\//);

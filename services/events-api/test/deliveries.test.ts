@@ -91,6 +91,7 @@ describe('GET /admin/deliveries', () => {
       updatedAt: expect.any(String),
       enqueuedAt: expect.any(String),
       completedAt: null,
+      waitingFor: null,
       deferrals: { count: 0, lastAt: null, lastReason: null },
     });
   });

@@ -85,6 +85,7 @@ describe('GET /deliveries', () => {
       lastErrorKind: 'timeout',
       createdAt: expect.any(String),
       completedAt: expect.any(String),
+      waitingFor: null,
     });
     expect(res.body.data[0]).toMatchObject({ status: 'succeeded', lastStatusCode: 200, lastErrorKind: null });
   });

@@ -48,6 +48,7 @@ describe('GET /notification-target', () => {
       authMode: 'none',
       notifications: { objectTypes: ['payment'] },
       enabled: true,
+      ordering: 'none',
       disabledReason: null,
       disabledAt: null,
       breaker: { state: 'closed', openedAt: null, halfOpenAt: null },

@@ -49,6 +49,7 @@ describe('PATCH /admin/{programs|merchants}/:id/notification-target (JSON merge 
       auth: { mode: 'basic', username: 'shop', password },
       notifications: { eventTypes: ['created'] },
       enabled: true,
+      ordering: 'none',
     });
   });
 
@@ -85,6 +86,25 @@ describe('PATCH /admin/{programs|merchants}/:id/notification-target (JSON merge 
     expect(removed.body.notifications).toEqual({ objectTypes: ['payment'] });
     const cleared = await api.admin('patch', path(merchantId)).send({ notifications: null });
     expect(cleared.body.notifications).toEqual({});
+  });
+
+  it('switches ordering per object on and off, keeps it through other patches, and refuses an unknown value naming /ordering', async () => {
+    const { merchantId, password } = await merchantWithTarget();
+    const on = await api.admin('patch', path(merchantId)).send({ ordering: 'object' });
+    expect(on.status).toBe(200);
+    expect(on.body.ordering).toBe('object');
+    const other = await api.admin('patch', path(merchantId)).send({ url: 'https://shop.example/hooks/v2' });
+    expect(other.body.ordering).toBe('object');
+    expect((await stored({ kind: 'merchant', merchantId }))!).toMatchObject({ ordering: 'object', auth: { password } });
+    const refused = await api.admin('patch', path(merchantId)).send({ ordering: 'fifo' });
+    expect(refused.status).toBe(400);
+    expect(refused.body.errors.map((e: { pointer: string }) => e.pointer)).toEqual(['/ordering']);
+    const off = await api.admin('patch', path(merchantId)).send({ ordering: 'none' });
+    expect(off.body.ordering).toBe('none');
+    // A PUT replaces the whole target: without ordering it is back to none.
+    await api.admin('patch', path(merchantId)).send({ ordering: 'object' }).expect(200);
+    const put = await api.admin('put', path(merchantId)).send({ url: 'https://shop.example/hooks', auth: { mode: 'none' } });
+    expect(put.body.ordering).toBe('none');
   });
 
   it('replaces the password only when a new one is given, and keeps the credentials when basic becomes oauth', async () => {

@@ -21,6 +21,7 @@ SELECT
   "t"."object_types" AS "target_object_types",
   "t"."event_types" AS "target_event_types",
   "t"."enabled" AS "target_enabled",
+  "t"."ordering" AS "target_ordering",
   "t"."disabled_reason" AS "target_disabled_reason",
   "t"."failing_since" AS "target_failing_since",
   "t"."last_success_at" AS "target_last_success_at",
@@ -53,7 +54,8 @@ SELECT
       ',"context":' || to_json("e"."context")::text,
       '}'
     )
-  END AS "event_json"
+  END AS "event_json",
+  "p"."id" AS "predecessor_id"
 FROM
   "deliveries" AS "d"
   LEFT JOIN LATERAL (
@@ -79,6 +81,38 @@ FROM
     LIMIT
       1
   ) AS "e" ON TRUE
+  LEFT JOIN LATERAL (
+    SELECT
+      "pd"."id"
+    FROM
+      "events" AS "pe"
+      INNER JOIN LATERAL (
+        SELECT
+          "pd"."id",
+          "pd"."target_id",
+          "pd"."status"
+        FROM
+          "deliveries" AS "pd"
+        WHERE
+          "pd"."event_id" = "pe"."id"
+          AND "pd"."created_at" >= "pe"."ingested_at"
+        OFFSET
+          0
+      ) AS "pd" ON TRUE
+    WHERE
+      "pd"."target_id" = "d"."target_id"
+      AND "pd"."status" = 'pending'
+      AND t.ordering = 'object'
+      AND "pe"."object_id" = "e"."object_id"
+      AND "pe"."object_type" = "e"."object_type"
+      AND "pe"."program_id" = "e"."program_id"
+      AND pe.merchant_id IS NOT DISTINCT FROM e.merchant_id
+      AND "pe"."sequence" < "e"."sequence"
+    ORDER BY
+      "pe"."sequence" DESC
+    LIMIT
+      1
+  ) AS "p" ON TRUE
 WHERE
   "d"."id" = ANY ($3::UUID[])
   AND "d"."created_at" BETWEEN coalesce($4::timestamptz, '-infinity') AND coalesce($5::timestamptz, 'infinity');
@@ -115,6 +149,7 @@ WITH
     UPDATE "deliveries" AS "d"
     SET
       "attempts_made" = "d"."attempts_made" + 1,
+      "waiting_for" = NULL,
       "updated_at" = now(),
       "status" = CASE
         WHEN "d"."status" = 'succeeded' THEN "d"."status"

@@ -44,13 +44,14 @@ SET
   "object_types" = $8,
   "event_types" = $9,
   "enabled" = $10,
-  "disabled_reason" = $11,
-  "disabled_at" = $12,
-  "failing_since" = $13,
-  "deleted_at" = $14,
+  "ordering" = $11,
+  "disabled_reason" = $12,
+  "disabled_at" = $13,
+  "failing_since" = $14,
+  "deleted_at" = $15,
   "updated_at" = now()
 WHERE
-  "id" = $15
+  "id" = $16
 RETURNING
   "id",
   "program_id",
@@ -64,6 +65,7 @@ RETURNING
   "object_types",
   "event_types",
   "enabled",
+  "ordering",
   "disabled_reason",
   "disabled_at",
   "last_success_at",
@@ -88,6 +90,7 @@ INSERT INTO
     "object_types",
     "event_types",
     "enabled",
+    "ordering",
     "disabled_reason",
     "disabled_at",
     "failing_since",
@@ -116,6 +119,7 @@ VALUES
     $17,
     $18,
     $19,
+    $20,
     now()
   )
 RETURNING
@@ -131,6 +135,7 @@ RETURNING
   "object_types",
   "event_types",
   "enabled",
+  "ordering",
   "disabled_reason",
   "disabled_at",
   "last_success_at",
@@ -152,6 +157,7 @@ SELECT
   "object_types",
   "event_types",
   "enabled",
+  "ordering",
   "disabled_reason",
   "disabled_at",
   "last_success_at",
@@ -178,6 +184,7 @@ SELECT
   "object_types",
   "event_types",
   "enabled",
+  "ordering",
   "disabled_reason",
   "disabled_at",
   "last_success_at",
@@ -262,6 +269,7 @@ SELECT
   "object_types",
   "event_types",
   "enabled",
+  "ordering",
   "disabled_reason",
   "disabled_at",
   "last_success_at",
@@ -301,6 +309,7 @@ SELECT
   "object_types",
   "event_types",
   "enabled",
+  "ordering",
   "disabled_reason",
   "disabled_at",
   "last_success_at",
@@ -333,6 +342,7 @@ SELECT
   "object_types",
   "event_types",
   "enabled",
+  "ordering",
   "disabled_reason",
   "disabled_at",
   "last_success_at",

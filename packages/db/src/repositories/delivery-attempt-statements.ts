@@ -52,6 +52,45 @@ export const loadStatement = byShape((_shape: 'load', v: { ids: readonly string[
           .as('e'),
       (join) => join.onTrue(),
     )
+    // A target that delivers each object's callbacks in order (ordering `object`): the nearest
+    // earlier delivery of the same object to it that has no final outcome yet, which this one must
+    // wait for (docs/delivery.md). The condition on the target's ordering comes first, so that for
+    // every other target PostgreSQL skips the lookup (a one-time filter). The object's earlier
+    // events are read newest first, each probed for its deliveries by their unique key, never by a
+    // scan of the target's pending deliveries, which a backlog makes long; a delivery is stored
+    // with or after its event, so its older weeks are not read.
+    .leftJoinLateral(
+      (eb) =>
+        eb
+          .selectFrom('events as pe')
+          // By the event alone (OFFSET 0 keeps the target and status conditions out of the
+          // subquery): an event has a delivery or two, found by the (event_id, …) unique key;
+          // given the target too, PostgreSQL may scan the target's pending deliveries instead.
+          .innerJoinLateral(
+            (inner) =>
+              inner
+                .selectFrom('deliveries as pd')
+                .select(['pd.id', 'pd.target_id', 'pd.status'])
+                .whereRef('pd.event_id', '=', 'pe.id')
+                .whereRef('pd.created_at', '>=', 'pe.ingested_at')
+                .offset(sql.lit(0))
+                .as('pd'),
+            (join) => join.onTrue(),
+          )
+          .select('pd.id')
+          .whereRef('pd.target_id', '=', 'd.target_id')
+          .where('pd.status', '=', sql.lit('pending'))
+          .where(sql<boolean>`t.ordering = 'object'`)
+          .whereRef('pe.object_id', '=', 'e.object_id')
+          .whereRef('pe.object_type', '=', 'e.object_type')
+          .whereRef('pe.program_id', '=', 'e.program_id')
+          .where(sql<boolean>`pe.merchant_id IS NOT DISTINCT FROM e.merchant_id`)
+          .whereRef('pe.sequence', '<', 'e.sequence')
+          .orderBy('pe.sequence', 'desc')
+          .limit(sql.lit(1))
+          .as('p'),
+      (join) => join.onTrue(),
+    )
     .select([
       'd.id as delivery_id',
       'd.event_id as delivery_event_id',
@@ -71,6 +110,7 @@ export const loadStatement = byShape((_shape: 'load', v: { ids: readonly string[
       't.object_types as target_object_types',
       't.event_types as target_event_types',
       't.enabled as target_enabled',
+      't.ordering as target_ordering',
       't.disabled_reason as target_disabled_reason',
       't.failing_since as target_failing_since',
       't.last_success_at as target_last_success_at',
@@ -78,6 +118,7 @@ export const loadStatement = byShape((_shape: 'load', v: { ids: readonly string[
       't.signing_secrets as target_signing_secrets',
       't.signing_grace_ends_at as target_signing_grace_ends_at',
       eventJson('e').as('event_json'),
+      'p.id as predecessor_id',
     ])
     .where('d.id', '=', (eb) => eb.fn.any(sql<string[]>`${v.ids}::uuid[]`))
     .where(storedWithin('d.created_at', v)),
@@ -102,6 +143,8 @@ export const recordStatement = byShape((_shape: 'record', c: AttemptColumns & St
           const kept = eb('d.status', '=', sql.lit('succeeded'));
           return {
             attempts_made: eb('d.attempts_made', '+', sql.lit(1)),
+            // An attempt was made: the delivery no longer waits for a predecessor.
+            waiting_for: sql<string | null>`NULL`,
             updated_at: sql<Date>`now()`,
             status: eb.case().when(kept).then(eb.ref('d.status')).else(eb.ref('i.outcome')).end(),
             last_status_code: eb.case().when(kept).then(eb.ref('d.last_status_code')).else(eb.ref('i.status_code')).end(),

@@ -35,6 +35,12 @@ export interface DeliveryWork {
   target: LoadedTarget;
   /** The event's JSON exactly as GET /events returns it (eventJson); null when the row is gone. */
   eventJson: string | null;
+  /**
+   * A target with ordering `object`: the nearest earlier delivery of the same object to the same
+   * target still pending when loaded, which this one waits for; null when there is none (or the
+   * target delivers in any order). A hint: objectOrderRepository decides under a lock.
+   */
+  predecessorId: string | null;
 }
 
 /** One try of a delivery, as the worker measured it. Text is stored as given: keep secrets out of it. */
@@ -194,6 +200,7 @@ export function deliveryAttemptRepository(pool: DatabasePool, targetCipher: Cred
         },
         target,
         eventJson: row.event_json,
+        predecessorId: row.predecessor_id,
       });
     }
     return work;

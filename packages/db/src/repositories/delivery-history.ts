@@ -127,6 +127,7 @@ const RECORD_COLUMNS = [
   'd.deferrals',
   'd.last_deferred_at as lastDeferredAt',
   'd.last_deferral_reason as lastDeferralReason',
+  'd.waiting_for as waitingFor',
 ] as const;
 
 /**
@@ -148,10 +149,19 @@ const SUMMARY_COLUMNS = [
   'd.deferrals',
   'd.last_deferred_at as lastDeferredAt',
   'd.last_deferral_reason as lastDeferralReason',
+  'd.waiting_for as waitingFor',
 ] as const;
 
 /** Every statement of the repository, built from its parameters (the SQL snapshot compiles each). */
 export const deliveryHistoryQueries = {
+  /** The pending deliveries among `ids` that wait for a predecessor (a dashboard page's jobs: a handful of ids). */
+  waitingFor: (ids: readonly string[]) =>
+    db
+      .selectFrom('deliveries')
+      .select(['id', 'waiting_for'])
+      .where('id', '=', (eb) => eb.fn.any(sql<string[]>`${ids}::uuid[]`))
+      .where('status', '=', 'pending')
+      .where('waiting_for', 'is not', null),
   /** A page of the deliveries matching, newest first. */
   page: (filter: DeliveryFilter, limit: number, offset: number) =>
     deliveries(filter).select(RECORD_COLUMNS).orderBy('d.created_at', 'desc').orderBy('d.id', 'desc').limit(limit).offset(offset),
@@ -219,7 +229,8 @@ export const deliveryHistoryQueries = {
  * its job was last put in the queue; null while it waits for the sweeper) and completedAt (when
  * it succeeded or used its last attempt), deferrals (times its job was sent back to wait without a
 POST, by its target's breaker or in-flight limit: not attempts), lastDeferredAt and
-lastDeferralReason. Typed by the statement from the schema.
+lastDeferralReason, and waitingFor (an ordered target's: the earlier delivery of the same object
+it waits for, null when not waiting). Typed by the statement from the schema.
  */
 export type DeliveryRecord = RowOf<ReturnType<typeof deliveryHistoryQueries.find>>;
 
@@ -293,6 +304,14 @@ export function deliveryHistoryRepository(pool: DatabasePool) {
       if (!summary) return null;
       const { rows } = await run(pool, deliveryHistoryQueries.attempts([summary.id]));
       return { ...summary, attempts: rows.map(({ delivery_id: _, ...attempt }) => attempt) };
+    },
+
+    /** Of these deliveries, those waiting for an earlier delivery of their object (an ordered target's), with the one each waits for. */
+    async waitingFor(deliveryIds: readonly string[]): Promise<Map<string, string>> {
+      const ids = deliveryIds.filter((id) => isUuid(id));
+      if (ids.length === 0) return new Map();
+      const { rows } = await run(pool, deliveryHistoryQueries.waitingFor(ids));
+      return new Map(rows.map((row) => [row.id, row.waiting_for!]));
     },
 
     /** One delivery with its target and every attempt; null when there is none. */

@@ -47,6 +47,7 @@ export function loadedTarget(cipher: CredentialsCipher, row: WorkRow): LoadedTar
         object_types: row.target_object_types!,
         event_types: row.target_event_types!,
         enabled: row.target_enabled!,
+        ordering: row.target_ordering!,
         disabled_reason: row.target_disabled_reason,
         failing_since: row.target_failing_since,
         last_success_at: row.target_last_success_at,

@@ -1,4 +1,4 @@
-import type { CallbackAuthMode, EventType, OAuthTokenRequest, ObjectType } from '@herald/domain';
+import type { CallbackAuthMode, EventType, OAuthTokenRequest, ObjectType, TargetOrdering } from '@herald/domain';
 import type { Selectable } from 'kysely';
 import type { CredentialsCipher } from '../credentials-cipher';
 import type { NotificationTarget } from '../generated/kysely/schema';
@@ -46,6 +46,7 @@ export function deliveryTargetOf(
     | 'object_types'
     | 'event_types'
     | 'enabled'
+    | 'ordering'
     | 'disabled_reason'
     | 'failing_since'
     | 'last_success_at'
@@ -62,6 +63,7 @@ export function deliveryTargetOf(
     auth: decryptAuth(row, cipher),
     notifications: notifications(row),
     enabled: row.enabled,
+    ordering: row.ordering as TargetOrdering,
     disabledReason: row.disabled_reason,
     failingSince: row.failing_since,
     lastSuccessAt: row.last_success_at,

@@ -18,6 +18,7 @@ export type TargetSettings = Pick<
   | 'object_types'
   | 'event_types'
   | 'enabled'
+  | 'ordering'
   | 'disabled_reason'
   | 'disabled_at'
   | 'failing_since'
@@ -37,6 +38,7 @@ const RECORD_COLUMNS = [
   'object_types',
   'event_types',
   'enabled',
+  'ordering',
   'disabled_reason',
   'disabled_at',
   'last_success_at',

@@ -1,4 +1,4 @@
-import type { EventType, OAuthTokenRequest, ObjectType, SigningSecrets } from '@herald/domain';
+import type { EventType, OAuthTokenRequest, ObjectType, SigningSecrets, TargetOrdering } from '@herald/domain';
 
 /** Who a notification target belongs to: a whole program, or one merchant. */
 export type TargetOwner = { kind: 'program'; programId: string } | { kind: 'merchant'; merchantId: string };
@@ -39,6 +39,8 @@ export interface TargetInput {
   auth: TargetAuth;
   notifications: TargetNotifications;
   enabled: boolean;
+  /** In what order its callbacks go (TARGET_ORDERINGS). Default `none`. */
+  ordering?: TargetOrdering;
 }
 
 /** How callbacks to a target have been going, as the delivery-worker records it with each batch of attempts. */
@@ -59,6 +61,7 @@ export interface NotificationTargetRecord {
   auth: MaskedTargetAuth;
   notifications: TargetNotifications;
   enabled: boolean;
+  ordering: TargetOrdering;
   /** Why the target is switched off: `auto-disabled`, or null (on, or switched off by an admin). */
   disabledReason: string | null;
   /** When the target was switched off; null while it is on. */
@@ -93,6 +96,8 @@ export interface DeliveryTarget {
   auth: TargetAuth;
   notifications: TargetNotifications;
   enabled: boolean;
+  /** `object`: each object's callbacks wait for the previous one's final outcome. */
+  ordering: TargetOrdering;
   /** Why the target is switched off (`auto-disabled`), or null. */
   disabledReason: string | null;
   /** Start of the current run of failed attempts; null when the last attempt succeeded. */

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { HeraldError, newSigningSecret, rotatedSigningSecrets, targetSwitchState } from '@herald/domain';
+import { HeraldError, newSigningSecret, rotatedSigningSecrets, targetSwitchState, type TargetOrdering } from '@herald/domain';
 import type { DatabasePool } from '../pool';
 import type { CredentialsCipher } from '../credentials-cipher';
 import { isUniqueViolation } from '../database-errors';
@@ -65,6 +65,7 @@ export function targetRepository(pool: DatabasePool, cipher: CredentialsCipher) 
       object_types: input.notifications.objectTypes ?? [],
       event_types: input.notifications.eventTypes ?? [],
       enabled: input.enabled,
+      ordering: input.ordering ?? 'none',
       disabled_reason: switched.disabledReason,
       disabled_at: switched.disabledAt,
       failing_since: switched.failingSince,
@@ -76,6 +77,7 @@ export function targetRepository(pool: DatabasePool, cipher: CredentialsCipher) 
     auth: decryptAuth(row, cipher),
     notifications: notifications(row),
     enabled: row.enabled,
+    ordering: row.ordering as TargetOrdering,
   });
 
   const record = (row: RowOf<ReturnType<typeof targetQueries.find>>): NotificationTargetRecord => ({
@@ -86,6 +88,7 @@ export function targetRepository(pool: DatabasePool, cipher: CredentialsCipher) 
     auth: masked(decryptAuth(row, cipher)),
     notifications: notifications(row),
     enabled: row.enabled,
+    ordering: row.ordering as TargetOrdering,
     disabledReason: row.disabled_reason,
     disabledAt: row.disabled_at,
     health: { lastSuccessAt: row.last_success_at, failingSince: row.failing_since },

@@ -101,6 +101,7 @@ const FLAG_OF_FIELD: Readonly<Record<string, string>> = {
   scope: '--scope',
   objectTypes: '--object-types',
   eventTypes: '--event-types',
+  ordering: '--ordering',
   verify: '--no-verify',
 };
 // Inside free text only the API's camelCase names are replaced: plain words (status, name, url)

@@ -19,10 +19,10 @@ export const TARGETS_USAGE = `  herald targets list    [--program <id>] [--merch
   herald targets get     (--program <id> | --merchant <id>)
   herald targets set     (--program <id> | --merchant <id>) --url <url> --auth none|basic|oauth
                          [--username <name> --password-stdin] [--auth-url <url>]
-                         [--object-types a,b] [--event-types a,b] [--disabled]
+                         [--object-types a,b] [--event-types a,b] [--ordering none|object] [--disabled]
   herald targets update  (--program <id> | --merchant <id>) [--url <url>] [--auth none|basic|oauth]
                          [--username <name>] [--password-stdin] [--auth-url <url>]
-                         [--object-types a,b|all] [--event-types a,b|all]
+                         [--object-types a,b|all] [--event-types a,b|all] [--ordering none|object]
   herald targets enable  (--program <id> | --merchant <id>)
   herald targets disable (--program <id> | --merchant <id>)
   herald targets delete  (--program <id> | --merchant <id>)
@@ -32,6 +32,8 @@ export const TARGETS_USAGE = `  herald targets list    [--program <id>] [--merch
 
 "show" includes the target's delivery health: circuit breaker state (closed, open, half_open),
 callbacks in flight and deferred (waiting without spending attempts), last success.
+--ordering object sends each object's callbacks one after the other, in the sequence order of its
+events, each once the previous one is delivered or has failed for good (default none: any order).
 OAuth targets ("set" with --auth oauth) take [--token-request spec|form|client_secret_post]
 [--scope <scopes>] [--no-verify]: their credentials are checked with one token request before they
 are saved, unless --no-verify; --token-request form sends the RFC 6749 request of standard OAuth 2.0
@@ -64,13 +66,14 @@ const OPTIONS = {
   'show-secret': { type: 'boolean' },
   'object-types': { type: 'string' },
   'event-types': { type: 'string' },
+  ordering: { type: 'string' },
   disabled: { type: 'boolean' },
 } as const;
 
 const ACTIONS = ['list', 'show', 'get', 'set', 'update', 'enable', 'disable', 'delete', 'test', 'signing-secret'] as const;
 type Values = OptionValues<typeof OPTIONS>;
 
-const SETTINGS = ['url', 'auth', 'username', 'password-stdin', 'auth-url', 'object-types', 'event-types'] as const;
+const SETTINGS = ['url', 'auth', 'username', 'password-stdin', 'auth-url', 'object-types', 'event-types', 'ordering'] as const;
 /** Options of "targets set" alone. */
 const SET_ONLY = ['token-request', 'scope', 'no-verify', 'disabled'] as const;
 const PAGING = ['page', 'page-size'] as const;
@@ -80,6 +83,7 @@ const TARGET_COLUMNS: Column[] = [
   { heading: 'OWNER', cell: (t) => (t.merchantId === null ? `program ${String(t.programId)}` : `merchant ${String(t.merchantId)}`) },
   column('URL', 'url'),
   column('AUTH', 'auth.mode'),
+  column('ORDERING', 'ordering'),
   { heading: 'ENABLED', cell: (t) => (t.enabled ? 'yes' : t.disabledReason ? `no (${String(t.disabledReason)})` : 'no') },
   column('LAST SUCCESS', 'health.lastSuccessAt'),
   column('FAILING SINCE', 'health.failingSince'),
@@ -188,7 +192,7 @@ async function targetBody(values: Values, io: CliIo): Promise<Record<string, unk
     ...(values['object-types'] === undefined ? {} : { objectTypes: list(values['object-types']) }),
     ...(values['event-types'] === undefined ? {} : { eventTypes: list(values['event-types']) }),
   };
-  return { url: values.url, auth, notifications, enabled: !values.disabled };
+  return { url: values.url, auth, notifications, enabled: !values.disabled, ...(values.ordering === undefined ? {} : { ordering: values.ordering }) };
 }
 
 /** The PATCH body (a JSON merge patch) of the options given: the rest of the target stays as it is. */
@@ -206,6 +210,7 @@ async function targetPatch(values: Values, io: CliIo): Promise<Record<string, un
   if (values['object-types'] !== undefined) notifications.objectTypes = values['object-types'] === 'all' ? null : list(values['object-types']);
   if (values['event-types'] !== undefined) notifications.eventTypes = values['event-types'] === 'all' ? null : list(values['event-types']);
   if (Object.keys(notifications).length > 0) patch.notifications = notifications;
+  if (values.ordering !== undefined) patch.ordering = values.ordering;
   if (Object.keys(patch).length === 0) throw new UsageError(`"targets update" needs at least one of ${SETTINGS.map((name) => `--${name}`).join(', ')}`);
   return patch;
 }

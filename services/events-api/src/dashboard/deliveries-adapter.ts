@@ -20,6 +20,8 @@ export class DeliveriesBoardAdapter extends BullMQAdapter {
   constructor(
     private readonly deliveries: DeliveryQueue,
     options: ConstructorParameters<typeof BullMQAdapter>[1],
+    /** Of these delivery ids, those waiting for an earlier delivery of their object, with that one's id (the database knows). */
+    private readonly waitingFor: (deliveryIds: readonly string[]) => Promise<ReadonlyMap<string, string>>,
   ) {
     super(deliveries, options);
   }
@@ -37,11 +39,18 @@ export class DeliveriesBoardAdapter extends BullMQAdapter {
   private async withRunTimes(jobs: Job[]): Promise<Job[]> {
     if (jobs.length === 0) return jobs;
     const client = await this.deliveries.getBackend().client;
-    const scores = await Promise.all(jobs.map((job) => client.zscore(this.deliveries.keys.delayed!, job.id!)));
+    const [scores, waiting] = await Promise.all([
+      Promise.all(jobs.map((job) => client.zscore(this.deliveries.keys.delayed!, job.id!))),
+      // A job of an ordered target parked behind the previous callback of its object: its name says
+      // which one (the wake-up, not the run time shown, is what it waits for). Unknown if the read fails.
+      this.waitingFor(jobs.filter((job) => job.id !== undefined).map((job) => job.id!)).catch(() => new Map<string, string>()),
+    ]);
     jobs.forEach((job, i) => {
       const score = scores[i];
       // Not in the delayed set: waiting, active or finished, whose page shows no run time.
       if (score === null || score === undefined) return;
+      const predecessor = waiting.get(job.id!);
+      if (predecessor !== undefined) job.name = `${job.name} (waiting for the previous callback of its object: delivery ${predecessor})`;
       const runAt = Math.floor(Number(score) / SCORE_COUNTER_BITS);
       const delay = Math.max(0, runAt - job.timestamp);
       job.delay = delay;

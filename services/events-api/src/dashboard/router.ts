@@ -147,6 +147,8 @@ const revalidatedAssets: RequestHandler = (req, res, next) => {
  */
 export function dashboardRouter(deps: {
   queue: DeliveryQueue;
+  /** Which delayed jobs wait for the previous callback of their object, and for which delivery (deliveryHistoryRepository's waitingFor). */
+  waitingFor: (deliveryIds: readonly string[]) => Promise<ReadonlyMap<string, string>>;
   credentials: DashboardConfig;
   failedAuth: FailedAuthThrottle;
   logger: Logger;
@@ -155,7 +157,7 @@ export function dashboardRouter(deps: {
   const serverAdapter = new ExpressAdapter().setBasePath(DASHBOARD_PATH);
   const audit = { user: deps.credentials.username, logger: deps.logger, metrics: deps.metrics };
   createBullBoard({
-    queues: [new DeliveriesBoardAdapter(deps.queue, ADAPTER_OPTIONS)],
+    queues: [new DeliveriesBoardAdapter(deps.queue, ADAPTER_OPTIONS, deps.waitingFor)],
     serverAdapter,
     options: { uiConfig: { boardTitle: 'Herald deliveries' }, handlerHooks: hooks(deps.queue, audit) },
   });

@@ -45,8 +45,8 @@ export function deliveryDetailView(detail: DeliveryDetail): DeliveryView & Pick<
 
 /** A delivery as its tenant sees it in GET /deliveries: no target, no tenant ids, no free text. */
 export function merchantDeliveryView(summary: DeliverySummary) {
-  const { id, eventId, objectType, objectId, status, attemptsMade, lastAttemptAt, lastStatusCode, lastErrorKind, createdAt, completedAt } = summary;
-  return { id, eventId, objectType, objectId, status, attemptsMade, lastAttemptAt, lastStatusCode, lastErrorKind, createdAt, completedAt };
+  const { id, eventId, objectType, objectId, status, attemptsMade, lastAttemptAt, lastStatusCode, lastErrorKind, createdAt, completedAt, waitingFor } = summary;
+  return { id, eventId, objectType, objectId, status, attemptsMade, lastAttemptAt, lastStatusCode, lastErrorKind, createdAt, completedAt, waitingFor };
 }
 
 /**

@@ -1,4 +1,13 @@
-import { AUTO_DISABLED_REASON, CALLBACK_AUTH_MODES, DEFERRAL_REASONS, EVENT_TYPES, eventSchema, OBJECT_TYPES, PAGE_ENVELOPE } from '@herald/domain';
+import {
+  AUTO_DISABLED_REASON,
+  CALLBACK_AUTH_MODES,
+  DEFERRAL_REASONS,
+  EVENT_TYPES,
+  eventSchema,
+  OBJECT_TYPES,
+  PAGE_ENVELOPE,
+  TARGET_ORDERINGS,
+} from '@herald/domain';
 import { DELIVERY_STATUSES } from '@herald/db';
 
 // Schemas of what the merchant API answers besides events (its delivery history, its target), by component
@@ -29,6 +38,12 @@ const deliveryProperties = {
   lastErrorKind: { type: ['string', 'null'], description: `Of the last attempt. ${ERROR_KIND_DESCRIPTION}` },
   createdAt: { ...dateTime, description: 'When Herald created the delivery (with its event).' },
   completedAt: { ...nullableDateTime, description: 'When it succeeded or failed for good; null while pending.' },
+  waitingFor: {
+    type: ['string', 'null'],
+    format: 'uuid',
+    description:
+      "A target with ordering object: the delivery of the same object's previous event that this one waits for (sent once that one is delivered or has failed for good); null when it waits for none.",
+  },
 } as const;
 
 const DELIVERY_REQUIRED = Object.keys(deliveryProperties);
@@ -62,7 +77,7 @@ export const merchantDeliverySchemas = {
       deferrals: {
         type: 'object',
         description:
-          "Times the callback was held back without an HTTP attempt, because your target's circuit breaker was open or it had as many callbacks in flight as allowed. Not attempts: they spend none.",
+          "Times the callback was held back without an HTTP attempt, because your target's circuit breaker was open, it had as many callbacks in flight as allowed, or (ordering object) the previous callback of the object had no final outcome yet. Not attempts: they spend none.",
         additionalProperties: false,
         required: ['count', 'lastAt', 'lastReason'],
         properties: {
@@ -154,6 +169,7 @@ export const merchantDeliverySchemas = {
       'authMode',
       'notifications',
       'enabled',
+      'ordering',
       'disabledReason',
       'disabledAt',
       'breaker',
@@ -180,6 +196,12 @@ export const merchantDeliverySchemas = {
         },
       },
       enabled: { type: 'boolean', description: 'Whether callbacks are sent. Only support switches a target on or off.' },
+      ordering: {
+        type: 'string',
+        enum: [...TARGET_ORDERINGS],
+        description:
+          "none: callbacks in any order; object: each object's callbacks in the sequence order of its events, each once the previous one has its final outcome. Support sets it.",
+      },
       disabledReason: {
         type: ['string', 'null'],
         enum: [AUTO_DISABLED_REASON, 'switched-off', null],

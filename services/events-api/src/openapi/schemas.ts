@@ -1,4 +1,4 @@
-import { CALLBACK_AUTH_MODES, DEFERRAL_REASONS, EVENT_TYPES, OAUTH_TOKEN_REQUESTS, OBJECT_TYPES } from '@herald/domain';
+import { CALLBACK_AUTH_MODES, DEFERRAL_REASONS, EVENT_TYPES, OAUTH_TOKEN_REQUESTS, OBJECT_TYPES, TARGET_ORDERINGS } from '@herald/domain';
 import { DELIVERY_STATUSES } from '@herald/db';
 
 // Schemas of what the events-api answers that no request validator holds: the problem details
@@ -110,9 +110,14 @@ const deliveryRecord: ObjectSchema = {
     updatedAt: dateTime,
     enqueuedAt: nullableDateTime,
     completedAt: nullableDateTime,
+    waitingFor: {
+      ...nullableString,
+      description: "An ordered target's: the earlier delivery of the same object this one waits for; null when it waits for none.",
+    },
     deferrals: {
       type: 'object',
-      description: "Times the job was sent back to wait without a POST (the target's breaker open, or the target at its in-flight limit): not attempts.",
+      description:
+        "Times the job was sent back to wait without a POST (the target's breaker open, the target at its in-flight limit, or an ordered target's previous callback of the object without its final outcome yet): not attempts.",
       required: ['count', 'lastAt', 'lastReason'],
       properties: { count: { type: 'integer', minimum: 0 }, lastAt: nullableDateTime, lastReason: { enum: [...DEFERRAL_REASONS, null] } },
     },
@@ -163,7 +168,21 @@ const targetHealth = {
 const notificationTarget: ObjectSchema = {
   type: 'object',
   description: 'A notification target as admins see it: the password is always masked.',
-  required: ['id', 'programId', 'merchantId', 'url', 'auth', 'notifications', 'enabled', 'disabledReason', 'disabledAt', 'health', 'createdAt', 'updatedAt'],
+  required: [
+    'id',
+    'programId',
+    'merchantId',
+    'url',
+    'auth',
+    'notifications',
+    'enabled',
+    'ordering',
+    'disabledReason',
+    'disabledAt',
+    'health',
+    'createdAt',
+    'updatedAt',
+  ],
   properties: {
     id: string,
     programId: string,
@@ -189,6 +208,7 @@ const notificationTarget: ObjectSchema = {
       },
     },
     enabled: { type: 'boolean' },
+    ordering: { enum: [...TARGET_ORDERINGS], description: "In what order callbacks go: none, or object (each object's in sequence order)." },
     disabledReason: { type: ['string', 'null'], description: 'Why it is switched off: auto-disabled, or null (on, or switched off by an admin).' },
     disabledAt: { ...nullableDateTime, description: 'When it was switched off; null while it is on.' },
     health: targetHealth,

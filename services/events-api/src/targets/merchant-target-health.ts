@@ -37,6 +37,7 @@ export async function merchantTargetHealth(deps: MerchantTargetHealthDependencie
     authMode: target.auth.mode,
     notifications: target.notifications,
     enabled: target.enabled,
+    ordering: target.ordering,
     disabledReason,
     disabledAt: target.disabledAt,
     breaker: live && { state: live.breaker.state, openedAt: live.breaker.openedAt, halfOpenAt: live.breaker.halfOpenAt },

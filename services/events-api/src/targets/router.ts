@@ -151,7 +151,7 @@ async function checkedInput(body: TargetBody, policy: AddressPolicy, resolve: Re
 }
 
 function inputOf(body: TargetBody): TargetInput {
-  return { url: body.url, auth: toAuth(body.auth), notifications: body.notifications ?? {}, enabled: body.enabled ?? true };
+  return { url: body.url, auth: toAuth(body.auth), notifications: body.notifications ?? {}, enabled: body.enabled ?? true, ordering: body.ordering ?? 'none' };
 }
 
 // The schema's per-mode rules guarantee the fields each mode needs.

@@ -5,6 +5,7 @@ import {
   OAUTH_SCOPE_PATTERN,
   OAUTH_TOKEN_REQUESTS,
   OBJECT_TYPES,
+  TARGET_ORDERINGS,
   TENANT_ID_PATTERN,
   VIOLATION_HINT,
   type FromSchema,
@@ -91,6 +92,12 @@ function targetBodySchema<const Id extends string, const ObjectTypes extends rea
         },
       },
       enabled: { type: 'boolean', description: 'Whether callbacks are sent. Default true.' },
+      ordering: {
+        enum: TARGET_ORDERINGS,
+        description:
+          "In what order callbacks go: none (default), as they come; object, each object's callbacks in the sequence order of its events, " +
+          'each only once the previous one has its final outcome (delivered, or failed for good). Other objects are never held back.',
+      },
     },
   } as const;
 }
@@ -159,6 +166,7 @@ export const targetPatchSchema = {
       properties: { objectTypes: { type: ['array', 'null'] }, eventTypes: { type: ['array', 'null'] } },
     },
     enabled: { type: 'boolean' },
+    ordering: { type: 'string' },
   },
 } as const;
 
@@ -175,6 +183,7 @@ export interface TargetPatch {
   };
   notifications?: { objectTypes?: unknown[] | null; eventTypes?: unknown[] | null } | null;
   enabled?: boolean;
+  ordering?: string;
 }
 
 /** Query of GET /admin/notification-targets. Unknown parameters are refused. */

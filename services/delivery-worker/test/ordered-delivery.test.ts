@@ -1,0 +1,203 @@
+// Ordered delivery end to end (a target with ordering `object`): real workers (in this process and
+// in separate processes), BullMQ, PostgreSQL and HTTP receivers on 127.0.0.1.
+import { randomUUID } from 'node:crypto';
+import { credentialsCipherFromConfig, deliveryAttemptRepository, objectOrderRepository } from '@herald/db';
+import type { DeliveryRef } from '@herald/domain';
+import { createRedisConnection, DELIVERIES_QUEUE, wakeParkedJobs } from '@herald/queue';
+import { startService, useMigratedDatabase, type RecordedRequest, type Reply, type ServiceProcess } from '@herald/testing';
+import { Worker } from 'bullmq';
+import { createObjectOrder } from '../src/object-order';
+import { useHttpRecorders, useWorlds, type World } from './support/world';
+
+// Worker processes run their sweepers and reconcilers: a database of their own, as in target-gate.test.ts.
+const database = useMigratedDatabase('herald_worker_order');
+const world = useWorlds();
+const startReceiver = useHttpRecorders();
+let services: ServiceProcess[] = [];
+afterEach(async () => {
+  await Promise.all(services.map((service) => service.stop('SIGKILL')));
+  services = [];
+});
+
+/** What a callback says of its event: its object and its place among the object's events. */
+function eventOf(request: RecordedRequest): { objectId: string; sequence: number; id: string } {
+  return JSON.parse(request.body) as { objectId: string; sequence: number; id: string };
+}
+
+/**
+ * A receiver's log: each callback with its arrival, and the time its 200 went out (an answer sent
+ * after `delayMs`). The responder decides each answer from the event.
+ */
+function answering(decide: (event: ReturnType<typeof eventOf>, tries: number) => number, delayMs = 0) {
+  const log: Array<{ objectId: string; sequence: number; status: number; arrivedAt: number; answeredAt?: number }> = [];
+  const tries = new Map<string, number>();
+  const responder = (request: RecordedRequest): Reply => {
+    const event = eventOf(request);
+    const n = (tries.get(event.id) ?? 0) + 1;
+    tries.set(event.id, n);
+    const status = decide(event, n);
+    const entry: (typeof log)[number] = { objectId: event.objectId, sequence: event.sequence, status, arrivedAt: Date.now() };
+    log.push(entry);
+    return (res) => {
+      setTimeout(() => {
+        entry.answeredAt = Date.now();
+        res.statusCode = status;
+        res.end(status === 200 ? 'ok' : 'not now');
+      }, delayMs);
+    };
+  };
+  return { log, responder };
+}
+
+/**
+ * The ordering rule, checked on a receiver's log: per object, the callbacks answered 200 arrive
+ * in sequence order, and none arrives before the 200 of the object's previous event went out.
+ */
+function expectInObjectOrder(log: ReturnType<typeof answering>['log'], objects: number, perObject: number): void {
+  for (let o = 0; o < objects; o += 1) {
+    const objectId = `obj-${o}`;
+    const mine = log.filter((entry) => entry.objectId === objectId);
+    const delivered = mine.filter((entry) => entry.status === 200);
+    expect(delivered.map((entry) => entry.sequence)).toEqual(Array.from({ length: perObject }, (_, i) => i + 1));
+    for (const entry of mine) {
+      if (entry.sequence === 1) continue;
+      const previous = delivered.find((d) => d.sequence === entry.sequence - 1)!;
+      expect(entry.arrivedAt).toBeGreaterThanOrEqual(previous.answeredAt!);
+    }
+  }
+}
+
+/** `perObject` events of each of `objects` objects, interleaved (obj-0 #1, obj-1 #1, …, obj-0 #2, …). */
+function interleaved(objects: number): (i: number) => string {
+  return (i) => `obj-${i % objects}`;
+}
+
+async function rowsOf(w: World, deliveryIds: string[]) {
+  return w.prisma.delivery.findMany({ where: { id: { in: deliveryIds } } });
+}
+
+describe('ordered delivery per object', () => {
+  it("sends an object's callbacks in sequence order, each after the previous one's 200, while a failing object holds no other back", async () => {
+    // obj-0's first event fails its first try: its retry comes after a backoff of 1.5 s.
+    const { log, responder } = answering((event, tries) => (event.objectId === 'obj-0' && event.sequence === 1 && tries === 1 ? 500 : 200));
+    const receiver = await startReceiver(responder);
+    const w = world({ DELIVERY_BACKOFF_MS: '1500', WORKER_CONCURRENCY: '8' });
+    const { programId } = await w.createTarget(`${receiver.origin}/hook`, { mode: 'none' }, 'object');
+    w.startWorker();
+    const sent = await w.sendEvents(programId, 12, interleaved(3));
+    await w.settled(
+      sent.map((s) => s.deliveryId),
+      ['succeeded'],
+      30_000,
+    );
+
+    expectInObjectOrder(log, 3, 4);
+    // The other objects were all delivered while obj-0's first event waited for its retry.
+    const retry = log.find((entry) => entry.objectId === 'obj-0' && entry.sequence === 1 && entry.status === 200)!;
+    for (const entry of log.filter((e) => e.objectId !== 'obj-0')) expect(entry.arrivedAt).toBeLessThan(retry.arrivedAt);
+    // obj-0's later events waited, parked: deferrals that spent no attempt.
+    const rows = await rowsOf(
+      w,
+      sent.map((s) => s.deliveryId),
+    );
+    const waited = rows.filter((row) => row.lastDeferralReason === 'awaiting_predecessor');
+    expect(waited.length).toBeGreaterThan(0);
+    for (const row of rows) expect(row.attemptsMade).toBe(row.eventId === sent[0]!.event.id ? 2 : 1);
+    for (const row of rows) expect(row.waitingFor).toBeNull();
+  }, 60_000);
+
+  it('lets the next callback go once the previous one has failed for good', async () => {
+    const { log, responder } = answering((event) => (event.sequence === 1 ? 500 : 200));
+    const receiver = await startReceiver(responder);
+    const w = world({ DELIVERY_ATTEMPTS: '2' });
+    const { programId } = await w.createTarget(`${receiver.origin}/hook`, { mode: 'none' }, 'object');
+    w.startWorker();
+    const sent = await w.sendEvents(programId, 3, () => 'obj-0');
+    const rows = await w.settled(sent.map((s) => s.deliveryId));
+
+    expect(rows.find((row) => row.eventId === sent[0]!.event.id)!.status).toBe('failed');
+    expect(rows.filter((row) => row.status === 'succeeded')).toHaveLength(2);
+    // Both tries of #1 came before #2, and #2's 200 before #3.
+    expect(log.map((entry) => entry.sequence)).toEqual([1, 1, 2, 3]);
+    expect(log[2]!.arrivedAt).toBeGreaterThanOrEqual(log[1]!.answeredAt!);
+  }, 60_000);
+
+  it('holds nothing back for a target that delivers in any order', async () => {
+    const { log, responder } = answering((event, tries) => (event.sequence === 1 && tries === 1 ? 500 : 200));
+    const receiver = await startReceiver(responder);
+    const w = world({ DELIVERY_BACKOFF_MS: '1500' });
+    const { programId } = await w.createTarget(`${receiver.origin}/hook`);
+    w.startWorker();
+    const sent = await w.sendEvents(programId, 3, () => 'obj-0');
+    const rows = await w.settled(
+      sent.map((s) => s.deliveryId),
+      ['succeeded'],
+      30_000,
+    );
+
+    // #2 and #3 went while #1 waited for its retry.
+    expect(log.filter((entry) => entry.status === 200).map((entry) => entry.sequence)).toEqual([2, 3, 1]);
+    expect(rows.every((row) => row.lastDeferralReason !== 'awaiting_predecessor')).toBe(true);
+  }, 60_000);
+
+  it('keeps the order across two worker processes, with a third of first tries failing', async () => {
+    // A fixed third of the events (by id, so either process sees the same) fail their first try.
+    const { log, responder } = answering((event, tries) => (tries === 1 && Number.parseInt(event.id.slice(-2), 16) % 3 === 0 ? 500 : 200), 5);
+    const receiver = await startReceiver(responder);
+    const w = world({}, database.url);
+    const { programId } = await w.createTarget(`${receiver.origin}/hook`, { mode: 'none' }, 'object');
+    const env = {
+      NODE_ENV: 'test',
+      LOG_LEVEL: 'http',
+      DATABASE_URL: database.url,
+      METRICS_PORT: '0',
+      QUEUE_PREFIX: w.config.queuePrefix,
+      WORKER_CONCURRENCY: '8',
+      DELIVERY_BACKOFF_MS: '50',
+      DELIVERY_BACKOFF_JITTER: '0',
+    };
+    services = [startService('services/delivery-worker/src/main.ts', env), startService('services/delivery-worker/src/main.ts', env)];
+    await Promise.all(services.map((service) => service.waitForLog('delivery-worker ready')));
+    const sent = [...(await w.sendEvents(programId, 40, interleaved(8))), ...(await w.sendEvents(programId, 40, interleaved(8)))];
+    await w.settled(
+      sent.map((s) => s.deliveryId),
+      ['succeeded'],
+      90_000,
+    );
+
+    expectInObjectOrder(log, 8, 10);
+    for (const service of services) expect(service.output()).toContain('callback delivered');
+  }, 120_000);
+
+  it('wakes a parked job itself when its predecessor got its outcome between the mark and the park', async () => {
+    const w = world();
+    const { programId } = await w.createTarget('https://merchant.example/hook', { mode: 'none' }, 'object');
+    const [first, second] = await w.sendEvents(programId, 2, () => 'obj-0');
+    const connection = createRedisConnection(w.config.redisUrl, { role: 'worker' });
+    const taker = new Worker<DeliveryRef>(DELIVERIES_QUEUE, null, { connection, prefix: w.config.queuePrefix, autorun: false });
+    try {
+      const token = randomUUID();
+      await taker.getNextJob(randomUUID());
+      const secondJob = (await taker.getNextJob(token))!;
+      expect(secondJob.id).toBe(second!.deliveryId);
+      const order = createObjectOrder({ repository: objectOrderRepository(w.pool), wake: (ids) => wakeParkedJobs(w.queue, ids), maxBatch: 8 });
+
+      const waitedFor = await order.waitForPredecessor({ deliveryId: second!.deliveryId }, async (until) => {
+        // Meanwhile the first gets its 200, and its worker looks for the callbacks waiting for it:
+        // the second is marked, but its job is still running, not parked, so there is nothing to wake.
+        await deliveryAttemptRepository(w.pool, credentialsCipherFromConfig(w.config)).recordAttempts([
+          { deliveryId: first!.deliveryId, attempt: { startedAt: new Date(), durationMs: 2, statusCode: 200 }, outcome: 'succeeded' },
+        ]);
+        await order.releaseSuccessors({ deliveryId: first!.deliveryId });
+        await secondJob.moveToDelayed(until, token);
+      });
+
+      expect(waitedFor).toBe(first!.deliveryId);
+      // Not left delayed for an hour: it woke itself.
+      expect(await w.queue.getJobState(second!.deliveryId)).toBe('prioritized');
+    } finally {
+      await taker.close();
+      connection.disconnect();
+    }
+  });
+});
