@@ -136,3 +136,42 @@ it('recovers the failed callbacks and those of events produced while the target 
     expect(text).not.toContain(basic);
   }
 }, 90_000);
+
+it("recovers an ordered target's failed callbacks of one object in sequence order", async () => {
+  down = true;
+  const program = await admin<{ id: string }>('POST', '/programs', { name: 'Ordered recovery program' });
+  const shop = await admin<{ id: string }>('POST', '/merchants', { programId: program.id, name: 'Ordered shop' });
+  const { key } = await admin<{ key: string }>('POST', '/api-keys', { merchantId: shop.id });
+  await admin('PUT', `/merchants/${shop.id}/notification-target`, { url: `${receiver.origin}/ordered`, auth: { mode: 'none' }, ordering: 'object' });
+  const from = new Date(Date.now() - 60_000).toISOString();
+  const events = Array.from({ length: 4 }, () => ({
+    id: `Event-${randomUUID()}`,
+    programId: program.id,
+    merchantId: shop.id,
+    origin: 'api',
+    eventType: 'updated',
+    objectId: 'pay-ordered',
+    objectType: 'payment',
+  }));
+  await callJson('POST', `${apiUrl}/internal/events`, { token: INGEST_TOKEN, body: { events } });
+  // Each fails for good (two attempts), one after the other.
+  await waitFor(
+    () => asMerchant<{ count: number }>(key, 'GET', '/deliveries?status=failed'),
+    (page) => page.count === 4,
+    60_000,
+    'the four callbacks to fail for good',
+  );
+  const before = receiver.requests.length;
+
+  down = false;
+  const started = await asMerchant<Recovery>(key, 'POST', '/deliveries/recover', { from });
+  expect(started).toMatchObject({ queued: 4 });
+  await waitFor(
+    () => asMerchant<Recovery>(key, 'GET', `/deliveries/recoveries/${started.id}`),
+    (recovery) => recovery.status === 'finished',
+    30_000,
+    'the recovery to finish',
+  );
+  const recovered = receiver.requests.slice(before).map((request) => (JSON.parse(request.body) as { sequence: number }).sequence);
+  expect(recovered).toEqual([1, 2, 3, 4]);
+}, 90_000);
