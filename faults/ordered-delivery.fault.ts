@@ -1,5 +1,14 @@
-import type { RecordedRequest, Reply } from '@herald/testing';
-import { removeQueueKeys, startService, useMigratedDatabase, waitFor, type ServiceProcess } from '@herald/testing';
+import {
+  callbackEvent,
+  objectOrderViolations,
+  removeQueueKeys,
+  startService,
+  useMigratedDatabase,
+  waitFor,
+  type RecordedRequest,
+  type Reply,
+  type ServiceProcess,
+} from '@herald/testing';
 import { createRandom, faultSeed } from './support/prng';
 import { report } from './support/report';
 import { saveServiceLog } from './support/run-dir';
@@ -27,58 +36,16 @@ afterEach(async () => {
   for (const service of stopped) saveServiceLog('ordered-delivery-worker', service.output());
 });
 
-interface Arrival {
-  objectId: string;
-  sequence: number;
-  status: number;
-  arrivedAt: number;
-  answeredAt?: number;
-}
-
-/** A receiver that answers 500 to about a third of first tries (seeded), 200 otherwise, after 5 ms; it logs every callback. */
-function flakyReceiver(seed: number) {
+/** A responder that answers 500 to about a third of first tries (seeded), 200 otherwise, after 5 ms. */
+function flaky(seed: number) {
   const random = createRandom(seed);
   const tried = new Set<string>();
-  const log: Arrival[] = [];
-  const responder = (request: RecordedRequest): Reply => {
-    const event = JSON.parse(request.body) as { id: string; objectId: string; sequence: number };
-    const first = !tried.has(event.id);
-    tried.add(event.id);
-    const status = first && random.chance(1 / 3) ? 500 : 200;
-    const arrival: Arrival = { objectId: event.objectId, sequence: event.sequence, status, arrivedAt: Date.now() };
-    log.push(arrival);
-    return (res) => {
-      setTimeout(() => {
-        arrival.answeredAt = Date.now();
-        res.statusCode = status;
-        res.end(status === 200 ? 'ok' : 'try again');
-      }, 5);
-    };
+  return (request: RecordedRequest): Reply => {
+    const { id } = callbackEvent(request);
+    const first = !tried.has(id);
+    tried.add(id);
+    return first && random.chance(1 / 3) ? { status: 500, body: 'try again', delayMs: 5 } : { status: 200, body: 'ok', delayMs: 5 };
   };
-  return { log, responder };
-}
-
-/**
- * What the log shows per object: the 200 answers out of sequence order (a duplicate of the same
- * callback, re-sent after a crash, is not out of order), and the callbacks that arrived before
- * the 200 of their predecessor went out.
- */
-function orderViolations(log: Arrival[]): { outOfOrder: string[]; early: string[] } {
-  const outOfOrder: string[] = [];
-  const early: string[] = [];
-  for (let o = 0; o < OBJECTS; o += 1) {
-    const objectId = `obj-${o}`;
-    const mine = log.filter((a) => a.objectId === objectId);
-    const delivered = mine.filter((a) => a.status === 200).map((a) => a.sequence);
-    const distinct = delivered.filter((sequence, i) => i === 0 || sequence !== delivered[i - 1]);
-    if (distinct.join() !== Array.from({ length: PER_OBJECT }, (_, i) => i + 1).join()) outOfOrder.push(`${objectId}: ${delivered.join(',')}`);
-    for (const arrival of mine) {
-      if (arrival.sequence === 1) continue;
-      const firstOk = mine.find((a) => a.sequence === arrival.sequence - 1 && a.status === 200);
-      if (!firstOk || firstOk.answeredAt === undefined || arrival.arrivedAt < firstOk.answeredAt) early.push(`${objectId} #${arrival.sequence}`);
-    }
-  }
-  return { outOfOrder, early };
 }
 
 /** The events: BATCHES ingests, each with PER_OBJECT / BATCHES events of every object, objects interleaved. */
@@ -111,8 +78,8 @@ it.each([
   { fault: 'Redis losing the queue (every key of it removed)', seedOffset: 1 },
 ])(`keeps each object's callbacks in sequence order and loses none through $fault`, async ({ fault, seedOffset }) => {
   const w = world({}, database.url);
-  const { log, responder } = flakyReceiver(faultSeed(460 + seedOffset));
-  const receiver = await startReceiver(responder);
+  const receiver = await startReceiver(flaky(faultSeed(460 + seedOffset)));
+  const answered200 = () => receiver.requests.filter((r) => r.answer?.status === 200);
   const { programId } = await w.createTarget(`${receiver.origin}/hook`, { mode: 'none' }, 'object');
   const env = workerEnv(w);
   const started = Date.now();
@@ -122,12 +89,12 @@ it.each([
   const sent = await ingestInterleaved(w, programId);
 
   await waitFor(
-    () => log.filter((a) => a.status === 200).length,
+    () => answered200().length,
     (n) => n >= CALLBACKS * 0.3,
     90_000,
     'a third of the callbacks delivered',
   );
-  const deliveredAtFault = log.filter((a) => a.status === 200).length;
+  const deliveredAtFault = answered200().length;
   if (seedOffset === 0) {
     first.child.kill('SIGKILL');
     await first.exited();
@@ -143,11 +110,12 @@ it.each([
     150_000,
   );
   const delivered = rows.filter((row) => row.status === 'succeeded').length;
-  const { outOfOrder, early } = orderViolations(log);
-  const answered = new Set(log.filter((a) => a.status === 200).map((a) => `${a.objectId}#${a.sequence}`));
+  const objectIds = Array.from({ length: OBJECTS }, (_, o) => `obj-${o}`);
+  const { outOfOrder, early } = objectOrderViolations(receiver.requests, objectIds, PER_OBJECT);
+  const answered = new Set(answered200().map((r) => callbackEvent(r).id));
   const parked = rows.filter((row) => row.lastDeferralReason === 'awaiting_predecessor').length;
   // The longest time after the fault during which no callback arrived at all: how long chains stood still.
-  const times = [faultAt, ...log.map((a) => a.arrivedAt).filter((at) => at >= faultAt)].sort((a, b) => a - b);
+  const times = [faultAt, ...receiver.requests.map((r) => r.receivedAt).filter((at) => at >= faultAt)].sort((a, b) => a - b);
   const longestGap = Math.max(...times.slice(1).map((at, i) => at - times[i]!));
 
   report(
@@ -157,7 +125,7 @@ it.each([
       'events accepted': CALLBACKS,
       delivered,
       'callbacks answered 200 (distinct)': answered.size,
-      'callback requests received': log.length,
+      'callback requests received': receiver.requests.length,
       'deliveries that waited for their predecessor': parked,
       'objects out of order': outOfOrder.length,
       'callbacks sent before their predecessor’s 200': early.length,

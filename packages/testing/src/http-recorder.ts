@@ -10,6 +10,8 @@ export interface RecordedRequest {
   body: string;
   /** When its body had arrived (Date.now()). */
   receivedAt: number;
+  /** The status answered and when its last byte was handed to the socket (Date.now()); absent until then. */
+  answer?: { status: number; at: number };
 }
 
 /**
@@ -63,13 +65,16 @@ export async function startHttpRecorder(responder: Responder = always({ status: 
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
-      const recorded = {
+      const recorded: RecordedRequest = {
         method: req.method ?? '',
         url: req.url ?? '',
         headers: req.headers,
         body: Buffer.concat(chunks).toString('utf8'),
         receivedAt: Date.now(),
       };
+      res.once('finish', () => {
+        recorded.answer = { status: res.statusCode, at: Date.now() };
+      });
       requests.push(recorded);
       void Promise.resolve(respond(recorded, requests.length - 1)).then((reply) => send(res, reply));
     });

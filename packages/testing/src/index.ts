@@ -46,6 +46,7 @@ export { removeQueueKeys } from './queue-keys';
 export { describeOpsContract, type MountOps } from './ops-contract';
 export { getFrom, type AnswerFrom } from './from-address';
 export { always, callbacksPerEvent, inTurn, startHttpRecorder, type HttpRecorder, type RecordedRequest, type Reply, type Responder } from './http-recorder';
+export { callbackEvent, objectOrderViolations } from './callback-order';
 export { metricValue, parseExposition, type Sample } from './prometheus';
 export { startSelfSignedServer, type SelfSignedServer } from './tls';
 export { storeEvents } from './store-events';

@@ -4,7 +4,16 @@ import { randomUUID } from 'node:crypto';
 import { credentialsCipherFromConfig, deliveryAttemptRepository, objectOrderRepository } from '@herald/db';
 import type { DeliveryRef } from '@herald/domain';
 import { createRedisConnection, DELIVERIES_QUEUE, wakeParkedJobs } from '@herald/queue';
-import { startService, useMigratedDatabase, type RecordedRequest, type Reply, type ServiceProcess } from '@herald/testing';
+import {
+  callbackEvent,
+  objectOrderViolations,
+  startService,
+  useMigratedDatabase,
+  type HttpRecorder,
+  type RecordedRequest,
+  type Reply,
+  type ServiceProcess,
+} from '@herald/testing';
 import { Worker } from 'bullmq';
 import { createObjectOrder } from '../src/object-order';
 import { useHttpRecorders, useWorlds, type World } from './support/world';
@@ -19,53 +28,27 @@ afterEach(async () => {
   services = [];
 });
 
-/** What a callback says of its event: its object and its place among the object's events. */
-function eventOf(request: RecordedRequest): { objectId: string; sequence: number; id: string } {
-  return JSON.parse(request.body) as { objectId: string; sequence: number; id: string };
-}
-
 /**
- * A receiver's log: each callback with its arrival, and the time its 200 went out (an answer sent
- * after `delayMs`). The responder decides each answer from the event.
+ * A receiver's responder: the status `decide` gives each callback (by its event and how many times
+ * that event came), answered after `delayMs`. The recorder keeps each answer's status and time.
  */
-function answering(decide: (event: ReturnType<typeof eventOf>, tries: number) => number, delayMs = 0) {
-  const log: Array<{ objectId: string; sequence: number; status: number; arrivedAt: number; answeredAt?: number }> = [];
+function answering(decide: (event: ReturnType<typeof callbackEvent>, tries: number) => number, delayMs = 0) {
   const tries = new Map<string, number>();
-  const responder = (request: RecordedRequest): Reply => {
-    const event = eventOf(request);
+  return (request: RecordedRequest): Reply => {
+    const event = callbackEvent(request);
     const n = (tries.get(event.id) ?? 0) + 1;
     tries.set(event.id, n);
     const status = decide(event, n);
-    const entry: (typeof log)[number] = { objectId: event.objectId, sequence: event.sequence, status, arrivedAt: Date.now() };
-    log.push(entry);
-    return (res) => {
-      setTimeout(() => {
-        entry.answeredAt = Date.now();
-        res.statusCode = status;
-        res.end(status === 200 ? 'ok' : 'not now');
-      }, delayMs);
-    };
+    return { status, body: status === 200 ? 'ok' : 'not now', delayMs };
   };
-  return { log, responder };
 }
 
-/**
- * The ordering rule, checked on a receiver's log: per object, the callbacks answered 200 arrive
- * in sequence order, and none arrives before the 200 of the object's previous event went out.
- */
-function expectInObjectOrder(log: ReturnType<typeof answering>['log'], objects: number, perObject: number): void {
-  for (let o = 0; o < objects; o += 1) {
-    const objectId = `obj-${o}`;
-    const mine = log.filter((entry) => entry.objectId === objectId);
-    const delivered = mine.filter((entry) => entry.status === 200);
-    expect(delivered.map((entry) => entry.sequence)).toEqual(Array.from({ length: perObject }, (_, i) => i + 1));
-    for (const entry of mine) {
-      if (entry.sequence === 1) continue;
-      const previous = delivered.find((d) => d.sequence === entry.sequence - 1)!;
-      expect(entry.arrivedAt).toBeGreaterThanOrEqual(previous.answeredAt!);
-    }
-  }
-}
+/** The objects obj-0 … obj-<n - 1>. */
+const objects = (n: number): string[] => Array.from({ length: n }, (_, o) => `obj-${o}`);
+
+/** The 200s the receiver answered, as `objectId#sequence`, in the order they arrived. */
+const delivered = (receiver: HttpRecorder): string[] =>
+  receiver.requests.filter((r) => r.answer?.status === 200).map((r) => `${callbackEvent(r).objectId}#${callbackEvent(r).sequence}`);
 
 /** `perObject` events of each of `objects` objects, interleaved (obj-0 #1, obj-1 #1, …, obj-0 #2, …). */
 function interleaved(objects: number): (i: number) => string {
@@ -79,8 +62,7 @@ async function rowsOf(w: World, deliveryIds: string[]) {
 describe('ordered delivery per object', () => {
   it("sends an object's callbacks in sequence order, each after the previous one's 200, while a failing object holds no other back", async () => {
     // obj-0's first event fails its first try: its retry comes after a backoff of 1.5 s.
-    const { log, responder } = answering((event, tries) => (event.objectId === 'obj-0' && event.sequence === 1 && tries === 1 ? 500 : 200));
-    const receiver = await startReceiver(responder);
+    const receiver = await startReceiver(answering((event, tries) => (event.objectId === 'obj-0' && event.sequence === 1 && tries === 1 ? 500 : 200)));
     const w = world({ DELIVERY_BACKOFF_MS: '1500', WORKER_CONCURRENCY: '8' });
     const { programId } = await w.createTarget(`${receiver.origin}/hook`, { mode: 'none' }, 'object');
     w.startWorker();
@@ -91,10 +73,9 @@ describe('ordered delivery per object', () => {
       30_000,
     );
 
-    expectInObjectOrder(log, 3, 4);
+    expect(objectOrderViolations(receiver.requests, objects(3), 4)).toEqual({ outOfOrder: [], early: [] });
     // The other objects were all delivered while obj-0's first event waited for its retry.
-    const retry = log.find((entry) => entry.objectId === 'obj-0' && entry.sequence === 1 && entry.status === 200)!;
-    for (const entry of log.filter((e) => e.objectId !== 'obj-0')) expect(entry.arrivedAt).toBeLessThan(retry.arrivedAt);
+    expect(delivered(receiver).indexOf('obj-0#1')).toBe(8);
     // obj-0's later events waited, parked: deferrals that spent no attempt.
     const rows = await rowsOf(
       w,
@@ -107,8 +88,7 @@ describe('ordered delivery per object', () => {
   }, 60_000);
 
   it('lets the next callback go once the previous one has failed for good', async () => {
-    const { log, responder } = answering((event) => (event.sequence === 1 ? 500 : 200));
-    const receiver = await startReceiver(responder);
+    const receiver = await startReceiver(answering((event) => (event.sequence === 1 ? 500 : 200)));
     const w = world({ DELIVERY_ATTEMPTS: '2' });
     const { programId } = await w.createTarget(`${receiver.origin}/hook`, { mode: 'none' }, 'object');
     w.startWorker();
@@ -117,14 +97,15 @@ describe('ordered delivery per object', () => {
 
     expect(rows.find((row) => row.eventId === sent[0]!.event.id)!.status).toBe('failed');
     expect(rows.filter((row) => row.status === 'succeeded')).toHaveLength(2);
-    // Both tries of #1 came before #2, and #2's 200 before #3.
-    expect(log.map((entry) => entry.sequence)).toEqual([1, 1, 2, 3]);
-    expect(log[2]!.arrivedAt).toBeGreaterThanOrEqual(log[1]!.answeredAt!);
+    // Both tries of #1 came before #2, #2 only once #1's last answer went out, and #2's 200 before #3.
+    const [, lastOfFirst, second, third] = receiver.requests;
+    expect(receiver.requests.map((r) => callbackEvent(r).sequence)).toEqual([1, 1, 2, 3]);
+    expect(second!.receivedAt).toBeGreaterThanOrEqual(lastOfFirst!.answer!.at);
+    expect(third!.receivedAt).toBeGreaterThanOrEqual(second!.answer!.at);
   }, 60_000);
 
   it('holds nothing back for a target that delivers in any order', async () => {
-    const { log, responder } = answering((event, tries) => (event.sequence === 1 && tries === 1 ? 500 : 200));
-    const receiver = await startReceiver(responder);
+    const receiver = await startReceiver(answering((event, tries) => (event.sequence === 1 && tries === 1 ? 500 : 200)));
     const w = world({ DELIVERY_BACKOFF_MS: '1500' });
     const { programId } = await w.createTarget(`${receiver.origin}/hook`);
     w.startWorker();
@@ -136,14 +117,13 @@ describe('ordered delivery per object', () => {
     );
 
     // #2 and #3 went while #1 waited for its retry.
-    expect(log.filter((entry) => entry.status === 200).map((entry) => entry.sequence)).toEqual([2, 3, 1]);
+    expect(delivered(receiver)).toEqual(['obj-0#2', 'obj-0#3', 'obj-0#1']);
     expect(rows.every((row) => row.lastDeferralReason !== 'awaiting_predecessor')).toBe(true);
   }, 60_000);
 
   it('keeps the order across two worker processes, with a third of first tries failing', async () => {
     // A fixed third of the events (by id, so either process sees the same) fail their first try.
-    const { log, responder } = answering((event, tries) => (tries === 1 && Number.parseInt(event.id.slice(-2), 16) % 3 === 0 ? 500 : 200), 5);
-    const receiver = await startReceiver(responder);
+    const receiver = await startReceiver(answering((event, tries) => (tries === 1 && Number.parseInt(event.id.slice(-2), 16) % 3 === 0 ? 500 : 200), 5));
     const w = world({}, database.url);
     const { programId } = await w.createTarget(`${receiver.origin}/hook`, { mode: 'none' }, 'object');
     const env = {
@@ -165,7 +145,7 @@ describe('ordered delivery per object', () => {
       90_000,
     );
 
-    expectInObjectOrder(log, 8, 10);
+    expect(objectOrderViolations(receiver.requests, objects(8), 10)).toEqual({ outOfOrder: [], early: [] });
     for (const service of services) expect(service.output()).toContain('callback delivered');
   }, 120_000);
 
