@@ -38,6 +38,7 @@ const programTarget: DeliveryTarget = {
   failingSince: null,
   lastSuccessAt: null,
   deletedAt: null,
+  delivery: {},
   signing: { secrets: { current: newSigningSecret() }, graceEndsAt: null },
 };
 

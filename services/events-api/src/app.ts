@@ -211,6 +211,7 @@ export function createApp(deps: AppDependencies): Express {
       outbound: targetOutbound(config, urlPolicy, redis, metrics),
       logger,
       health: targetHealth,
+      deliveryDefaults: config.deliveryDefaults,
     }),
     signingSecretRouter({ targets, rotationGraceSeconds: config.signingSecretRotationGraceSeconds }),
     deliveriesRouter({ history, replay: replayAnswering(createReplay({ history, publisher: outbox, producer, logger })), replayMaxDays: config.replayMaxDays }),

@@ -4,7 +4,8 @@ import type { DatabasePool } from '../pool';
 import type { CredentialsCipher } from '../credentials-cipher';
 import { isUniqueViolation } from '../database-errors';
 import { inTransaction, run, type RowOf } from '../sql';
-import { decryptAuth, deliveryTargetOf, masked, notifications, type TargetRow } from './target-rows';
+import { storedDeliveryPolicy } from '@herald/domain';
+import { decryptAuth, deliveryPolicyColumn, deliveryTargetOf, masked, notifications, type TargetRow } from './target-rows';
 import { readableCurrent, signingSecretRecord, storedSigning } from './target-signing';
 import { targetQueries, type TargetSettings } from './target-statements';
 import type { DeliveryTarget, NotificationTargetRecord, SigningSecretRecord, TargetInput, TargetOwner, TargetPage, TargetListFilter } from './target-types';
@@ -68,6 +69,7 @@ export function targetRepository(pool: DatabasePool, cipher: CredentialsCipher) 
       disabled_reason: switched.disabledReason,
       disabled_at: switched.disabledAt,
       failing_since: switched.failingSince,
+      delivery_policy: deliveryPolicyColumn(input.delivery ?? {}),
     };
   };
 
@@ -76,6 +78,8 @@ export function targetRepository(pool: DatabasePool, cipher: CredentialsCipher) 
     auth: decryptAuth(row, cipher),
     notifications: notifications(row),
     enabled: row.enabled,
+    // Absent when none is set, as a PUT without one gives it.
+    ...(row.delivery_policy === null ? {} : { delivery: storedDeliveryPolicy(row.delivery_policy) }),
   });
 
   const record = (row: RowOf<ReturnType<typeof targetQueries.find>>): NotificationTargetRecord => ({
@@ -88,6 +92,7 @@ export function targetRepository(pool: DatabasePool, cipher: CredentialsCipher) 
     enabled: row.enabled,
     disabledReason: row.disabled_reason,
     disabledAt: row.disabled_at,
+    delivery: storedDeliveryPolicy(row.delivery_policy),
     health: { lastSuccessAt: row.last_success_at, failingSince: row.failing_since },
     createdAt: row.created_at,
     updatedAt: row.updated_at,

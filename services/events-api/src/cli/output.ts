@@ -102,6 +102,10 @@ const FLAG_OF_FIELD: Readonly<Record<string, string>> = {
   objectTypes: '--object-types',
   eventTypes: '--event-types',
   verify: '--no-verify',
+  attempts: '--attempts',
+  maxBackoffMs: '--max-backoff-ms',
+  timeoutMs: '--timeout-ms',
+  maxInFlight: '--max-in-flight',
 };
 // Inside free text only the API's camelCase names are replaced: plain words (status, name, url)
 // are also ordinary English there.

@@ -1,4 +1,4 @@
-import { CALLBACK_AUTH_MODES, DEFERRAL_REASONS, EVENT_TYPES, OAUTH_TOKEN_REQUESTS, OBJECT_TYPES } from '@herald/domain';
+import { CALLBACK_AUTH_MODES, DEFERRAL_REASONS, DELIVERY_POLICY_FIELDS, deliveryPolicySchema, EVENT_TYPES, OAUTH_TOKEN_REQUESTS, OBJECT_TYPES } from '@herald/domain';
 import { DELIVERY_STATUSES } from '@herald/db';
 
 // Schemas of what the events-api answers that no request validator holds: the problem details
@@ -160,10 +160,42 @@ const targetHealth = {
   },
 } as const;
 
+/** The policy in force: each field's value, from the target's own policy or the global default. */
+const effectiveDelivery = {
+  type: 'object',
+  description: "The delivery policy in force: each field's value and whether it is the target's own (target) or the global default (default).",
+  required: DELIVERY_POLICY_FIELDS,
+  properties: Object.fromEntries(
+    DELIVERY_POLICY_FIELDS.map((name) => [
+      name,
+      {
+        type: 'object',
+        required: ['value', 'source'],
+        properties: { value: { type: 'integer', minimum: 0, description: deliveryPolicySchema.properties[name].description }, source: { enum: ['target', 'default'] } },
+      },
+    ]),
+  ),
+} as const;
+
 const notificationTarget: ObjectSchema = {
   type: 'object',
   description: 'A notification target as admins see it: the password is always masked.',
-  required: ['id', 'programId', 'merchantId', 'url', 'auth', 'notifications', 'enabled', 'disabledReason', 'disabledAt', 'health', 'createdAt', 'updatedAt'],
+  required: [
+    'id',
+    'programId',
+    'merchantId',
+    'url',
+    'auth',
+    'notifications',
+    'enabled',
+    'disabledReason',
+    'disabledAt',
+    'delivery',
+    'effectiveDelivery',
+    'health',
+    'createdAt',
+    'updatedAt',
+  ],
   properties: {
     id: string,
     programId: string,
@@ -191,6 +223,8 @@ const notificationTarget: ObjectSchema = {
     enabled: { type: 'boolean' },
     disabledReason: { type: ['string', 'null'], description: 'Why it is switched off: auto-disabled, or null (on, or switched off by an admin).' },
     disabledAt: { ...nullableDateTime, description: 'When it was switched off; null while it is on.' },
+    delivery: { ...deliveryPolicySchema, description: 'The delivery policy set on the target: only the fields an admin set (see effectiveDelivery).' },
+    effectiveDelivery,
     health: targetHealth,
     createdAt: dateTime,
     updatedAt: dateTime,

@@ -16,6 +16,7 @@ export function mergeTargetPatch(current: TargetInput, patch: TargetPatch): Reco
     notifications:
       patch.notifications === undefined ? current.notifications : patch.notifications === null ? {} : merge(current.notifications, patch.notifications),
     enabled: patch.enabled ?? current.enabled,
+    delivery: patch.delivery === undefined ? (current.delivery ?? {}) : patch.delivery === null ? {} : merge(current.delivery ?? {}, patch.delivery),
   };
 }
 

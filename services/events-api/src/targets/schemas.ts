@@ -1,5 +1,7 @@
 import {
   CALLBACK_AUTH_MODES,
+  DELIVERY_POLICY_FIELDS,
+  deliveryPolicySchema,
   EVENT_TYPES,
   MERCHANT_NOTIFICATION_OBJECT_TYPES,
   OAUTH_SCOPE_PATTERN,
@@ -91,6 +93,7 @@ function targetBodySchema<const Id extends string, const ObjectTypes extends rea
         },
       },
       enabled: { type: 'boolean', description: 'Whether callbacks are sent. Default true.' },
+      delivery: deliveryPolicySchema,
     },
   } as const;
 }
@@ -159,6 +162,12 @@ export const targetPatchSchema = {
       properties: { objectTypes: { type: ['array', 'null'] }, eventTypes: { type: ['array', 'null'] } },
     },
     enabled: { type: 'boolean' },
+    delivery: {
+      type: ['object', 'null'],
+      additionalProperties: false,
+      description: 'Members merge into the stored policy; null on a member returns it to its global default, null on delivery returns them all.',
+      properties: Object.fromEntries(DELIVERY_POLICY_FIELDS.map((name) => [name, { type: ['integer', 'null'] }])),
+    },
   },
 } as const;
 
@@ -175,6 +184,7 @@ export interface TargetPatch {
   };
   notifications?: { objectTypes?: unknown[] | null; eventTypes?: unknown[] | null } | null;
   enabled?: boolean;
+  delivery?: Record<string, number | null> | null;
 }
 
 /** Query of GET /admin/notification-targets. Unknown parameters are refused. */
