@@ -47,10 +47,11 @@ SET
   "disabled_reason" = $11,
   "disabled_at" = $12,
   "failing_since" = $13,
-  "deleted_at" = $14,
+  "delivery_policy" = $14,
+  "deleted_at" = $15,
   "updated_at" = now()
 WHERE
-  "id" = $15
+  "id" = $16
 RETURNING
   "id",
   "program_id",
@@ -68,6 +69,7 @@ RETURNING
   "disabled_at",
   "last_success_at",
   "failing_since",
+  "delivery_policy",
   "created_at",
   "updated_at";
 
@@ -91,6 +93,7 @@ INSERT INTO
     "disabled_reason",
     "disabled_at",
     "failing_since",
+    "delivery_policy",
     "signing_secrets",
     "signing_key_id",
     "updated_at"
@@ -116,6 +119,7 @@ VALUES
     $17,
     $18,
     $19,
+    $20,
     now()
   )
 RETURNING
@@ -135,6 +139,7 @@ RETURNING
   "disabled_at",
   "last_success_at",
   "failing_since",
+  "delivery_policy",
   "created_at",
   "updated_at";
 
@@ -156,6 +161,7 @@ SELECT
   "disabled_at",
   "last_success_at",
   "failing_since",
+  "delivery_policy",
   "created_at",
   "updated_at"
 FROM
@@ -182,6 +188,7 @@ SELECT
   "disabled_at",
   "last_success_at",
   "failing_since",
+  "delivery_policy",
   "created_at",
   "updated_at"
 FROM
@@ -266,6 +273,7 @@ SELECT
   "disabled_at",
   "last_success_at",
   "failing_since",
+  "delivery_policy",
   "created_at",
   "updated_at",
   "deleted_at",
@@ -305,6 +313,7 @@ SELECT
   "disabled_at",
   "last_success_at",
   "failing_since",
+  "delivery_policy",
   "created_at",
   "updated_at"
 FROM
@@ -337,6 +346,7 @@ SELECT
   "disabled_at",
   "last_success_at",
   "failing_since",
+  "delivery_policy",
   "created_at",
   "updated_at"
 FROM
