@@ -29,7 +29,7 @@ export type DeliveryPolicyField = (typeof DELIVERY_POLICY_FIELDS)[number];
  * gate lease is sized for the longest (see the delivery-worker's gate lease). maxInFlight: 1 to 256,
  * a receiver's worth of connections; a target with no limit of its own follows TARGET_MAX_IN_FLIGHT.
  */
-export const DELIVERY_POLICY_LIMITS: Readonly<Record<DeliveryPolicyField, { readonly min: number; readonly max: number }>> = Object.freeze({
+const DELIVERY_POLICY_LIMITS: Readonly<Record<DeliveryPolicyField, { readonly min: number; readonly max: number }>> = Object.freeze({
   attempts: Object.freeze({ min: 1, max: 100 }),
   maxBackoffMs: Object.freeze({ min: 1_000, max: 7 * 86_400_000 }),
   timeoutMs: Object.freeze({ min: 100, max: 60_000 }),
@@ -44,7 +44,13 @@ export const MAX_POLICY_TIMEOUT_MS = DELIVERY_POLICY_LIMITS.timeoutMs.max;
 
 const field = (name: DeliveryPolicyField, description: string) => {
   const { min, max } = DELIVERY_POLICY_LIMITS[name];
-  return { type: 'integer', minimum: min, maximum: max, description: `${description} ${min} to ${max}.`, [VIOLATION_HINT]: `Allowed: ${min} to ${max}` } as const;
+  return {
+    type: 'integer',
+    minimum: min,
+    maximum: max,
+    description: `${description} ${min} to ${max}.`,
+    [VIOLATION_HINT]: `Allowed: ${min} to ${max}`,
+  } as const;
 };
 
 /**

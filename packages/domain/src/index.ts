@@ -88,7 +88,6 @@ export { targetSwitchState, type TargetSwitchState } from './target-switch';
 export { DEFERRAL_REASONS, type DeferralReason } from './deferral-reason';
 export {
   DELIVERY_POLICY_FIELDS,
-  DELIVERY_POLICY_LIMITS,
   deliveryPolicySchema,
   effectiveDeliveryPolicy,
   MAX_DELIVERY_ATTEMPTS,

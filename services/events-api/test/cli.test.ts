@@ -193,7 +193,19 @@ describe('herald targets list, update, enable and disable', () => {
       delivery: { attempts: 5, timeoutMs: 2500 },
       effectiveDelivery: { attempts: { value: 5, source: 'target' }, maxInFlight: { source: 'default' } },
     });
-    const updated = await herald(['targets', 'update', '--json', '--merchant', merchantId, '--attempts', 'default', '--max-in-flight', '3', '--max-backoff-ms', '60000']);
+    const updated = await herald([
+      'targets',
+      'update',
+      '--json',
+      '--merchant',
+      merchantId,
+      '--attempts',
+      'default',
+      '--max-in-flight',
+      '3',
+      '--max-backoff-ms',
+      '60000',
+    ]);
     expect(updated.code).toBe(0);
     expect(updated.json()).toMatchObject({ delivery: { timeoutMs: 2500, maxInFlight: 3, maxBackoffMs: 60_000 } });
     expect((updated.json().delivery as Record<string, unknown>).attempts).toBeUndefined();

@@ -10,7 +10,7 @@ const programPath = (programId: string) => `/programs/${programId}/notification-
 const TARGET = { url: 'https://shop.example/hooks', auth: { mode: 'none' } };
 
 describe("a notification target's delivery policy (admin API)", () => {
-  it('stores the fields a PUT sets and shows every value in force, each saying whether it is the target\'s own or the default', async () => {
+  it("stores the fields a PUT sets and shows every value in force, each saying whether it is the target's own or the default", async () => {
     const { programId } = await api.createTenant();
     const put = await api
       .admin('put', programPath(programId))

@@ -20,6 +20,8 @@ export class CallbackAttemptError extends HeraldError implements RetryAfterHint 
     readonly attempt: number,
     readonly statusCode?: number,
     readonly retryAfterMs?: number,
+    /** The target's longest wait between tries, as its policy said at this attempt (read by the backoff strategy). */
+    readonly backoffMaxMs?: number,
   ) {
     super(message);
     messageAsStack(this);

@@ -78,7 +78,16 @@ type Values = OptionValues<typeof OPTIONS>;
 
 /** The delivery policy's options, each with the field of the body's `delivery` it sets. */
 const POLICY_OPTIONS = { attempts: 'attempts', 'max-backoff-ms': 'maxBackoffMs', 'timeout-ms': 'timeoutMs', 'max-in-flight': 'maxInFlight' } as const;
-const SETTINGS = ['url', 'auth', 'username', 'password-stdin', 'auth-url', 'object-types', 'event-types', ...(Object.keys(POLICY_OPTIONS) as Array<keyof typeof POLICY_OPTIONS>)] as const;
+const SETTINGS = [
+  'url',
+  'auth',
+  'username',
+  'password-stdin',
+  'auth-url',
+  'object-types',
+  'event-types',
+  ...(Object.keys(POLICY_OPTIONS) as Array<keyof typeof POLICY_OPTIONS>),
+] as const;
 /** Options of "targets set" alone. */
 const SET_ONLY = ['token-request', 'scope', 'no-verify', 'disabled'] as const;
 const PAGING = ['page', 'page-size'] as const;

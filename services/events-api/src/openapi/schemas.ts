@@ -1,4 +1,12 @@
-import { CALLBACK_AUTH_MODES, DEFERRAL_REASONS, DELIVERY_POLICY_FIELDS, deliveryPolicySchema, EVENT_TYPES, OAUTH_TOKEN_REQUESTS, OBJECT_TYPES } from '@herald/domain';
+import {
+  CALLBACK_AUTH_MODES,
+  DEFERRAL_REASONS,
+  DELIVERY_POLICY_FIELDS,
+  deliveryPolicySchema,
+  EVENT_TYPES,
+  OAUTH_TOKEN_REQUESTS,
+  OBJECT_TYPES,
+} from '@herald/domain';
 import { DELIVERY_STATUSES } from '@herald/db';
 
 // Schemas of what the events-api answers that no request validator holds: the problem details
@@ -171,7 +179,10 @@ const effectiveDelivery = {
       {
         type: 'object',
         required: ['value', 'source'],
-        properties: { value: { type: 'integer', minimum: 0, description: deliveryPolicySchema.properties[name].description }, source: { enum: ['target', 'default'] } },
+        properties: {
+          value: { type: 'integer', minimum: 0, description: deliveryPolicySchema.properties[name].description },
+          source: { enum: ['target', 'default'] },
+        },
       },
     ]),
   ),
