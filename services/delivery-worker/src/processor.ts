@@ -265,6 +265,8 @@ export function createDeliveryProcessor(deps: DeliveryProcessorDependencies): (j
     const prepared = prepare(work, deps.policyDefaults);
     // A target gone or unusable fails the attempt for good: its policy matters no more.
     const policy = prepared.ready ? prepared.policy : resolveDeliveryPolicy({}, deps.policyDefaults);
+    // The target's limit as its policy says now: this worker's next admissions of it carry it.
+    deps.gate.setLimit(job.data.targetId, policy.maxInFlight);
     const result = prepared.ready ? await send(prepared, sent) : prepared.failure;
     void release(verdictOf(result));
     const durationSeconds = (performance.now() - started) / 1000;
@@ -289,9 +291,18 @@ export function createDeliveryProcessor(deps: DeliveryProcessorDependencies): (j
     // A job of a target the gate lets in (the usual case) loads its delivery meanwhile: one round
     // trip less before its POST. A target whose jobs were turned away lately waits for the answer,
     // so that a busy or broken target's deferred jobs cost the database nothing.
-    const early = deps.gate.expectsAdmission(targetId) ? deps.deliveries.load(job.data) : undefined;
+    // A target this worker has not loaded yet is loaded first, whatever the gate expects: its
+    // in-flight limit (its delivery policy) must reach the gate with its first admission.
+    const knowsLimit = deps.gate.knowsLimit(targetId);
+    const early = !knowsLimit || deps.gate.expectsAdmission(targetId) ? deps.deliveries.load(job.data) : undefined;
     // Awaited below when the job goes in; a job turned away drops it, and so its failure.
     early?.catch(() => undefined);
+    if (!knowsLimit) {
+      // A load that failed fails the attempt below; meanwhile the gate applies TARGET_MAX_IN_FLIGHT.
+      const work = await early!.catch(() => null);
+      const target = work?.target.state === 'ready' ? work.target.target : undefined;
+      if (target) deps.gate.setLimit(targetId, resolveDeliveryPolicy(target.delivery, deps.policyDefaults).maxInFlight);
+    }
     const admission = await deps.gate.admit(targetId, jobId, job.attemptsStarted > job.attemptsMade + 1);
     if (!admission.admitted) return defer(job, token, admission);
     // The slot is freed as soon as the POST is over (with its verdict), or when the job ends some other way.

@@ -117,6 +117,9 @@ async function attempt(scene: Scene) {
         return scene.admission ?? { admitted: true, probe: false };
       },
       expectsAdmission: () => scene.expectsAdmission ?? false,
+      // Known: the order tests below are about a target this worker has loaded before.
+      knowsLimit: () => true,
+      setLimit: () => undefined,
       release: async (targetId, jobId, verdict) => void released.push({ targetId, jobId, verdict }),
     },
     authFor: () => {

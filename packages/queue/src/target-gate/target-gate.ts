@@ -5,7 +5,8 @@ import { GATE_SCRIPT } from './gate-script';
 
 /**
  * The gate's settings: the limit and the breaker's rules as @herald/config reads them
- * (TARGET_MAX_IN_FLIGHT, TARGET_BREAKER_*), and how long a job's slot is held at most.
+ * (TARGET_MAX_IN_FLIGHT, TARGET_BREAKER_*), and how long a job's slot is held at most. The limit
+ * is each target's unless the call names the target's own (its delivery policy's maxInFlight).
  */
 export interface TargetGateSettings extends TargetGateConfig {
   /**
@@ -31,6 +32,11 @@ export type BreakerChange = 'opened' | 'closed' | 'reopened' | undefined;
 export interface GateEntry {
   targetId: string;
   jobId: string;
+  /**
+   * The target's own in-flight limit (its delivery policy), when the caller knows it; otherwise
+   * TARGET_MAX_IN_FLIGHT. The last one a batch gives for a target holds for the whole batch.
+   */
+  maxInFlight?: number;
 }
 
 export interface GateRelease extends GateEntry {
@@ -58,6 +64,8 @@ export interface LeaseRequest {
   since: number;
   /** Jobs the gate had deferred that went into the holder's slots since its last renewal: no longer deferred. */
   returned?: readonly string[];
+  /** The target's own in-flight limit, as GateEntry's. */
+  maxInFlight?: number;
 }
 
 /**
@@ -144,19 +152,23 @@ export function createTargetGate(
     // is mostly a few targets): the script finds them by the target's position.
     const keys = [breakersKey(options.queuePrefix)];
     const positions = new Map<string, number>();
-    const positionOf = (targetId: string): number => {
+    // Each target's limit, by position: its own when a call of the batch names it, else the setting.
+    const limits: number[] = [];
+    const positionOf = (targetId: string, maxInFlight?: number): number => {
       let position = positions.get(targetId);
       if (position === undefined) {
         const target = keysOf(targetId);
         keys.push(target.inflight, target.deferred, target.breaker, target.window, target.leased, target.wanted);
         position = positions.size + 1;
         positions.set(targetId, position);
+        limits.push(settings.maxInFlight);
       }
+      if (maxInFlight !== undefined) limits[position - 1] = maxInFlight;
       return position;
     };
     const releaseArgs = releases.flatMap((r) => [positionOf(r.targetId), r.targetId, r.jobId, r.verdict, Math.max(0, Math.round(r.durationMs)), r.times ?? 1]);
     const leaseArgs = leases.flatMap((l) => [
-      positionOf(l.targetId),
+      positionOf(l.targetId, l.maxInFlight),
       l.holder,
       l.keep,
       l.want,
@@ -164,14 +176,15 @@ export function createTargetGate(
       l.returned?.length ?? 0,
       ...(l.returned ?? []),
     ]);
-    const entryArgs = entries.flatMap((entry) => [positionOf(entry.targetId), entry.jobId]);
+    const entryArgs = entries.flatMap((entry) => [positionOf(entry.targetId, entry.maxInFlight), entry.jobId]);
     const answer = await commands[GATE_COMMAND](
       keys.length,
       ...keys,
       now(),
       releases.length,
       settings.leaseMs,
-      settings.maxInFlight,
+      // Unused: each target's limit follows the fixed arguments (`limits`).
+      0,
       BUSY_DELAY_MIN_MS,
       BUSY_DELAY_MAX_MS,
       DEFERRED_GRACE_MS,
@@ -185,6 +198,7 @@ export function createTargetGate(
       leases.length,
       LEASE_TTL_MS,
       SILENT_LEASE_MS,
+      ...limits,
       ...releaseArgs,
       ...leaseArgs,
       ...entryArgs,

@@ -25,7 +25,7 @@
 --   ARGV[1]   now              the caller's clock, ms
 --   ARGV[2]   releases         number of releases in the batch
 --   ARGV[3]   lease            how long a job let in one by one holds its slot at most, ms
---   ARGV[4]   limit            most slots of one target taken at once; 0: no limit
+--   ARGV[4]   (unused: each target's limit comes from ARGV[18…], below)
 --   ARGV[5]   minDelay         shortest nominal delay of a busy target's deferral, ms
 --   ARGV[6]   maxDelay         longest one, ms
 --   ARGV[7]   grace            how long a deferred job not seen again still counts as deferred, ms
@@ -39,7 +39,10 @@
 --   ARGV[15]  leases           number of lease requests in the batch
 --   ARGV[16]  leaseTtl         how long a lease's slots stay taken unless renewed, ms
 --   ARGV[17]  silentMs         a lease not renewed for this long is silent (its worker is gone), ms
---   then, from ARGV[18], per release (6 each):
+--   then, from ARGV[18], one per distinct target of the batch, in the order of its keys:
+--             limit            most slots of that target taken at once (its delivery policy, or
+--                              TARGET_MAX_IN_FLIGHT); 0: no limit
+--   then per release (6 each):
 --     target's position, target id, job id, verdict, duration ms, times (jobs in a row ending so)
 --   then per lease (6 + returned each):
 --     target's position, holder, slots to keep, slots wanted, start of its oldest job in a leased
@@ -89,7 +92,6 @@
 local now = tonumber(ARGV[1])
 local releases = tonumber(ARGV[2])
 local lease = tonumber(ARGV[3])
-local limit = tonumber(ARGV[4])
 local minDelay = tonumber(ARGV[5])
 local maxDelay = tonumber(ARGV[6])
 local grace = tonumber(ARGV[7])
@@ -104,6 +106,9 @@ local leases = tonumber(ARGV[15])
 local leaseTtl = tonumber(ARGV[16])
 local silentMs = tonumber(ARGV[17])
 local breakers = KEYS[1]
+-- Each target's limit (ARGV[17 + t]) comes before the releases.
+local targetCount = (#KEYS - 1) / 6
+local firstRelease = 18 + targetCount
 -- keys.ts SLOT_TIME_DECAY: the weight of the previous average in a job's slot time (a test checks
 -- the two agree).
 local slotTimeDecay = 0.8
@@ -114,16 +119,15 @@ local out = {}
 --- @include "includes/breaker.lua"
 --- @include "includes/slots.lua"
 
-for i = 18, 17 + 6 * releases, 6 do
+for i = firstRelease, firstRelease - 1 + 6 * releases, 6 do
   out[#out + 1] = release(stateOf(ARGV[i]), ARGV[i + 1], ARGV[i + 2], ARGV[i + 3], tonumber(ARGV[i + 4]), tonumber(ARGV[i + 5]))
 end
 -- The released slots are free before any lease or admission of the batch.
-local targetCount = (#KEYS - 1) / 6
 for t = 1, targetCount do
   local s = targets[t]
   if s and #s.released > 0 then callWithList('ZREM', s.inflight, s.released) end
 end
-local firstEntry = 18 + 6 * releases
+local firstEntry = firstRelease + 6 * releases
 for _ = 1, leases do
   local i = firstEntry
   local s = stateOf(ARGV[i])

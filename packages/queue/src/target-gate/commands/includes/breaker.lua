@@ -22,7 +22,7 @@ local function stateOf(position)
   local s = targets[t]
   if s then return s end
   local k = 6 * t - 4
-  s = { inflight = KEYS[k], deferred = KEYS[k + 1], breaker = KEYS[k + 2], window = KEYS[k + 3], leased = KEYS[k + 4], wanted = KEYS[k + 5], leases = false, f = {}, changed = {}, deleted = false, ttl = false,
+  s = { inflight = KEYS[k], deferred = KEYS[k + 1], breaker = KEYS[k + 2], window = KEYS[k + 3], leased = KEYS[k + 4], wanted = KEYS[k + 5], limit = tonumber(ARGV[17 + t]), leases = false, f = {}, changed = {}, deleted = false, ttl = false,
         released = {}, adds = {}, undeferred = {}, card = false, swept = false, successes = 0 }
   local values = redis.call('HMGET', s.breaker, unpack(FIELDS))
   for i, name in ipairs(FIELDS) do s.f[name] = values[i] end

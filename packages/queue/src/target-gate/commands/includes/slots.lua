@@ -1,6 +1,6 @@
 -- Included in gate.lua (see its header for KEYS and ARGV), after includes/breaker.lua: the slots
 -- of a target, the workers' leases of them and the admission of a job let in one by one. Uses
--- gate.lua's locals now, lease, limit, minDelay, grace, leaseTtl, silentMs and breaker.lua's
+-- gate.lua's locals now, lease, minDelay, grace, leaseTtl, silentMs and breaker.lua's
 -- callWithList, clamp and set.
 
 -- Expired leases and forgotten deferrals are cleared once per target and batch, not per job.
@@ -81,9 +81,9 @@ end
 -- in again after its worker died) not held against it.
 local function full(s, job)
   if not s.card then s.card = redis.call('ZCARD', s.inflight) + leasedSlots(s).total end
-  if s.card + #s.adds / 2 < limit then return false end
+  if s.card + #s.adds / 2 < s.limit then return false end
   addSlots(s)
-  return s.card >= limit and not redis.call('ZSCORE', s.inflight, job)
+  return s.card >= s.limit and not redis.call('ZSCORE', s.inflight, job)
 end
 
 local function admit(s, job)
@@ -98,7 +98,7 @@ local function admit(s, job)
   elseif reopenAt and s.f.probe and s.f.probe ~= job and (tonumber(s.f.probeUntil) or 0) > now then
     -- Half-open with a probe in flight: one at a time.
     code, x, y = 3, 0, 2 * clamp(math.max(avg, minDelay))
-  elseif limit > 0 and full(s, job) then
+  elseif s.limit > 0 and full(s, job) then
     local oldest = redis.call('ZRANGE', s.inflight, 0, 0, 'WITHSCORES')
     local held = avg
     if oldest[2] then held = math.max(held, now - (tonumber(oldest[2]) - lease)) end
@@ -109,12 +109,12 @@ local function admit(s, job)
       s.undeferred = {}
     end
     local waiting = redis.call('ZCARD', s.deferred) + 1
-    local delay = waiting / limit * held
+    local delay = waiting / s.limit * held
     if leases.silent > 0 then
       -- The silent leases' slots free only at their deadline: the job's turn comes through the
       -- other slots, or after that.
       local afterSilent = leases.silentUntil - now + delay
-      local others = limit - leases.silent
+      local others = s.limit - leases.silent
       delay = afterSilent
       if others > 0 then delay = math.min(waiting / others * held, afterSilent) end
     end
@@ -155,8 +155,8 @@ local function grant(s, holder, keep, want, since)
   local granted, free = keep, 0
   if not s.f.reopenAt then
     granted, free = math.max(keep, want), 1
-    if limit > 0 then
-      local capacity = limit - redis.call('ZCARD', s.inflight)
+    if s.limit > 0 then
+      local capacity = s.limit - redis.call('ZCARD', s.inflight)
       local room = capacity - (leases.total - mine)
       local holders = leases.holders + (leases.wantedBy[holder] and 0 or 1)
       local othersWant = leases.wanted - (leases.wantedBy[holder] or 0)
