@@ -169,6 +169,29 @@ describe('the target gate', () => {
       expect(await readTargetHealth(redis, prefix, target, clock)).toMatchObject({ inFlight: 2 });
     });
 
+    it('lets a target with a rate in at that rate: a job over it is deferred as rate_limited until a token is back, and no lease is granted', async () => {
+      const g = createTargetGate(redis, { queuePrefix: prefix, settings: { ...SETTINGS, maxInFlight: 16 }, now: () => clock, random: () => 0.5 });
+      const target = randomUUID();
+      const admit = async (jobId: string) => (await g.admit([{ targetId: target, jobId, maxRatePerSecond: 2 }]))[0]!;
+      // One token at most (a tenth of a second's worth, 1 at least), one more every 500 ms.
+      expect(await admit('j1')).toEqual({ admitted: true, probe: false });
+      expect(await admit('j2')).toEqual({ admitted: false, reason: 'rate_limited', delayMs: 500 });
+      // Its turn comes after the one deferred before it: two tokens away.
+      expect(await admit('j3')).toEqual({ admitted: false, reason: 'rate_limited', delayMs: 1_000 });
+      clock += 500;
+      expect(await admit('j2')).toMatchObject({ admitted: true });
+      expect(await admit('j3')).toMatchObject({ admitted: false, reason: 'rate_limited' });
+      clock += 500;
+      expect(await admit('j3')).toMatchObject({ admitted: true });
+      // Job by job: a lease would let jobs in without a token.
+      expect((await g.settle([], [], [{ targetId: target, holder: 'w1', keep: 0, want: 4, since: 0, maxRatePerSecond: 2 }])).grants[0]).toMatchObject({
+        held: 0,
+        free: false,
+      });
+      // A batch that does not name the rate (no worker knows it yet) lets the target's jobs in as before.
+      expect((await g.admit([{ targetId: target, jobId: 'j4' }]))[0]).toMatchObject({ admitted: true });
+    });
+
     it('lets every job in when TARGET_MAX_IN_FLIGHT is 0', async () => {
       const g = gate({ maxInFlight: 0 });
       const target = randomUUID();

@@ -266,7 +266,7 @@ export function createDeliveryProcessor(deps: DeliveryProcessorDependencies): (j
     // A target gone or unusable fails the attempt for good: its policy matters no more.
     const policy = prepared.ready ? prepared.policy : resolveDeliveryPolicy({}, deps.policyDefaults);
     // The target's limit as its policy says now: this worker's next admissions of it carry it.
-    deps.gate.setLimit(job.data.targetId, policy.maxInFlight);
+    deps.gate.setLimit(job.data.targetId, { maxInFlight: policy.maxInFlight, maxRatePerSecond: policy.maxRatePerSecond });
     const result = prepared.ready ? await send(prepared, sent) : prepared.failure;
     void release(verdictOf(result));
     const durationSeconds = (performance.now() - started) / 1000;
@@ -301,7 +301,10 @@ export function createDeliveryProcessor(deps: DeliveryProcessorDependencies): (j
       // A load that failed fails the attempt below; meanwhile the gate applies TARGET_MAX_IN_FLIGHT.
       const work = await early!.catch(() => null);
       const target = work?.target.state === 'ready' ? work.target.target : undefined;
-      if (target) deps.gate.setLimit(targetId, resolveDeliveryPolicy(target.delivery, deps.policyDefaults).maxInFlight);
+      if (target) {
+        const { maxInFlight, maxRatePerSecond } = resolveDeliveryPolicy(target.delivery, deps.policyDefaults);
+        deps.gate.setLimit(targetId, { maxInFlight, maxRatePerSecond });
+      }
     }
     const admission = await deps.gate.admit(targetId, jobId, job.attemptsStarted > job.attemptsMade + 1);
     if (!admission.admitted) return defer(job, token, admission);

@@ -21,6 +21,7 @@ describe("a notification target's delivery policy (admin API)", () => {
       maxBackoffMs: { value: 600_000, source: 'default' },
       timeoutMs: { value: 300, source: 'target' },
       maxInFlight: { value: 12, source: 'default' },
+      maxRatePerSecond: { value: null, source: 'default' },
     };
     expect(put.body).toMatchObject({ delivery: { attempts: 3, timeoutMs: 300 }, effectiveDelivery: effective });
 
@@ -48,6 +49,7 @@ describe("a notification target's delivery policy (admin API)", () => {
       maxBackoffMs: { value: 600_000, source: 'default' },
       timeoutMs: { value: 4000, source: 'default' },
       maxInFlight: { value: 12, source: 'default' },
+      maxRatePerSecond: { value: null, source: 'default' },
     });
   });
 
@@ -77,6 +79,7 @@ describe("a notification target's delivery policy (admin API)", () => {
       'default',
       'default',
       'default',
+      'default',
     ]);
   });
 
@@ -88,6 +91,8 @@ describe("a notification target's delivery policy (admin API)", () => {
     [{ timeoutMs: 60_001 }, '/delivery/timeoutMs', 'Allowed: 100 to 60000'],
     [{ maxInFlight: 0 }, '/delivery/maxInFlight', 'Allowed: 1 to 256'],
     [{ maxInFlight: '4' }, '/delivery/maxInFlight', 'must be integer'],
+    [{ maxRatePerSecond: 0.05 }, '/delivery/maxRatePerSecond', 'Allowed: 0.1 to 1000'],
+    [{ maxRatePerSecond: 1_001 }, '/delivery/maxRatePerSecond', 'Allowed: 0.1 to 1000'],
     [{ retries: 3 }, '/delivery/retries', 'is not an allowed property'],
   ])('refuses a PUT with delivery %j: 400 naming %s and the allowed range', async (delivery, pointer, message) => {
     const { merchantId } = await api.createTenant();
@@ -97,6 +102,21 @@ describe("a notification target's delivery policy (admin API)", () => {
       .expect(400);
     expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
     expect(res.body.errors).toEqual([expect.objectContaining({ pointer, message: expect.stringContaining(message) })]);
+  });
+
+  it("takes a fractional rate, shows it as the target's own, and a PATCH null lifts it again", async () => {
+    const { merchantId } = await api.createTenant();
+    const put = await api
+      .admin('put', merchantPath(merchantId))
+      .send({ ...TARGET, delivery: { maxRatePerSecond: 0.5 } })
+      .expect(200);
+    expect(put.body.effectiveDelivery.maxRatePerSecond).toEqual({ value: 0.5, source: 'target' });
+    const lifted = await api
+      .admin('patch', merchantPath(merchantId))
+      .send({ delivery: { maxRatePerSecond: null } })
+      .expect(200);
+    expect(lifted.body.delivery).toEqual({});
+    expect(lifted.body.effectiveDelivery.maxRatePerSecond).toEqual({ value: null, source: 'default' });
   });
 
   it('refuses a PATCH whose merged policy is out of range, naming the field, and stores nothing', async () => {

@@ -78,6 +78,7 @@ describe('PUT, GET and DELETE /admin/{programs|merchants}/:id/notification-targe
           maxBackoffMs: { value: 21_600_000, source: 'default' },
           timeoutMs: { value: 10_000, source: 'default' },
           maxInFlight: { value: 16, source: 'default' },
+          maxRatePerSecond: { value: null, source: 'default' },
         },
         health: { lastSuccessAt: null, failingSince: null },
         createdAt: expect.any(String),

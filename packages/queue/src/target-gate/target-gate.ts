@@ -29,17 +29,25 @@ export type GateVerdict = 'success' | 'failure' | 'answer' | 'neutral';
 /** What a release did to the target's breaker. */
 export type BreakerChange = 'opened' | 'closed' | 'reopened' | undefined;
 
-export interface GateEntry {
-  targetId: string;
-  jobId: string;
-  /**
-   * The target's own in-flight limit (its delivery policy), when the caller knows it; otherwise
-   * TARGET_MAX_IN_FLIGHT. The last one a batch gives for a target holds for the whole batch.
-   */
+/**
+ * A target's own limits (its delivery policy), when the caller knows them: the in-flight limit
+ * (otherwise TARGET_MAX_IN_FLIGHT) and the most callbacks per second (otherwise none). The last
+ * ones a batch gives for a target hold for the whole batch.
+ */
+export interface TargetLimits {
   maxInFlight?: number;
+  /** 0 or absent: no rate limit. */
+  maxRatePerSecond?: number;
 }
 
-export interface GateRelease extends GateEntry {
+export interface GateEntry extends TargetLimits {
+  targetId: string;
+  jobId: string;
+}
+
+export interface GateRelease {
+  targetId: string;
+  jobId: string;
   verdict: GateVerdict;
   /** How long the job held its slot, in ms (feeds the average that spaces a busy target's deferrals). */
   durationMs: number;
@@ -55,7 +63,7 @@ export interface GateRelease extends GateEntry {
  * (its jobs run in them) and would like `want`. `holder` names the worker, unique among every
  * worker process sharing the queue.
  */
-export interface LeaseRequest {
+export interface LeaseRequest extends TargetLimits {
   targetId: string;
   holder: string;
   keep: number;
@@ -64,8 +72,6 @@ export interface LeaseRequest {
   since: number;
   /** Jobs the gate had deferred that went into the holder's slots since its last renewal: no longer deferred. */
   returned?: readonly string[];
-  /** The target's own in-flight limit, as GateEntry's. */
-  maxInFlight?: number;
 }
 
 /**
@@ -152,23 +158,25 @@ export function createTargetGate(
     // is mostly a few targets): the script finds them by the target's position.
     const keys = [breakersKey(options.queuePrefix)];
     const positions = new Map<string, number>();
-    // Each target's limit, by position: its own when a call of the batch names it, else the setting.
+    // Each target's in-flight limit and rate, two per position: its own when a call of the batch
+    // names them, else TARGET_MAX_IN_FLIGHT and no rate limit.
     const limits: number[] = [];
-    const positionOf = (targetId: string, maxInFlight?: number): number => {
+    const positionOf = (targetId: string, own: TargetLimits = {}): number => {
       let position = positions.get(targetId);
       if (position === undefined) {
         const target = keysOf(targetId);
         keys.push(target.inflight, target.deferred, target.breaker, target.window, target.leased, target.wanted);
         position = positions.size + 1;
         positions.set(targetId, position);
-        limits.push(settings.maxInFlight);
+        limits.push(settings.maxInFlight, 0);
       }
-      if (maxInFlight !== undefined) limits[position - 1] = maxInFlight;
+      if (own.maxInFlight !== undefined) limits[2 * position - 2] = own.maxInFlight;
+      if (own.maxRatePerSecond !== undefined) limits[2 * position - 1] = own.maxRatePerSecond;
       return position;
     };
     const releaseArgs = releases.flatMap((r) => [positionOf(r.targetId), r.targetId, r.jobId, r.verdict, Math.max(0, Math.round(r.durationMs)), r.times ?? 1]);
     const leaseArgs = leases.flatMap((l) => [
-      positionOf(l.targetId, l.maxInFlight),
+      positionOf(l.targetId, l),
       l.holder,
       l.keep,
       l.want,
@@ -176,7 +184,7 @@ export function createTargetGate(
       l.returned?.length ?? 0,
       ...(l.returned ?? []),
     ]);
-    const entryArgs = entries.flatMap((entry) => [positionOf(entry.targetId, entry.maxInFlight), entry.jobId]);
+    const entryArgs = entries.flatMap((entry) => [positionOf(entry.targetId, entry), entry.jobId]);
     const answer = await commands[GATE_COMMAND](
       keys.length,
       ...keys,
@@ -213,6 +221,7 @@ export function createTargetGate(
       const [code, x, y] = [answer[at], answer[at + 1], answer[at + 2]] as [number, number, number];
       if (code === 1) return { admitted: true, probe: x === 1 };
       if (code === 2) return { admitted: false, reason: 'target_busy', delayMs: Math.round(x * (0.5 + random())) };
+      if (code === 4) return { admitted: false, reason: 'rate_limited', delayMs: Math.round(x * (0.5 + random())) };
       return { admitted: false, reason: 'breaker_open', delayMs: Math.round(x + y * random()) };
     });
     return { changes, grants, admissions };

@@ -10,6 +10,7 @@ import {
   type LeaseGrant,
   type LeaseRequest,
   nextSlotTime,
+  type TargetLimits,
 } from './target-gate';
 import { emptyLease, TurnedAwayTargets, type LeaseWaiter, type TargetLease } from './target-lease';
 import { resolveWorkerGateOptions, type WorkerGateOptions } from './worker-gate-options';
@@ -32,10 +33,11 @@ export interface WorkerGate {
    */
   knowsLimit(targetId: string): boolean;
   /**
-   * The target's in-flight limit as its delivery policy says now (the worker reads the policy
-   * with each job): this worker's admissions and lease renewals of the target carry it to the gate.
+   * The target's in-flight limit and rate as its delivery policy says now (the worker reads the
+   * policy with each job): this worker's admissions and lease renewals of the target carry them to
+   * the gate. A target with a rate is let in job by job, each job taking a token of its bucket.
    */
-  setLimit(targetId: string, maxInFlight: number): void;
+  setLimit(targetId: string, limits: Required<TargetLimits>): void;
   /**
    * Gives the job's slot back with how the job ended (for the breaker). Never rejects: a slot it
    * could not free runs out with its lease.
@@ -75,18 +77,15 @@ export function createWorkerGate(connection: RedisConnection, options: WorkerGat
   const gate = createTargetGate(connection, { queuePrefix, settings });
   const leases = new Map<string, TargetLease>();
   const turnedAway = new TurnedAwayTargets();
-  // Each target's own in-flight limit, as its policy said at this worker's last load of it.
-  const limits = new Map<string, number>();
+  // Each target's own in-flight limit and rate, as its policy said at this worker's last load of it.
+  const limits = new Map<string, Required<TargetLimits>>();
   /** The most of the target's slots this worker's jobs may use at once, as far as it knows (0: no limit). */
   const limitOf = (targetId: string): number => {
-    const limit = limits.get(targetId) ?? settings.maxInFlight;
+    const limit = limits.get(targetId)?.maxInFlight ?? settings.maxInFlight;
     return limit > 0 ? limit : Number.POSITIVE_INFINITY;
   };
-  /** The target's limit to hand the gate: its own, or none known (the gate then applies TARGET_MAX_IN_FLIGHT). */
-  const limitArg = (targetId: string): { maxInFlight?: number } => {
-    const limit = limits.get(targetId);
-    return limit === undefined ? {} : { maxInFlight: limit };
-  };
+  /** The target's limits to hand the gate: its own, or none known (the gate then applies TARGET_MAX_IN_FLIGHT and no rate). */
+  const limitArg = (targetId: string): TargetLimits => limits.get(targetId) ?? {};
 
   // One script run carries the releases, leases and admissions gathered meanwhile (commands/gate.lua).
   // A release lingers for the next call (releaseLingerMs).
@@ -273,10 +272,11 @@ export function createWorkerGate(connection: RedisConnection, options: WorkerGat
   return {
     expectsAdmission: (targetId) => turnedAway.expectsAdmission(targetId),
     knowsLimit: (targetId) => limits.has(targetId),
-    setLimit(targetId, maxInFlight) {
-      if (limits.get(targetId) === maxInFlight) return;
+    setLimit(targetId, own) {
+      const known = limits.get(targetId);
+      if (known?.maxInFlight === own.maxInFlight && known.maxRatePerSecond === own.maxRatePerSecond) return;
       if (limits.size >= LIMITS_MAX) limits.clear();
-      limits.set(targetId, maxInFlight);
+      limits.set(targetId, { maxInFlight: own.maxInFlight, maxRatePerSecond: own.maxRatePerSecond });
     },
     async admit(targetId, jobId, returning = false): Promise<Admission> {
       // A free slot of a valid lease is this worker's to use. Without one, the job waits in line
@@ -289,6 +289,8 @@ export function createWorkerGate(connection: RedisConnection, options: WorkerGat
         if (returning) lease.returned.push(jobId);
         return LET_IN;
       };
+      // A rate-limited target holds no lease: each of its jobs takes a token from the gate.
+      if ((limits.get(targetId)?.maxRatePerSecond ?? 0) > 0) return admitOne(targetId, jobId);
       const existing = leases.get(targetId);
       if (existing && takeSlot(existing, jobId)) return leasedIn(existing);
       if (existing && Date.now() < existing.oneByOneUntil) return admitOne(targetId, jobId);

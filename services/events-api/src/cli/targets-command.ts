@@ -71,13 +71,20 @@ const OPTIONS = {
   'max-backoff-ms': { type: 'string' },
   'timeout-ms': { type: 'string' },
   'max-in-flight': { type: 'string' },
+  'max-rate': { type: 'string' },
 } as const;
 
 const ACTIONS = ['list', 'show', 'get', 'set', 'update', 'enable', 'disable', 'delete', 'test', 'signing-secret'] as const;
 type Values = OptionValues<typeof OPTIONS>;
 
 /** The delivery policy's options, each with the field of the body's `delivery` it sets. */
-const POLICY_OPTIONS = { attempts: 'attempts', 'max-backoff-ms': 'maxBackoffMs', 'timeout-ms': 'timeoutMs', 'max-in-flight': 'maxInFlight' } as const;
+const POLICY_OPTIONS = {
+  attempts: 'attempts',
+  'max-backoff-ms': 'maxBackoffMs',
+  'timeout-ms': 'timeoutMs',
+  'max-in-flight': 'maxInFlight',
+  'max-rate': 'maxRatePerSecond',
+} as const;
 const SETTINGS = [
   'url',
   'auth',

@@ -180,7 +180,11 @@ const effectiveDelivery = {
         type: 'object',
         required: ['value', 'source'],
         properties: {
-          value: { type: 'integer', minimum: 0, description: deliveryPolicySchema.properties[name].description },
+          value: {
+            type: [deliveryPolicySchema.properties[name].type, 'null'],
+            minimum: 0,
+            description: `${deliveryPolicySchema.properties[name].description} null: no limit.`,
+          },
           source: { enum: ['target', 'default'] },
         },
       },

@@ -166,7 +166,7 @@ export const targetPatchSchema = {
       type: ['object', 'null'],
       additionalProperties: false,
       description: 'Members merge into the stored policy; null on a member returns it to its global default, null on delivery returns them all.',
-      properties: Object.fromEntries(DELIVERY_POLICY_FIELDS.map((name) => [name, { type: ['integer', 'null'] }])),
+      properties: Object.fromEntries(DELIVERY_POLICY_FIELDS.map((name) => [name, { type: [deliveryPolicySchema.properties[name].type, 'null'] }])),
     },
   },
 } as const;

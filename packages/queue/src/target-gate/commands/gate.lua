@@ -39,9 +39,11 @@
 --   ARGV[15]  leases           number of lease requests in the batch
 --   ARGV[16]  leaseTtl         how long a lease's slots stay taken unless renewed, ms
 --   ARGV[17]  silentMs         a lease not renewed for this long is silent (its worker is gone), ms
---   then, from ARGV[18], one per distinct target of the batch, in the order of its keys:
+--   then, from ARGV[18], two per distinct target of the batch, in the order of its keys:
 --             limit            most slots of that target taken at once (its delivery policy, or
 --                              TARGET_MAX_IN_FLIGHT); 0: no limit
+--             rate             most admissions of that target per second (its delivery policy's
+--                              maxRatePerSecond, may be fractional); 0: no rate limit
 --   then per release (6 each):
 --     target's position, target id, job id, verdict, duration ms, times (jobs in a row ending so)
 --   then per lease (6 + returned each):
@@ -83,7 +85,12 @@
 -- An admission answers:
 -- - 1, probe (0/1), 0: let in; it holds a slot until released or until its lease runs out;
 -- - 2, nominal delay, 0: `target_busy`, come back after about the nominal delay;
--- - 3, earliest, spread: `breaker_open`, come back between earliest and earliest + spread ms.
+-- - 3, earliest, spread: `breaker_open`, come back between earliest and earliest + spread ms;
+-- - 4, nominal delay, 0: `rate_limited`, come back after about the nominal delay.
+-- A target with a rate is served job by job (a lease answers it is not free), so that every
+-- callback takes a token of its bucket: `tokens` and `tokensAt` in its breaker hash, refilled at
+-- the rate, holding at most a tenth of a second's worth (1 at least). A rate-limited job's delay is
+-- its place among the target's deferred jobs at the rate (deferred + 1 - tokens) / rate.
 -- A busy target's delay is how long the jobs deferred before it should take to get through its
 -- slots (deferred / limit x how long a job holds a slot, that being the longer of the average
 -- and the age of the oldest job in flight), within [min, max] delay: re-checks then come about as
@@ -106,9 +113,9 @@ local leases = tonumber(ARGV[15])
 local leaseTtl = tonumber(ARGV[16])
 local silentMs = tonumber(ARGV[17])
 local breakers = KEYS[1]
--- Each target's limit (ARGV[17 + t]) comes before the releases.
+-- Each target's limit and rate (ARGV[16 + 2t], ARGV[17 + 2t]) come before the releases.
 local targetCount = (#KEYS - 1) / 6
-local firstRelease = 18 + targetCount
+local firstRelease = 18 + 2 * targetCount
 -- keys.ts SLOT_TIME_DECAY: the weight of the previous average in a job's slot time (a test checks
 -- the two agree).
 local slotTimeDecay = 0.8

@@ -86,6 +86,23 @@ local function full(s, job)
   return s.card >= s.limit and not redis.call('ZSCORE', s.inflight, job)
 end
 
+-- Takes one token of a rate-limited target's bucket (see gate.lua); answers whether there was
+-- one, and if not how long until the job's turn: its place among the deferred jobs, at the rate.
+local function takeToken(s)
+  local capacity = math.max(1, s.rate / 10)
+  local tokens = tonumber(s.f.tokens) or capacity
+  local at = tonumber(s.f.tokensAt) or now
+  tokens = math.min(capacity, tokens + math.max(0, now - at) * s.rate / 1000)
+  set(s, 'tokensAt', now)
+  if tokens >= 1 then
+    set(s, 'tokens', tokens - 1)
+    return true, 0
+  end
+  set(s, 'tokens', tokens)
+  local waiting = redis.call('ZCARD', s.deferred)
+  return false, (waiting + 1 - tokens) * 1000 / s.rate
+end
+
 local function admit(s, job)
   sweep(s)
   local reopenAt = tonumber(s.f.reopenAt)
@@ -120,19 +137,26 @@ local function admit(s, job)
     end
     code, x = 2, clamp(delay)
   else
-    if reopenAt then
-      x = 1
-      set(s, 'probe', job)
-      set(s, 'probeUntil', now + lease)
+    -- A slot is free; a rate-limited target also needs a token of its bucket.
+    local token, wait = true, 0
+    if s.rate > 0 then token, wait = takeToken(s) end
+    if not token then
+      code, x = 4, clamp(wait)
+    else
+      if reopenAt then
+        x = 1
+        set(s, 'probe', job)
+        set(s, 'probeUntil', now + lease)
+      end
+      s.adds[#s.adds + 1] = now + lease
+      s.adds[#s.adds + 1] = job
+      s.undeferred[#s.undeferred + 1] = job
     end
-    s.adds[#s.adds + 1] = now + lease
-    s.adds[#s.adds + 1] = job
-    s.undeferred[#s.undeferred + 1] = job
   end
 
   if code ~= 1 then
     local back = now + x + y
-    if code == 2 then back = now + math.floor(x * 1.5) end
+    if code == 2 or code == 4 then back = now + math.floor(x * 1.5) end
     redis.call('ZADD', s.deferred, back, job)
     redis.call('PEXPIRE', s.deferred, back - now + grace)
   end
@@ -153,7 +177,8 @@ local function grant(s, holder, keep, want, since)
   local leases = leasedSlots(s)
   local mine = leases.byHolder[holder] or 0
   local granted, free = keep, 0
-  if not s.f.reopenAt then
+  -- A rate-limited target is served job by job: each admission takes a token.
+  if not s.f.reopenAt and s.rate <= 0 then
     granted, free = math.max(keep, want), 1
     if s.limit > 0 then
       local capacity = s.limit - redis.call('ZCARD', s.inflight)
