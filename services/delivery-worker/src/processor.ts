@@ -18,7 +18,7 @@ import type { HeraldMetrics } from '@herald/metrics';
 import type { DeferralReason } from '@herald/domain';
 import type { Admission, GateVerdict, WorkerGate } from '@herald/queue';
 import { DelayedError, UnrecoverableError } from 'bullmq';
-import { CallbackAttemptError } from './errors/callback-attempt-error';
+import { CallbackAttemptError, LastCallbackAttemptError } from './errors/callback-attempt-error';
 import { messageAsStack } from './errors/message-as-stack';
 
 /** What the processor reads of a BullMQ job, and the one thing it does to it (defer it). */
@@ -243,8 +243,9 @@ export function createDeliveryProcessor(deps: DeliveryProcessorDependencies): (j
       statusCode: result.statusCode,
       error: errorMessage,
     });
-    // Failed for good, whatever BullMQ's attempts (a ceiling only: the policy counts the attempts).
-    if (decision.next === 'failed') throw messageAsStack(new UnrecoverableError(errorMessage));
+    if (decision.next === 'failed' && decision.why === 'not-retryable') throw messageAsStack(new UnrecoverableError(errorMessage));
+    // The policy's last attempt: failed for good, whatever BullMQ's attempts (a ceiling only).
+    if (decision.next === 'failed') throw new LastCallbackAttemptError(result.errorKind, errorMessage, number, result.statusCode);
     throw new CallbackAttemptError(result.errorKind, errorMessage, number, result.statusCode, result.retryAfterMs, policy.maxBackoffMs);
   };
 

@@ -187,10 +187,9 @@ describe('delivery outcomes', () => {
     expect(job.attemptsMade).toBe(2);
     expect(job.failedReason).toBe('the target answered HTTP 500; only 200 counts as delivered');
     // What the dashboard's Error tab shows: the reason, no trace into the server's files.
-    // The last attempt ends the job for good (the target's policy counts the attempts, not BullMQ).
     expect(job.stacktrace).toEqual([
       'CallbackAttemptError: the target answered HTTP 500; only 200 counts as delivered',
-      'UnrecoverableError: the target answered HTTP 500; only 200 counts as delivered',
+      'CallbackAttemptError: the target answered HTTP 500; only 200 counts as delivered',
     ]);
 
     merchant.respondWith(always({ status: 200 }));

@@ -35,7 +35,10 @@ describe("a target's delivery policy, read by the worker at each attempt", () =>
     const job = await w.finishedJob(sent!.deliveryId);
     expect(await job.getState()).toBe('failed');
     expect(job.attemptsMade).toBe(2);
-    expect(job.stacktrace?.at(-1)).toBe('UnrecoverableError: the target answered HTTP 500; only 200 counts as delivered');
+    expect(job.stacktrace).toEqual([
+      'CallbackAttemptError: the target answered HTTP 500; only 200 counts as delivered',
+      'CallbackAttemptError: the target answered HTTP 500; only 200 counts as delivered',
+    ]);
   });
 
   it('applies a policy changed while a job waits in its backoff to its next attempt: the attempts left and the longest wait', async () => {

@@ -232,7 +232,7 @@ describe('the delivery processor', () => {
       const r = await attempt({ answers: [status(code)], attemptsMade: 2, attempts: 3 });
       // For good: BullMQ's attempts are only a ceiling, the policy counts them.
       expect(r.error).toBeInstanceOf(UnrecoverableError);
-      expect(r.recorded[0]!.attempt).toMatchObject({ errorKind: kind });
+      expect(r.error).toMatchObject({ name: 'CallbackAttemptError', kind, attempt: 3 });
       expect(r.recorded[0]!.outcome).toBe('failed');
       expect(r.counted).toEqual(['failed']);
       expect(r.warnings[0]!.message).toMatch(/no more attempts/);
