@@ -13,6 +13,8 @@ export interface CallbackRequest {
   body: string;
   /** Lower-case names. */
   headers: Record<string, string>;
+  /** This POST's time limit in ms (its target's policy); absent: the sender's `timeoutMs`. */
+  timeoutMs?: number;
 }
 
 /** The merchant's answer. */
@@ -25,7 +27,7 @@ export interface CallbackResponse {
 }
 
 export interface CallbackSenderOptions {
-  /** Hard limit on one POST, from connecting to the last body byte read, in ms. */
+  /** Hard limit on one POST, from connecting to the last body byte read, in ms, unless the request sets its own. */
   timeoutMs: number;
   /** Most bytes of the answer's body read; the connection is dropped once they are in. */
   responseMaxBytes: number;
@@ -42,8 +44,16 @@ export type SendCallback = (request: CallbackRequest) => Promise<CallbackRespons
  */
 export function createCallbackSender(options: CallbackSenderOptions): SendCallback {
   const { outbound, timeoutMs, responseMaxBytes } = options;
-  return async ({ url, body, headers }) => {
-    const response = await outbound.send({ url, method: 'POST', headers, body, timeoutMs, maxResponseBytes: responseMaxBytes, partialBody: 'keep' });
+  return async ({ url, body, headers, timeoutMs: own }) => {
+    const response = await outbound.send({
+      url,
+      method: 'POST',
+      headers,
+      body,
+      timeoutMs: own ?? timeoutMs,
+      maxResponseBytes: responseMaxBytes,
+      partialBody: 'keep',
+    });
     return { status: response.status, body: response.body, ...(response.retryAfterMs === undefined ? {} : { retryAfterMs: response.retryAfterMs }) };
   };
 }
@@ -63,6 +73,8 @@ export interface CallbackMessage {
   signingSecrets?: readonly string[];
   /** Headers of this kind of callback only (e.g. the test callback's marker), lower-case names. */
   extraHeaders?: Record<string, string>;
+  /** Each POST's time limit in ms (the target's policy); absent: the sender's own. */
+  timeoutMs?: number;
 }
 
 /** What sending needs: the target's auth, the sender, and the secrets its answer must not keep. */
@@ -108,7 +120,12 @@ export async function sendCallback(message: CallbackMessage, channel: CallbackCh
     const authHeaders = await auth.headers();
     sentCredentials.push(...credentialsIn(authHeaders));
     channel.onPost?.(message.url);
-    return send({ url: message.url, body: message.body, headers: callbackHeaders(message, authHeaders) });
+    return send({
+      url: message.url,
+      body: message.body,
+      headers: callbackHeaders(message, authHeaders),
+      ...(message.timeoutMs === undefined ? {} : { timeoutMs: message.timeoutMs }),
+    });
   };
   try {
     let response = await post();

@@ -5,6 +5,7 @@ import { readEventsListLimits, readQueryClasses, type EventsListLimits, type Que
 import {
   readAuthFailures,
   readCallback,
+  readDeliveryDefaults,
   readDeliveryJobs,
   readHost,
   readMetrics,
@@ -12,6 +13,7 @@ import {
   readTargetAutoDisableAfterMs,
   type AuthFailuresConfig,
   type CallbackConfig,
+  type DeliveryDefaultsConfig,
   type DeliveryJobsConfig,
   type MetricsConfig,
   type ServiceConfig,
@@ -119,6 +121,8 @@ export interface ApiConfig extends ServiceConfig {
   readonly targetAutoDisableAfterMs: number;
   /** The attempts and retention of the delivery jobs the API enqueues (the worker owns the backoff). */
   readonly retry: DeliveryJobsConfig;
+  /** The global defaults of targets' delivery policies, shown with each target's own values. */
+  readonly deliveryDefaults: DeliveryDefaultsConfig;
   /** Who may open the Bull dashboard at /admin/queues (HTTP Basic). */
   readonly dashboard: DashboardConfig;
   /** The merchant portal at /portal: its links' and sessions' lifetimes and its cookie. */
@@ -260,6 +264,7 @@ export function loadApiConfig(env: Env = process.env): ApiConfig {
     }),
     targetAutoDisableAfterMs: readTargetAutoDisableAfterMs(env),
     retry: Object.freeze(readDeliveryJobs(env)),
+    deliveryDefaults: readDeliveryDefaults(env),
     dashboard: Object.freeze({
       // RFC 7617: the user-id may hold neither a colon (the receiver splits there) nor a control character.
       // biome-ignore lint/suspicious/noControlCharactersInRegex: refuses control characters in the Basic auth user-id on purpose (RFC 7617)

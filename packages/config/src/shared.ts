@@ -197,6 +197,41 @@ export function readHost(env: Env, nodeEnv: NodeEnv): string | undefined {
   return listenHost(env, 'HOST', nodeEnv === 'production' ? undefined : LOOPBACK_HOST);
 }
 
+/**
+ * The global defaults of every target's delivery policy (a target's own values override them):
+ * the worker applies them, the events-api shows them in a target's effective policy.
+ */
+export interface DeliveryDefaultsConfig {
+  /** DELIVERY_ATTEMPTS. */
+  readonly attempts: number;
+  /** DELIVERY_BACKOFF_MAX_MS. */
+  readonly maxBackoffMs: number;
+  /** CALLBACK_TIMEOUT_MS. */
+  readonly timeoutMs: number;
+  /** TARGET_MAX_IN_FLIGHT; 0 for no limit. */
+  readonly maxInFlight: number;
+}
+
+/** DELIVERY_BACKOFF_MAX_MS: longest wait between two tries, where the doubling stops. Default 21600000 (6 hours). */
+export function readBackoffMaxMs(env: Env): number {
+  return integer(env, 'DELIVERY_BACKOFF_MAX_MS', 21_600_000, 1, 7 * 86_400_000);
+}
+
+/** TARGET_MAX_IN_FLIGHT: most callbacks of one target in flight at once, across every worker; 0 for no limit. Default 16. */
+export function readTargetMaxInFlight(env: Env): number {
+  return integer(env, 'TARGET_MAX_IN_FLIGHT', 16, 0, 10_000);
+}
+
+/** The settings that are the defaults of a target's delivery policy (see DeliveryDefaultsConfig). */
+export function readDeliveryDefaults(env: Env): DeliveryDefaultsConfig {
+  return Object.freeze({
+    attempts: readDeliveryJobs(env).attempts,
+    maxBackoffMs: readBackoffMaxMs(env),
+    timeoutMs: readCallback(env).timeoutMs,
+    maxInFlight: readTargetMaxInFlight(env),
+  });
+}
+
 export function readDeliveryJobs(env: Env): DeliveryJobsConfig {
   return {
     attempts: integer(env, 'DELIVERY_ATTEMPTS', 22, 1, 100),

@@ -3,12 +3,14 @@ import { ConfigError } from './config-error';
 import { fraction, integer, raw, type Env } from './parsers';
 import {
   readAuthFailures,
+  readBackoffMaxMs,
   readCallback,
   readDeliveryJobs,
   readHost,
   readMetrics,
   readServiceConfig,
   readTargetAutoDisableAfterMs,
+  readTargetMaxInFlight,
   type AuthFailuresConfig,
   type CallbackConfig,
   type DeliveryJobsConfig,
@@ -225,7 +227,7 @@ export function loadWorkerConfig(env: Env = process.env): WorkerConfig {
  */
 function readRetry(env: Env): RetryConfig {
   const backoffDelayMs = integer(env, 'DELIVERY_BACKOFF_MS', 30_000, 1, 86_400_000);
-  const backoffMaxMs = integer(env, 'DELIVERY_BACKOFF_MAX_MS', 21_600_000, 1, 7 * 86_400_000);
+  const backoffMaxMs = readBackoffMaxMs(env);
   if (backoffMaxMs < backoffDelayMs) throw new ConfigError('DELIVERY_BACKOFF_MAX_MS', `must be at least DELIVERY_BACKOFF_MS (${backoffDelayMs})`);
   return Object.freeze({
     ...readDeliveryJobs(env),
@@ -241,7 +243,7 @@ function readTargetGate(env: Env): TargetGateConfig {
   const openMaxMs = integer(env, 'TARGET_BREAKER_OPEN_MAX_SECONDS', 300, 1, 86_400) * 1000;
   if (openMaxMs < openMs) throw new ConfigError('TARGET_BREAKER_OPEN_MAX_SECONDS', `must be at least TARGET_BREAKER_OPEN_SECONDS (${openMs / 1000})`);
   return Object.freeze({
-    maxInFlight: integer(env, 'TARGET_MAX_IN_FLIGHT', 16, 0, 10_000),
+    maxInFlight: readTargetMaxInFlight(env),
     breaker: Object.freeze({
       failures: integer(env, 'TARGET_BREAKER_FAILURES', 5, 0, 10_000),
       ratio: fraction(env, 'TARGET_BREAKER_RATIO', 0.7),

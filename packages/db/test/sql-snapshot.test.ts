@@ -65,6 +65,7 @@ const settings = {
   disabled_reason: null,
   disabled_at: null,
   failing_since: null,
+  delivery_policy: null,
 };
 const programList: EventListQuery = { scope: { kind: 'program', programId: 'program-1' }, page: 1, pageSize: 20 };
 const everyListFilter: EventListQuery = {

@@ -91,3 +91,16 @@ export {
 } from './target-health';
 export { targetSwitchState, type TargetSwitchState } from './target-switch';
 export { DEFERRAL_REASONS, type DeferralReason } from './deferral-reason';
+export {
+  DELIVERY_POLICY_FIELDS,
+  deliveryPolicySchema,
+  effectiveDeliveryPolicy,
+  MAX_DELIVERY_ATTEMPTS,
+  MAX_POLICY_TIMEOUT_MS,
+  resolveDeliveryPolicy,
+  storedDeliveryPolicy,
+  type DeliveryPolicy,
+  type DeliveryPolicyDefaults,
+  type EffectiveDeliveryPolicy,
+  type ResolvedDeliveryPolicy,
+} from './delivery-policy';

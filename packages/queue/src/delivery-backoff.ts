@@ -18,9 +18,14 @@ export interface DeliveryBackoffPolicy {
   retryAfterMaxMs: number;
 }
 
-/** What a failed attempt can tell the backoff: the merchant asked for this wait (HTTP Retry-After). */
+/**
+ * What a failed attempt can tell the backoff: the merchant asked for this wait (HTTP Retry-After),
+ * and the longest wait of its target's delivery policy as read for this attempt (the target's own,
+ * or DELIVERY_BACKOFF_MAX_MS), so that a policy changed while jobs wait applies from their next try.
+ */
 export interface RetryAfterHint {
   readonly retryAfterMs?: number;
+  readonly backoffMaxMs?: number;
 }
 
 /**
@@ -42,8 +47,10 @@ export function exponentialBackoffMs(attemptsMade: number, policy: DeliveryBacko
  */
 export function deliveryBackoffStrategy(policy: DeliveryBackoffPolicy, random: () => number = Math.random): BackoffStrategy {
   return (attemptsMade, _type, error) => {
-    const exponential = exponentialBackoffMs(attemptsMade, policy, random);
-    const asked = (error as RetryAfterHint | undefined)?.retryAfterMs;
+    const hint = error as RetryAfterHint | undefined;
+    const backoffMaxMs = hint?.backoffMaxMs;
+    const exponential = exponentialBackoffMs(attemptsMade, backoffMaxMs === undefined ? policy : { ...policy, backoffMaxMs }, random);
+    const asked = hint?.retryAfterMs;
     if (asked === undefined || !Number.isFinite(asked)) return exponential;
     return Math.max(exponential, Math.min(asked, policy.retryAfterMaxMs));
   };

@@ -1,18 +1,16 @@
-import type { DeliveryRef } from '@herald/domain';
+import { MAX_DELIVERY_ATTEMPTS, withTimeout, type DeliveryRef } from '@herald/domain';
 import { Queue, type JobsOptions } from 'bullmq';
-import { withTimeout } from '@herald/domain';
 import type { RedisConnection } from './redis';
 import { DELIVERY_BACKOFF_TYPE } from './delivery-backoff';
 import { firstConnect } from './redis';
 import { DELIVERIES_QUEUE } from './delivery-job';
 
 /**
- * How failed callbacks are retried: BullMQ's own attempts, with the delays of deliveryBackoffStrategy
- * (the worker's DeliveryBackoffPolicy, so a producer needs no backoff setting).
+ * How long delivery jobs are kept once finished. How often they are tried is the target's delivery
+ * policy, read by the worker at each attempt (every job is enqueued with MAX_DELIVERY_ATTEMPTS, the
+ * most a policy allows), and the delays are deliveryBackoffStrategy's: a producer needs neither.
  */
 export interface RetryPolicy {
-  /** Total tries of a callback, the first included. */
-  attempts: number;
   /** How long finished jobs stay visible in the dashboard, in seconds. */
   keepCompletedSeconds: number;
   /** How long failed jobs (every attempt used) stay for ops to inspect and retry, in seconds. */
@@ -40,13 +38,15 @@ export function createDeliveryQueue(connection: RedisConnection, prefix: string)
 }
 
 /**
- * The job options that carry the retry policy. The backoff is Herald's own type: the worker's
- * backoff strategy computes each delay (exponential with jitter from its config, or a merchant's
- * Retry-After), so the delays live in one place, the worker's DELIVERY_BACKOFF_* settings.
+ * The job options of every delivery. BullMQ's attempts are only a ceiling: the worker reads the
+ * target's policy at each attempt and fails the job for good once the policy's attempts are spent,
+ * so that a policy changed while jobs wait applies to their next attempt. The backoff is Herald's
+ * own type: the worker's backoff strategy computes each delay (exponential with jitter up to the
+ * target's longest wait, or a merchant's Retry-After).
  */
 function deliveryJobOptions(policy: RetryPolicy): JobsOptions {
   return {
-    attempts: policy.attempts,
+    attempts: MAX_DELIVERY_ATTEMPTS,
     backoff: { type: DELIVERY_BACKOFF_TYPE },
     // BullMQ keeps the jobs that satisfy both bounds.
     removeOnComplete: { age: policy.keepCompletedSeconds, count: policy.keepCompletedMax },

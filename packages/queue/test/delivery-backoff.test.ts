@@ -21,6 +21,14 @@ describe('the delivery backoff', () => {
     expect(exponentialBackoffMs(2, policy, () => 0.999999)).toBe(59_999);
   });
 
+  it("holds the wait at the longest wait of the failed attempt's target policy, when it carries one", () => {
+    const strategy = deliveryBackoffStrategy(POLICY);
+    const failure = Object.assign(new Error('500'), { backoffMaxMs: 45_000 });
+    expect([1, 2, 3, 10].map((n) => strategy(n, 'herald-delivery', failure))).toEqual([30_000, 45_000, 45_000, 45_000]);
+    // A longer policy than the settings' lets the doubling go on.
+    expect(strategy(12, 'herald-delivery', Object.assign(new Error('500'), { backoffMaxMs: 86_400_000 }))).toBe(61_440_000);
+  });
+
   it('waits as long as a Retry-After asks when that is longer than the exponential wait', () => {
     const strategy = deliveryBackoffStrategy(POLICY);
     expect(strategy(1, 'herald-delivery', Object.assign(new Error('429'), { retryAfterMs: 90_000 }))).toBe(90_000);

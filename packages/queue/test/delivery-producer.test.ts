@@ -1,11 +1,11 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { DeliveryRef } from '@herald/domain';
-import { Worker } from 'bullmq';
+import { UnrecoverableError, Worker } from 'bullmq';
 import { ADD_CHUNK_JOBS, createDeliveryProducer, createRedisConnection, fairShareKey } from '../src';
 
 // The Redis every test uses; REDIS_URL set in the shell is the running system's, not the tests'.
 const REDIS_URL = 'redis://127.0.0.1:6379';
-const RETRY = { attempts: 1, keepCompletedSeconds: 60, keepFailedSeconds: 60, keepCompletedMax: 1_000, keepFailedMax: 1_000 };
+const RETRY = { keepCompletedSeconds: 60, keepFailedSeconds: 60, keepCompletedMax: 1_000, keepFailedMax: 1_000 };
 
 const ref = (): DeliveryRef => ({
   deliveryId: randomUUID(),
@@ -67,7 +67,8 @@ describe('the delivery producer', () => {
     const worker = new Worker(
       producer.queue.name,
       async (job) => {
-        if (failing.has(job.data.deliveryId)) throw new Error('refused');
+        // Failed for good, as the delivery worker fails a job whose target's policy has no attempt left.
+        if (failing.has(job.data.deliveryId)) throw new UnrecoverableError('refused');
       },
       { connection: workerConnection, prefix: producer.queue.opts.prefix },
     );

@@ -70,6 +70,44 @@ describe('the worker’s lease of a target’s slots', () => {
     expect((await health(target)).inFlight).toBe(2);
   });
 
+  it('holds a target to the limit its policy set (setLimit), and gives back the slots over a lowered limit as their jobs end', async () => {
+    const g = gates.gate({ TARGET_MAX_IN_FLIGHT: '16' }, { leaseRenewMs: 100 });
+    const target = randomUUID();
+    g.setLimit(target, { maxInFlight: 3, maxRatePerSecond: 0 });
+    expect(g.knowsLimit(target)).toBe(true);
+    const first = await Promise.all(['j1', 'j2', 'j3', 'j4'].map((job) => g.admit(target, job)));
+    expect(first.map((admission) => admission.admitted)).toEqual([true, true, true, false]);
+    expect((await health(target)).inFlight).toBe(3);
+
+    // Lowered to 1 while three run: no job goes in until only one is left running, then none more.
+    g.setLimit(target, { maxInFlight: 1, maxRatePerSecond: 0 });
+    await g.release(target, 'j1', 'success', 5);
+    expect(await g.admit(target, 'j5')).toMatchObject({ admitted: false, reason: 'target_busy' });
+    await g.release(target, 'j2', 'success', 5);
+    expect(await g.admit(target, 'j6')).toMatchObject({ admitted: false, reason: 'target_busy' });
+    await g.release(target, 'j3', 'success', 5);
+    expect(await g.admit(target, 'j7')).toEqual(LET_IN);
+    expect(await g.admit(target, 'j8')).toMatchObject({ admitted: false, reason: 'target_busy' });
+    await waitFor(
+      async () => (await health(target)).inFlight,
+      (n) => n === 1,
+      5_000,
+      'the lease to keep only the slot its job runs in',
+    );
+    await g.release(target, 'j7', 'success', 5);
+  });
+
+  it('lets a target with a rate in job by job, without a lease', async () => {
+    const g = gates.gate({}, { leaseRenewMs: 60_000 });
+    const target = randomUUID();
+    g.setLimit(target, { maxInFlight: 16, maxRatePerSecond: 1 });
+    const scripts = countScriptRuns();
+    expect(await g.admit(target, 'j1')).toEqual(LET_IN);
+    expect(await g.admit(target, 'j2')).toMatchObject({ admitted: false, reason: 'rate_limited' });
+    expect(scripts.runs).toBe(2);
+    await g.release(target, 'j1', 'success', 5);
+  });
+
   it('stops letting jobs in at its next renewal once another worker’s failures opened the breaker', async () => {
     const env = { TARGET_BREAKER_FAILURES: '2' };
     const [a, b] = [gates.gate(env, { leaseRenewMs: 300 }), gates.gate(env, { leaseRenewMs: 300 })];

@@ -1,13 +1,12 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import { Worker } from 'bullmq';
-import type { DeliveryRef } from '@herald/domain';
+import { UnrecoverableError, Worker } from 'bullmq';
+import { MAX_DELIVERY_ATTEMPTS, type DeliveryRef } from '@herald/domain';
 import { createDeliveryProducer, createRedisConnection, DELIVERIES_QUEUE, fairShareKey, pingRedis, type DeliveryProducer, type RedisConnection } from '../src';
 
 // The Redis every test uses; REDIS_URL set in the shell is the running system's, not the tests'.
 const REDIS_URL = 'redis://127.0.0.1:6379';
 // One attempt, so that a failure is final and the test needs no backoff strategy.
 const RETRY = {
-  attempts: 1,
   backoffDelayMs: 1_000,
   backoffJitter: 0,
   keepCompletedSeconds: 3_600,
@@ -50,7 +49,7 @@ async function finishNextJob(outcome: 'completed' | 'failed'): Promise<void> {
   const job = await worker.getNextJob(token);
   if (!job) throw new Error('no job to take');
   if (outcome === 'completed') await job.moveToCompleted('delivered', token, false);
-  else await job.moveToFailed(new Error('merchant answered 500'), token, false);
+  else await job.moveToFailed(new UnrecoverableError('merchant answered 500'), token, false);
 }
 
 /** A replay as the events-api does it: free the job id, then enqueue (after the database commit). */
@@ -79,7 +78,7 @@ describe('removeFinishedJobs, then enqueue: replaying a delivery', () => {
     expect(again.timestamp).toBeGreaterThanOrEqual(finished.timestamp);
     expect(again.data).toEqual(data);
     expect(again.name).toBe(finished.name);
-    expect(again.opts.attempts).toBe(RETRY.attempts);
+    expect(again.opts.attempts).toBe(MAX_DELIVERY_ATTEMPTS);
   });
 
   it('creates a new job with every attempt again for a delivery whose job failed', async () => {

@@ -138,6 +138,60 @@ describe('the target gate', () => {
       expect(delays).toEqual([2_000, 4_000, 6_000, 8_000]);
     });
 
+    it('holds each target of one batch to its own limit (its delivery policy) where one is given, others to TARGET_MAX_IN_FLIGHT', async () => {
+      const g = createTargetGate(redis, { queuePrefix: prefix, settings: SETTINGS, now: () => clock, random: () => 0.5 });
+      const [strict, roomy, plain] = [randomUUID(), randomUUID(), randomUUID()];
+      const jobs = (targetId: string, count: number, maxInFlight?: number) =>
+        Array.from({ length: count }, (_, i) => ({ targetId, jobId: `${targetId}-${i}`, ...(maxInFlight === undefined ? {} : { maxInFlight }) }));
+      const admissions = await g.admit([...jobs(strict, 2, 1), ...jobs(roomy, 5, 4), ...jobs(plain, 3)]);
+      const admitted = (from: number, count: number) => admissions.slice(from, from + count).map((a) => a.admitted);
+      expect(admitted(0, 2)).toEqual([true, false]);
+      expect(admitted(2, 5)).toEqual([true, true, true, true, false]);
+      expect(admitted(7, 3)).toEqual([true, true, false]);
+      expect(admissions[1]).toMatchObject({ reason: 'target_busy' });
+      expect(await readTargetHealth(redis, prefix, strict, clock)).toMatchObject({ inFlight: 1, deferred: 1 });
+
+      // A limit raised since: the next batch that names it lets more in.
+      expect((await g.admit([{ targetId: strict, jobId: 'later', maxInFlight: 2 }]))[0]).toMatchObject({ admitted: true });
+    });
+
+    it("grants leases within the target's own limit, shared between the workers", async () => {
+      const g = createTargetGate(redis, { queuePrefix: prefix, settings: { ...SETTINGS, maxInFlight: 16 }, now: () => clock, random: () => 0.5 });
+      const target = randomUUID();
+      const lease = async (holder: string, want: number, keep = 0) =>
+        (await g.settle([], [], [{ targetId: target, holder, keep, want, since: 0, maxInFlight: 3 }])).grants[0]!;
+      expect(await lease('w1', 8)).toMatchObject({ held: 3, free: true });
+      expect(await lease('w2', 8)).toMatchObject({ held: 0, free: true, contended: true });
+      expect((await g.admit([{ targetId: target, jobId: 'one-by-one', maxInFlight: 3 }]))[0]).toMatchObject({ admitted: false, reason: 'target_busy' });
+      // w1 keeps the slot its job runs in and gives the rest back; w2 gets its equal share of the 3.
+      expect(await lease('w1', 8, 1)).toMatchObject({ held: 1 });
+      expect(await lease('w2', 8)).toMatchObject({ held: 1 });
+      expect(await readTargetHealth(redis, prefix, target, clock)).toMatchObject({ inFlight: 2 });
+    });
+
+    it('lets a target with a rate in at that rate: a job over it is deferred as rate_limited until a token is back, and no lease is granted', async () => {
+      const g = createTargetGate(redis, { queuePrefix: prefix, settings: { ...SETTINGS, maxInFlight: 16 }, now: () => clock, random: () => 0.5 });
+      const target = randomUUID();
+      const admit = async (jobId: string) => (await g.admit([{ targetId: target, jobId, maxRatePerSecond: 2 }]))[0]!;
+      // One token at most (a tenth of a second's worth, 1 at least), one more every 500 ms.
+      expect(await admit('j1')).toEqual({ admitted: true, probe: false });
+      expect(await admit('j2')).toEqual({ admitted: false, reason: 'rate_limited', delayMs: 500 });
+      // Its turn comes after the one deferred before it: two tokens away.
+      expect(await admit('j3')).toEqual({ admitted: false, reason: 'rate_limited', delayMs: 1_000 });
+      clock += 500;
+      expect(await admit('j2')).toMatchObject({ admitted: true });
+      expect(await admit('j3')).toMatchObject({ admitted: false, reason: 'rate_limited' });
+      clock += 500;
+      expect(await admit('j3')).toMatchObject({ admitted: true });
+      // Job by job: a lease would let jobs in without a token.
+      expect((await g.settle([], [], [{ targetId: target, holder: 'w1', keep: 0, want: 4, since: 0, maxRatePerSecond: 2 }])).grants[0]).toMatchObject({
+        held: 0,
+        free: false,
+      });
+      // A batch that does not name the rate (no worker knows it yet) lets the target's jobs in as before.
+      expect((await g.admit([{ targetId: target, jobId: 'j4' }]))[0]).toMatchObject({ admitted: true });
+    });
+
     it('lets every job in when TARGET_MAX_IN_FLIGHT is 0', async () => {
       const g = gate({ maxInFlight: 0 });
       const target = randomUUID();

@@ -2,13 +2,23 @@ import { performance } from 'node:perf_hooks';
 import type { CallbackAuthStrategy } from '@herald/callback-auth';
 import { callbackFailure, sendCallback, type CallbackResult, type SendCallback } from '@herald/callbacks';
 import type { AttemptOutcome, AttemptRecord, DeliveryTarget, DeliveryWork, RecordedAttempt } from '@herald/db';
-import { AUTO_DISABLED_REASON, decideAttempt, maskQueryValues, signingSecretsInUse, type AttemptDecision, type DeliveryRef } from '@herald/domain';
+import {
+  AUTO_DISABLED_REASON,
+  decideAttempt,
+  maskQueryValues,
+  resolveDeliveryPolicy,
+  signingSecretsInUse,
+  type AttemptDecision,
+  type DeliveryPolicyDefaults,
+  type DeliveryRef,
+  type ResolvedDeliveryPolicy,
+} from '@herald/domain';
 import type { Logger } from '@herald/logging';
 import type { HeraldMetrics } from '@herald/metrics';
 import type { DeferralReason } from '@herald/domain';
 import type { Admission, GateVerdict, WorkerGate } from '@herald/queue';
 import { DelayedError, UnrecoverableError } from 'bullmq';
-import { CallbackAttemptError } from './errors/callback-attempt-error';
+import { CallbackAttemptError, LastCallbackAttemptError } from './errors/callback-attempt-error';
 import { messageAsStack } from './errors/message-as-stack';
 import type { ObjectOrder } from './object-order';
 
@@ -67,6 +77,11 @@ export interface DeliveryProcessorDependencies {
   metrics: Pick<HeraldMetrics, 'deliveryAttempt' | 'deliveryDeferred' | 'targetAutoDisabled'>;
   /** TARGET_AUTO_DISABLE_AFTER in ms: how long every attempt to a target may fail before it is switched off; 0 never. */
   autoDisableAfterMs: number;
+  /**
+   * What a target's delivery policy falls back on (DELIVERY_ATTEMPTS, DELIVERY_BACKOFF_MAX_MS,
+   * CALLBACK_TIMEOUT_MS, TARGET_MAX_IN_FLIGHT): each attempt resolves the policy its target has now.
+   */
+  policyDefaults: DeliveryPolicyDefaults;
 }
 
 /** Where an attempt's callback went, once it went out. */
@@ -78,6 +93,8 @@ interface Ready {
   readonly work: DeliveryWork;
   readonly target: DeliveryTarget;
   readonly eventJson: string;
+  /** The target's delivery policy in force for this attempt. */
+  readonly policy: ResolvedDeliveryPolicy;
 }
 
 /** Step 1's answer: ready to send, or the failure that stops the attempt before any POST. */
@@ -102,7 +119,7 @@ const OUTCOME_OF: Record<AttemptDecision['next'], AttemptOutcome> = { delivered:
  * Step 1, prepare: whether the attempt can be sent. A target gone, switched off or deleted, or
  * whose credentials no key decrypts, and an event gone, fail it before any POST, not retried.
  */
-function prepare(work: DeliveryWork): Prepared {
+function prepare(work: DeliveryWork, defaults: DeliveryPolicyDefaults): Prepared {
   const loaded = work.target;
   // Credentials no key decrypts: a `configuration` failure, not retried until someone fixes SECRETS or the target.
   if (loaded.state === 'unreadable')
@@ -127,7 +144,7 @@ function prepare(work: DeliveryWork): Prepared {
       failure: { delivered: false, errorKind: 'internal', errorMessage: `event ${work.delivery.eventId} does not exist`, retryable: false },
     };
   }
-  return { ready: true, work, target, eventJson: work.eventJson };
+  return { ready: true, work, target, eventJson: work.eventJson, policy: resolveDeliveryPolicy(target.delivery, defaults) };
 }
 
 /**
@@ -184,6 +201,7 @@ export function createDeliveryProcessor(deps: DeliveryProcessorDependencies): (j
           webhookId: work.delivery.eventId,
           body: ready.eventJson,
           signingSecrets: signingSecretsInUse(target.signing.secrets, target.signing.graceEndsAt, new Date()),
+          timeoutMs: ready.policy.timeoutMs,
         },
         // What the merchant's answer must not be stored with, should it echo the request back.
         {
@@ -201,7 +219,7 @@ export function createDeliveryProcessor(deps: DeliveryProcessorDependencies): (j
   };
 
   /** Step 4, record: the attempt and the delivery's new state; then the job's result, or the error BullMQ retries or fails it with. */
-  const record = async (work: DeliveryWork, attempt: Attempt): Promise<DeliveryOutcome> => {
+  const record = async (work: DeliveryWork, attempt: Attempt, policy: ResolvedDeliveryPolicy): Promise<DeliveryOutcome> => {
     const { result, decision, startedAt, durationSeconds, sent } = attempt;
     const { delivery } = work;
     const durationMs = Math.round(durationSeconds * 1000);
@@ -256,7 +274,9 @@ export function createDeliveryProcessor(deps: DeliveryProcessorDependencies): (j
       error: errorMessage,
     });
     if (decision.next === 'failed' && decision.why === 'not-retryable') throw messageAsStack(new UnrecoverableError(errorMessage));
-    throw new CallbackAttemptError(result.errorKind, errorMessage, number, result.statusCode, result.retryAfterMs);
+    // The policy's last attempt: failed for good, whatever BullMQ's attempts (a ceiling only).
+    if (decision.next === 'failed') throw new LastCallbackAttemptError(result.errorKind, errorMessage, number, result.statusCode);
+    throw new CallbackAttemptError(result.errorKind, errorMessage, number, result.statusCode, result.retryAfterMs, policy.maxBackoffMs);
   };
 
   const attemptJob = async (
@@ -275,7 +295,11 @@ export function createDeliveryProcessor(deps: DeliveryProcessorDependencies): (j
     const startedAt = new Date();
     const started = performance.now();
     const sent: SentTo = {};
-    const prepared = prepare(work);
+    const prepared = prepare(work, deps.policyDefaults);
+    // A target gone or unusable fails the attempt for good: its policy matters no more.
+    const policy = prepared.ready ? prepared.policy : resolveDeliveryPolicy({}, deps.policyDefaults);
+    // The target's limit as its policy says now: this worker's next admissions of it carry it.
+    deps.gate.setLimit(job.data.targetId, { maxInFlight: policy.maxInFlight, maxRatePerSecond: policy.maxRatePerSecond });
     if (prepared.ready && work.predecessorId !== null) await waitForPredecessor(job, token, work);
     const result = prepared.ready ? await send(prepared, sent) : prepared.failure;
     void release(verdictOf(result));
@@ -288,10 +312,11 @@ export function createDeliveryProcessor(deps: DeliveryProcessorDependencies): (j
       startedAt,
       targetHealth: work.target.state === 'ready' ? work.target.target : undefined,
       attemptsMade: job.attemptsMade,
-      maxAttempts: job.opts.attempts ?? 1,
+      // The target's policy now; a job enqueued before policies with fewer BullMQ attempts keeps its own bound.
+      maxAttempts: Math.min(policy.attempts, job.opts.attempts ?? policy.attempts),
       autoDisableAfterMs: deps.autoDisableAfterMs,
     });
-    return record(work, { result, decision, startedAt, durationSeconds, sent });
+    return record(work, { result, decision, startedAt, durationSeconds, sent }, policy);
   };
 
   /**
@@ -314,7 +339,7 @@ export function createDeliveryProcessor(deps: DeliveryProcessorDependencies): (j
     const { targetId } = job.data;
     if (orderedTargets.has(targetId)) {
       const work = await deps.deliveries.load(job.data);
-      if (!work || work.predecessorId === null || work.delivery.status === 'succeeded' || !prepare(work).ready)
+      if (!work || work.predecessorId === null || work.delivery.status === 'succeeded' || !prepare(work, deps.policyDefaults).ready)
         return admitThenAttempt(job, token, Promise.resolve(work));
       // Parks the job (DelayedError) unless the predecessor ended meanwhile: then it goes on.
       await waitForPredecessor(job, token, work);
@@ -323,9 +348,21 @@ export function createDeliveryProcessor(deps: DeliveryProcessorDependencies): (j
     // A job of a target the gate lets in (the usual case) loads its delivery meanwhile: one round
     // trip less before its POST. A target whose jobs were turned away lately waits for the answer,
     // so that a busy or broken target's deferred jobs cost the database nothing.
-    const early = deps.gate.expectsAdmission(targetId) ? deps.deliveries.load(job.data) : undefined;
+    // A target this worker has not loaded yet is loaded first, whatever the gate expects: its
+    // in-flight limit (its delivery policy) must reach the gate with its first admission.
+    const knowsLimit = deps.gate.knowsLimit(targetId);
+    const early = !knowsLimit || deps.gate.expectsAdmission(targetId) ? deps.deliveries.load(job.data) : undefined;
     // Awaited below when the job goes in; a job turned away drops it, and so its failure.
     early?.catch(() => undefined);
+    if (!knowsLimit) {
+      // A load that failed fails the attempt below; meanwhile the gate applies TARGET_MAX_IN_FLIGHT.
+      const work = await early!.catch(() => null);
+      const target = work?.target.state === 'ready' ? work.target.target : undefined;
+      if (target) {
+        const { maxInFlight, maxRatePerSecond } = resolveDeliveryPolicy(target.delivery, deps.policyDefaults);
+        deps.gate.setLimit(targetId, { maxInFlight, maxRatePerSecond });
+      }
+    }
     return admitThenAttempt(job, token, early);
   };
 

@@ -3,7 +3,7 @@ import { createAuthStrategy, type CallbackAuthStrategy } from '@herald/callback-
 import { createCallbackSender } from '@herald/callbacks';
 import type { WorkerConfig } from '@herald/config';
 import { objectOrderRepository, type DatabasePool, type DeliveryTarget } from '@herald/db';
-import type { DeliveryRef } from '@herald/domain';
+import { MAX_POLICY_TIMEOUT_MS, type DeliveryRef } from '@herald/domain';
 import type { Logger } from '@herald/logging';
 import type { HeraldMetrics } from '@herald/metrics';
 import { createConnectGuard, createOutboundClient, type OutboundClient } from '@herald/outbound';
@@ -104,6 +104,12 @@ export function startDeliveryWorker(deps: DeliveryWorkerDependencies): DeliveryW
     logger,
     metrics: deps.metrics,
     autoDisableAfterMs: config.targetAutoDisableAfterMs,
+    policyDefaults: {
+      attempts: config.retry.attempts,
+      maxBackoffMs: config.retry.backoffMaxMs,
+      timeoutMs: config.callback.timeoutMs,
+      maxInFlight: config.targetGate.maxInFlight,
+    },
   });
   const worker = new DeliveryWorker(
     DELIVERIES_QUEUE,
@@ -141,7 +147,11 @@ export function startDeliveryWorker(deps: DeliveryWorkerDependencies): DeliveryW
 function targetGateOf({ config, connection, logger }: DeliveryWorkerDependencies): WorkerGate {
   return createWorkerGate(connection, {
     queuePrefix: config.queuePrefix,
-    settings: { ...config.targetGate, leaseMs: 2 * config.callback.timeoutMs + config.callback.tokenTimeoutMs + GATE_LEASE_MARGIN_MS },
+    // A target's policy may set a longer callback time limit than CALLBACK_TIMEOUT_MS: the lease outlasts the longest allowed.
+    settings: {
+      ...config.targetGate,
+      leaseMs: 2 * Math.max(config.callback.timeoutMs, MAX_POLICY_TIMEOUT_MS) + config.callback.tokenTimeoutMs + GATE_LEASE_MARGIN_MS,
+    },
     logger,
     maxBatch: 2 * config.worker.concurrency,
   });

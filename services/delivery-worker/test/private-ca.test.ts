@@ -39,6 +39,8 @@ describe('a callback to an endpoint whose certificate a private CA signed', () =
       DATABASE_URL: database.url,
       METRICS_PORT: '0',
       QUEUE_PREFIX: w.config.queuePrefix,
+      // The worker counts the attempts (its targets' policy default): one try, so a refusal fails at once.
+      DELIVERY_ATTEMPTS: '1',
       ...(caFile ? { NODE_EXTRA_CA_CERTS: path.join(dir, 'ca.pem') } : {}),
     });
     const [delivery] = await w.settled([sent!.deliveryId]);

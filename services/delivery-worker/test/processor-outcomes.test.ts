@@ -39,6 +39,7 @@ const programTarget: DeliveryTarget = {
   failingSince: null,
   lastSuccessAt: null,
   deletedAt: null,
+  delivery: {},
   signing: { secrets: { current: newSigningSecret() }, graceEndsAt: null },
 };
 
@@ -120,6 +121,9 @@ async function attempt(scene: Scene) {
         return scene.admission ?? { admitted: true, probe: false };
       },
       expectsAdmission: () => scene.expectsAdmission ?? false,
+      // Known: the order tests below are about a target this worker has loaded before.
+      knowsLimit: () => true,
+      setLimit: () => undefined,
       release: async (targetId, jobId, verdict) => void released.push({ targetId, jobId, verdict }),
     },
     authFor: () => {
@@ -145,6 +149,8 @@ async function attempt(scene: Scene) {
       targetAutoDisabled: () => void counted.push('target_auto_disabled'),
     },
     autoDisableAfterMs: scene.autoDisableAfterMs ?? 0,
+    // Defaults that leave the job's own attempts (scene.attempts) the bound, as before policies.
+    policyDefaults: { attempts: 100, maxBackoffMs: 60_000, timeoutMs: 2_000, maxInFlight: 16 },
   });
 
   const job: DeliveryJob = {
@@ -228,10 +234,40 @@ describe('the delivery processor', () => {
 
     it('fails the delivery on the last try', async () => {
       const r = await attempt({ answers: [status(code)], attemptsMade: 2, attempts: 3 });
-      expect(r.error).toMatchObject({ kind, attempt: 3 });
+      // For good: BullMQ's attempts are only a ceiling, the policy counts them.
+      expect(r.error).toBeInstanceOf(UnrecoverableError);
+      expect(r.error).toMatchObject({ name: 'CallbackAttemptError', kind, attempt: 3 });
       expect(r.recorded[0]!.outcome).toBe('failed');
       expect(r.counted).toEqual(['failed']);
       expect(r.warnings[0]!.message).toMatch(/no more attempts/);
+    });
+  });
+
+  describe("the target's delivery policy", () => {
+    const withPolicy = (delivery: DeliveryTarget['delivery']): DeliveryTarget => ({ ...programTarget, delivery });
+
+    it("fails the delivery for good once the policy's attempts are spent, before the job's own attempts", async () => {
+      const r = await attempt({ target: withPolicy({ attempts: 2 }), answers: [status(500)], attemptsMade: 1, attempts: 100 });
+      expect(r.error).toBeInstanceOf(UnrecoverableError);
+      expect(r.recorded[0]!.outcome).toBe('failed');
+    });
+
+    it('retries while the policy has attempts left, and hands the backoff its longest wait', async () => {
+      const r = await attempt({ target: withPolicy({ attempts: 5, maxBackoffMs: 120_000 }), answers: [status(500)], attemptsMade: 1, attempts: 100 });
+      expect(r.error).toBeInstanceOf(CallbackAttemptError);
+      expect(r.error).toMatchObject({ backoffMaxMs: 120_000 });
+      expect(r.recorded[0]!.outcome).toBe('pending');
+    });
+
+    it('hands the backoff the default longest wait, and sends with the default time limit, when the target sets none', async () => {
+      const r = await attempt({ answers: [status(500)] });
+      expect(r.error).toMatchObject({ backoffMaxMs: 60_000 });
+      expect(r.sent[0]!.timeoutMs).toBe(2_000);
+    });
+
+    it("sends the POST with the policy's time limit", async () => {
+      const r = await attempt({ target: withPolicy({ timeoutMs: 300 }), answers: [ok()] });
+      expect(r.sent[0]!.timeoutMs).toBe(300);
     });
   });
 

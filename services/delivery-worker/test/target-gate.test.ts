@@ -214,4 +214,82 @@ describe('the target gate in the delivery worker', () => {
     expect(rows.every((row) => row.attemptsMade === 1)).toBe(true);
     expect(rows.some((row) => row.deferrals > 0)).toBe(true);
   }, 90_000);
+
+  it("keeps a target to its own policy's in-flight limit across worker processes, and another target to TARGET_MAX_IN_FLIGHT", async () => {
+    const w = world({}, database.url);
+    const strict = counting(200);
+    const lenient = counting(200);
+    const strictReceiver = await startReceiver(strict.responder);
+    const lenientReceiver = await startReceiver(lenient.responder);
+    const strictTarget = await w.createTarget(`${strictReceiver.origin}/hook`);
+    const lenientTarget = await w.createTarget(`${lenientReceiver.origin}/hook`);
+    const changed = await w
+      .targets()
+      .change({ kind: 'program', programId: strictTarget.programId }, (current) => ({ ...current, delivery: { maxInFlight: 2 } }));
+    expect(changed?.delivery).toEqual({ maxInFlight: 2 });
+    const env = {
+      NODE_ENV: 'test',
+      LOG_LEVEL: 'http',
+      DATABASE_URL: database.url,
+      METRICS_PORT: '0',
+      QUEUE_PREFIX: w.config.queuePrefix,
+      WORKER_CONCURRENCY: '8',
+      TARGET_MAX_IN_FLIGHT: '6',
+    };
+    services = [startService('services/delivery-worker/src/main.ts', env), startService('services/delivery-worker/src/main.ts', env)];
+    await Promise.all(services.map((service) => service.waitForLog('delivery-worker ready')));
+    const sent = [...(await w.sendEvents(strictTarget.programId, 16)), ...(await w.sendEvents(lenientTarget.programId, 16))];
+
+    await w.settled(
+      sent.map((s) => s.deliveryId),
+      ['succeeded'],
+      60_000,
+    );
+    // Never more than the policy's 2 at the strict receiver, whichever process sent them.
+    expect(strict.seen.most).toBe(2);
+    expect(callbacksPerEvent(strictReceiver).size).toBe(16);
+    // The other target was not held to 2: both processes' 8 slots are free for it, up to the setting's 6.
+    expect(lenient.seen.most).toBeGreaterThan(2);
+    expect(lenient.seen.most).toBeLessThanOrEqual(6);
+    for (const service of services) expect(service.output()).toContain('callback delivered');
+    const rows = await w.prisma.delivery.findMany({ where: { id: { in: sent.map((s) => s.deliveryId) } } });
+    expect(rows.every((row) => row.attemptsMade === 1)).toBe(true);
+  }, 90_000);
+
+  it("keeps a target to its policy's maxRatePerSecond across worker processes; the jobs held back spend no attempt", async () => {
+    const w = world({}, database.url);
+    const receiver = await startReceiver();
+    const { programId } = await w.createTarget(`${receiver.origin}/hook`);
+    const changed = await w.targets().change({ kind: 'program', programId }, (current) => ({ ...current, delivery: { maxRatePerSecond: 5 } }));
+    expect(changed?.delivery).toEqual({ maxRatePerSecond: 5 });
+    const env = {
+      NODE_ENV: 'test',
+      LOG_LEVEL: 'http',
+      DATABASE_URL: database.url,
+      METRICS_PORT: '0',
+      QUEUE_PREFIX: w.config.queuePrefix,
+      WORKER_CONCURRENCY: '8',
+    };
+    services = [startService('services/delivery-worker/src/main.ts', env), startService('services/delivery-worker/src/main.ts', env)];
+    await Promise.all(services.map((service) => service.waitForLog('delivery-worker ready')));
+    const sent = await w.sendEvents(programId, 15);
+
+    await w.settled(
+      sent.map((s) => s.deliveryId),
+      ['succeeded'],
+      60_000,
+    );
+    expect(callbacksPerEvent(receiver).size).toBe(15);
+    // Requests per second at the receiver, in any window of one second: the rate, plus the one
+    // token a bucket holds at most (a tenth of a second's worth, 1 at least).
+    const times = receiver.requests.map((r) => r.receivedAt).sort((a, b) => a - b);
+    const busiest = Math.max(...times.map((start) => times.filter((t) => t >= start && t < start + 1_000).length));
+    expect(busiest).toBeLessThanOrEqual(6);
+    // 15 callbacks at 5 a second take about 3 s: the first, then one every 200 ms.
+    expect(times.at(-1)! - times[0]!).toBeGreaterThanOrEqual(2_500);
+    const rows = await w.prisma.delivery.findMany({ where: { id: { in: sent.map((s) => s.deliveryId) } } });
+    expect(rows.every((row) => row.attemptsMade === 1)).toBe(true);
+    expect(rows.some((row) => row.lastDeferralReason === 'rate_limited')).toBe(true);
+    for (const service of services) expect(service.output()).toContain('callback delivered');
+  }, 90_000);
 });

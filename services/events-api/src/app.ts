@@ -243,6 +243,7 @@ export function createApp(deps: AppDependencies): Express {
       outbound: targetOutbound(config, urlPolicy, redis, metrics),
       logger,
       health: targetHealth,
+      deliveryDefaults: config.deliveryDefaults,
     }),
     signingSecretRouter({ targets, rotationGraceSeconds: config.signingSecretRotationGraceSeconds }),
     portalLinksRouter({ sessions: portalSessions, tenants, linkTtlSeconds: config.portal.linkTtlSeconds, publicUrl: config.publicUrl }),

@@ -173,6 +173,53 @@ describe('herald targets list, update, enable and disable', () => {
     for (const run of [updated, all, disabled, listed, enabled]) expect(run.stdout + run.stderr).not.toContain(password);
   });
 
+  it("sets, changes and resets a target's delivery policy, and names the flag of a value out of range", async () => {
+    const { merchantId } = await newTenant();
+    const set = await herald([
+      'targets',
+      'set',
+      '--json',
+      '--merchant',
+      merchantId,
+      '--url',
+      'https://shop.example/hooks',
+      '--auth',
+      'none',
+      '--attempts',
+      '5',
+      '--timeout-ms',
+      '2500',
+      '--max-rate',
+      '2.5',
+    ]);
+    expect(set.code).toBe(0);
+    expect(set.json()).toMatchObject({
+      delivery: { attempts: 5, timeoutMs: 2500, maxRatePerSecond: 2.5 },
+      effectiveDelivery: { attempts: { value: 5, source: 'target' }, maxInFlight: { source: 'default' } },
+    });
+    const updated = await herald([
+      'targets',
+      'update',
+      '--json',
+      '--merchant',
+      merchantId,
+      '--attempts',
+      'default',
+      '--max-rate',
+      'default',
+      '--max-in-flight',
+      '3',
+      '--max-backoff-ms',
+      '60000',
+    ]);
+    expect(updated.code).toBe(0);
+    expect(updated.json().delivery).toEqual({ timeoutMs: 2500, maxInFlight: 3, maxBackoffMs: 60_000 });
+
+    const refused = await herald(['targets', 'update', '--merchant', merchantId, '--max-in-flight', '1000']);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toMatch(/^ {2}--max-in-flight: .*1 to 256/m);
+  });
+
   it('names the flag of a refused update', async () => {
     const { merchantId } = await newTenant();
     await herald(['targets', 'set', '--merchant', merchantId, '--url', 'https://shop.example/hooks', '--auth', 'none']);

@@ -17,7 +17,7 @@ let apiUrl: string;
 const prisma = createPrismaClient(testDatabaseUrl());
 
 beforeAll(async () => {
-  // One queue for both processes (the test setup removes its keys after the file); the API gives each job its attempts.
+  // One queue for both processes (the test setup removes its keys after the file); the worker counts each delivery's attempts (DELIVERY_ATTEMPTS, the policy default).
   const shared = { NODE_ENV: 'test', DATABASE_URL: testDatabaseUrl(), QUEUE_PREFIX: uniqueId('merchant_self'), LOG_LEVEL: 'info', DELIVERY_ATTEMPTS: '2' };
   api = startService('services/events-api/src/server.ts', { ...shared, PORT: '0', ADMIN_TOKEN, INGEST_TOKEN });
   worker = startService('services/delivery-worker/src/main.ts', { ...shared, METRICS_PORT: '0', DELIVERY_BACKOFF_MS: '50' });

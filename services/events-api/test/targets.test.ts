@@ -72,6 +72,15 @@ describe('PUT, GET and DELETE /admin/{programs|merchants}/:id/notification-targe
         ordering: 'none',
         disabledReason: null,
         disabledAt: null,
+        // No policy of its own: every value is the global default.
+        delivery: {},
+        effectiveDelivery: {
+          attempts: { value: 22, source: 'default' },
+          maxBackoffMs: { value: 21_600_000, source: 'default' },
+          timeoutMs: { value: 10_000, source: 'default' },
+          maxInFlight: { value: 16, source: 'default' },
+          maxRatePerSecond: { value: null, source: 'default' },
+        },
         health: { lastSuccessAt: null, failingSince: null },
         createdAt: expect.any(String),
         updatedAt: expect.any(String),

@@ -26,6 +26,7 @@ SELECT
   "t"."failing_since" AS "target_failing_since",
   "t"."last_success_at" AS "target_last_success_at",
   "t"."deleted_at" AS "target_deleted_at",
+  "t"."delivery_policy" AS "target_delivery_policy",
   "t"."signing_secrets" AS "target_signing_secrets",
   "t"."signing_grace_ends_at" AS "target_signing_grace_ends_at",
   CASE

@@ -48,10 +48,11 @@ SET
   "disabled_reason" = $12,
   "disabled_at" = $13,
   "failing_since" = $14,
-  "deleted_at" = $15,
+  "delivery_policy" = $15,
+  "deleted_at" = $16,
   "updated_at" = now()
 WHERE
-  "id" = $16
+  "id" = $17
 RETURNING
   "id",
   "program_id",
@@ -70,6 +71,7 @@ RETURNING
   "disabled_at",
   "last_success_at",
   "failing_since",
+  "delivery_policy",
   "created_at",
   "updated_at";
 
@@ -94,6 +96,7 @@ INSERT INTO
     "disabled_reason",
     "disabled_at",
     "failing_since",
+    "delivery_policy",
     "signing_secrets",
     "signing_key_id",
     "updated_at"
@@ -120,6 +123,7 @@ VALUES
     $18,
     $19,
     $20,
+    $21,
     now()
   )
 RETURNING
@@ -140,6 +144,7 @@ RETURNING
   "disabled_at",
   "last_success_at",
   "failing_since",
+  "delivery_policy",
   "created_at",
   "updated_at";
 
@@ -162,6 +167,7 @@ SELECT
   "disabled_at",
   "last_success_at",
   "failing_since",
+  "delivery_policy",
   "created_at",
   "updated_at"
 FROM
@@ -189,6 +195,7 @@ SELECT
   "disabled_at",
   "last_success_at",
   "failing_since",
+  "delivery_policy",
   "created_at",
   "updated_at"
 FROM
@@ -274,6 +281,7 @@ SELECT
   "disabled_at",
   "last_success_at",
   "failing_since",
+  "delivery_policy",
   "created_at",
   "updated_at",
   "deleted_at",
@@ -314,6 +322,7 @@ SELECT
   "disabled_at",
   "last_success_at",
   "failing_since",
+  "delivery_policy",
   "created_at",
   "updated_at"
 FROM
@@ -347,6 +356,7 @@ SELECT
   "disabled_at",
   "last_success_at",
   "failing_since",
+  "delivery_policy",
   "created_at",
   "updated_at"
 FROM

@@ -115,6 +115,7 @@ export const loadStatement = byShape((_shape: 'load', v: { ids: readonly string[
       't.failing_since as target_failing_since',
       't.last_success_at as target_last_success_at',
       't.deleted_at as target_deleted_at',
+      't.delivery_policy as target_delivery_policy',
       't.signing_secrets as target_signing_secrets',
       't.signing_grace_ends_at as target_signing_grace_ends_at',
       eventJson('e').as('event_json'),

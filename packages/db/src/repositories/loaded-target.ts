@@ -52,6 +52,7 @@ export function loadedTarget(cipher: CredentialsCipher, row: WorkRow): LoadedTar
         failing_since: row.target_failing_since,
         last_success_at: row.target_last_success_at,
         deleted_at: row.target_deleted_at,
+        delivery_policy: row.target_delivery_policy,
       },
       cipher,
       signing,

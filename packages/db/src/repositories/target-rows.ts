@@ -1,4 +1,12 @@
-import type { CallbackAuthMode, EventType, OAuthTokenRequest, ObjectType, TargetOrdering } from '@herald/domain';
+import {
+  storedDeliveryPolicy,
+  type CallbackAuthMode,
+  type DeliveryPolicy,
+  type EventType,
+  type OAuthTokenRequest,
+  type ObjectType,
+  type TargetOrdering,
+} from '@herald/domain';
 import type { Selectable } from 'kysely';
 import type { CredentialsCipher } from '../credentials-cipher';
 import type { NotificationTarget } from '../generated/kysely/schema';
@@ -51,6 +59,7 @@ export function deliveryTargetOf(
     | 'failing_since'
     | 'last_success_at'
     | 'deleted_at'
+    | 'delivery_policy'
   >,
   cipher: CredentialsCipher,
   signing: TargetSigning,
@@ -68,8 +77,14 @@ export function deliveryTargetOf(
     failingSince: row.failing_since,
     lastSuccessAt: row.last_success_at,
     deletedAt: row.deleted_at,
+    delivery: storedDeliveryPolicy(row.delivery_policy),
     signing,
   };
+}
+
+/** A policy as its column stores it: the fields set, or null when none is (every field follows its default). */
+export function deliveryPolicyColumn(policy: DeliveryPolicy): string | null {
+  return Object.keys(policy).length === 0 ? null : JSON.stringify(policy);
 }
 
 export function masked(auth: TargetAuth): MaskedTargetAuth {

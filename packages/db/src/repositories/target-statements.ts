@@ -22,6 +22,7 @@ export type TargetSettings = Pick<
   | 'disabled_reason'
   | 'disabled_at'
   | 'failing_since'
+  | 'delivery_policy'
 >;
 
 /** The columns a NotificationTargetRecord is made of. */
@@ -43,6 +44,7 @@ const RECORD_COLUMNS = [
   'disabled_at',
   'last_success_at',
   'failing_since',
+  'delivery_policy',
   'created_at',
   'updated_at',
 ] as const;

@@ -1,4 +1,4 @@
-import type { EventType, OAuthTokenRequest, ObjectType, SigningSecrets, TargetOrdering } from '@herald/domain';
+import type { DeliveryPolicy, EventType, OAuthTokenRequest, ObjectType, SigningSecrets, TargetOrdering } from '@herald/domain';
 
 /** Who a notification target belongs to: a whole program, or one merchant. */
 export type TargetOwner = { kind: 'program'; programId: string } | { kind: 'merchant'; merchantId: string };
@@ -41,6 +41,8 @@ export interface TargetInput {
   enabled: boolean;
   /** In what order its callbacks go (TARGET_ORDERINGS). Default `none`. */
   ordering?: TargetOrdering;
+  /** The target's own delivery policy: the fields set; the others (all, when absent) follow the global defaults. */
+  delivery?: DeliveryPolicy;
 }
 
 /** How callbacks to a target have been going, as the delivery-worker records it with each batch of attempts. */
@@ -66,6 +68,8 @@ export interface NotificationTargetRecord {
   disabledReason: string | null;
   /** When the target was switched off; null while it is on. */
   disabledAt: Date | null;
+  /** The delivery policy the admin set (fields absent follow the global defaults). */
+  delivery: DeliveryPolicy;
   health: TargetDeliveryHealth;
   createdAt: Date;
   updatedAt: Date;
@@ -105,6 +109,8 @@ export interface DeliveryTarget {
   /** When an attempt last succeeded (to within LAST_SUCCESS_PRECISION_MS); null if none has. */
   lastSuccessAt: Date | null;
   deletedAt: Date | null;
+  /** Its own delivery policy, read at each attempt (the worker resolves it over its defaults). */
+  delivery: DeliveryPolicy;
   /** The secrets that sign its callbacks (see signingSecretsInUse in @herald/domain). */
   signing: TargetSigning;
 }

@@ -4,7 +4,8 @@ import type { DatabasePool } from '../pool';
 import type { CredentialsCipher } from '../credentials-cipher';
 import { isUniqueViolation } from '../database-errors';
 import { inTransaction, run, type RowOf } from '../sql';
-import { decryptAuth, deliveryTargetOf, masked, notifications, type TargetRow } from './target-rows';
+import { storedDeliveryPolicy } from '@herald/domain';
+import { decryptAuth, deliveryPolicyColumn, deliveryTargetOf, masked, notifications, type TargetRow } from './target-rows';
 import { readableCurrent, signingSecretRecord, storedSigning } from './target-signing';
 import { targetQueries, type TargetSettings } from './target-statements';
 import type { DeliveryTarget, NotificationTargetRecord, SigningSecretRecord, TargetInput, TargetOwner, TargetPage, TargetListFilter } from './target-types';
@@ -69,6 +70,7 @@ export function targetRepository(pool: DatabasePool, cipher: CredentialsCipher) 
       disabled_reason: switched.disabledReason,
       disabled_at: switched.disabledAt,
       failing_since: switched.failingSince,
+      delivery_policy: deliveryPolicyColumn(input.delivery ?? {}),
     };
   };
 
@@ -78,6 +80,8 @@ export function targetRepository(pool: DatabasePool, cipher: CredentialsCipher) 
     notifications: notifications(row),
     enabled: row.enabled,
     ordering: row.ordering as TargetOrdering,
+    // Absent when none is set, as a PUT without one gives it.
+    ...(row.delivery_policy === null ? {} : { delivery: storedDeliveryPolicy(row.delivery_policy) }),
   });
 
   const record = (row: RowOf<ReturnType<typeof targetQueries.find>>): NotificationTargetRecord => ({
@@ -91,6 +95,7 @@ export function targetRepository(pool: DatabasePool, cipher: CredentialsCipher) 
     ordering: row.ordering as TargetOrdering,
     disabledReason: row.disabled_reason,
     disabledAt: row.disabled_at,
+    delivery: storedDeliveryPolicy(row.delivery_policy),
     health: { lastSuccessAt: row.last_success_at, failingSince: row.failing_since },
     createdAt: row.created_at,
     updatedAt: row.updated_at,

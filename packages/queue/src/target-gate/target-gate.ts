@@ -5,7 +5,8 @@ import { GATE_SCRIPT } from './gate-script';
 
 /**
  * The gate's settings: the limit and the breaker's rules as @herald/config reads them
- * (TARGET_MAX_IN_FLIGHT, TARGET_BREAKER_*), and how long a job's slot is held at most.
+ * (TARGET_MAX_IN_FLIGHT, TARGET_BREAKER_*), and how long a job's slot is held at most. The limit
+ * is each target's unless the call names the target's own (its delivery policy's maxInFlight).
  */
 export interface TargetGateSettings extends TargetGateConfig {
   /**
@@ -28,12 +29,25 @@ export type GateVerdict = 'success' | 'failure' | 'answer' | 'neutral';
 /** What a release did to the target's breaker. */
 export type BreakerChange = 'opened' | 'closed' | 'reopened' | undefined;
 
-export interface GateEntry {
+/**
+ * A target's own limits (its delivery policy), when the caller knows them: the in-flight limit
+ * (otherwise TARGET_MAX_IN_FLIGHT) and the most callbacks per second (otherwise none). The last
+ * ones a batch gives for a target hold for the whole batch.
+ */
+export interface TargetLimits {
+  maxInFlight?: number;
+  /** 0 or absent: no rate limit. */
+  maxRatePerSecond?: number;
+}
+
+export interface GateEntry extends TargetLimits {
   targetId: string;
   jobId: string;
 }
 
-export interface GateRelease extends GateEntry {
+export interface GateRelease {
+  targetId: string;
+  jobId: string;
   verdict: GateVerdict;
   /** How long the job held its slot, in ms (feeds the average that spaces a busy target's deferrals). */
   durationMs: number;
@@ -49,7 +63,7 @@ export interface GateRelease extends GateEntry {
  * (its jobs run in them) and would like `want`. `holder` names the worker, unique among every
  * worker process sharing the queue.
  */
-export interface LeaseRequest {
+export interface LeaseRequest extends TargetLimits {
   targetId: string;
   holder: string;
   keep: number;
@@ -144,19 +158,25 @@ export function createTargetGate(
     // is mostly a few targets): the script finds them by the target's position.
     const keys = [breakersKey(options.queuePrefix)];
     const positions = new Map<string, number>();
-    const positionOf = (targetId: string): number => {
+    // Each target's in-flight limit and rate, two per position: its own when a call of the batch
+    // names them, else TARGET_MAX_IN_FLIGHT and no rate limit.
+    const limits: number[] = [];
+    const positionOf = (targetId: string, own: TargetLimits = {}): number => {
       let position = positions.get(targetId);
       if (position === undefined) {
         const target = keysOf(targetId);
         keys.push(target.inflight, target.deferred, target.breaker, target.window, target.leased, target.wanted);
         position = positions.size + 1;
         positions.set(targetId, position);
+        limits.push(settings.maxInFlight, 0);
       }
+      if (own.maxInFlight !== undefined) limits[2 * position - 2] = own.maxInFlight;
+      if (own.maxRatePerSecond !== undefined) limits[2 * position - 1] = own.maxRatePerSecond;
       return position;
     };
     const releaseArgs = releases.flatMap((r) => [positionOf(r.targetId), r.targetId, r.jobId, r.verdict, Math.max(0, Math.round(r.durationMs)), r.times ?? 1]);
     const leaseArgs = leases.flatMap((l) => [
-      positionOf(l.targetId),
+      positionOf(l.targetId, l),
       l.holder,
       l.keep,
       l.want,
@@ -164,14 +184,15 @@ export function createTargetGate(
       l.returned?.length ?? 0,
       ...(l.returned ?? []),
     ]);
-    const entryArgs = entries.flatMap((entry) => [positionOf(entry.targetId), entry.jobId]);
+    const entryArgs = entries.flatMap((entry) => [positionOf(entry.targetId, entry), entry.jobId]);
     const answer = await commands[GATE_COMMAND](
       keys.length,
       ...keys,
       now(),
       releases.length,
       settings.leaseMs,
-      settings.maxInFlight,
+      // Unused: each target's limit follows the fixed arguments (`limits`).
+      0,
       BUSY_DELAY_MIN_MS,
       BUSY_DELAY_MAX_MS,
       DEFERRED_GRACE_MS,
@@ -185,6 +206,7 @@ export function createTargetGate(
       leases.length,
       LEASE_TTL_MS,
       SILENT_LEASE_MS,
+      ...limits,
       ...releaseArgs,
       ...leaseArgs,
       ...entryArgs,
@@ -199,6 +221,7 @@ export function createTargetGate(
       const [code, x, y] = [answer[at], answer[at + 1], answer[at + 2]] as [number, number, number];
       if (code === 1) return { admitted: true, probe: x === 1 };
       if (code === 2) return { admitted: false, reason: 'target_busy', delayMs: Math.round(x * (0.5 + random())) };
+      if (code === 4) return { admitted: false, reason: 'rate_limited', delayMs: Math.round(x * (0.5 + random())) };
       return { admitted: false, reason: 'breaker_open', delayMs: Math.round(x + y * random()) };
     });
     return { changes, grants, admissions };

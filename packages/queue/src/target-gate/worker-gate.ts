@@ -10,6 +10,7 @@ import {
   type LeaseGrant,
   type LeaseRequest,
   nextSlotTime,
+  type TargetLimits,
 } from './target-gate';
 import { emptyLease, TurnedAwayTargets, type LeaseWaiter, type TargetLease } from './target-lease';
 import { resolveWorkerGateOptions, type WorkerGateOptions } from './worker-gate-options';
@@ -27,6 +28,17 @@ export interface WorkerGate {
    */
   expectsAdmission(targetId: string): boolean;
   /**
+   * Whether this worker knows the target's own in-flight limit (setLimit). Until it does, the
+   * caller sets it before the target's first admission, so that no job goes in over it.
+   */
+  knowsLimit(targetId: string): boolean;
+  /**
+   * The target's in-flight limit and rate as its delivery policy says now (the worker reads the
+   * policy with each job): this worker's admissions and lease renewals of the target carry them to
+   * the gate. A target with a rate is let in job by job, each job taking a token of its bucket.
+   */
+  setLimit(targetId: string, limits: Required<TargetLimits>): void;
+  /**
    * Gives the job's slot back with how the job ended (for the breaker). Never rejects: a slot it
    * could not free runs out with its lease.
    */
@@ -40,6 +52,9 @@ export interface WorkerGate {
 
 /** A job let in by the gate. */
 const LET_IN: Admission = { admitted: true, probe: false };
+
+/** Most targets whose limit a worker remembers; past it, the memo starts again empty (each is learnt again from the next load). */
+const LIMITS_MAX = 10_000;
 
 const messageOf = (error: unknown): string => (error instanceof Error ? error.message : String(error));
 
@@ -62,6 +77,15 @@ export function createWorkerGate(connection: RedisConnection, options: WorkerGat
   const gate = createTargetGate(connection, { queuePrefix, settings });
   const leases = new Map<string, TargetLease>();
   const turnedAway = new TurnedAwayTargets();
+  // Each target's own in-flight limit and rate, as its policy said at this worker's last load of it.
+  const limits = new Map<string, Required<TargetLimits>>();
+  /** The most of the target's slots this worker's jobs may use at once, as far as it knows (0: no limit). */
+  const limitOf = (targetId: string): number => {
+    const limit = limits.get(targetId)?.maxInFlight ?? settings.maxInFlight;
+    return limit > 0 ? limit : Number.POSITIVE_INFINITY;
+  };
+  /** The target's limits to hand the gate: its own, or none known (the gate then applies TARGET_MAX_IN_FLIGHT and no rate). */
+  const limitArg = (targetId: string): TargetLimits => limits.get(targetId) ?? {};
 
   // One script run carries the releases, leases and admissions gathered meanwhile (commands/gate.lua).
   // A release lingers for the next call (releaseLingerMs).
@@ -125,7 +149,7 @@ export function createWorkerGate(connection: RedisConnection, options: WorkerGat
   /** Lets a job into a free slot of the lease, if the lease may still be used. */
   const takeSlot = (lease: TargetLease, jobId: string): boolean => {
     const now = Date.now();
-    const slots = lease.renewing === false ? lease.held : Math.min(lease.held, lease.renewing);
+    const slots = Math.min(lease.renewing === false ? lease.held : Math.min(lease.held, lease.renewing), limitOf(lease.targetId));
     if (now >= lease.validUntil || lease.running.size >= slots) return false;
     lease.running.set(jobId, now);
     lease.peak = Math.max(lease.peak, lease.running.size);
@@ -144,12 +168,13 @@ export function createWorkerGate(connection: RedisConnection, options: WorkerGat
   const renew = (lease: TargetLease, shrink = false): void => {
     if (lease.renewing !== false) return;
     const inUse = lease.running.size;
-    const keep = Date.now() < lease.validUntil && !lease.contended ? lease.held : inUse;
+    // A limit lowered since the lease was granted: the slots beyond it go back as their jobs end.
+    const keep = Date.now() < lease.validUntil && !lease.contended && lease.held <= limitOf(lease.targetId) ? lease.held : inUse;
     const want = shrink ? keep : Math.max(keep, lease.peak, inUse + lease.waiting.length);
     [lease.renewing, lease.asked, lease.peak] = [keep, want, inUse];
     reportSuccesses(lease, 0);
     const [since = 0] = lease.running.values();
-    const request: LeaseRequest = { targetId: lease.targetId, holder, keep, want, since, returned: lease.returned.splice(0) };
+    const request: LeaseRequest = { targetId: lease.targetId, holder, keep, want, since, returned: lease.returned.splice(0), ...limitArg(lease.targetId) };
     const answered = (grant: LeaseGrant): void => {
       [lease.held, lease.capped, lease.contended] = [grant.held, grant.held < want, grant.contended];
       const now = Date.now();
@@ -223,7 +248,7 @@ export function createWorkerGate(connection: RedisConnection, options: WorkerGat
   /** Asks the gate about this one job. */
   const admitOne = async (targetId: string, jobId: string): Promise<Admission> => {
     try {
-      const admission = (await settle({ admit: { targetId, jobId } })) as Admission;
+      const admission = (await settle({ admit: { targetId, jobId, ...limitArg(targetId) } })) as Admission;
       if (!admission.admitted) turnedAway.remember(targetId, admission.delayMs);
       // A probe means the breaker is half-open: the target's other jobs are about to be turned away.
       else if (admission.probe) turnedAway.remember(targetId, 0);
@@ -246,6 +271,13 @@ export function createWorkerGate(connection: RedisConnection, options: WorkerGat
 
   return {
     expectsAdmission: (targetId) => turnedAway.expectsAdmission(targetId),
+    knowsLimit: (targetId) => limits.has(targetId),
+    setLimit(targetId, own) {
+      const known = limits.get(targetId);
+      if (known?.maxInFlight === own.maxInFlight && known.maxRatePerSecond === own.maxRatePerSecond) return;
+      if (limits.size >= LIMITS_MAX) limits.clear();
+      limits.set(targetId, { maxInFlight: own.maxInFlight, maxRatePerSecond: own.maxRatePerSecond });
+    },
     async admit(targetId, jobId, returning = false): Promise<Admission> {
       // A free slot of a valid lease is this worker's to use. Without one, the job waits in line
       // for the lease's slots (and counts in what the lease asks for next, so that a worker whose
@@ -257,6 +289,8 @@ export function createWorkerGate(connection: RedisConnection, options: WorkerGat
         if (returning) lease.returned.push(jobId);
         return LET_IN;
       };
+      // A rate-limited target holds no lease: each of its jobs takes a token from the gate.
+      if ((limits.get(targetId)?.maxRatePerSecond ?? 0) > 0) return admitOne(targetId, jobId);
       const existing = leases.get(targetId);
       if (existing && takeSlot(existing, jobId)) return leasedIn(existing);
       if (existing && Date.now() < existing.oneByOneUntil) return admitOne(targetId, jobId);

@@ -103,6 +103,10 @@ const FLAG_OF_FIELD: Readonly<Record<string, string>> = {
   eventTypes: '--event-types',
   ordering: '--ordering',
   verify: '--no-verify',
+  attempts: '--attempts',
+  maxBackoffMs: '--max-backoff-ms',
+  timeoutMs: '--timeout-ms',
+  maxInFlight: '--max-in-flight',
 };
 // Inside free text only the API's camelCase names are replaced: plain words (status, name, url)
 // are also ordinary English there.

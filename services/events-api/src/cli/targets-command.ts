@@ -23,6 +23,8 @@ export const TARGETS_USAGE = `  herald targets list    [--program <id>] [--merch
   herald targets update  (--program <id> | --merchant <id>) [--url <url>] [--auth none|basic|oauth]
                          [--username <name>] [--password-stdin] [--auth-url <url>]
                          [--object-types a,b|all] [--event-types a,b|all] [--ordering none|object]
+  (set and update also take the delivery policy: [--attempts <n>] [--max-backoff-ms <ms>]
+   [--timeout-ms <ms>] [--max-in-flight <n>]; in update, "default" returns one to its global default)
   herald targets enable  (--program <id> | --merchant <id>)
   herald targets disable (--program <id> | --merchant <id>)
   herald targets delete  (--program <id> | --merchant <id>)
@@ -68,12 +70,35 @@ const OPTIONS = {
   'event-types': { type: 'string' },
   ordering: { type: 'string' },
   disabled: { type: 'boolean' },
+  attempts: { type: 'string' },
+  'max-backoff-ms': { type: 'string' },
+  'timeout-ms': { type: 'string' },
+  'max-in-flight': { type: 'string' },
+  'max-rate': { type: 'string' },
 } as const;
 
 const ACTIONS = ['list', 'show', 'get', 'set', 'update', 'enable', 'disable', 'delete', 'test', 'signing-secret'] as const;
 type Values = OptionValues<typeof OPTIONS>;
 
-const SETTINGS = ['url', 'auth', 'username', 'password-stdin', 'auth-url', 'object-types', 'event-types', 'ordering'] as const;
+/** The delivery policy's options, each with the field of the body's `delivery` it sets. */
+const POLICY_OPTIONS = {
+  attempts: 'attempts',
+  'max-backoff-ms': 'maxBackoffMs',
+  'timeout-ms': 'timeoutMs',
+  'max-in-flight': 'maxInFlight',
+  'max-rate': 'maxRatePerSecond',
+} as const;
+const SETTINGS = [
+  'url',
+  'auth',
+  'username',
+  'password-stdin',
+  'auth-url',
+  'object-types',
+  'event-types',
+  'ordering',
+  ...(Object.keys(POLICY_OPTIONS) as Array<keyof typeof POLICY_OPTIONS>),
+] as const;
 /** Options of "targets set" alone. */
 const SET_ONLY = ['token-request', 'scope', 'no-verify', 'disabled'] as const;
 const PAGING = ['page', 'page-size'] as const;
@@ -192,7 +217,14 @@ async function targetBody(values: Values, io: CliIo): Promise<Record<string, unk
     ...(values['object-types'] === undefined ? {} : { objectTypes: list(values['object-types']) }),
     ...(values['event-types'] === undefined ? {} : { eventTypes: list(values['event-types']) }),
   };
-  return { url: values.url, auth, notifications, enabled: !values.disabled, ...(values.ordering === undefined ? {} : { ordering: values.ordering }) };
+  return {
+    url: values.url,
+    auth,
+    notifications,
+    enabled: !values.disabled,
+    ...(values.ordering === undefined ? {} : { ordering: values.ordering }),
+    delivery: policyOf(values, false),
+  };
 }
 
 /** The PATCH body (a JSON merge patch) of the options given: the rest of the target stays as it is. */
@@ -211,8 +243,26 @@ async function targetPatch(values: Values, io: CliIo): Promise<Record<string, un
   if (values['event-types'] !== undefined) notifications.eventTypes = values['event-types'] === 'all' ? null : list(values['event-types']);
   if (Object.keys(notifications).length > 0) patch.notifications = notifications;
   if (values.ordering !== undefined) patch.ordering = values.ordering;
+  const delivery = policyOf(values, true);
+  if (Object.keys(delivery).length > 0) patch.delivery = delivery;
   if (Object.keys(patch).length === 0) throw new UsageError(`"targets update" needs at least one of ${SETTINGS.map((name) => `--${name}`).join(', ')}`);
   return patch;
+}
+
+/**
+ * The `delivery` member of the options given. Numbers go as numbers and the server checks their
+ * range; anything else goes as given, so that the server's 400 names the field. `default`
+ * (update only) is a merge patch's null: back to the global default.
+ */
+function policyOf(values: Values, patch: boolean): Record<string, unknown> {
+  const delivery: Record<string, unknown> = {};
+  for (const [option, field] of Object.entries(POLICY_OPTIONS) as Array<[keyof typeof POLICY_OPTIONS, string]>) {
+    const value = values[option];
+    if (value === undefined) continue;
+    if (patch && value === 'default') delivery[field] = null;
+    else delivery[field] = /^-?\d+(\.\d+)?$/.test(value) ? Number(value) : value;
+  }
+  return delivery;
 }
 
 /** The password piped into standard input, or typed at a prompt that does not echo it. */

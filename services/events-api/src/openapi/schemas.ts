@@ -1,4 +1,13 @@
-import { CALLBACK_AUTH_MODES, DEFERRAL_REASONS, EVENT_TYPES, OAUTH_TOKEN_REQUESTS, OBJECT_TYPES, TARGET_ORDERINGS } from '@herald/domain';
+import {
+  CALLBACK_AUTH_MODES,
+  DEFERRAL_REASONS,
+  DELIVERY_POLICY_FIELDS,
+  deliveryPolicySchema,
+  EVENT_TYPES,
+  OAUTH_TOKEN_REQUESTS,
+  OBJECT_TYPES,
+  TARGET_ORDERINGS,
+} from '@herald/domain';
 import { DELIVERY_STATUSES } from '@herald/db';
 
 // Schemas of what the events-api answers that no request validator holds: the problem details
@@ -165,6 +174,30 @@ const targetHealth = {
   },
 } as const;
 
+/** The policy in force: each field's value, from the target's own policy or the global default. */
+const effectiveDelivery = {
+  type: 'object',
+  description: "The delivery policy in force: each field's value and whether it is the target's own (target) or the global default (default).",
+  required: DELIVERY_POLICY_FIELDS,
+  properties: Object.fromEntries(
+    DELIVERY_POLICY_FIELDS.map((name) => [
+      name,
+      {
+        type: 'object',
+        required: ['value', 'source'],
+        properties: {
+          value: {
+            type: [deliveryPolicySchema.properties[name].type, 'null'],
+            minimum: 0,
+            description: `${deliveryPolicySchema.properties[name].description} null: no limit.`,
+          },
+          source: { enum: ['target', 'default'] },
+        },
+      },
+    ]),
+  ),
+} as const;
+
 const notificationTarget: ObjectSchema = {
   type: 'object',
   description: 'A notification target as admins see it: the password is always masked.',
@@ -179,6 +212,8 @@ const notificationTarget: ObjectSchema = {
     'ordering',
     'disabledReason',
     'disabledAt',
+    'delivery',
+    'effectiveDelivery',
     'health',
     'createdAt',
     'updatedAt',
@@ -211,6 +246,8 @@ const notificationTarget: ObjectSchema = {
     ordering: { enum: [...TARGET_ORDERINGS], description: "In what order callbacks go: none, or object (each object's in sequence order)." },
     disabledReason: { type: ['string', 'null'], description: 'Why it is switched off: auto-disabled, or null (on, or switched off by an admin).' },
     disabledAt: { ...nullableDateTime, description: 'When it was switched off; null while it is on.' },
+    delivery: { ...deliveryPolicySchema, description: 'The delivery policy set on the target: only the fields an admin set (see effectiveDelivery).' },
+    effectiveDelivery,
     health: targetHealth,
     createdAt: dateTime,
     updatedAt: dateTime,

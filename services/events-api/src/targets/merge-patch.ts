@@ -17,6 +17,7 @@ export function mergeTargetPatch(current: TargetInput, patch: TargetPatch): Reco
       patch.notifications === undefined ? current.notifications : patch.notifications === null ? {} : merge(current.notifications, patch.notifications),
     enabled: patch.enabled ?? current.enabled,
     ordering: patch.ordering ?? current.ordering,
+    delivery: patch.delivery === undefined ? (current.delivery ?? {}) : patch.delivery === null ? {} : merge(current.delivery ?? {}, patch.delivery),
   };
 }
 

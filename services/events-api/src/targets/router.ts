@@ -1,6 +1,15 @@
 import { Router, type Request } from 'express';
-import type { TargetAuth, TargetInput, TargetOwner, TargetRepository } from '@herald/db';
-import { compileValidator, TENANT_ID_PATTERN, ValidationError, type Validator, type Violation } from '@herald/domain';
+import type { NotificationTargetRecord, TargetAuth, TargetInput, TargetOwner, TargetRepository } from '@herald/db';
+import {
+  compileValidator,
+  effectiveDeliveryPolicy,
+  TENANT_ID_PATTERN,
+  ValidationError,
+  type DeliveryPolicyDefaults,
+  type EffectiveDeliveryPolicy,
+  type Validator,
+  type Violation,
+} from '@herald/domain';
 import type { Logger } from '@herald/logging';
 import { resolveHost, type AddressPolicy, type ResolveHost } from '@herald/outbound';
 import type { TargetHealth } from '@herald/queue';
@@ -43,6 +52,8 @@ export interface TargetsRouterDependencies {
   /** Sends the OAuth credential check of a PUT and test callbacks. */
   outbound: TargetOutbound;
   logger: Logger;
+  /** The settings a target's delivery policy falls back on (DELIVERY_ATTEMPTS, …), shown in its effective policy. */
+  deliveryDefaults: DeliveryPolicyDefaults;
 }
 
 /**
@@ -56,6 +67,11 @@ export interface TargetsRouterDependencies {
 export function targetsRouter(deps: TargetsRouterDependencies): Router {
   const router = Router();
   const resolve = deps.resolveHost ?? resolveHost;
+  // Every answer shows the policy in force beside the one set, each value saying where it comes from.
+  const view = (target: NotificationTargetRecord): NotificationTargetRecord & { effectiveDelivery: EffectiveDeliveryPolicy } => ({
+    ...target,
+    effectiveDelivery: effectiveDeliveryPolicy(target.delivery, deps.deliveryDefaults),
+  });
 
   router.get('/notification-targets', async (req, res) => {
     const query = parseQuery(validateListQuery, req.query);
@@ -65,7 +81,7 @@ export function targetsRouter(deps: TargetsRouterDependencies): Router {
       ...(query.merchantId === undefined ? {} : { merchantId: query.merchantId }),
     };
     const { count, targets } = await deps.targets.list(filter, page, pageSize);
-    res.json({ page, pageSize, count, totalPages: Math.ceil(count / pageSize), data: targets });
+    res.json({ page, pageSize, count, totalPages: Math.ceil(count / pageSize), data: targets.map(view) });
   });
 
   for (const kind of ['program', 'merchant'] as const) {
@@ -82,7 +98,7 @@ export function targetsRouter(deps: TargetsRouterDependencies): Router {
       await checked?.primeCache(saved.id).catch((error: unknown) => {
         deps.logger.warn('the checked OAuth token could not be cached', { targetId: saved.id, error: error instanceof Error ? error.message : String(error) });
       });
-      res.json(saved);
+      res.json(view(saved));
     });
 
     router.post(`${path}/test`, async (req, res) => {
@@ -105,7 +121,7 @@ export function targetsRouter(deps: TargetsRouterDependencies): Router {
       // Merged again into the locked row: a concurrent PATCH of another field is kept, not overwritten.
       const changed = await deps.targets.change(owner, (stored) => inputOf(merge(stored)));
       if (!changed) throw noTarget(owner);
-      res.json(changed);
+      res.json(view(changed));
     });
 
     router.get(path, async (req, res) => {
@@ -114,7 +130,7 @@ export function targetsRouter(deps: TargetsRouterDependencies): Router {
       if (!target) throw noTarget(owner);
       // The stored part of the health (last success, failing since) and, from Redis, the breaker's.
       const delivery = await deps.health(target.id).catch(() => null);
-      res.json({ ...target, health: { ...target.health, ...(delivery ?? { breaker: null, inFlight: null, deferred: null }) } });
+      res.json({ ...view(target), health: { ...target.health, ...(delivery ?? { breaker: null, inFlight: null, deferred: null }) } });
     });
 
     router.delete(path, async (req, res) => {
@@ -151,7 +167,14 @@ async function checkedInput(body: TargetBody, policy: AddressPolicy, resolve: Re
 }
 
 function inputOf(body: TargetBody): TargetInput {
-  return { url: body.url, auth: toAuth(body.auth), notifications: body.notifications ?? {}, enabled: body.enabled ?? true, ordering: body.ordering ?? 'none' };
+  return {
+    url: body.url,
+    auth: toAuth(body.auth),
+    notifications: body.notifications ?? {},
+    enabled: body.enabled ?? true,
+    ordering: body.ordering ?? 'none',
+    delivery: body.delivery ?? {},
+  };
 }
 
 // The schema's per-mode rules guarantee the fields each mode needs.

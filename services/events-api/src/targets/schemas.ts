@@ -1,5 +1,7 @@
 import {
   CALLBACK_AUTH_MODES,
+  DELIVERY_POLICY_FIELDS,
+  deliveryPolicySchema,
   EVENT_TYPES,
   MERCHANT_NOTIFICATION_OBJECT_TYPES,
   OAUTH_SCOPE_PATTERN,
@@ -98,6 +100,7 @@ function targetBodySchema<const Id extends string, const ObjectTypes extends rea
           "In what order callbacks go: none (default), as they come; object, each object's callbacks in the sequence order of its events, " +
           'each only once the previous one has its final outcome (delivered, or failed for good). Other objects are never held back.',
       },
+      delivery: deliveryPolicySchema,
     },
   } as const;
 }
@@ -167,6 +170,12 @@ export const targetPatchSchema = {
     },
     enabled: { type: 'boolean' },
     ordering: { type: 'string' },
+    delivery: {
+      type: ['object', 'null'],
+      additionalProperties: false,
+      description: 'Members merge into the stored policy; null on a member returns it to its global default, null on delivery returns them all.',
+      properties: Object.fromEntries(DELIVERY_POLICY_FIELDS.map((name) => [name, { type: [deliveryPolicySchema.properties[name].type, 'null'] }])),
+    },
   },
 } as const;
 
@@ -184,6 +193,7 @@ export interface TargetPatch {
   notifications?: { objectTypes?: unknown[] | null; eventTypes?: unknown[] | null } | null;
   enabled?: boolean;
   ordering?: string;
+  delivery?: Record<string, number | null> | null;
 }
 
 /** Query of GET /admin/notification-targets. Unknown parameters are refused. */

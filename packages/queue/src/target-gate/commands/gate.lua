@@ -25,7 +25,7 @@
 --   ARGV[1]   now              the caller's clock, ms
 --   ARGV[2]   releases         number of releases in the batch
 --   ARGV[3]   lease            how long a job let in one by one holds its slot at most, ms
---   ARGV[4]   limit            most slots of one target taken at once; 0: no limit
+--   ARGV[4]   (unused: each target's limit comes from ARGV[18…], below)
 --   ARGV[5]   minDelay         shortest nominal delay of a busy target's deferral, ms
 --   ARGV[6]   maxDelay         longest one, ms
 --   ARGV[7]   grace            how long a deferred job not seen again still counts as deferred, ms
@@ -39,7 +39,12 @@
 --   ARGV[15]  leases           number of lease requests in the batch
 --   ARGV[16]  leaseTtl         how long a lease's slots stay taken unless renewed, ms
 --   ARGV[17]  silentMs         a lease not renewed for this long is silent (its worker is gone), ms
---   then, from ARGV[18], per release (6 each):
+--   then, from ARGV[18], two per distinct target of the batch, in the order of its keys:
+--             limit            most slots of that target taken at once (its delivery policy, or
+--                              TARGET_MAX_IN_FLIGHT); 0: no limit
+--             rate             most admissions of that target per second (its delivery policy's
+--                              maxRatePerSecond, may be fractional); 0: no rate limit
+--   then per release (6 each):
 --     target's position, target id, job id, verdict, duration ms, times (jobs in a row ending so)
 --   then per lease (6 + returned each):
 --     target's position, holder, slots to keep, slots wanted, start of its oldest job in a leased
@@ -80,7 +85,12 @@
 -- An admission answers:
 -- - 1, probe (0/1), 0: let in; it holds a slot until released or until its lease runs out;
 -- - 2, nominal delay, 0: `target_busy`, come back after about the nominal delay;
--- - 3, earliest, spread: `breaker_open`, come back between earliest and earliest + spread ms.
+-- - 3, earliest, spread: `breaker_open`, come back between earliest and earliest + spread ms;
+-- - 4, nominal delay, 0: `rate_limited`, come back after about the nominal delay.
+-- A target with a rate is served job by job (a lease answers it is not free), so that every
+-- callback takes a token of its bucket: `tokens` and `tokensAt` in its breaker hash, refilled at
+-- the rate, holding at most a tenth of a second's worth (1 at least). A rate-limited job's delay is
+-- its place among the target's deferred jobs at the rate (deferred + 1 - tokens) / rate.
 -- A busy target's delay is how long the jobs deferred before it should take to get through its
 -- slots (deferred / limit x how long a job holds a slot, that being the longer of the average
 -- and the age of the oldest job in flight), within [min, max] delay: re-checks then come about as
@@ -89,7 +99,6 @@
 local now = tonumber(ARGV[1])
 local releases = tonumber(ARGV[2])
 local lease = tonumber(ARGV[3])
-local limit = tonumber(ARGV[4])
 local minDelay = tonumber(ARGV[5])
 local maxDelay = tonumber(ARGV[6])
 local grace = tonumber(ARGV[7])
@@ -104,6 +113,9 @@ local leases = tonumber(ARGV[15])
 local leaseTtl = tonumber(ARGV[16])
 local silentMs = tonumber(ARGV[17])
 local breakers = KEYS[1]
+-- Each target's limit and rate (ARGV[16 + 2t], ARGV[17 + 2t]) come before the releases.
+local targetCount = (#KEYS - 1) / 6
+local firstRelease = 18 + 2 * targetCount
 -- keys.ts SLOT_TIME_DECAY: the weight of the previous average in a job's slot time (a test checks
 -- the two agree).
 local slotTimeDecay = 0.8
@@ -114,16 +126,15 @@ local out = {}
 --- @include "includes/breaker.lua"
 --- @include "includes/slots.lua"
 
-for i = 18, 17 + 6 * releases, 6 do
+for i = firstRelease, firstRelease - 1 + 6 * releases, 6 do
   out[#out + 1] = release(stateOf(ARGV[i]), ARGV[i + 1], ARGV[i + 2], ARGV[i + 3], tonumber(ARGV[i + 4]), tonumber(ARGV[i + 5]))
 end
 -- The released slots are free before any lease or admission of the batch.
-local targetCount = (#KEYS - 1) / 6
 for t = 1, targetCount do
   local s = targets[t]
   if s and #s.released > 0 then callWithList('ZREM', s.inflight, s.released) end
 end
-local firstEntry = 18 + 6 * releases
+local firstEntry = firstRelease + 6 * releases
 for _ = 1, leases do
   local i = firstEntry
   local s = stateOf(ARGV[i])

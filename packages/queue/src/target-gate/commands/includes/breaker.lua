@@ -15,14 +15,14 @@ local function callWithList(command, key, list)
 end
 
 -- Each target's state, read at its first use in the batch and written back once at the end.
-local FIELDS = {'reopenAt', 'openMs', 'probe', 'probeUntil', 'avgMs', 'openCount', 'consecutive', 'openedAt'}
+local FIELDS = {'reopenAt', 'openMs', 'probe', 'probeUntil', 'avgMs', 'openCount', 'consecutive', 'openedAt', 'tokens', 'tokensAt'}
 local targets = {}
 local function stateOf(position)
   local t = tonumber(position)
   local s = targets[t]
   if s then return s end
   local k = 6 * t - 4
-  s = { inflight = KEYS[k], deferred = KEYS[k + 1], breaker = KEYS[k + 2], window = KEYS[k + 3], leased = KEYS[k + 4], wanted = KEYS[k + 5], leases = false, f = {}, changed = {}, deleted = false, ttl = false,
+  s = { inflight = KEYS[k], deferred = KEYS[k + 1], breaker = KEYS[k + 2], window = KEYS[k + 3], leased = KEYS[k + 4], wanted = KEYS[k + 5], limit = tonumber(ARGV[16 + 2 * t]), rate = tonumber(ARGV[17 + 2 * t]), leases = false, f = {}, changed = {}, deleted = false, ttl = false,
         released = {}, adds = {}, undeferred = {}, card = false, swept = false, successes = 0 }
   local values = redis.call('HMGET', s.breaker, unpack(FIELDS))
   for i, name in ipairs(FIELDS) do s.f[name] = values[i] end

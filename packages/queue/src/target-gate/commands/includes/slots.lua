@@ -1,6 +1,6 @@
 -- Included in gate.lua (see its header for KEYS and ARGV), after includes/breaker.lua: the slots
 -- of a target, the workers' leases of them and the admission of a job let in one by one. Uses
--- gate.lua's locals now, lease, limit, minDelay, grace, leaseTtl, silentMs and breaker.lua's
+-- gate.lua's locals now, lease, minDelay, grace, leaseTtl, silentMs and breaker.lua's
 -- callWithList, clamp and set.
 
 -- Expired leases and forgotten deferrals are cleared once per target and batch, not per job.
@@ -81,9 +81,26 @@ end
 -- in again after its worker died) not held against it.
 local function full(s, job)
   if not s.card then s.card = redis.call('ZCARD', s.inflight) + leasedSlots(s).total end
-  if s.card + #s.adds / 2 < limit then return false end
+  if s.card + #s.adds / 2 < s.limit then return false end
   addSlots(s)
-  return s.card >= limit and not redis.call('ZSCORE', s.inflight, job)
+  return s.card >= s.limit and not redis.call('ZSCORE', s.inflight, job)
+end
+
+-- Takes one token of a rate-limited target's bucket (see gate.lua); answers whether there was
+-- one, and if not how long until the job's turn: its place among the deferred jobs, at the rate.
+local function takeToken(s)
+  local capacity = math.max(1, s.rate / 10)
+  local tokens = tonumber(s.f.tokens) or capacity
+  local at = tonumber(s.f.tokensAt) or now
+  tokens = math.min(capacity, tokens + math.max(0, now - at) * s.rate / 1000)
+  set(s, 'tokensAt', now)
+  if tokens >= 1 then
+    set(s, 'tokens', tokens - 1)
+    return true, 0
+  end
+  set(s, 'tokens', tokens)
+  local waiting = redis.call('ZCARD', s.deferred)
+  return false, (waiting + 1 - tokens) * 1000 / s.rate
 end
 
 local function admit(s, job)
@@ -98,7 +115,7 @@ local function admit(s, job)
   elseif reopenAt and s.f.probe and s.f.probe ~= job and (tonumber(s.f.probeUntil) or 0) > now then
     -- Half-open with a probe in flight: one at a time.
     code, x, y = 3, 0, 2 * clamp(math.max(avg, minDelay))
-  elseif limit > 0 and full(s, job) then
+  elseif s.limit > 0 and full(s, job) then
     local oldest = redis.call('ZRANGE', s.inflight, 0, 0, 'WITHSCORES')
     local held = avg
     if oldest[2] then held = math.max(held, now - (tonumber(oldest[2]) - lease)) end
@@ -109,30 +126,37 @@ local function admit(s, job)
       s.undeferred = {}
     end
     local waiting = redis.call('ZCARD', s.deferred) + 1
-    local delay = waiting / limit * held
+    local delay = waiting / s.limit * held
     if leases.silent > 0 then
       -- The silent leases' slots free only at their deadline: the job's turn comes through the
       -- other slots, or after that.
       local afterSilent = leases.silentUntil - now + delay
-      local others = limit - leases.silent
+      local others = s.limit - leases.silent
       delay = afterSilent
       if others > 0 then delay = math.min(waiting / others * held, afterSilent) end
     end
     code, x = 2, clamp(delay)
   else
-    if reopenAt then
-      x = 1
-      set(s, 'probe', job)
-      set(s, 'probeUntil', now + lease)
+    -- A slot is free; a rate-limited target also needs a token of its bucket.
+    local token, wait = true, 0
+    if s.rate > 0 then token, wait = takeToken(s) end
+    if not token then
+      code, x = 4, clamp(wait)
+    else
+      if reopenAt then
+        x = 1
+        set(s, 'probe', job)
+        set(s, 'probeUntil', now + lease)
+      end
+      s.adds[#s.adds + 1] = now + lease
+      s.adds[#s.adds + 1] = job
+      s.undeferred[#s.undeferred + 1] = job
     end
-    s.adds[#s.adds + 1] = now + lease
-    s.adds[#s.adds + 1] = job
-    s.undeferred[#s.undeferred + 1] = job
   end
 
   if code ~= 1 then
     local back = now + x + y
-    if code == 2 then back = now + math.floor(x * 1.5) end
+    if code == 2 or code == 4 then back = now + math.floor(x * 1.5) end
     redis.call('ZADD', s.deferred, back, job)
     redis.call('PEXPIRE', s.deferred, back - now + grace)
   end
@@ -153,10 +177,11 @@ local function grant(s, holder, keep, want, since)
   local leases = leasedSlots(s)
   local mine = leases.byHolder[holder] or 0
   local granted, free = keep, 0
-  if not s.f.reopenAt then
+  -- A rate-limited target is served job by job: each admission takes a token.
+  if not s.f.reopenAt and s.rate <= 0 then
     granted, free = math.max(keep, want), 1
-    if limit > 0 then
-      local capacity = limit - redis.call('ZCARD', s.inflight)
+    if s.limit > 0 then
+      local capacity = s.limit - redis.call('ZCARD', s.inflight)
       local room = capacity - (leases.total - mine)
       local holders = leases.holders + (leases.wantedBy[holder] and 0 or 1)
       local othersWant = leases.wanted - (leases.wantedBy[holder] or 0)

@@ -1,0 +1,2 @@
+-- AlterTable
+ALTER TABLE "notification_targets" ADD COLUMN     "delivery_policy" JSONB;
