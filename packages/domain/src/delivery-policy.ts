@@ -1,4 +1,4 @@
-import { VIOLATION_HINT } from './validation';
+import { VIOLATION_HINT } from './violation';
 
 /**
  * A notification target's delivery policy: how its callbacks are retried, how long each may take,

@@ -27,7 +27,6 @@ export type {
 export {
   compileValidator,
   validateEvent,
-  VIOLATION_HINT,
   validateEventPage,
   validateIngestBatch,
   validateIngestEvent,
@@ -36,7 +35,7 @@ export {
   type Validator,
 } from './validation';
 export { depthViolations, MAX_JSON_DEPTH } from './validation';
-export { pointerTo } from './violation';
+export { pointerTo, VIOLATION_HINT } from './violation';
 export type { Validation, Violation } from './violation';
 export { examplePaymentSeriesEvent } from './examples/payment-series-event';
 export { decideAttempt, type AttemptDecision, type AttemptFacts } from './attempt-decision';

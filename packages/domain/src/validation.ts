@@ -1,6 +1,7 @@
 import Ajv2020, { type ErrorObject } from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
 import { closestName } from './closest-name';
+import { VIOLATION_HINT } from './violation';
 import { DATE_TIME_RULE, parseDateTime } from './date-time';
 import { eventSchema } from './schemas/event';
 import { eventPageSchema } from './schemas/event-page';
@@ -10,12 +11,6 @@ import { paymentSeriesSchema } from './schemas/payment-series';
 import { DOMAIN_SCHEMAS } from './schemas/registry';
 import type { Event, EventPage, IngestBatch, IngestEvent, OAuthTokenResponse, PaymentSeries } from './types';
 import { pointerTo, type Validation, type Violation } from './violation';
-
-/**
- * Schema annotation: a sentence added to the message of any rule of that (sub)schema that is broken,
- * to say why the rule is there or how to comply (an `x-` name, so OpenAPI tools accept it too).
- */
-export const VIOLATION_HINT = 'x-violation-hint';
 
 // strict: a typo in a schema keyword fails at start-up instead of silently validating nothing.
 // strictRequired is off because it refuses the common `oneOf: [{ required: ['a'] }, { required: ['b'] }]`

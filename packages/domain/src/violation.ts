@@ -15,3 +15,11 @@ export type Validation<T> = { readonly ok: true; readonly value: T } | { readonl
 export function pointerTo(keys: readonly string[], base = ''): string {
   return base + keys.map((key) => `/${key.replaceAll('~', '~0').replaceAll('/', '~1')}`).join('');
 }
+
+/**
+ * Schema annotation: a sentence added to the message of any rule of that (sub)schema that is broken,
+ * to say why the rule is there or how to comply (an `x-` name, so OpenAPI tools accept it too). Here,
+ * not beside the validator: schemas that mention it (a target's delivery policy) are also read by
+ * the delivery-worker, which must not load ajv.
+ */
+export const VIOLATION_HINT = 'x-violation-hint';

@@ -114,9 +114,9 @@ it('shows an auto-disabled target, and after a fix without the password, replays
   // What support sees: the table row and the target itself.
   const listed = await herald(['targets', 'list', '--merchant', shop.id]);
   expect(listed.code).toBe(0);
-  expect(listed.stdout).toMatch(/^ID +OWNER +URL +AUTH +ENABLED +LAST SUCCESS +FAILING SINCE\n/);
+  expect(listed.stdout).toMatch(/^ID +OWNER +URL +AUTH +ORDERING +ENABLED +LAST SUCCESS +FAILING SINCE\n/);
   expect(listed.stdout).toContain(`merchant ${shop.id}`);
-  expect(listed.stdout).toMatch(/ basic +no \(auto-disabled\) +- +\d{4}-/);
+  expect(listed.stdout).toMatch(/ basic +none +no \(auto-disabled\) +- +\d{4}-/);
   const shown = await herald(['targets', 'show', '--merchant', shop.id]);
   expect(shown.stdout).toMatch(/^enabled +false$/m);
   expect(shown.stdout).toMatch(/^disabledReason +auto-disabled$/m);
