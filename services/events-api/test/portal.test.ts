@@ -3,6 +3,7 @@
 // session sees only its own tenant's data. The browser test (portal.browser.test.ts) drives it in
 // Chromium with a real worker.
 import { createHash, randomUUID } from 'node:crypto';
+import { closedPort } from '@herald/testing';
 import request from 'supertest';
 import { createTestApi } from './support/api';
 import { ingestEvent } from './support/events';
@@ -418,6 +419,26 @@ describe('the recovery form', () => {
     const missing = await post('/portal/recoveries', none.cookie, { csrf: none.csrf, from: localAgo(10 * MINUTE) }).expect(404);
     expect(missing.headers['content-type']).toMatch(/^text\/html/);
     expect(missing.text).toContain('No notification target is set up for you yet');
+  });
+
+  it('answers a 503 page with Retry-After while the delivery queue is unreachable, starting nothing', async () => {
+    const s = await failedScene();
+    const { cookie, csrf } = await openPortal('merchants', s.merchantId);
+    const down = createTestApi({ REDIS_URL: `redis://127.0.0.1:${await closedPort()}` });
+    try {
+      const res = await request(down.app)
+        .post('/portal/recoveries')
+        .set('Cookie', cookie)
+        .type('form')
+        .send({ csrf, from: localAgo(10 * MINUTE) })
+        .expect(503);
+      expect(res.headers['content-type']).toMatch(/^text\/html/);
+      expect(res.headers['retry-after']).toBe('5');
+      expect(res.text).toContain('The delivery queue is unavailable just now and nothing was recovered');
+    } finally {
+      await down.close();
+    }
+    expect(await api.prisma.recovery.count({ where: { targetId: s.merchantTarget } })).toBe(0);
   });
 
   it("answers another tenant's recovery id, and one that is no id at all, with the 404 page", async () => {
