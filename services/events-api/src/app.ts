@@ -210,6 +210,8 @@ export function createApp(deps: AppDependencies): Express {
       target: merchantTarget,
       signingSecret: (owner) => targets.signingSecret(owner),
       limits: merchantReads,
+      recoveries,
+      recoveryMaxDays: config.recovery.maxDays,
       maxSkip: config.eventsList.maxSkip,
       sessionTtlSeconds: config.portal.sessionTtlSeconds,
       secureCookie: config.portal.secureCookie,

@@ -183,4 +183,76 @@ describe('the merchant portal in a browser', () => {
     expect(logs).not.toContain(secret);
     expect(logs).not.toContain(TARGET_PASSWORD);
   });
+
+  it('runs a recovery from the form once the endpoint is fixed, and shows the failed callback delivered', async () => {
+    // This merchant's own endpoint: down (500) until the merchant fixes it.
+    let fixed = false;
+    const endpoint = await startHttpRecorder(() => (fixed ? { status: 200, body: 'ok' } : { status: 500, body: 'still broken' }));
+    const browser = await openBrowser();
+    try {
+      const program = await admin<{ id: string }>('POST', '/programs', { name: 'Recovery browser program' });
+      const shop = await admin<{ id: string }>('POST', '/merchants', { programId: program.id, name: 'Mended shop' });
+      await admin('PUT', `/merchants/${shop.id}/notification-target`, { url: `${endpoint.origin}/hooks`, auth: { mode: 'none' } });
+      const eventId = `Event-${randomUUID()}`;
+      await callJson('POST', `${apiUrl}/internal/events`, {
+        token: INGEST_TOKEN,
+        body: { id: eventId, programId: program.id, merchantId: shop.id, origin: 'api', eventType: 'created', objectId: 'pay-2', objectType: 'payment' },
+      });
+      await waitFor(
+        () => admin<{ data: Array<{ status: string }> }>('GET', `/events/${eventId}/deliveries`),
+        (answer) => answer.data[0]?.status === 'failed',
+        30_000,
+        'the callback to fail',
+        100,
+      );
+      const link = await admin<{ url: string }>('POST', `/merchants/${shop.id}/portal-links`);
+
+      const page = await browser.newPage();
+      await page.goto(link.url);
+      await page.getByRole('button', { name: 'Open the portal' }).click();
+      await page.waitForURL(`${apiUrl}/portal`);
+
+      // The failed callback and its attempt.
+      await page.getByRole('link', { name: '1 failed callback' }).click();
+      await page.getByRole('link', { name: eventId }).click();
+      const failedAttempts = await page.locator('table.attempts tbody tr').allTextContents();
+      expect(failedAttempts).toHaveLength(1);
+      expect(failedAttempts[0]).toContain('HTTP 500');
+
+      // The merchant fixes its endpoint and recovers the last ten minutes (UTC) from the overview.
+      fixed = true;
+      await page.getByRole('link', { name: 'Overview', exact: true }).click();
+      await page.getByLabel('From (UTC)').fill(new Date(Date.now() - 10 * 60_000).toISOString().slice(0, 16));
+      await page.getByRole('button', { name: 'Recover' }).click();
+      await page.waitForURL(/\/portal\/recoveries\/[0-9a-f-]{36}$/);
+      expect(await page.getByRole('heading', { level: 1 }).textContent()).toBe('Recovery');
+      expect(await page.locator('#recovery-queued').textContent()).toBe('1');
+
+      // Refreshed as a person would, until the worker has delivered it.
+      const delivered = await waitFor(
+        async () => {
+          await page.getByRole('link', { name: 'Refresh' }).click();
+          await page.waitForLoadState();
+          return { delivered: await page.locator('#recovery-delivered').textContent(), status: await page.locator('.badge').textContent() };
+        },
+        (shown) => shown.delivered === '1' && shown.status === 'finished',
+        30_000,
+        'the recovery page to show the callback delivered',
+        200,
+      );
+      expect(delivered).toEqual({ delivered: '1', status: 'finished' });
+      expect(await page.locator('#recovery-failed').textContent()).toBe('0');
+
+      // The callback itself: succeeded on its second attempt.
+      await page.getByRole('link', { name: 'Deliveries', exact: true }).click();
+      await page.getByRole('link', { name: eventId }).click();
+      const attempts = await page.locator('table.attempts tbody tr').allTextContents();
+      expect(attempts).toHaveLength(2);
+      expect(attempts.some((row) => row.includes('HTTP 200'))).toBe(true);
+      expect(endpoint.requests.filter((req) => req.url === '/hooks')).toHaveLength(2);
+    } finally {
+      await browser.close();
+      await endpoint.close();
+    }
+  });
 });

@@ -3,6 +3,7 @@
 // session sees only its own tenant's data. The browser test (portal.browser.test.ts) drives it in
 // Chromium with a real worker.
 import { createHash, randomUUID } from 'node:crypto';
+import { closedPort } from '@herald/testing';
 import request from 'supertest';
 import { createTestApi } from './support/api';
 import { ingestEvent } from './support/events';
@@ -288,5 +289,173 @@ describe('a portal session', () => {
     const css = await get('/portal/static/portal.css').expect(200);
     expect(css.headers['content-type']).toMatch(/^text\/css/);
     expect(css.text).toContain('font-family');
+  });
+});
+
+const MINUTE = 60_000;
+/** What a datetime-local input sends for a time `ms` before now, in UTC (to the minute, or to the second). */
+const localAgo = (ms: number, withSeconds = false) => new Date(Date.now() - ms).toISOString().slice(0, withSeconds ? 19 : 16);
+
+/** A scene whose merchant has one recent payment callback that failed for good. */
+async function failedScene() {
+  const s = await scene();
+  const event = ingestEvent(s, { objectType: 'payment', createdAt: new Date(Date.now() - 2 * MINUTE).toISOString() });
+  await api.ingest(event).expect(201);
+  await worker.runAll(() => ({ outcome: 'failed', statusCode: 500 }));
+  return { ...s, eventId: event.id };
+}
+
+/** The recovery id a 303 of the recovery form points at. */
+function recoveryIdOf(res: { headers: Record<string, string> }): string {
+  const match = /^\/portal\/recoveries\/([0-9a-f-]{36})$/.exec(res.headers.location ?? '');
+  expect(match).not.toBeNull();
+  return match![1]!;
+}
+
+describe('the recovery form', () => {
+  it('starts a recovery from the overview with the CSRF token, redirects to its page, and shows it delivered once the worker sent it', async () => {
+    const s = await failedScene();
+    const { cookie, csrf } = await openPortal('merchants', s.merchantId);
+    const overview = await get('/portal', cookie).expect(200);
+    expect(overview.text).toContain('<form method="post" action="/portal/recoveries" class="recovery">');
+    expect(overview.text).toMatch(/<input type="datetime-local" id="recovery-from" name="from"/);
+    expect(overview.text).toContain('From (UTC)');
+    expect(overview.text).toContain('At most 7 days back');
+
+    // Minutes only, as a datetime-local input sends by default; `to` left empty (up to now).
+    const started = await post('/portal/recoveries', cookie, { csrf, from: localAgo(10 * MINUTE), to: '' }).expect(303);
+    const id = recoveryIdOf(started);
+    const stored = await api.prisma.recovery.findUniqueOrThrow({ where: { id } });
+    expect(stored.targetId).toBe(s.merchantTarget);
+    expect(stored.fromTime.getUTCSeconds()).toBe(0);
+
+    const running = await get(started.headers.location!, cookie).expect(200);
+    expect(running.headers['content-type']).toMatch(/^text\/html/);
+    expect(running.text).toContain('<span class="badge running">running</span>');
+    expect(running.text).toContain('<td class="number" id="recovery-queued">1</td>');
+    expect(running.text).toContain('<td class="number" id="recovery-pending">1</td>');
+    expect(running.text).toContain(`href="/portal/recoveries/${id}">Refresh</a>`);
+    expect(running.text).toContain('the whole window');
+
+    await worker.runAll(() => ({ outcome: 'succeeded', statusCode: 200 }));
+    const finished = await get(`/portal/recoveries/${id}`, cookie).expect(200);
+    expect(finished.text).toContain('<span class="badge finished">finished</span>');
+    expect(finished.text).toContain('<td class="number" id="recovery-delivered">1</td>');
+    expect(finished.text).toContain('<td class="number" id="recovery-failed">0</td>');
+    expect((await get('/portal/deliveries?status=failed', cookie).expect(200)).text).not.toContain(s.eventId);
+  });
+
+  it('reads a window given with seconds as UTC, and links a recovery whose callbacks failed again to the failed ones', async () => {
+    const s = await failedScene();
+    const { cookie, csrf } = await openPortal('merchants', s.merchantId);
+    const from = localAgo(10 * MINUTE, true);
+    const to = localAgo(-MINUTE, true);
+    const started = await post('/portal/recoveries', cookie, { csrf, from, to }).expect(303);
+    const id = recoveryIdOf(started);
+    const stored = await api.prisma.recovery.findUniqueOrThrow({ where: { id } });
+    expect(stored.fromTime.toISOString()).toBe(`${from}.000Z`);
+    expect(stored.toTime.toISOString()).toBe(`${to}.000Z`);
+
+    await worker.runAll(() => ({ outcome: 'failed', statusCode: 500 }));
+    const page = await get(`/portal/recoveries/${id}`, cookie).expect(200);
+    expect(page.text).toContain('<td class="number" id="recovery-failed">1</td>');
+    expect(page.text).toContain('href="/portal/deliveries?status=failed">the failed callbacks</a>');
+  });
+
+  it('refuses a form without the session, without the CSRF token or with a forged one with 403, starting nothing', async () => {
+    const s = await failedScene();
+    const { cookie, csrf } = await openPortal('merchants', s.merchantId);
+    const from = localAgo(10 * MINUTE);
+    const forged = await post('/portal/recoveries', cookie, { csrf: `${csrf.slice(0, -1)}x`, from }).expect(403);
+    expect(forged.headers['content-type']).toMatch(/^text\/html/);
+    expect(forged.text).toContain('did not come from your portal session');
+    await post('/portal/recoveries', cookie, { from }).expect(403);
+    await post('/portal/recoveries', undefined, { csrf, from }).expect(403);
+    const other = await openPortal('merchants', s.merchantId);
+    await post('/portal/recoveries', cookie, { csrf: other.csrf, from }).expect(403);
+    expect(await api.prisma.recovery.count({ where: { targetId: s.merchantTarget } })).toBe(0);
+  });
+
+  it('refuses bad dates with a 400 page naming the field and how to fix it', async () => {
+    const s = await failedScene();
+    const { cookie, csrf } = await openPortal('merchants', s.merchantId);
+    const refused = async (form: Record<string, string>, ...phrases: string[]) => {
+      const res = await post('/portal/recoveries', cookie, { csrf, ...form }).expect(400);
+      expect(res.headers['content-type']).toMatch(/^text\/html/);
+      expect(res.text).toContain('Recovery not started');
+      for (const phrase of phrases) expect(res.text).toContain(phrase);
+    };
+    await refused({ from: '' }, 'from is required');
+    await refused({}, 'from is required');
+    await refused({ from: 'yesterday' }, 'from must be a date and time in UTC, as YYYY-MM-DDTHH:MM');
+    await refused({ from: '2026-13-01T10:00' }, 'from must be a date and time in UTC');
+    await refused({ from: localAgo(10 * MINUTE), to: '10:00' }, 'to must be a date and time in UTC');
+    await refused({ from: localAgo(10 * MINUTE), to: localAgo(20 * MINUTE) }, 'to must be after from');
+    await refused({ from: localAgo(8 * 24 * 60 * MINUTE) }, 'from must be at most 7 days ago (RECOVERY_MAX_DAYS)');
+    await refused({ from: localAgo(-10 * MINUTE) }, 'from must be in the past when to is not given');
+    expect(await api.prisma.recovery.count({ where: { targetId: s.merchantTarget } })).toBe(0);
+  });
+
+  it('refuses a second recovery while one runs with a 409 page linking to the running one', async () => {
+    const s = await failedScene();
+    const { cookie, csrf } = await openPortal('merchants', s.merchantId);
+    const first = recoveryIdOf(await post('/portal/recoveries', cookie, { csrf, from: localAgo(10 * MINUTE) }).expect(303));
+    const busy = await post('/portal/recoveries', cookie, { csrf, from: localAgo(10 * MINUTE) }).expect(409);
+    expect(busy.headers['content-type']).toMatch(/^text\/html/);
+    expect(busy.text).toContain(`<a href="/portal/recoveries/${first}">recovery ${first}</a> is still running`);
+    expect(await api.prisma.recovery.count({ where: { targetId: s.merchantTarget } })).toBe(1);
+  });
+
+  it('refuses a switched-off target with a 409 page saying support switches it on, and a tenant without a target with a 404 page', async () => {
+    const s = await failedScene();
+    await api.admin('patch', `/merchants/${s.merchantId}/notification-target`).send({ enabled: false }).expect(200);
+    const { cookie, csrf } = await openPortal('merchants', s.merchantId);
+    const off = await post('/portal/recoveries', cookie, { csrf, from: localAgo(10 * MINUTE) }).expect(409);
+    expect(off.headers['content-type']).toMatch(/^text\/html/);
+    expect(off.text).toContain('ask support to switch the target on');
+
+    const bare = await api.createTenant();
+    const none = await openPortal('merchants', bare.merchantId);
+    const missing = await post('/portal/recoveries', none.cookie, { csrf: none.csrf, from: localAgo(10 * MINUTE) }).expect(404);
+    expect(missing.headers['content-type']).toMatch(/^text\/html/);
+    expect(missing.text).toContain('No notification target is set up for you yet');
+  });
+
+  it('answers a 503 page with Retry-After while the delivery queue is unreachable, starting nothing', async () => {
+    const s = await failedScene();
+    const { cookie, csrf } = await openPortal('merchants', s.merchantId);
+    const down = createTestApi({ REDIS_URL: `redis://127.0.0.1:${await closedPort()}` });
+    try {
+      const res = await request(down.app)
+        .post('/portal/recoveries')
+        .set('Cookie', cookie)
+        .type('form')
+        .send({ csrf, from: localAgo(10 * MINUTE) })
+        .expect(503);
+      expect(res.headers['content-type']).toMatch(/^text\/html/);
+      expect(res.headers['retry-after']).toBe('5');
+      expect(res.text).toContain('The delivery queue is unavailable just now and nothing was recovered');
+    } finally {
+      await down.close();
+    }
+    expect(await api.prisma.recovery.count({ where: { targetId: s.merchantTarget } })).toBe(0);
+  });
+
+  it("answers another tenant's recovery id, and one that is no id at all, with the 404 page", async () => {
+    const mine = await failedScene();
+    const theirs = await scene();
+    const own = await openPortal('merchants', mine.merchantId);
+    const id = recoveryIdOf(await post('/portal/recoveries', own.cookie, { csrf: own.csrf, from: localAgo(10 * MINUTE) }).expect(303));
+    await get(`/portal/recoveries/${id}`, own.cookie).expect(200);
+
+    const other = await openPortal('merchants', theirs.merchantId);
+    const res = await get(`/portal/recoveries/${id}`, other.cookie).expect(404);
+    expect(res.headers['content-type']).toMatch(/^text\/html/);
+    expect(res.text).toContain(`No recovery &quot;${id}&quot;`);
+    // The merchant's own program sees its program target's recoveries, not the merchant's.
+    const program = await openPortal('programs', mine.programId);
+    await get(`/portal/recoveries/${id}`, program.cookie).expect(404);
+    await get('/portal/recoveries/not-a-uuid', own.cookie).expect(404);
+    await get(`/portal/recoveries/${id}`).expect(401);
   });
 });

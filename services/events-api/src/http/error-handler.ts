@@ -17,8 +17,8 @@ import { sendProblem } from './plain-adapter';
 
 // What a client is told to wait while PostgreSQL is unavailable.
 const DATABASE_RETRY_AFTER_SECONDS = 5;
-// What a client is told to wait while Redis is unavailable.
-const QUEUE_RETRY_AFTER_SECONDS = 5;
+// What a client is told to wait while Redis is unavailable (the portal's pages say the same).
+export const QUEUE_RETRY_AFTER_SECONDS = 5;
 // What a client is told to wait after PostgreSQL cancelled its query at the statement time limit.
 const QUERY_TIMEOUT_RETRY_AFTER_SECONDS = 5;
 

@@ -1,5 +1,6 @@
 import type { SigningSecretRecord } from '@herald/db';
 import type { findOwnDelivery, listOwnDeliveries } from '../deliveries/merchant-deliveries';
+import type { RecoveryView } from '../recoveries/recoveries';
 import type { MerchantTargetView } from '../targets/merchant-target-health';
 import { html, type SafeHtml } from './html';
 
@@ -96,8 +97,8 @@ ${paging.page < paging.totalPages ? html`<a href="${paging.hrefOf(paging.page + 
 </nav>`;
 }
 
-/** The overview: the target's health (and the auto-disable warning), and the signing secret's form. */
-export function overviewPage(context: PageContext, target: MerchantTargetView | null, failedCount: number): string {
+/** The overview: the target's health (and the auto-disable warning), the recovery form and the signing secret's form. */
+export function overviewPage(context: PageContext, target: MerchantTargetView | null, failedCount: number, recoveryMaxDays: number): string {
   const body = target
     ? html`${target.warning && html`<p class="warning" role="alert">${target.warning}</p>`}
 ${!target.enabled && html`<p class="warning" role="alert">This target is switched off (${target.disabledReason ?? 'switched-off'}${target.disabledAt ? html` since ${when(target.disabledAt)}` : ''}): no callback is sent. Ask support to switch it on once your endpoint works.</p>`}
@@ -115,6 +116,7 @@ ${target.egressAddresses.length > 0 && html`<dt>Callbacks come from</dt><dd>${ta
 </dl>
 <p><a href="${PORTAL_PATH}/deliveries?status=failed">${failedCount} failed ${failedCount === 1 ? 'callback' : 'callbacks'}</a> · <a href="${PORTAL_PATH}/deliveries">every callback</a></p>
 </section>
+${recoveryForm(context, recoveryMaxDays)}
 <section>
 <h2>Signing secret</h2>
 <p>Every callback is signed (Standard Webhooks: the <code>webhook-signature</code> header). Your endpoint verifies it with this secret.</p>
@@ -133,6 +135,59 @@ export function signingSecretPage(context: PageContext, record: SigningSecretRec
 <p><code class="secret" id="signing-secret">${record.secret}</code></p>
 ${record.previousSecretExpiresAt && html`<p>The secret was rotated: until ${when(record.previousSecretExpiresAt)} callbacks also carry a signature by the previous secret.</p>`}
 <p><a href="${PORTAL_PATH}">Back to the overview</a></p>`,
+  );
+}
+
+/**
+ * The recovery form. Times are UTC: a datetime-local input has no zone, and the browser's own zone
+ * would make the same window mean different events to the merchant and to support.
+ */
+function recoveryForm(context: PageContext, maxDays: number): SafeHtml {
+  return html`<section>
+<h2>Recover missed callbacks</h2>
+<p>Sends your target, once more, every callback of the window that was not delivered: the ones that failed, and the ones never sent because the target was off. One recovery runs at a time.</p>
+<form method="post" action="${PORTAL_PATH}/recoveries" class="recovery">${csrfField(context)}
+<label for="recovery-from">From (UTC)</label>
+<input type="datetime-local" id="recovery-from" name="from" required step="1">
+<label for="recovery-to">To (UTC)</label>
+<input type="datetime-local" id="recovery-to" name="to" step="1">
+<p class="muted hint">At most ${maxDays} ${maxDays === 1 ? 'day' : 'days'} back. Leave “To” empty to recover up to now.</p>
+<button type="submit">Recover</button>
+</form>
+</section>`;
+}
+
+/** A recovery as it goes: its window, how many callbacks it queued, and how they are going. */
+export function recoveryPage(context: PageContext, recovery: RecoveryView): string {
+  return layout(
+    'Recovery',
+    context,
+    html`<dl>
+<dt>Id</dt><dd><code>${recovery.id}</code></dd>
+<dt>Status</dt><dd>${statusBadge(recovery.status)}</dd>
+<dt>Window (UTC)</dt><dd>${when(new Date(recovery.from))} to ${when(new Date(recovery.to))}</dd>
+<dt>Covered</dt><dd>${
+      recovery.complete
+        ? 'the whole window'
+        : html`up to ${when(new Date(recovery.coveredTo))}: the window held more than one recovery queues; once this one has finished, recover again from there for the rest`
+    }</dd>
+<dt>Started</dt><dd>${when(new Date(recovery.createdAt))}</dd>
+<dt>Finished</dt><dd>${when(recovery.finishedAt === null ? null : new Date(recovery.finishedAt))}</dd>
+</dl>
+<table class="recovery-counts">
+<thead><tr><th>Queued</th><th>Never sent before</th><th>Pending</th><th>Sent</th><th>Delivered</th><th>Failed</th></tr></thead>
+<tbody><tr>
+<td class="number" id="recovery-queued">${recovery.queued}</td>
+<td class="number" id="recovery-never-sent">${recovery.neverSent}</td>
+<td class="number" id="recovery-pending">${recovery.pending}</td>
+<td class="number" id="recovery-sent">${recovery.sent}</td>
+<td class="number" id="recovery-delivered">${recovery.delivered}</td>
+<td class="number" id="recovery-failed">${recovery.failed}</td>
+</tr></tbody>
+</table>
+<p><a href="${PORTAL_PATH}/recoveries/${encodeURIComponent(recovery.id)}">Refresh</a>${
+      recovery.failed > 0 && html` · <a href="${PORTAL_PATH}/deliveries?status=failed">the failed callbacks</a>`
+    } · <a href="${PORTAL_PATH}">Back to the overview</a></p>`,
   );
 }
 
@@ -236,7 +291,7 @@ export function eventsPage(context: PageContext, events: EventItem[], paging: Pa
 }
 
 /** A page that only says something: a refusal, a missing delivery, the end of a session. */
-export function messagePage(title: string, message: string, context: PageContext | null = null): string {
+export function messagePage(title: string, message: string | SafeHtml, context: PageContext | null = null): string {
   return layout(title, context, html`<p>${message}</p>`);
 }
 

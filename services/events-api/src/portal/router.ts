@@ -9,11 +9,14 @@ import type {
   TargetOwner,
   TenantRepository,
 } from '@herald/db';
-import { compileValidator } from '@herald/domain';
+import { compileValidator, NoTargetError, QueueUnavailableError, RecoveryRunningError, TargetSwitchedOffError, ValidationError } from '@herald/domain';
 import { ownTargetOf } from '../auth/merchant-key';
 import { findOwnDelivery, listOwnDeliveries } from '../deliveries/merchant-deliveries';
 import { expensiveRead, type ExpensiveReads } from '../http/expensive-reads';
+import { QUEUE_RETRY_AFTER_SECONDS } from '../http/error-handler';
+import { HttpError } from '../http/http-error';
 import { invalidQuery, parseQuery } from '../http/query';
+import type { Recoveries } from '../recoveries/recoveries';
 import { merchantTargetHealth, type MerchantTargetHealthDependencies } from '../targets/merchant-target-health';
 import {
   deliveriesPage,
@@ -23,11 +26,14 @@ import {
   messagePage,
   overviewPage,
   PORTAL_PATH,
+  recoveryPage,
   signingSecretPage,
   STYLESHEET_PATH,
   type EventItem,
   type PageContext,
 } from './pages';
+import { html, type SafeHtml } from './html';
+import { recoveryInputOf } from './recovery-form';
 import { portalDeliveriesQuerySchema, portalEventsQuerySchema, type PortalDeliveriesQuery, type PortalEventsQuery } from './schemas';
 import { PORTAL_CSS } from './styles';
 
@@ -53,6 +59,10 @@ export interface PortalDependencies {
   signingSecret: (owner: TargetOwner) => Promise<SigningSecretRecord | null>;
   /** The merchant API's turns and time budget: a portal session's lists take them as a key's do. */
   limits: ExpensiveReads;
+  /** The merchant API's recoveries (POST /deliveries/recover): the recovery form starts and shows the same ones. */
+  recoveries: Pick<Recoveries, 'recover' | 'find'>;
+  /** RECOVERY_MAX_DAYS, shown beside the recovery form. */
+  recoveryMaxDays: number;
   /** EVENTS_MAX_SKIP: most rows a page may skip. */
   maxSkip: number;
   /** PORTAL_SESSION_TTL_SECONDS. */
@@ -148,7 +158,7 @@ export function portalRouter(deps: PortalDependencies): Router {
       merchantTargetHealth(deps.target, owner),
       expensiveRead(deps.limits, readerId, () => listOwnDeliveries(deps.history, owner, { filter: { status: 'failed' }, page: 1, pageSize: 1 })),
     ]);
-    sendPage(res, 200, overviewPage(context, target, failed.count));
+    sendPage(res, 200, overviewPage(context, target, failed.count, deps.recoveryMaxDays));
   });
 
   page(`${PORTAL_PATH}/deliveries`, async (req, res, { owner, context, readerId }) => {
@@ -191,6 +201,29 @@ export function portalRouter(deps: PortalDependencies): Router {
     if (!record)
       return sendPage(res, 404, messagePage('Not found', 'No notification target is set up for you yet: the platform’s support sets one up.', context));
     sendPage(res, 200, signingSecretPage(context, record));
+  });
+
+  action(`${PORTAL_PATH}/recoveries`, async (req, res, { session, context, readerId }) => {
+    try {
+      const input = recoveryInputOf(req.body ?? {});
+      // The merchant route's turn: a recovery reads the window's events, as the lists do.
+      const recovery = await expensiveRead(deps.limits, readerId, () => deps.recoveries.recover(session.scope, input));
+      res.redirect(303, `${PORTAL_PATH}/recoveries/${encodeURIComponent(recovery.id)}`);
+    } catch (error) {
+      const refusal = recoveryRefusal(error);
+      if (!refusal) throw error;
+      res.set(refusal.headers ?? {});
+      sendPage(res, refusal.status, messagePage(refusal.title, refusal.message, context));
+    }
+  });
+
+  page(`${PORTAL_PATH}/recoveries/:id`, async (req, res, { session, context }) => {
+    const id = String(req.params.id);
+    // One recovery and its tagged deliveries, each by its key: no turn is taken, as on the merchant route.
+    const recovery = await deps.recoveries.find(session.scope, id);
+    // Another tenant's recovery reads as one that does not exist.
+    if (!recovery) return sendPage(res, 404, messagePage('Not found', `No recovery "${id}".`, context));
+    sendPage(res, 200, recoveryPage(context, recovery));
   });
 
   action(`${PORTAL_PATH}/logout`, async (req, res) => {
@@ -248,6 +281,67 @@ function sameToken(given: unknown, expected: string): boolean {
 function checkDepth(page: number, maxSkip: number): void {
   if ((page - 1) * PAGE_SIZE <= maxSkip) return;
   throw invalidQuery([{ parameter: 'page', message: `must be at most ${Math.floor(maxSkip / PAGE_SIZE) + 1}: a page may skip at most ${maxSkip} rows` }]);
+}
+
+/** A page's answer to a refused recovery. */
+interface Refusal {
+  status: number;
+  title: string;
+  message: string | SafeHtml;
+  headers?: Record<string, string>;
+}
+
+/**
+ * The recovery's refusals as the portal words them: the same statuses as the merchant API's
+ * problems (http/error-handler.ts), said for a person at a form rather than a program at a route.
+ * Undefined for anything else, which the error handler answers.
+ */
+function recoveryRefusal(error: unknown): Refusal | undefined {
+  if (error instanceof ValidationError) {
+    const fields = error.violations.map(({ pointer, message }) => `${pointer.replace(/^\//, '') || 'the form'} ${message}`);
+    return { status: 400, title: 'Recovery not started', message: `Change the form and send it again: ${fields.join('; ')}.` };
+  }
+  if (error instanceof RecoveryRunningError) {
+    const href = `${PORTAL_PATH}/recoveries/${encodeURIComponent(error.recoveryId)}`;
+    return {
+      status: 409,
+      title: 'A recovery is running',
+      message: html`Your target has one recovery at a time, and <a href="${href}">recovery ${error.recoveryId}</a> is still running: some of its callbacks are not delivered or failed for good yet. Recover again once it has finished.`,
+    };
+  }
+  if (error instanceof TargetSwitchedOffError) {
+    const why = error.disabledReason === 'auto-disabled' ? ' by Herald, after every callback failed for too long' : '';
+    return {
+      status: 409,
+      title: 'Target switched off',
+      message: `Your notification target is switched off${why}, so nothing can be recovered to it. Fix your endpoint if needed and ask support to switch the target on; then recover: the events produced while it was off are recovered too.`,
+    };
+  }
+  if (error instanceof NoTargetError) {
+    return {
+      status: 404,
+      title: 'No target',
+      message: 'No notification target is set up for you yet, so there is nothing to recover to: the platform’s support sets one up.',
+    };
+  }
+  if (error instanceof QueueUnavailableError) {
+    return {
+      status: 503,
+      title: 'Try again shortly',
+      message: 'The delivery queue is unavailable just now and nothing was recovered. Try again in a few seconds.',
+      headers: { 'Retry-After': String(QUEUE_RETRY_AFTER_SECONDS) },
+    };
+  }
+  // The session's turns and time budget, as a key's (429).
+  if (error instanceof HttpError && error.status === 429) {
+    return {
+      status: 429,
+      title: 'Too busy',
+      message: 'Your portal is reading or recovering too much at once just now, and nothing was recovered. Wait a few seconds and send the form again.',
+      headers: error.headers,
+    };
+  }
+  return undefined;
 }
 
 function sendPage(res: Response, status: number, body: string): void {

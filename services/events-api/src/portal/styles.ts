@@ -48,6 +48,11 @@ code.secret { display: inline-block; padding: 0.5rem 0.75rem; background: #fff; 
 .badge.failed { background: #fef3f2; color: var(--bad); }
 .badge.succeeded { background: #ecfdf3; color: var(--good); }
 .badge.pending { background: #fffaeb; color: var(--wait); }
+.badge.running { background: #fffaeb; color: var(--wait); }
+.badge.finished { background: #ecfdf3; color: var(--good); }
+form.recovery { display: grid; grid-template-columns: max-content 16rem; gap: 0.5rem 1rem; align-items: center; }
+form.recovery .hint, form.recovery button { grid-column: 1 / -1; justify-self: start; margin: 0; }
+input { font: inherit; padding: 0.3rem 0.5rem; border: 1px solid var(--line); border-radius: 4px; }
 .filters { display: flex; gap: 1rem; margin-bottom: 0.75rem; }
 .pager { display: flex; justify-content: space-between; margin: 0.75rem 0; }
 form.inline { display: inline; }
