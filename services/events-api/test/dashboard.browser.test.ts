@@ -2,26 +2,11 @@
 // playwright-core; no browser is downloaded), a real events-api and a real delivery-worker as
 // processes, and a merchant receiver on loopback. Needs /usr/bin/chromium: see the README.
 import { randomBytes, randomUUID } from 'node:crypto';
-import { existsSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import { chromium, type BrowserContext } from 'playwright-core';
+import type { BrowserContext } from 'playwright-core';
+import { useChromium } from './support/chromium';
 import { requestJson, startService, waitFor, testDatabaseUrl, uniqueId, type ServiceProcess } from '@herald/testing';
-
-const CHROMIUM = '/usr/bin/chromium';
-const CHROMIUM_ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
 
 const ADMIN_TOKEN = randomBytes(24).toString('base64url');
 const INGEST_TOKEN = randomBytes(24).toString('base64url');
@@ -57,12 +42,9 @@ let receiver: Receiver;
 let api: ServiceProcess;
 let worker: ServiceProcess;
 let apiUrl: string;
-const profiles: string[] = [];
+const browsers = useChromium();
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) {
-    throw new Error(`${CHROMIUM} is missing: install Debian's chromium (apt-get update && apt-get install -y chromium), see the README`);
-  }
   receiver = await startReceiver();
   const env = {
     NODE_ENV: 'test',
@@ -87,7 +69,6 @@ afterAll(async () => {
   await Promise.all([api?.stop(), worker?.stop()]);
   // beforeAll may have failed before the receiver existed: then there is nothing to close.
   if (receiver) await new Promise((resolve) => receiver.server.close(resolve));
-  await Promise.all(profiles.map((dir) => rm(dir, { recursive: true, force: true })));
 });
 
 /** One call of the running events-api with a bearer token; `T` is the JSON answer's shape. */
@@ -102,15 +83,8 @@ async function call<T = unknown>(
 }
 
 /** Headless Chromium on a fresh profile, with or without the dashboard credentials. */
-async function openBrowser(credentials?: { username: string; password: string }): Promise<BrowserContext> {
-  const profile = await mkdtemp(path.join(tmpdir(), 'herald-chromium-'));
-  profiles.push(profile);
-  return chromium.launchPersistentContext(profile, {
-    executablePath: CHROMIUM,
-    headless: true,
-    args: CHROMIUM_ARGS,
-    ...(credentials ? { httpCredentials: credentials } : {}),
-  });
+function openBrowser(credentials?: { username: string; password: string }): Promise<BrowserContext> {
+  return browsers.open(credentials ? { httpCredentials: credentials } : {});
 }
 
 describe('the Bull dashboard in a browser', () => {

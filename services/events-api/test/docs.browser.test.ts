@@ -1,53 +1,33 @@
 // GET /docs in a real headless Chromium (Debian's package, driven by playwright-core; no browser is
 // downloaded): the API reference renders both OpenAPI documents and every request the page makes
 // goes to the events-api itself. Needs /usr/bin/chromium: see the README.
-import { existsSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import { chromium, type BrowserContext } from 'playwright-core';
+import type { BrowserContext } from 'playwright-core';
+import { useChromium } from './support/chromium';
 import request from 'supertest';
 import { createTestApi } from './support/api';
-
-const CHROMIUM = '/usr/bin/chromium';
-const CHROMIUM_ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
 
 jest.setTimeout(120_000);
 
 const api = createTestApi();
 let server: Server;
 let apiUrl: string;
-let profile: string;
+const browsers = useChromium();
 let browser: BrowserContext;
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) {
-    throw new Error(`${CHROMIUM} is missing: install Debian's chromium (apt-get update && apt-get install -y chromium), see the README`);
-  }
   server = api.app.listen(0, '127.0.0.1');
   await new Promise((resolve) => server.once('listening', resolve));
   apiUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  profile = await mkdtemp(path.join(tmpdir(), 'herald-chromium-'));
-  browser = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS });
+  browser = await browsers.open();
 });
 
 afterAll(async () => {
-  await browser?.close();
   // beforeAll may have failed before the server existed: then there is nothing to close, and
   // waiting for its close would hold up api.close(), which removes the test's Redis keys.
   if (server) await new Promise((resolve) => server.close(resolve));
   await api.close();
-  if (profile) await rm(profile, { recursive: true, force: true });
 });
 
 describe('GET /docs', () => {

@@ -3,25 +3,10 @@
 // processes, and a merchant receiver on loopback that answers 500. Needs /usr/bin/chromium: see
 // the README.
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
-import { existsSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import { chromium, type BrowserContext } from 'playwright-core';
+import type { BrowserContext } from 'playwright-core';
+import { useChromium } from './support/chromium';
 import { createPrismaClient } from '@herald/db/prisma';
 import { callJson, startHttpRecorder, startService, testDatabaseUrl, uniqueId, waitFor, type HttpRecorder, type ServiceProcess } from '@herald/testing';
-
-const CHROMIUM = '/usr/bin/chromium';
-const CHROMIUM_ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
 
 const ADMIN_TOKEN = randomBytes(24).toString('base64url');
 const INGEST_TOKEN = randomBytes(24).toString('base64url');
@@ -34,12 +19,9 @@ let api: ServiceProcess;
 let worker: ServiceProcess;
 let apiUrl: string;
 const prisma = createPrismaClient(testDatabaseUrl());
-const profiles: string[] = [];
+const browsers = useChromium();
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) {
-    throw new Error(`${CHROMIUM} is missing: install Debian's chromium (apt-get update && apt-get install -y chromium), see the README`);
-  }
   // The merchant's endpoint is down.
   receiver = await startHttpRecorder(() => ({ status: 500, body: 'shop down, try later' }));
   const env = {
@@ -64,16 +46,13 @@ afterAll(async () => {
   await Promise.all([api?.stop(), worker?.stop()]);
   if (receiver) await receiver.close();
   await prisma.$disconnect();
-  await Promise.all(profiles.map((dir) => rm(dir, { recursive: true, force: true })));
 });
 
 const admin = <T>(method: string, pathname: string, body?: unknown) => callJson<T>(method, `${apiUrl}/admin${pathname}`, { token: ADMIN_TOKEN, body });
 
 /** Headless Chromium on a fresh profile: no cookie of another test. */
-async function openBrowser(): Promise<BrowserContext> {
-  const profile = await mkdtemp(path.join(tmpdir(), 'herald-chromium-'));
-  profiles.push(profile);
-  return chromium.launchPersistentContext(profile, { executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS });
+function openBrowser(): Promise<BrowserContext> {
+  return browsers.open();
 }
 
 describe('the merchant portal in a browser', () => {
