@@ -149,14 +149,17 @@ function prepare(work: DeliveryWork, defaults: DeliveryPolicyDefaults): Prepared
 
 /**
  * The delivery use case: one attempt of one delivery. First the target gate: a job whose target
- * is at its in-flight limit, or whose target's breaker is open, is moved back to the delayed set
- * and ends with DelayedError, which BullMQ does not count as an attempt; nothing is sent, only the
- * deferral is recorded. Otherwise it loads the delivery (a delivered one is not sent again) with
- * its target and its event, while the gate decides when the gate expects to let the job in; sends
- * one POST of the event, exactly as GET /events shows it, to the target's current URL; records the
- * attempt and the delivery's new state. Delivered
- * only on HTTP 200; any other outcome is recorded and thrown, so that BullMQ retries with its
- * backoff, or, when the target is gone or its settings unusable, fails the job at once.
+ * is at its in-flight limit or rate, or whose target's breaker is open, is moved back to the
+ * delayed set and ends with DelayedError, which BullMQ does not count as an attempt; nothing is
+ * sent, only the deferral is recorded. Otherwise it loads the delivery (a delivered one is not sent
+ * again) with its target and its event, while the gate decides when the gate expects to let the
+ * job in. A job of a target with ordering `object` whose object has an earlier callback without
+ * its final outcome is parked the same way until that one's outcome wakes it (object-order.ts);
+ * such a target's jobs, once the worker knows it, load before they ask the gate. Then it sends one
+ * POST of the event, exactly as GET /events shows it, to the target's current URL, and records the
+ * attempt and the delivery's new state. Delivered only on HTTP 200; any other outcome is recorded
+ * and thrown, so that BullMQ retries with its backoff (the target's delivery policy), or, when the
+ * target is gone or its settings unusable, or the policy's attempts are spent, fails the job.
  */
 export function createDeliveryProcessor(deps: DeliveryProcessorDependencies): (job: DeliveryJob, token?: string) => Promise<DeliveryOutcome> {
   const { logger } = deps;
