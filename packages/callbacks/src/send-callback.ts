@@ -2,6 +2,7 @@ import { OutboundRequestError, type OutboundClient, type OutboundFailureKind } f
 import { AuthConfigurationError, TokenRequestError, TokenWaitTimeoutError, UnknownAuthModeError, type CallbackAuthStrategy } from '@herald/callback-auth';
 import { redactForeignText } from '@herald/logging';
 import { standardWebhookHeaders } from '@herald/domain';
+import type { TraceContext } from '@herald/telemetry';
 
 // One callback: the POST over the outbound client, its headers and signature (callbackHeaders),
 // the one retry after a 401 of an OAuth target, and the answer classed as a CallbackResult.
@@ -13,6 +14,8 @@ export interface CallbackRequest {
   body: string;
   /** Lower-case names. */
   headers: Record<string, string>;
+  /** The trace of the attempt: the POST gets an HTTP client span under it (see the outbound client). */
+  parent?: TraceContext;
 }
 
 /** The merchant's answer. */
@@ -42,8 +45,17 @@ export type SendCallback = (request: CallbackRequest) => Promise<CallbackRespons
  */
 export function createCallbackSender(options: CallbackSenderOptions): SendCallback {
   const { outbound, timeoutMs, responseMaxBytes } = options;
-  return async ({ url, body, headers }) => {
-    const response = await outbound.send({ url, method: 'POST', headers, body, timeoutMs, maxResponseBytes: responseMaxBytes, partialBody: 'keep' });
+  return async ({ url, body, headers, parent }) => {
+    const response = await outbound.send({
+      url,
+      method: 'POST',
+      headers,
+      body,
+      timeoutMs,
+      maxResponseBytes: responseMaxBytes,
+      partialBody: 'keep',
+      ...(parent === undefined ? {} : { parent }),
+    });
     return { status: response.status, body: response.body, ...(response.retryAfterMs === undefined ? {} : { retryAfterMs: response.retryAfterMs }) };
   };
 }

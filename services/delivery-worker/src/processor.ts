@@ -6,7 +6,21 @@ import { AUTO_DISABLED_REASON, decideAttempt, maskQueryValues, signingSecretsInU
 import type { Logger } from '@herald/logging';
 import type { HeraldMetrics } from '@herald/metrics';
 import type { DeferralReason } from '@herald/domain';
-import type { Admission, GateVerdict, WorkerGate } from '@herald/queue';
+import { DELIVERIES_QUEUE, type Admission, type DeliveryJobData, type GateVerdict, type WorkerGate } from '@herald/queue';
+import {
+  contextOfTraceparent,
+  contextWith,
+  endSpan,
+  inSpan,
+  MESSAGING,
+  MESSAGING_SYSTEM_BULLMQ,
+  postgresAttributes,
+  SpanKind,
+  startSpan,
+  traceLogFields,
+  type TraceContext,
+  type Tracer,
+} from '@herald/telemetry';
 import { DelayedError, UnrecoverableError } from 'bullmq';
 import { CallbackAttemptError } from './errors/callback-attempt-error';
 import { messageAsStack } from './errors/message-as-stack';
@@ -15,7 +29,8 @@ import { messageAsStack } from './errors/message-as-stack';
 export interface DeliveryJob {
   /** The delivery id (producers set it); the gate counts the job under it. */
   readonly id?: string | undefined;
-  readonly data: DeliveryRef;
+  /** The delivery, and the trace of the enqueue when it was traced. */
+  readonly data: DeliveryJobData;
   /** Tries BullMQ counted before this one (a replayed job keeps its count unless reset). */
   readonly attemptsMade: number;
   /** Times BullMQ made the job active, this time included: a deferral is one that counts no try. */
@@ -56,7 +71,7 @@ export interface DeliveryProcessorDependencies {
    * forgets the token that instance handed out, so an instance shared by concurrent attempts would
    * let one attempt's 401 throw away the fresh token another just fetched.
    */
-  authFor(target: DeliveryTarget): CallbackAuthStrategy;
+  authFor(target: DeliveryTarget, parent: TraceContext | undefined): CallbackAuthStrategy;
   send: SendCallback;
   gate: DeliveryGate;
   logger: Logger;
@@ -64,6 +79,11 @@ export interface DeliveryProcessorDependencies {
   metrics: Pick<HeraldMetrics, 'deliveryAttempt' | 'deliveryDeferred' | 'targetAutoDisabled'>;
   /** TARGET_AUTO_DISABLE_AFTER in ms: how long every attempt to a target may fail before it is switched off; 0 never. */
   autoDisableAfterMs: number;
+  /**
+   * Makes a span of each job and of its steps (gate, load, token request, POST, record), in the
+   * trace its job carries; none when undefined (tracing off): then a job costs one branch more.
+   */
+  tracer?: Tracer | undefined;
 }
 
 /** Where an attempt's callback went, once it went out. */
@@ -87,6 +107,8 @@ interface Attempt {
   readonly startedAt: Date;
   readonly durationSeconds: number;
   readonly sent: SentTo;
+  /** The job's span, parent of the record's; undefined when untraced. */
+  readonly trace: TraceContext | undefined;
 }
 
 /** The delivery's stored status for each decision. */
@@ -139,20 +161,26 @@ export function createDeliveryProcessor(deps: DeliveryProcessorDependencies): (j
   const { logger } = deps;
 
   /** Sends the job back to wait; the job is never the worker's again in this run. */
-  const defer = async (job: DeliveryJob, token: string | undefined, admission: Extract<Admission, { admitted: false }>): Promise<never> => {
+  const defer = async (
+    job: DeliveryJob,
+    token: string | undefined,
+    admission: Extract<Admission, { admitted: false }>,
+    trace: TraceContext | undefined,
+  ): Promise<never> => {
     const { deliveryId, targetId } = job.data;
     await job.moveToDelayed(Date.now() + admission.delayMs, token);
     deps.metrics.deliveryDeferred(admission.reason);
-    if (logger.isLevelEnabled('debug')) logger.debug('callback deferred', { deliveryId, targetId, reason: admission.reason, delayMs: admission.delayMs });
+    if (logger.isLevelEnabled('debug'))
+      logger.debug('callback deferred', { deliveryId, targetId, reason: admission.reason, delayMs: admission.delayMs, ...traceLogFields(trace) });
     // The job is already delayed: a deferral the database missed is only missing from the history.
     await deps.deliveries.recordDeferral(job.data, admission.reason).catch((error: unknown) => {
-      logger.warn('could not record a deferral', { deliveryId, error: error instanceof Error ? error.message : String(error) });
+      logger.warn('could not record a deferral', { deliveryId, error: error instanceof Error ? error.message : String(error), ...traceLogFields(trace) });
     });
     throw new DelayedError(`deferred: ${admission.reason}`);
   };
 
   /** Step 2, send: the POST (with its token request and the 401 retry); every failure becomes a result. */
-  const send = async (ready: Ready, sent: SentTo): Promise<CallbackResult> => {
+  const send = async (ready: Ready, sent: SentTo, trace: TraceContext | undefined): Promise<CallbackResult> => {
     const { target, work } = ready;
     try {
       return await sendCallback(
@@ -166,8 +194,9 @@ export function createDeliveryProcessor(deps: DeliveryProcessorDependencies): (j
         },
         // What the merchant's answer must not be stored with, should it echo the request back.
         {
-          auth: deps.authFor(target),
-          send: deps.send,
+          auth: deps.authFor(target, trace),
+          // The POST's span goes under the job's (the outbound client makes it).
+          send: trace === undefined ? deps.send : (request) => deps.send({ ...request, parent: trace }),
           knownSecrets: target.auth.mode === 'none' ? [] : [target.auth.password],
           onPost: (url) => {
             sent.url = url;
@@ -181,13 +210,13 @@ export function createDeliveryProcessor(deps: DeliveryProcessorDependencies): (j
 
   /** Step 4, record: the attempt and the delivery's new state; then the job's result, or the error BullMQ retries or fails it with. */
   const record = async (work: DeliveryWork, attempt: Attempt): Promise<DeliveryOutcome> => {
-    const { result, decision, startedAt, durationSeconds, sent } = attempt;
+    const { result, decision, startedAt, durationSeconds, sent, trace } = attempt;
     const { delivery } = work;
     const durationMs = Math.round(durationSeconds * 1000);
     // A failed attempt's message as decided (an auto-disable says so); a delivered one has none.
     const errorMessage = decision.next === 'delivered' ? '' : decision.errorMessage;
     const disableTarget = decision.next === 'failed' && decision.disableTarget;
-    const recorded = await deps.deliveries.record({
+    const recordAttempt = (): Promise<RecordedAttempt> => deps.deliveries.record({
       deliveryId: delivery.id,
       storedAt: delivery.storedAt,
       attempt: {
@@ -203,9 +232,12 @@ export function createDeliveryProcessor(deps: DeliveryProcessorDependencies): (j
       // A target that keeps answering (or keeps failing) is not written at every batch.
       changesTargetHealth: decision.changesTargetHealth,
     });
+    const recorded = await (trace === undefined || tracer === undefined
+      ? recordAttempt()
+      : inSpan(tracer, trace, 'INSERT delivery_attempts', SpanKind.CLIENT, postgresAttributes('INSERT', 'delivery_attempts'), recordAttempt));
     const number = recorded.number;
     deps.metrics.deliveryAttempt(decision.next === 'delivered' ? 'delivered' : decision.next === 'failed' ? 'failed' : 'attempt_failed', durationSeconds);
-    const context = { deliveryId: delivery.id, eventId: delivery.eventId, targetId: delivery.targetId, attempt: number, durationMs };
+    const context = { deliveryId: delivery.id, eventId: delivery.eventId, targetId: delivery.targetId, attempt: number, durationMs, ...traceLogFields(trace) };
     if (result.delivered) {
       // One line per callback, like the events-api's request log: shown from LOG_LEVEL=http (and
       // not even built below it: winston's own pipeline costs about 1 % of the worker's CPU).
@@ -217,6 +249,7 @@ export function createDeliveryProcessor(deps: DeliveryProcessorDependencies): (j
       logger.warn('notification target auto-disabled: every attempt failed for TARGET_AUTO_DISABLE_AFTER', {
         targetId: delivery.targetId,
         failingSince: work.target.state === 'ready' ? work.target.target.failingSince : null,
+        ...traceLogFields(trace),
       });
     }
     logger.warn(decision.next === 'failed' ? 'callback failed; no more attempts' : 'callback attempt failed; will retry', {
@@ -233,6 +266,7 @@ export function createDeliveryProcessor(deps: DeliveryProcessorDependencies): (j
     job: DeliveryJob,
     loading: Promise<DeliveryWork | null>,
     release: (verdict: GateVerdict) => Promise<void>,
+    trace: TraceContext | undefined,
   ): Promise<DeliveryOutcome> => {
     const { deliveryId } = job.data;
     const work = await loading;
@@ -244,7 +278,7 @@ export function createDeliveryProcessor(deps: DeliveryProcessorDependencies): (j
     const started = performance.now();
     const sent: SentTo = {};
     const prepared = prepare(work);
-    const result = prepared.ready ? await send(prepared, sent) : prepared.failure;
+    const result = prepared.ready ? await send(prepared, sent, trace) : prepared.failure;
     void release(verdictOf(result));
     const durationSeconds = (performance.now() - started) / 1000;
     // Step 3, decide: a pure rule of the domain.
@@ -258,30 +292,94 @@ export function createDeliveryProcessor(deps: DeliveryProcessorDependencies): (j
       maxAttempts: job.opts.attempts ?? 1,
       autoDisableAfterMs: deps.autoDisableAfterMs,
     });
-    return record(work, { result, decision, startedAt, durationSeconds, sent });
+    return record(work, { result, decision, startedAt, durationSeconds, sent, trace });
   };
 
-  return async (job, token) => {
+  const { tracer } = deps;
+  /** The job's delivery, read in a span of the job's trace when it has one. */
+  const load = (job: DeliveryJob, trace: TraceContext | undefined): Promise<DeliveryWork | null> =>
+    trace === undefined || tracer === undefined
+      ? deps.deliveries.load(job.data)
+      : inSpan(tracer, trace, 'SELECT deliveries', SpanKind.CLIENT, postgresAttributes('SELECT', 'deliveries'), () => deps.deliveries.load(job.data));
+  /** The gate's answer, in a span of the job's trace when it has one (the gate's Redis script runs batched with other jobs'). */
+  const admit = async (job: DeliveryJob, jobId: string, trace: TraceContext | undefined): Promise<Admission> => {
+    const { targetId } = job.data;
+    const retried = job.attemptsStarted > job.attemptsMade + 1;
+    if (trace === undefined || tracer === undefined) return deps.gate.admit(targetId, jobId, retried);
+    const span = startSpan(tracer, trace, 'target-gate admit', SpanKind.INTERNAL, { 'herald.target.id': targetId });
+    try {
+      const admission = await deps.gate.admit(targetId, jobId, retried);
+      span.setAttribute('herald.gate.admitted', admission.admitted);
+      if (!admission.admitted) span.setAttribute('herald.gate.deferral_reason', admission.reason);
+      endSpan(span);
+      return admission;
+    } catch (error) {
+      endSpan(span, error instanceof Error ? error.name : '_OTHER');
+      throw error;
+    }
+  };
+
+  const processJob = async (job: DeliveryJob, token: string | undefined, trace: TraceContext | undefined): Promise<DeliveryOutcome> => {
     const { deliveryId, targetId } = job.data;
     const jobId = job.id ?? deliveryId;
     // A job of a target the gate lets in (the usual case) loads its delivery meanwhile: one round
     // trip less before its POST. A target whose jobs were turned away lately waits for the answer,
     // so that a busy or broken target's deferred jobs cost the database nothing.
-    const early = deps.gate.expectsAdmission(targetId) ? deps.deliveries.load(job.data) : undefined;
+    const early = deps.gate.expectsAdmission(targetId) ? load(job, trace) : undefined;
     // Awaited below when the job goes in; a job turned away drops it, and so its failure.
     early?.catch(() => undefined);
-    const admission = await deps.gate.admit(targetId, jobId, job.attemptsStarted > job.attemptsMade + 1);
-    if (!admission.admitted) return defer(job, token, admission);
+    const admission = await admit(job, jobId, trace);
+    if (!admission.admitted) return defer(job, token, admission, trace);
     // The slot is freed as soon as the POST is over (with its verdict), or when the job ends some other way.
     const admittedAt = performance.now();
     let released: Promise<void> | undefined;
     const release = (verdict: GateVerdict): Promise<void> => (released ??= deps.gate.release(targetId, jobId, verdict, performance.now() - admittedAt));
     try {
-      return await attemptJob(job, early ?? deps.deliveries.load(job.data), release);
+      return await attemptJob(job, early ?? load(job, trace), release, trace);
     } finally {
       await release('neutral');
     }
   };
+
+  // Tracing off: the job runs as is, with no span and no context made.
+  if (tracer === undefined) return (job, token) => processJob(job, token, undefined);
+  return async (job, token) => {
+    const parent = contextOfTraceparent(job.data.traceparent);
+    const span = jobSpan(tracer, job, parent);
+    try {
+      const outcome = await processJob(job, token, contextWith(parent, span));
+      span.setAttribute('herald.delivery.outcome', outcome.outcome);
+      endSpan(span);
+      return outcome;
+    } catch (error) {
+      // A deferral is no failure: the job waits, and no attempt was spent.
+      if (error instanceof DelayedError) endSpan(span);
+      else endSpan(span, error instanceof CallbackAttemptError ? error.kind : error instanceof Error ? error.name : '_OTHER');
+      throw error;
+    }
+  };
+}
+
+/**
+ * The span of one run of a job (a messaging `process` span, the conventions' consumer span): a
+ * child of the enqueue span whose `traceparent` the job carries, or the root of a trace of its own
+ * for a job enqueued untraced (by the sweeper, the reconciler, a replay, or an untraced events-api).
+ * Its attributes are ids: the delivery, its event and target, and the attempt's number.
+ */
+function jobSpan(tracer: Tracer, job: DeliveryJob, parent: TraceContext) {
+  const { deliveryId, eventId, targetId } = job.data;
+  return startSpan(tracer, parent, `process ${DELIVERIES_QUEUE}`, SpanKind.CONSUMER, {
+    [MESSAGING.system]: MESSAGING_SYSTEM_BULLMQ,
+    [MESSAGING.operationType]: 'process',
+    [MESSAGING.operationName]: 'process',
+    [MESSAGING.destinationName]: DELIVERIES_QUEUE,
+    [MESSAGING.messageId]: job.id ?? deliveryId,
+    'herald.delivery.id': deliveryId,
+    'herald.event.id': eventId,
+    'herald.target.id': targetId,
+    // This run's attempt if it makes one (BullMQ counts tries made before it).
+    'herald.attempt': job.attemptsMade + 1,
+  });
 }
 
 /** What the attempt tells the target's circuit breaker. */

@@ -3,11 +3,11 @@ import { createAuthStrategy, type CallbackAuthStrategy } from '@herald/callback-
 import { createCallbackSender } from '@herald/callbacks';
 import type { WorkerConfig } from '@herald/config';
 import type { DatabasePool, DeliveryTarget } from '@herald/db';
-import type { DeliveryRef } from '@herald/domain';
 import type { Logger } from '@herald/logging';
 import type { HeraldMetrics } from '@herald/metrics';
 import { createConnectGuard, createOutboundClient, type OutboundClient } from '@herald/outbound';
-import { createWorkerGate, DELIVERIES_QUEUE, deliveryBackoffStrategy, type RedisConnection, type WorkerGate } from '@herald/queue';
+import { createWorkerGate, DELIVERIES_QUEUE, deliveryBackoffStrategy, type DeliveryJobData, type RedisConnection, type WorkerGate } from '@herald/queue';
+import type { TraceContext, Tracer } from '@herald/telemetry';
 import { Worker } from 'bullmq';
 import { batchedDeliveryStore } from './delivery-store';
 import { createDeliveryProcessor, type DeliveryOutcome } from './processor';
@@ -39,13 +39,15 @@ export interface DeliveryWorkerDependencies {
   logger: Logger;
   /** Where attempts, deferrals, auto-disabled targets and OAuth token requests are counted. */
   metrics: Pick<HeraldMetrics, 'deliveryAttempt' | 'deliveryDeferred' | 'oauthTokenRequested' | 'targetAutoDisabled'>;
+  /** Makes the spans of each job, in the trace the job carries (see the processor); none when undefined, tracing off. */
+  tracer?: Tracer | undefined;
 }
 
 /**
  * The BullMQ worker of the deliveries queue, whose `close()` also gives the target gate back the
  * slots this worker leased: otherwise they would stay counted until their lease ran out.
  */
-export class DeliveryWorker extends Worker<DeliveryRef, DeliveryOutcome, string> {
+export class DeliveryWorker extends Worker<DeliveryJobData, DeliveryOutcome, string> {
   #gate: WorkerGate | undefined;
 
   /** The gate whose leases `close()` gives back (set once, right after construction). */
@@ -69,19 +71,20 @@ export function startDeliveryWorker(deps: DeliveryWorkerDependencies): DeliveryW
   const { config, pool, logger } = deps;
   const guard = createConnectGuard({ allowPrivate: config.allowPrivateTargets, hostAllowlist: config.targetHostAllowlist });
   // Callbacks (the hot path) over Node's http client, token requests (a cold path) over axios.
-  const outbound = createOutboundClient({ guard });
-  const tokenOutbound = createOutboundClient({ guard, transport: 'axios' });
+  const outbound = createOutboundClient({ guard, tracer: deps.tracer });
+  const tokenOutbound = createOutboundClient({ guard, transport: 'axios', tracer: deps.tracer });
   const gate = targetGateOf(deps);
   // Jobs of this worker in the processor now: a job's statements wait for others' only when there are others.
   let running = 0;
   const processor = createDeliveryProcessor({
     deliveries: batchedDeliveryStore(pool, config, () => running > 1),
-    authFor: (target) => authStrategyFor(target, deps, tokenOutbound),
+    authFor: (target, trace) => authStrategyFor(target, deps, trace === undefined ? tokenOutbound : inTrace(tokenOutbound, trace)),
     send: createCallbackSender({ timeoutMs: config.callback.timeoutMs, responseMaxBytes: config.callback.responseMaxBytes, outbound }),
     gate,
     logger,
     metrics: deps.metrics,
     autoDisableAfterMs: config.targetAutoDisableAfterMs,
+    tracer: deps.tracer,
   });
   const worker = new DeliveryWorker(
     DELIVERIES_QUEUE,
@@ -123,6 +126,11 @@ function targetGateOf({ config, connection, logger }: DeliveryWorkerDependencies
     logger,
     maxBatch: 2 * config.worker.concurrency,
   });
+}
+
+/** The client whose requests (a target's token requests, sent by its auth strategy) are spans of `trace`. */
+function inTrace(outbound: OutboundClient, trace: TraceContext): OutboundClient {
+  return { send: (request) => outbound.send({ ...request, parent: trace }) };
 }
 
 function authStrategyFor(target: DeliveryTarget, deps: DeliveryWorkerDependencies, outbound: OutboundClient): CallbackAuthStrategy {
