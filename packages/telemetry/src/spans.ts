@@ -56,7 +56,14 @@ export function startSpan(tracer: Tracer, parent: TraceContext, name: string, ki
 }
 
 /** Runs `work` inside a span under `parent`: the span ends when the work settles, failed (errorTypeOf) when it rejects. */
-export async function inSpan<T>(tracer: Tracer, parent: TraceContext, name: string, kind: SpanKind, attributes: Attributes, work: () => Promise<T>): Promise<T> {
+export async function inSpan<T>(
+  tracer: Tracer,
+  parent: TraceContext,
+  name: string,
+  kind: SpanKind,
+  attributes: Attributes,
+  work: () => Promise<T>,
+): Promise<T> {
   const span = tracer.startSpan(name, { kind, attributes }, parent);
   try {
     const result = await work();

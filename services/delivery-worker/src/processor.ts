@@ -216,22 +216,23 @@ export function createDeliveryProcessor(deps: DeliveryProcessorDependencies): (j
     // A failed attempt's message as decided (an auto-disable says so); a delivered one has none.
     const errorMessage = decision.next === 'delivered' ? '' : decision.errorMessage;
     const disableTarget = decision.next === 'failed' && decision.disableTarget;
-    const recordAttempt = (): Promise<RecordedAttempt> => deps.deliveries.record({
-      deliveryId: delivery.id,
-      storedAt: delivery.storedAt,
-      attempt: {
-        startedAt,
-        durationMs,
-        ...(result.statusCode === undefined ? {} : { statusCode: result.statusCode }),
-        ...(result.delivered ? {} : { errorKind: result.errorKind, errorMessage }),
-        ...(result.responseBody === undefined ? {} : { responseBody: result.responseBody }),
-        ...(sent.url === undefined ? {} : { url: maskQueryValues(sent.url) }),
-      },
-      outcome: OUTCOME_OF[decision.next],
-      disableTarget,
-      // A target that keeps answering (or keeps failing) is not written at every batch.
-      changesTargetHealth: decision.changesTargetHealth,
-    });
+    const recordAttempt = (): Promise<RecordedAttempt> =>
+      deps.deliveries.record({
+        deliveryId: delivery.id,
+        storedAt: delivery.storedAt,
+        attempt: {
+          startedAt,
+          durationMs,
+          ...(result.statusCode === undefined ? {} : { statusCode: result.statusCode }),
+          ...(result.delivered ? {} : { errorKind: result.errorKind, errorMessage }),
+          ...(result.responseBody === undefined ? {} : { responseBody: result.responseBody }),
+          ...(sent.url === undefined ? {} : { url: maskQueryValues(sent.url) }),
+        },
+        outcome: OUTCOME_OF[decision.next],
+        disableTarget,
+        // A target that keeps answering (or keeps failing) is not written at every batch.
+        changesTargetHealth: decision.changesTargetHealth,
+      });
     const recorded = await (trace === undefined || tracer === undefined
       ? recordAttempt()
       : inSpan(tracer, trace, 'INSERT delivery_attempts', SpanKind.CLIENT, postgresAttributes('INSERT', 'delivery_attempts'), recordAttempt));

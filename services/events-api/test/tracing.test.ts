@@ -148,11 +148,19 @@ describe('OpenTelemetry tracing (OTEL_* settings)', () => {
     // events-api: server span (continuing the producer's), the transaction, the enqueue.
     const request = traced.find((span) => span.name === 'POST /internal/events')!;
     expect(request).toMatchObject({ service: 'herald-events-api', kind: 2, parentSpanId: producerSpanId });
-    expect(request.attributes).toMatchObject({ 'http.request.method': 'POST', 'http.route': '/internal/events', 'url.path': '/internal/events', 'http.response.status_code': 201 });
+    expect(request.attributes).toMatchObject({
+      'http.request.method': 'POST',
+      'http.route': '/internal/events',
+      'url.path': '/internal/events',
+      'http.response.status_code': 201,
+    });
     const transaction = childOf(traced, request, 'INSERT events deliveries');
     expect(transaction).toMatchObject({ kind: 3, attributes: { 'db.system.name': 'postgresql', 'db.collection.name': 'events' } });
     const enqueue = childOf(traced, request, 'add deliveries');
-    expect(enqueue).toMatchObject({ kind: 4, attributes: { 'messaging.system': 'bullmq', 'messaging.destination.name': 'deliveries', 'messaging.batch.message_count': 2 } });
+    expect(enqueue).toMatchObject({
+      kind: 4,
+      attributes: { 'messaging.system': 'bullmq', 'messaging.destination.name': 'deliveries', 'messaging.batch.message_count': 2 },
+    });
 
     // delivery-worker: one job span per delivery, each under the enqueue, with its steps.
     const jobs = traced.filter((span) => span.name === 'process deliveries');
@@ -178,7 +186,18 @@ describe('OpenTelemetry tracing (OTEL_* settings)', () => {
 
     // No secret and no content in anything exported (attributes, names, resources), nor any auth scheme.
     const exported = collector.requests.map((r) => r.body).join('\n');
-    for (const secret of [BASIC_PASSWORD, OAUTH_PASSWORD, ACCESS_TOKEN, QUERY_SECRET, PAYLOAD_MARK, COLLECTOR_KEY, 'dev-ingest-token', 'dev-admin-token', 'Basic ', 'Bearer ']) {
+    for (const secret of [
+      BASIC_PASSWORD,
+      OAUTH_PASSWORD,
+      ACCESS_TOKEN,
+      QUERY_SECRET,
+      PAYLOAD_MARK,
+      COLLECTOR_KEY,
+      'dev-ingest-token',
+      'dev-admin-token',
+      'Basic ',
+      'Bearer ',
+    ]) {
       expect(exported).not.toContain(secret);
     }
     // The collector's credential went where it belongs: in the export's headers.

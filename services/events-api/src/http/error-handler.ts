@@ -22,9 +22,15 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
       next(error);
       return;
     }
-    if (isDatabaseUnavailable(error)) logger.warn('database unavailable', { requestId: res.locals.requestId, ...traceLogFields(requestTrace(res)), path: req.path, error });
+    if (isDatabaseUnavailable(error))
+      logger.warn('database unavailable', { requestId: res.locals.requestId, ...traceLogFields(requestTrace(res)), path: req.path, error });
     if (isStatementCancelled(error))
-      logger.warn('query cancelled at its statement time limit', { requestId: res.locals.requestId, ...traceLogFields(requestTrace(res)), method: req.method, path: req.path });
+      logger.warn('query cancelled at its statement time limit', {
+        requestId: res.locals.requestId,
+        ...traceLogFields(requestTrace(res)),
+        method: req.method,
+        path: req.path,
+      });
     const known = toHttpError(error);
     if (known) {
       res.set(known.headers);

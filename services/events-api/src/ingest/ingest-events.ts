@@ -18,7 +18,7 @@ import {
   type Violation,
 } from '@herald/domain';
 import type { HeraldMetrics } from '@herald/metrics';
-import { contextWith, endSpan, errorTypeOf, postgresAttributes, SpanKind, startSpan, type TraceContext, type Tracer } from '@herald/telemetry';
+import { endSpan, errorTypeOf, postgresAttributes, SpanKind, startSpan, type TraceContext, type Tracer } from '@herald/telemetry';
 import { contentHash } from './content-hash';
 
 /** What an ingest request stored. */
@@ -89,7 +89,8 @@ export function createIngest(deps: IngestDependencies): (body: unknown, parent?:
     checkSizes(batch, isBatch ? '/events/' : '', deps.eventMaxBytes);
 
     // One span for the transaction (its statements are the ingest's, and carry event data as values).
-    const span = tracer && parent && startSpan(tracer, parent, TRANSACTION_SUMMARY, SpanKind.CLIENT, postgresAttributes('INSERT', 'events', TRANSACTION_SUMMARY));
+    const span =
+      tracer && parent && startSpan(tracer, parent, TRANSACTION_SUMMARY, SpanKind.CLIENT, postgresAttributes('INSERT', 'events', TRANSACTION_SUMMARY));
     const transaction = deps.store.transaction(async (tx) => {
       const programIds = unique(batch.map((b) => b.programId));
       const merchantIds = unique(batch.flatMap((b) => (b.merchantId ? [b.merchantId] : [])));
@@ -114,17 +115,20 @@ export function createIngest(deps: IngestDependencies): (body: unknown, parent?:
         perEvent: batch.map((item) => ({ eventId: item.event.id, deliveries: createdFor.get(item.event.id) ?? [] })),
       };
     });
-    const stored = span === undefined ? await transaction : await transaction.then(
-      (value) => {
-        span.setAttribute('herald.events.created', value.createdCount);
-        endSpan(span);
-        return value;
-      },
-      (error: unknown) => {
-        endSpan(span, errorTypeOf(error));
-        throw error;
-      },
-    );
+    const stored =
+      span === undefined
+        ? await transaction
+        : await transaction.then(
+            (value) => {
+              span.setAttribute('herald.events.created', value.createdCount);
+              endSpan(span);
+              return value;
+            },
+            (error: unknown) => {
+              endSpan(span, errorTypeOf(error));
+              throw error;
+            },
+          );
 
     // Counted once committed: an idempotent repeat of a stored event adds nothing.
     deps.metrics.eventsIngested(stored.createdCount);
