@@ -58,7 +58,11 @@ describe('the tracing settings (OTEL_*)', () => {
 
   it.each([
     ['OTEL_TRACES_EXPORTER', 'jaeger', 'must be one of otlp, console, none, got "jaeger"'],
-    ['OTEL_TRACES_SAMPLER', 'sometimes', 'must be one of always_on, always_off, traceidratio, parentbased_always_on, parentbased_always_off, parentbased_traceidratio, got "sometimes"'],
+    [
+      'OTEL_TRACES_SAMPLER',
+      'sometimes',
+      'must be one of always_on, always_off, traceidratio, parentbased_always_on, parentbased_always_off, parentbased_traceidratio, got "sometimes"',
+    ],
     ['OTEL_TRACES_SAMPLER_ARG', '1.5', 'must be a number from 0 to 1, got "1.5"'],
     ['OTEL_EXPORTER_OTLP_ENDPOINT', 'grpc://collector:4317', 'must use http:// or https://'],
     ['OTEL_EXPORTER_OTLP_PROTOCOL', 'grpc', 'must be one of http/protobuf, http/json, got "grpc"'],

@@ -26,6 +26,20 @@ import {
 } from '@opentelemetry/semantic-conventions';
 import { w3c } from './tracing';
 
+// The conventions' attribute names, read once: the package exports each through a getter, which
+// cost a call per use on the delivery path (V8 profile of the worker with tracing on).
+const HTTP_REQUEST_METHOD = ATTR_HTTP_REQUEST_METHOD;
+const HTTP_RESPONSE_STATUS_CODE = ATTR_HTTP_RESPONSE_STATUS_CODE;
+const SERVER_ADDRESS = ATTR_SERVER_ADDRESS;
+const SERVER_PORT = ATTR_SERVER_PORT;
+const URL_FULL = ATTR_URL_FULL;
+const ERROR_TYPE = ATTR_ERROR_TYPE;
+const DB_SYSTEM_NAME = ATTR_DB_SYSTEM_NAME;
+const DB_OPERATION_NAME = ATTR_DB_OPERATION_NAME;
+const DB_COLLECTION_NAME = ATTR_DB_COLLECTION_NAME;
+const DB_QUERY_SUMMARY = ATTR_DB_QUERY_SUMMARY;
+const POSTGRESQL = DB_SYSTEM_NAME_VALUE_POSTGRESQL;
+
 // How a span's parent travels: as a plain value (an OpenTelemetry Context holding the parent span),
 // handed from step to step by the code itself. Nothing here reads or sets a "current" context.
 
@@ -86,7 +100,7 @@ export function contextWith(parent: TraceContext, span: Span): TraceContext {
  */
 export function endSpan(span: Span, errorType?: string): void {
   if (errorType !== undefined) {
-    span.setAttribute(ATTR_ERROR_TYPE, errorType);
+    span.setAttribute(ERROR_TYPE, errorType);
     span.setStatus({ code: SpanStatusCode.ERROR });
   }
   span.end();
@@ -94,7 +108,7 @@ export function endSpan(span: Span, errorType?: string): void {
 
 /** Ends an HTTP span with its answer's status, failed from `failedFrom` on (400 for a client span, 500 for a server span). */
 export function endHttpSpan(span: Span, status: number, failedFrom: 400 | 500): void {
-  span.setAttribute(ATTR_HTTP_RESPONSE_STATUS_CODE, status);
+  span.setAttribute(HTTP_RESPONSE_STATUS_CODE, status);
   endSpan(span, status >= failedFrom ? String(status) : undefined);
 }
 
@@ -142,24 +156,25 @@ export function traceLogFields(context: TraceContext | undefined): TraceLogField
  */
 export function httpClientAttributes(method: string, url: URL): Attributes {
   const port = url.port === '' ? (url.protocol === 'https:' ? 443 : 80) : Number(url.port);
+  const full = `${url.protocol}//${url.host}${url.pathname}`;
   return {
-    [ATTR_HTTP_REQUEST_METHOD]: method,
-    [ATTR_SERVER_ADDRESS]: url.hostname,
-    [ATTR_SERVER_PORT]: port,
-    [ATTR_URL_FULL]: maskQueryValues(`${url.protocol}//${url.host}${url.pathname}${url.search}`),
+    [HTTP_REQUEST_METHOD]: method,
+    [SERVER_ADDRESS]: url.hostname,
+    [SERVER_PORT]: port,
+    [URL_FULL]: url.search === '' ? full : maskQueryValues(full + url.search),
   };
 }
 
 /**
  * The attributes of a PostgreSQL client span: the operation and the table (the span is named
  * `{operation} {table}`, or by `summary` for a transaction of several statements). No query text:
- * its values are the event's and the merchant's data.
+ * its values are the event's and the merchant's data. Frozen: made once per statement kind, at start-up.
  */
 export function postgresAttributes(operation: string, table: string, summary?: string): Attributes {
-  return {
-    [ATTR_DB_SYSTEM_NAME]: DB_SYSTEM_NAME_VALUE_POSTGRESQL,
-    [ATTR_DB_OPERATION_NAME]: operation,
-    [ATTR_DB_COLLECTION_NAME]: table,
-    ...(summary === undefined ? {} : { [ATTR_DB_QUERY_SUMMARY]: summary }),
-  };
+  return Object.freeze({
+    [DB_SYSTEM_NAME]: POSTGRESQL,
+    [DB_OPERATION_NAME]: operation,
+    [DB_COLLECTION_NAME]: table,
+    ...(summary === undefined ? {} : { [DB_QUERY_SUMMARY]: summary }),
+  });
 }

@@ -111,6 +111,13 @@ interface Attempt {
   readonly trace: TraceContext | undefined;
 }
 
+// The attributes of the job's steps' spans, made once (see jobSpan for the job's own).
+const LOAD_ATTRIBUTES = postgresAttributes('SELECT', 'deliveries');
+const RECORD_ATTRIBUTES = postgresAttributes('INSERT', 'delivery_attempts');
+const NO_ATTRIBUTES = Object.freeze({});
+/** The conventions' name of a consumer's span: `{operation} {destination}`. */
+const JOB_SPAN_NAME = `process ${DELIVERIES_QUEUE}`;
+
 /** The delivery's stored status for each decision. */
 const OUTCOME_OF: Record<AttemptDecision['next'], AttemptOutcome> = { delivered: 'succeeded', retry: 'pending', failed: 'failed' };
 
@@ -235,7 +242,7 @@ export function createDeliveryProcessor(deps: DeliveryProcessorDependencies): (j
       });
     const recorded = await (trace === undefined || tracer === undefined
       ? recordAttempt()
-      : inSpan(tracer, trace, 'INSERT delivery_attempts', SpanKind.CLIENT, postgresAttributes('INSERT', 'delivery_attempts'), recordAttempt));
+      : inSpan(tracer, trace, 'INSERT delivery_attempts', SpanKind.CLIENT, RECORD_ATTRIBUTES, recordAttempt));
     const number = recorded.number;
     deps.metrics.deliveryAttempt(decision.next === 'delivered' ? 'delivered' : decision.next === 'failed' ? 'failed' : 'attempt_failed', durationSeconds);
     const context = { deliveryId: delivery.id, eventId: delivery.eventId, targetId: delivery.targetId, attempt: number, durationMs, ...traceLogFields(trace) };
@@ -301,13 +308,14 @@ export function createDeliveryProcessor(deps: DeliveryProcessorDependencies): (j
   const load = (job: DeliveryJob, trace: TraceContext | undefined): Promise<DeliveryWork | null> =>
     trace === undefined || tracer === undefined
       ? deps.deliveries.load(job.data)
-      : inSpan(tracer, trace, 'SELECT deliveries', SpanKind.CLIENT, postgresAttributes('SELECT', 'deliveries'), () => deps.deliveries.load(job.data));
+      : inSpan(tracer, trace, 'SELECT deliveries', SpanKind.CLIENT, LOAD_ATTRIBUTES, () => deps.deliveries.load(job.data));
   /** The gate's answer, in a span of the job's trace when it has one (the gate's Redis script runs batched with other jobs'). */
   const admit = async (job: DeliveryJob, jobId: string, trace: TraceContext | undefined): Promise<Admission> => {
     const { targetId } = job.data;
     const retried = job.attemptsStarted > job.attemptsMade + 1;
     if (trace === undefined || tracer === undefined) return deps.gate.admit(targetId, jobId, retried);
-    const span = startSpan(tracer, trace, 'target-gate admit', SpanKind.INTERNAL, { 'herald.target.id': targetId });
+    // The job's span names the target.
+    const span = startSpan(tracer, trace, 'target-gate admit', SpanKind.INTERNAL, NO_ATTRIBUTES);
     try {
       const admission = await deps.gate.admit(targetId, jobId, retried);
       span.setAttribute('herald.gate.admitted', admission.admitted);
@@ -365,17 +373,17 @@ export function createDeliveryProcessor(deps: DeliveryProcessorDependencies): (j
  * The span of one run of a job (a messaging `process` span, the conventions' consumer span): a
  * child of the enqueue span whose `traceparent` the job carries, or the root of a trace of its own
  * for a job enqueued untraced (by the sweeper, the reconciler, a replay, or an untraced events-api).
- * Its attributes are ids: the delivery, its event and target, and the attempt's number.
+ * Its attributes are ids: the delivery (the message's), its event and target, and the attempt's number.
  */
 function jobSpan(tracer: Tracer, job: DeliveryJob, parent: TraceContext) {
   const { deliveryId, eventId, targetId } = job.data;
-  return startSpan(tracer, parent, `process ${DELIVERIES_QUEUE}`, SpanKind.CONSUMER, {
+  return startSpan(tracer, parent, JOB_SPAN_NAME, SpanKind.CONSUMER, {
     [MESSAGING.system]: MESSAGING_SYSTEM_BULLMQ,
     [MESSAGING.operationType]: 'process',
     [MESSAGING.operationName]: 'process',
     [MESSAGING.destinationName]: DELIVERIES_QUEUE,
+    // The job's id is its delivery's.
     [MESSAGING.messageId]: job.id ?? deliveryId,
-    'herald.delivery.id': deliveryId,
     'herald.event.id': eventId,
     'herald.target.id': targetId,
     // This run's attempt if it makes one (BullMQ counts tries made before it).
