@@ -11,6 +11,7 @@ import {
   contextOfTraceparent,
   contextWith,
   endSpan,
+  errorTypeOf,
   inSpan,
   MESSAGING,
   MESSAGING_SYSTEM_BULLMQ,
@@ -323,7 +324,7 @@ export function createDeliveryProcessor(deps: DeliveryProcessorDependencies): (j
       endSpan(span);
       return admission;
     } catch (error) {
-      endSpan(span, error instanceof Error ? error.name : '_OTHER');
+      endSpan(span, errorTypeOf(error));
       throw error;
     }
   };
@@ -363,7 +364,7 @@ export function createDeliveryProcessor(deps: DeliveryProcessorDependencies): (j
     } catch (error) {
       // A deferral is no failure: the job waits, and no attempt was spent.
       if (error instanceof DelayedError) endSpan(span);
-      else endSpan(span, error instanceof CallbackAttemptError ? error.kind : error instanceof Error ? error.name : '_OTHER');
+      else endSpan(span, error instanceof CallbackAttemptError ? error.kind : errorTypeOf(error));
       throw error;
     }
   };
