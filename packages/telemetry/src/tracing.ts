@@ -1,5 +1,6 @@
 import type { Tracer } from '@opentelemetry/api';
 import type { TracingConfig } from '@herald/config';
+import { withTimeout } from '@herald/domain';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { OTLPTraceExporter as OtlpJsonExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { OTLPTraceExporter as OtlpProtobufExporter } from '@opentelemetry/exporter-trace-otlp-proto';
@@ -24,8 +25,12 @@ export interface Tracing {
   readonly tracer: Tracer | undefined;
   /** Exports the spans ended so far (tests; and shutdown, below). */
   flush(): Promise<void>;
-  /** Exports what is left and stops; the process calls it last on SIGTERM. */
-  shutdown(): Promise<void>;
+  /**
+   * Exports what is left and stops; the process calls it last on SIGTERM. Rejects after
+   * `timeoutMs` (default 2000) if the collector has not taken the spans by then: a collector that
+   * does not answer must not hold the process past its SHUTDOWN_TIMEOUT_MS.
+   */
+  shutdown(timeoutMs?: number): Promise<void>;
 }
 
 /** What startTracing takes besides the settings. */
@@ -70,7 +75,7 @@ export function startTracing(settings: TracingConfig | undefined, options: Traci
   return {
     tracer: provider.getTracer('herald', rootPackage.version),
     flush: () => provider.forceFlush(),
-    shutdown: () => provider.shutdown(),
+    shutdown: (timeoutMs = 2_000) => withTimeout(provider.shutdown(), timeoutMs, `the last spans were not exported within ${timeoutMs} ms`),
   };
 }
 

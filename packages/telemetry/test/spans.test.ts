@@ -68,4 +68,24 @@ describe('tracing', () => {
       'url.full': 'https://merchant.example/hooks/1?token=***&x=&***',
     });
   });
+
+  it('gives up the last export at shutdown after its time limit when the collector never answers', async () => {
+    // An exporter whose export never ends, as over a collector that never answers. (The OTLP
+    // exporter itself loads Node's http client with a dynamic import, which Jest cannot run: the
+    // services' OTLP export is tested across processes in services/events-api/test/tracing.test.ts.)
+    let exported = 0;
+    const tracing = startTracing(SETTINGS, {
+      exporter: {
+        export: () => {
+          exported += 1;
+        },
+        shutdown: async () => undefined,
+      },
+    });
+    endSpan(startSpan(tracing.tracer!, ROOT_CONTEXT, 'GET /events', SpanKind.SERVER, {}));
+    const started = Date.now();
+    await expect(tracing.shutdown(200)).rejects.toThrow('the last spans were not exported within 200 ms');
+    expect(Date.now() - started).toBeLessThan(5_000);
+    expect(exported).toBe(1);
+  });
 });
