@@ -12,6 +12,8 @@
  * durable delivery and bare Express + SQL ceilings beside Herald (bench/ceilings.ts); `--only soak`
  * the soak (bench/soak.ts), which the full run ends with: `--soak-minutes N` (or BENCH_SOAK_MINUTES,
  * default 10) and BENCH_SOAK_RATE (events/s, default 150).
+ * `--only tracing`: tracing's cost, 1 worker with tracing on against off in alternated rounds
+ * (bench/scenarios/tracing.ts), writing bench/results/latest-tracing.json.
  * `--scale`: the scale run alone (bench/scale.ts): GET /events at 1,000,000 and 10,000,000 events
  * (BENCH_SCALE_EVENTS) and the per-row and per-request costs, writing bench/results/latest-scale.json.
  */
@@ -32,6 +34,7 @@ import { oauthRenewal, oauthTokens } from './scenarios/oauth';
 import { scale } from './scenarios/scale';
 import { prepareRun, startBench } from './scenarios/setup';
 import { soak } from './scenarios/soak';
+import { tracingCost } from './scenarios/tracing';
 import { peakRssRow, twoWorkers } from './scenarios/two-workers';
 
 /**
@@ -71,7 +74,9 @@ async function main(): Promise<void> {
           ? soak
           : ONLY === 'ceilings'
             ? ceilingsOnly
-            : undefined;
+            : ONLY === 'tracing'
+              ? tracingCost
+              : undefined;
   if (alone) {
     record(await alone(bench));
     return report(runStarted);
@@ -81,6 +86,8 @@ async function main(): Promise<void> {
   record(ceilings.rows);
   const rounds = await deliveryVsCeilings(bench, ceilings);
   record(rounds.rows);
+  // Tracing's cost beside the plain drain, in rounds of its own.
+  record(await tracingCost(bench));
   const two = await twoWorkers(bench, ceilings, rounds);
   record(two.rows);
   // The OAuth and end-to-end scenarios deliver through the 2 workers, stopped after them.

@@ -155,6 +155,11 @@ export async function buildAll(only: readonly BuildEntry[] = Object.keys(BUILD_E
         bundle: true,
         platform: 'node',
         format: 'cjs',
+        // Node's own conditions only (node, require, default): esbuild adds `module` by default,
+        // which resolved @opentelemetry/api and semantic-conventions to their ES module builds,
+        // which a CommonJS bundle cannot require on Node 20 (a directory import), and would load a
+        // second copy of the API beside the one the tracing SDK requires.
+        conditions: [],
         target: 'node20',
         // Stack traces name the TypeScript files and lines (with --enable-source-maps). The sources
         // themselves stay out of the map: they are in the repository, and the map stays small.

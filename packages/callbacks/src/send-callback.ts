@@ -2,6 +2,7 @@ import { OutboundRequestError, type OutboundClient, type OutboundFailureKind } f
 import { AuthConfigurationError, TokenRequestError, TokenWaitTimeoutError, UnknownAuthModeError, type CallbackAuthStrategy } from '@herald/callback-auth';
 import { redactForeignText } from '@herald/logging';
 import { standardWebhookHeaders } from '@herald/domain';
+import type { TraceContext } from '@herald/telemetry';
 
 // One callback: the POST over the outbound client, its headers and signature (callbackHeaders),
 // the one retry after a 401 of an OAuth target, and the answer classed as a CallbackResult.
@@ -15,6 +16,8 @@ export interface CallbackRequest {
   headers: Record<string, string>;
   /** This POST's time limit in ms (its target's policy); absent: the sender's `timeoutMs`. */
   timeoutMs?: number;
+  /** The trace of the attempt: the POST gets an HTTP client span under it (see the outbound client). */
+  parent?: TraceContext;
 }
 
 /** The merchant's answer. */
@@ -44,7 +47,7 @@ export type SendCallback = (request: CallbackRequest) => Promise<CallbackRespons
  */
 export function createCallbackSender(options: CallbackSenderOptions): SendCallback {
   const { outbound, timeoutMs, responseMaxBytes } = options;
-  return async ({ url, body, headers, timeoutMs: own }) => {
+  return async ({ url, body, headers, timeoutMs: own, parent }) => {
     const response = await outbound.send({
       url,
       method: 'POST',
@@ -53,6 +56,7 @@ export function createCallbackSender(options: CallbackSenderOptions): SendCallba
       timeoutMs: own ?? timeoutMs,
       maxResponseBytes: responseMaxBytes,
       partialBody: 'keep',
+      ...(parent === undefined ? {} : { parent }),
     });
     return { status: response.status, body: response.body, ...(response.retryAfterMs === undefined ? {} : { retryAfterMs: response.retryAfterMs }) };
   };

@@ -1,4 +1,5 @@
 /** The events-api's settings: the shared ones, its port, its bearer tokens, its limits and the dashboard login. */
+import { readTracing, type TracingConfig } from './tracing';
 import { ConfigError } from './config-error';
 import { addressList, integer, requireDistinct, text, token, url, type Env } from './parsers';
 import { readEventsListLimits, readQueryClasses, type EventsListLimits, type QueryClassesConfig } from './query-limits';
@@ -129,6 +130,8 @@ export interface ApiConfig extends ServiceConfig {
   readonly portal: PortalConfig;
   /** `/metrics`, served on PORT. */
   readonly metrics: MetricsConfig;
+  /** OpenTelemetry tracing (OTEL_*); undefined when off, the default. */
+  readonly tracing: TracingConfig | undefined;
   /** How long the HTTP server waits for slow clients, and how many it holds at once. */
   readonly http: HttpServerConfig;
   /** The connection pool and statement time limit of each class of queries. */
@@ -278,6 +281,7 @@ export function loadApiConfig(env: Env = process.env): ApiConfig {
       secureCookie: service.nodeEnv !== 'development',
     }),
     metrics: Object.freeze(readMetrics(env)),
+    tracing: readTracing(env, 'herald-events-api'),
     http: Object.freeze(readHttpServer(env)),
     ...readQueryBounds(env),
     callback: Object.freeze(readCallback(env)),

@@ -31,6 +31,7 @@ export {
   type WorkerConfig,
   type WorkerMetricsConfig,
 } from './worker';
+export type { TraceExporterConfig, TraceSampler, TracingConfig } from './tracing';
 export type { EventsListLimits, QueryClassConfig, QueryClassesConfig } from './query-limits';
 export { loadCliConfig, loadDemoConfig, type CliConfig, type DemoConfig } from './cli';
 export { loadDatabaseConfig, loadKeyRotationConfig, testDatabaseUrl, type DatabaseConfig, type KeyRotationConfig } from './database-tools';

@@ -1,4 +1,5 @@
 /** The delivery-worker's settings: the shared ones, its BullMQ worker, callbacks, retries, sweeper, reconciler and monitoring port. */
+import { readTracing, type TracingConfig } from './tracing';
 import { ConfigError } from './config-error';
 import { fraction, integer, raw, type Env } from './parsers';
 import {
@@ -39,6 +40,8 @@ export interface WorkerConfig extends ServiceConfig {
   readonly targetGate: TargetGateConfig;
   /** Weekly partitions of deliveries and attempts, monthly ones of events: created ahead, dropped past retention. */
   readonly partitions: PartitionsConfig;
+  /** OpenTelemetry tracing (OTEL_*); undefined when off, the default. */
+  readonly tracing: TracingConfig | undefined;
 }
 
 export interface PartitionsConfig {
@@ -211,6 +214,7 @@ export function loadWorkerConfig(env: Env = process.env): WorkerConfig {
     authFailures: Object.freeze(readAuthFailures(env)),
     targetAutoDisableAfterMs: readTargetAutoDisableAfterMs(env),
     targetGate: readTargetGate(env),
+    tracing: readTracing(env, 'herald-delivery-worker'),
     partitions: Object.freeze({
       intervalMs: integer(env, 'PARTITION_MAINTENANCE_INTERVAL_MS', 3_600_000, 1_000, 86_400_000),
       deliveryRetentionDays: integer(env, 'DELIVERY_RETENTION_DAYS', 30, 0, 36_500),

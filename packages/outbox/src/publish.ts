@@ -1,6 +1,7 @@
 import type { DeliveryRepository } from '@herald/db';
 import type { DeliveryRef } from '@herald/domain';
 import type { DeliveryProducer } from '@herald/queue';
+import { traceLogFields, type TraceContext } from '@herald/telemetry';
 import type { OutboxLogger } from './outbox-logger';
 
 export interface OutboxPublisherDependencies {
@@ -24,8 +25,9 @@ export interface OutboxPublisher {
    * be added, the mark is cleared so that the sweeper enqueues them soon; if even that fails
    * (PostgreSQL gone too), the reconciler gives them jobs once their stale period has passed.
    * Either way the events and their deliveries are stored, so the caller's request succeeded.
+   * `parent`: the trace of the ingest, which the enqueue and the jobs join.
    */
-  publish(refs: readonly DeliveryRef[]): Promise<void>;
+  publish(refs: readonly DeliveryRef[], parent?: TraceContext): Promise<void>;
   /**
    * For deliveries stored unmarked (a replay, which sets deliveries back to pending): adds their
    * jobs, then marks them enqueued. Never rejects; returns false when the jobs could not be added,
@@ -43,10 +45,10 @@ export function createOutboxPublisher(deps: OutboxPublisherDependencies): Outbox
   const counted = (outcome: EnqueueOutcome, refs: readonly DeliveryRef[]) => deps.onEnqueue?.(outcome, refs.length);
   const reason = (error: unknown) => (error instanceof Error ? error.message : String(error));
   return {
-    async publish(refs) {
+    async publish(refs, parent) {
       if (refs.length === 0) return;
       try {
-        await deps.producer.enqueue(refs);
+        await deps.producer.enqueue(refs, parent);
         counted('enqueued', refs);
       } catch (error) {
         const cleared = await deps.deliveries.clearEnqueued(refs).then(
@@ -57,6 +59,7 @@ export function createOutboxPublisher(deps: OutboxPublisherDependencies): Outbox
         logger.warn(`deliveries stored but not enqueued; ${cleared ? 'the sweeper' : 'the reconciler'} will enqueue them`, {
           deliveries: refs.length,
           error: reason(error),
+          ...traceLogFields(parent),
         });
       }
     },

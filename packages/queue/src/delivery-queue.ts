@@ -3,7 +3,19 @@ import { Queue, type JobsOptions } from 'bullmq';
 import type { RedisConnection } from './redis';
 import { DELIVERY_BACKOFF_TYPE } from './delivery-backoff';
 import { firstConnect } from './redis';
-import { DELIVERIES_QUEUE } from './delivery-job';
+import { DELIVERIES_QUEUE, type DeliveryJobData } from './delivery-job';
+import {
+  contextWith,
+  endSpan,
+  errorTypeOf,
+  MESSAGING,
+  MESSAGING_SYSTEM_BULLMQ,
+  SpanKind,
+  startSpan,
+  traceparentOf,
+  type TraceContext,
+  type Tracer,
+} from '@herald/telemetry';
 
 /**
  * How long delivery jobs are kept once finished. How often they are tried is the target's delivery
@@ -20,7 +32,7 @@ export interface RetryPolicy {
   keepFailedMax: number;
 }
 
-export type DeliveryQueue = Queue<DeliveryRef, unknown, string>;
+export type DeliveryQueue = Queue<DeliveryJobData, unknown, string>;
 
 /**
  * Most jobs one `addBulk` sends. addBulk writes its whole pipeline to the socket only once every
@@ -34,7 +46,7 @@ export const ADD_CHUNK_JOBS = 100;
 
 /** The deliveries queue on a connection (a `client`-role one for producers, so enqueue fails fast). */
 export function createDeliveryQueue(connection: RedisConnection, prefix: string): DeliveryQueue {
-  return new Queue<DeliveryRef, unknown, string>(DELIVERIES_QUEUE, { connection, prefix });
+  return new Queue<DeliveryJobData, unknown, string>(DELIVERIES_QUEUE, { connection, prefix });
 }
 
 /**
@@ -57,8 +69,12 @@ function deliveryJobOptions(policy: RetryPolicy): JobsOptions {
 /** Adds delivery jobs; rejects at once while Redis is unreachable, and after `timeoutMs` at most. */
 export interface DeliveryProducer {
   readonly queue: DeliveryQueue;
-  /** Adds one job per delivery; a delivery whose job exists already (in any state) is left alone. */
-  enqueue(jobs: readonly DeliveryRef[]): Promise<void>;
+  /**
+   * Adds one job per delivery; a delivery whose job exists already (in any state) is left alone.
+   * With `parent` (and the producer's tracer), the enqueue is a span of that trace, which the jobs
+   * carry on to the worker.
+   */
+  enqueue(jobs: readonly DeliveryRef[], parent?: TraceContext): Promise<void>;
   /** Step one of a replay: see `removeFinishedJobs`. */
   removeFinishedJobs(deliveryIds: readonly string[]): Promise<Map<string, JobSlot>>;
   /**
@@ -76,13 +92,23 @@ export interface DeliveryProducer {
  * for Redis: callers hold database work open (the sweeper a transaction, the API a response),
  * and a delivery that could not be enqueued stays in the outbox for the next sweep.
  */
-export function createDeliveryProducer(connection: RedisConnection, options: { prefix: string; retry: RetryPolicy; timeoutMs: number }): DeliveryProducer {
+export function createDeliveryProducer(
+  connection: RedisConnection,
+  options: {
+    prefix: string;
+    retry: RetryPolicy;
+    timeoutMs: number;
+    /** Makes a messaging producer span of each enqueue given a parent; none when undefined (tracing off). */
+    tracer?: Tracer | undefined;
+  },
+): DeliveryProducer {
+  const { tracer } = options;
   const queue = createDeliveryQueue(connection, options.prefix);
   const opts = deliveryJobOptions(options.retry);
   // Every job is placed by its target's backlog (createFairShare, below), so that no target's burst makes
   // another target's callbacks wait behind all of it.
   const priorities = createFairShare(connection, { prioritizedKey: queue.toKey('prioritized'), recordsKey: fairShareKey(queue) });
-  const add = async (jobs: readonly DeliveryRef[]): Promise<void> => {
+  const add = async (jobs: readonly DeliveryJobData[]): Promise<void> => {
     const priority = await priorities(jobs.map((data) => ({ jobId: data.deliveryId, targetId: data.targetId })));
     const entries = jobs.map((data, i) => ({ name: jobName(data), data, opts: { ...opts, jobId: data.deliveryId, priority: priority[i]! } }));
     // One job (a single event for one target, the commonest ingest) is added straight on the
@@ -113,12 +139,28 @@ export function createDeliveryProducer(connection: RedisConnection, options: { p
     );
   return {
     queue,
-    async enqueue(jobs) {
+    async enqueue(jobs, parent) {
       if (jobs.length === 0) return;
       // Two round trips for the whole batch (the priorities, then the jobs' pipelines, sent back to
       // back). The job id is the delivery id, so adding a delivery that is already queued (the
       // sweeper racing the API, a retried enqueue) is a no-op.
-      await bounded('enqueue', () => add(jobs));
+      if (tracer === undefined || parent === undefined) return bounded('enqueue', () => add(jobs));
+      const span = startSpan(tracer, parent, `add ${DELIVERIES_QUEUE}`, SpanKind.PRODUCER, {
+        [MESSAGING.system]: MESSAGING_SYSTEM_BULLMQ,
+        [MESSAGING.operationType]: 'send',
+        [MESSAGING.operationName]: 'add',
+        [MESSAGING.destinationName]: DELIVERIES_QUEUE,
+        ...(jobs.length === 1 ? { [MESSAGING.messageId]: jobs[0]!.deliveryId } : { [MESSAGING.batchMessageCount]: jobs.length }),
+      });
+      // Each job carries the enqueue span as its parent (the conventions' creation context).
+      const traceparent = traceparentOf(contextWith(parent, span));
+      try {
+        await bounded('enqueue', () => add(traceparent === undefined ? jobs : jobs.map((job) => ({ ...job, traceparent }))));
+        endSpan(span);
+      } catch (error) {
+        endSpan(span, errorTypeOf(error));
+        throw error;
+      }
     },
     async removeFinishedJobs(deliveryIds) {
       if (deliveryIds.length === 0) return new Map();

@@ -2,7 +2,7 @@
  * What the events-api (producer) and the delivery-worker (consumer) share about the queue: its
  * name, its job payload, and how to connect. One module, so the two sides cannot drift apart.
  */
-export { DELIVERIES_QUEUE } from './delivery-job';
+export { DELIVERIES_QUEUE, type DeliveryJobData } from './delivery-job';
 export {
   ADD_CHUNK_JOBS,
   createDeliveryProducer,

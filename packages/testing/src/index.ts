@@ -55,3 +55,4 @@ export { startRedisCluster, type ClusterNodeProcess, type PrivateRedisCluster, t
 export { useHttpRecorders, useWorlds, World, type SentEvent, type StartWorker } from './worker-world';
 export { createInProcessApi, type EventsApiParts } from './in-process-api';
 export { startOAuth2orizeMerchant, type OAuth2orizeMerchant } from './oauth2orize-merchant';
+export { otlpSpans, type ExportedSpan } from './otlp-spans';

@@ -15,6 +15,7 @@ import {
 } from '@herald/db';
 import { createFailedAuthThrottle, exitOnSignal, exitOnStartupFailure } from '@herald/lifecycle';
 import { createLogger } from '@herald/logging';
+import { startTracing } from '@herald/telemetry';
 import { createMetrics } from '@herald/metrics';
 import { startQueueLossWatch, startReconciler, startSweeper } from '@herald/outbox';
 import { countBreakers, createDeliveryProducer, createRedisConnection, pingRedis } from '@herald/queue';
@@ -25,6 +26,8 @@ import { startDeliveryWorker } from './worker';
 async function main(): Promise<void> {
   const config = loadWorkerConfig();
   const logger = createLogger({ level: config.logLevel, service: 'delivery-worker' });
+  // Off (no OTEL_* exporter set) by default: then a job costs one branch more.
+  const tracing = startTracing(config.tracing);
   try {
     // The worker's statements look deliveries, targets and events up by key: planned once each.
     const pool = createDatabasePool(config.databaseUrl, { genericPlans: true });
@@ -94,7 +97,7 @@ async function main(): Promise<void> {
     // every callback is signed while the worker's load of a target only reads.
     const signed = await fillMissingSigningSecrets(pool, credentialsCipherFromConfig(config));
     if (signed > 0) logger.info('gave targets stored before signatures their signing secrets', { targets: signed });
-    const worker = startDeliveryWorker({ config, pool, connection: redis, logger, metrics });
+    const worker = startDeliveryWorker({ config, pool, connection: redis, logger, metrics, tracer: tracing.tracer });
 
     // Registered before "ready" is logged, so that a signal sent on seeing it is always handled.
     exitOnSignal({
@@ -108,6 +111,8 @@ async function main(): Promise<void> {
         await recovering;
         await sweeperProducer.close();
         await Promise.allSettled([closeDatabasePool(pool), redis.quit(), sweeperRedis.quit()]);
+        // Last: the spans of the jobs just finished go out too.
+        await tracing.shutdown().catch((error: unknown) => logger.warn('could not export the last spans', { error }));
       },
     });
     logger.info('delivery-worker ready', { pid: process.pid, concurrency: config.worker.concurrency });

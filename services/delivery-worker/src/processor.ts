@@ -16,7 +16,22 @@ import {
 import type { Logger } from '@herald/logging';
 import type { HeraldMetrics } from '@herald/metrics';
 import type { DeferralReason } from '@herald/domain';
-import type { Admission, GateVerdict, WorkerGate } from '@herald/queue';
+import { DELIVERIES_QUEUE, type Admission, type DeliveryJobData, type GateVerdict, type WorkerGate } from '@herald/queue';
+import {
+  contextOfTraceparent,
+  contextWith,
+  endSpan,
+  errorTypeOf,
+  inSpan,
+  MESSAGING,
+  MESSAGING_SYSTEM_BULLMQ,
+  postgresAttributes,
+  SpanKind,
+  startSpan,
+  traceLogFields,
+  type TraceContext,
+  type Tracer,
+} from '@herald/telemetry';
 import { DelayedError, UnrecoverableError } from 'bullmq';
 import { CallbackAttemptError, LastCallbackAttemptError } from './errors/callback-attempt-error';
 import { messageAsStack } from './errors/message-as-stack';
@@ -26,7 +41,8 @@ import type { ObjectOrder } from './object-order';
 export interface DeliveryJob {
   /** The delivery id (producers set it); the gate counts the job under it. */
   readonly id?: string | undefined;
-  readonly data: DeliveryRef;
+  /** The delivery, and the trace of the enqueue when it was traced. */
+  readonly data: DeliveryJobData;
   /** Tries BullMQ counted before this one (a replayed job keeps its count unless reset). */
   readonly attemptsMade: number;
   /** Times BullMQ made the job active, this time included: a deferral is one that counts no try. */
@@ -67,7 +83,7 @@ export interface DeliveryProcessorDependencies {
    * forgets the token that instance handed out, so an instance shared by concurrent attempts would
    * let one attempt's 401 throw away the fresh token another just fetched.
    */
-  authFor(target: DeliveryTarget): CallbackAuthStrategy;
+  authFor(target: DeliveryTarget, parent: TraceContext | undefined): CallbackAuthStrategy;
   send: SendCallback;
   gate: DeliveryGate;
   /** Ordered delivery (object-order.ts): parks a job behind its object's earlier callback, and wakes it after that one's final outcome. */
@@ -82,6 +98,11 @@ export interface DeliveryProcessorDependencies {
    * CALLBACK_TIMEOUT_MS, TARGET_MAX_IN_FLIGHT): each attempt resolves the policy its target has now.
    */
   policyDefaults: DeliveryPolicyDefaults;
+  /**
+   * Makes a span of each job and of its steps (gate, load, token request, POST, record), in the
+   * trace its job carries; none when undefined (tracing off): then a job costs one branch more.
+   */
+  tracer?: Tracer | undefined;
 }
 
 /** Where an attempt's callback went, once it went out. */
@@ -107,7 +128,16 @@ interface Attempt {
   readonly startedAt: Date;
   readonly durationSeconds: number;
   readonly sent: SentTo;
+  /** The job's span, parent of the record's; undefined when untraced. */
+  readonly trace: TraceContext | undefined;
 }
+
+// The attributes of the job's steps' spans, made once (see jobSpan for the job's own).
+const LOAD_ATTRIBUTES = postgresAttributes('SELECT', 'deliveries');
+const RECORD_ATTRIBUTES = postgresAttributes('INSERT', 'delivery_attempts');
+const NO_ATTRIBUTES = Object.freeze({});
+/** The conventions' name of a consumer's span: `{operation} {destination}`. */
+const JOB_SPAN_NAME = `process ${DELIVERIES_QUEUE}`;
 
 /** Most ordered targets a worker remembers (createDeliveryProcessor's orderedTargets). */
 const ORDERED_TARGETS_KEPT = 10_000;
@@ -165,14 +195,20 @@ export function createDeliveryProcessor(deps: DeliveryProcessorDependencies): (j
   const { logger } = deps;
 
   /** Sends the job back to wait; the job is never the worker's again in this run. */
-  const defer = async (job: DeliveryJob, token: string | undefined, admission: Extract<Admission, { admitted: false }>): Promise<never> => {
+  const defer = async (
+    job: DeliveryJob,
+    token: string | undefined,
+    admission: Extract<Admission, { admitted: false }>,
+    trace: TraceContext | undefined,
+  ): Promise<never> => {
     const { deliveryId, targetId } = job.data;
     await job.moveToDelayed(Date.now() + admission.delayMs, token);
     deps.metrics.deliveryDeferred(admission.reason);
-    if (logger.isLevelEnabled('debug')) logger.debug('callback deferred', { deliveryId, targetId, reason: admission.reason, delayMs: admission.delayMs });
+    if (logger.isLevelEnabled('debug'))
+      logger.debug('callback deferred', { deliveryId, targetId, reason: admission.reason, delayMs: admission.delayMs, ...traceLogFields(trace) });
     // The job is already delayed: a deferral the database missed is only missing from the history.
     await deps.deliveries.recordDeferral(job.data, admission.reason).catch((error: unknown) => {
-      logger.warn('could not record a deferral', { deliveryId, error: error instanceof Error ? error.message : String(error) });
+      logger.warn('could not record a deferral', { deliveryId, error: error instanceof Error ? error.message : String(error), ...traceLogFields(trace) });
     });
     throw new DelayedError(`deferred: ${admission.reason}`);
   };
@@ -193,7 +229,7 @@ export function createDeliveryProcessor(deps: DeliveryProcessorDependencies): (j
   };
 
   /** Step 2, send: the POST (with its token request and the 401 retry); every failure becomes a result. */
-  const send = async (ready: Ready, sent: SentTo): Promise<CallbackResult> => {
+  const send = async (ready: Ready, sent: SentTo, trace: TraceContext | undefined): Promise<CallbackResult> => {
     const { target, work } = ready;
     try {
       return await sendCallback(
@@ -208,8 +244,9 @@ export function createDeliveryProcessor(deps: DeliveryProcessorDependencies): (j
         },
         // What the merchant's answer must not be stored with, should it echo the request back.
         {
-          auth: deps.authFor(target),
-          send: deps.send,
+          auth: deps.authFor(target, trace),
+          // The POST's span goes under the job's (the outbound client makes it).
+          send: trace === undefined ? deps.send : (request) => deps.send({ ...request, parent: trace }),
           knownSecrets: target.auth.mode === 'none' ? [] : [target.auth.password],
           onPost: (url) => {
             sent.url = url;
@@ -223,28 +260,32 @@ export function createDeliveryProcessor(deps: DeliveryProcessorDependencies): (j
 
   /** Step 4, record: the attempt and the delivery's new state; then the job's result, or the error BullMQ retries or fails it with. */
   const record = async (work: DeliveryWork, attempt: Attempt, policy: ResolvedDeliveryPolicy): Promise<DeliveryOutcome> => {
-    const { result, decision, startedAt, durationSeconds, sent } = attempt;
+    const { result, decision, startedAt, durationSeconds, sent, trace } = attempt;
     const { delivery } = work;
     const durationMs = Math.round(durationSeconds * 1000);
     // A failed attempt's message as decided (an auto-disable says so); a delivered one has none.
     const errorMessage = decision.next === 'delivered' ? '' : decision.errorMessage;
     const disableTarget = decision.next === 'failed' && decision.disableTarget;
-    const recorded = await deps.deliveries.record({
-      deliveryId: delivery.id,
-      storedAt: delivery.storedAt,
-      attempt: {
-        startedAt,
-        durationMs,
-        ...(result.statusCode === undefined ? {} : { statusCode: result.statusCode }),
-        ...(result.delivered ? {} : { errorKind: result.errorKind, errorMessage }),
-        ...(result.responseBody === undefined ? {} : { responseBody: result.responseBody }),
-        ...(sent.url === undefined ? {} : { url: maskQueryValues(sent.url) }),
-      },
-      outcome: OUTCOME_OF[decision.next],
-      disableTarget,
-      // A target that keeps answering (or keeps failing) is not written at every batch.
-      changesTargetHealth: decision.changesTargetHealth,
-    });
+    const recordAttempt = (): Promise<RecordedAttempt> =>
+      deps.deliveries.record({
+        deliveryId: delivery.id,
+        storedAt: delivery.storedAt,
+        attempt: {
+          startedAt,
+          durationMs,
+          ...(result.statusCode === undefined ? {} : { statusCode: result.statusCode }),
+          ...(result.delivered ? {} : { errorKind: result.errorKind, errorMessage }),
+          ...(result.responseBody === undefined ? {} : { responseBody: result.responseBody }),
+          ...(sent.url === undefined ? {} : { url: maskQueryValues(sent.url) }),
+        },
+        outcome: OUTCOME_OF[decision.next],
+        disableTarget,
+        // A target that keeps answering (or keeps failing) is not written at every batch.
+        changesTargetHealth: decision.changesTargetHealth,
+      });
+    const recorded = await (trace === undefined || tracer === undefined
+      ? recordAttempt()
+      : inSpan(tracer, trace, 'INSERT delivery_attempts', SpanKind.CLIENT, RECORD_ATTRIBUTES, recordAttempt));
     const number = recorded.number;
     // A final outcome lets the next callback of the object go (an ordered target's); a lost wake-up is the reconciler's.
     if (decision.next !== 'retry' && work.target.state === 'ready' && work.target.target.ordering === 'object') {
@@ -256,7 +297,7 @@ export function createDeliveryProcessor(deps: DeliveryProcessorDependencies): (j
       });
     }
     deps.metrics.deliveryAttempt(decision.next === 'delivered' ? 'delivered' : decision.next === 'failed' ? 'failed' : 'attempt_failed', durationSeconds);
-    const context = { deliveryId: delivery.id, eventId: delivery.eventId, targetId: delivery.targetId, attempt: number, durationMs };
+    const context = { deliveryId: delivery.id, eventId: delivery.eventId, targetId: delivery.targetId, attempt: number, durationMs, ...traceLogFields(trace) };
     if (result.delivered) {
       // One line per callback, like the events-api's request log: shown from LOG_LEVEL=http (and
       // not even built below it: winston's own pipeline costs about 1 % of the worker's CPU).
@@ -268,6 +309,7 @@ export function createDeliveryProcessor(deps: DeliveryProcessorDependencies): (j
       logger.warn('notification target auto-disabled: every attempt failed for TARGET_AUTO_DISABLE_AFTER', {
         targetId: delivery.targetId,
         failingSince: work.target.state === 'ready' ? work.target.target.failingSince : null,
+        ...traceLogFields(trace),
       });
     }
     logger.warn(decision.next === 'failed' ? 'callback failed; no more attempts' : 'callback attempt failed; will retry', {
@@ -287,6 +329,7 @@ export function createDeliveryProcessor(deps: DeliveryProcessorDependencies): (j
     token: string | undefined,
     loading: Promise<DeliveryWork | null>,
     release: (verdict: GateVerdict) => Promise<void>,
+    trace: TraceContext | undefined,
   ): Promise<DeliveryOutcome> => {
     const { deliveryId } = job.data;
     const work = await loading;
@@ -304,7 +347,7 @@ export function createDeliveryProcessor(deps: DeliveryProcessorDependencies): (j
     // The target's limit as its policy says now: this worker's next admissions of it carry it.
     deps.gate.setLimit(job.data.targetId, { maxInFlight: policy.maxInFlight, maxRatePerSecond: policy.maxRatePerSecond });
     if (prepared.ready && work.predecessorId !== null) await waitForPredecessor(job, token, work);
-    const result = prepared.ready ? await send(prepared, sent) : prepared.failure;
+    const result = prepared.ready ? await send(prepared, sent, trace) : prepared.failure;
     void release(verdictOf(result));
     const durationSeconds = (performance.now() - started) / 1000;
     // Step 3, decide: a pure rule of the domain.
@@ -319,7 +362,7 @@ export function createDeliveryProcessor(deps: DeliveryProcessorDependencies): (j
       maxAttempts: Math.min(policy.attempts, job.opts.attempts ?? policy.attempts),
       autoDisableAfterMs: deps.autoDisableAfterMs,
     });
-    return record(work, { result, decision, startedAt, durationSeconds, sent }, policy);
+    return record(work, { result, decision, startedAt, durationSeconds, sent, trace }, policy);
   };
 
   /**
@@ -338,15 +381,40 @@ export function createDeliveryProcessor(deps: DeliveryProcessorDependencies): (j
     }
   };
 
-  return async (job, token) => {
+  const { tracer } = deps;
+  /** The job's delivery, read in a span of the job's trace when it has one. */
+  const load = (job: DeliveryJob, trace: TraceContext | undefined): Promise<DeliveryWork | null> =>
+    trace === undefined || tracer === undefined
+      ? deps.deliveries.load(job.data)
+      : inSpan(tracer, trace, 'SELECT deliveries', SpanKind.CLIENT, LOAD_ATTRIBUTES, () => deps.deliveries.load(job.data));
+  /** The gate's answer, in a span of the job's trace when it has one (the gate's Redis script runs batched with other jobs'). */
+  const admit = async (job: DeliveryJob, jobId: string, trace: TraceContext | undefined): Promise<Admission> => {
+    const { targetId } = job.data;
+    const retried = job.attemptsStarted > job.attemptsMade + 1;
+    if (trace === undefined || tracer === undefined) return deps.gate.admit(targetId, jobId, retried);
+    // The job's span names the target.
+    const span = startSpan(tracer, trace, 'target-gate admit', SpanKind.INTERNAL, NO_ATTRIBUTES);
+    try {
+      const admission = await deps.gate.admit(targetId, jobId, retried);
+      span.setAttribute('herald.gate.admitted', admission.admitted);
+      if (!admission.admitted) span.setAttribute('herald.gate.deferral_reason', admission.reason);
+      endSpan(span);
+      return admission;
+    } catch (error) {
+      endSpan(span, errorTypeOf(error));
+      throw error;
+    }
+  };
+
+  const processJob = async (job: DeliveryJob, token: string | undefined, trace: TraceContext | undefined): Promise<DeliveryOutcome> => {
     const { targetId } = job.data;
     if (orderedTargets.has(targetId)) {
-      const work = await deps.deliveries.load(job.data);
+      const work = await load(job, trace);
       if (!work || work.predecessorId === null || work.delivery.status === 'succeeded' || !prepare(work, deps.policyDefaults).ready)
-        return admitThenAttempt(job, token, Promise.resolve(work));
+        return admitThenAttempt(job, token, Promise.resolve(work), trace);
       // Parks the job (DelayedError) unless the predecessor ended meanwhile: then it goes on.
       await waitForPredecessor(job, token, work);
-      return admitThenAttempt(job, token, Promise.resolve({ ...work, predecessorId: null }));
+      return admitThenAttempt(job, token, Promise.resolve({ ...work, predecessorId: null }), trace);
     }
     // A job of a target the gate lets in (the usual case) loads its delivery meanwhile: one round
     // trip less before its POST. A target whose jobs were turned away lately waits for the answer,
@@ -354,7 +422,7 @@ export function createDeliveryProcessor(deps: DeliveryProcessorDependencies): (j
     // A target this worker has not loaded yet is loaded first, whatever the gate expects: its
     // in-flight limit (its delivery policy) must reach the gate with its first admission.
     const knowsLimit = deps.gate.knowsLimit(targetId);
-    const early = !knowsLimit || deps.gate.expectsAdmission(targetId) ? deps.deliveries.load(job.data) : undefined;
+    const early = !knowsLimit || deps.gate.expectsAdmission(targetId) ? load(job, trace) : undefined;
     // Awaited below when the job goes in; a job turned away drops it, and so its failure.
     early?.catch(() => undefined);
     if (!knowsLimit) {
@@ -366,25 +434,70 @@ export function createDeliveryProcessor(deps: DeliveryProcessorDependencies): (j
         deps.gate.setLimit(targetId, { maxInFlight, maxRatePerSecond });
       }
     }
-    return admitThenAttempt(job, token, early);
+    return admitThenAttempt(job, token, early, trace);
   };
 
   /** Asks the gate, then makes the attempt, its delivery `loaded` already or loaded once let in. */
-  async function admitThenAttempt(job: DeliveryJob, token: string | undefined, loaded: Promise<DeliveryWork | null> | undefined): Promise<DeliveryOutcome> {
+  async function admitThenAttempt(
+    job: DeliveryJob,
+    token: string | undefined,
+    loaded: Promise<DeliveryWork | null> | undefined,
+    trace: TraceContext | undefined,
+  ): Promise<DeliveryOutcome> {
     const { deliveryId, targetId } = job.data;
     const jobId = job.id ?? deliveryId;
-    const admission = await deps.gate.admit(targetId, jobId, job.attemptsStarted > job.attemptsMade + 1);
-    if (!admission.admitted) return defer(job, token, admission);
+    const admission = await admit(job, jobId, trace);
+    if (!admission.admitted) return defer(job, token, admission, trace);
     // The slot is freed as soon as the POST is over (with its verdict), or when the job ends some other way.
     const admittedAt = performance.now();
     let released: Promise<void> | undefined;
     const release = (verdict: GateVerdict): Promise<void> => (released ??= deps.gate.release(targetId, jobId, verdict, performance.now() - admittedAt));
     try {
-      return await attemptJob(job, token, loaded ?? deps.deliveries.load(job.data), release);
+      return await attemptJob(job, token, loaded ?? load(job, trace), release, trace);
     } finally {
       await release('neutral');
     }
   }
+
+  // Tracing off: the job runs as is, with no span and no context made.
+  if (tracer === undefined) return (job, token) => processJob(job, token, undefined);
+  return async (job, token) => {
+    const parent = contextOfTraceparent(job.data.traceparent);
+    const span = jobSpan(tracer, job, parent);
+    try {
+      const outcome = await processJob(job, token, contextWith(parent, span));
+      span.setAttribute('herald.delivery.outcome', outcome.outcome);
+      endSpan(span);
+      return outcome;
+    } catch (error) {
+      // A deferral is no failure: the job waits, and no attempt was spent.
+      if (error instanceof DelayedError) endSpan(span);
+      else endSpan(span, error instanceof CallbackAttemptError ? error.kind : errorTypeOf(error));
+      throw error;
+    }
+  };
+}
+
+/**
+ * The span of one run of a job (a messaging `process` span, the conventions' consumer span): a
+ * child of the enqueue span whose `traceparent` the job carries, or the root of a trace of its own
+ * for a job enqueued untraced (by the sweeper, the reconciler, a replay, or an untraced events-api).
+ * Its attributes are ids: the delivery (the message's), its event and target, and the attempt's number.
+ */
+function jobSpan(tracer: Tracer, job: DeliveryJob, parent: TraceContext) {
+  const { deliveryId, eventId, targetId } = job.data;
+  return startSpan(tracer, parent, JOB_SPAN_NAME, SpanKind.CONSUMER, {
+    [MESSAGING.system]: MESSAGING_SYSTEM_BULLMQ,
+    [MESSAGING.operationType]: 'process',
+    [MESSAGING.operationName]: 'process',
+    [MESSAGING.destinationName]: DELIVERIES_QUEUE,
+    // The job's id is its delivery's.
+    [MESSAGING.messageId]: job.id ?? deliveryId,
+    'herald.event.id': eventId,
+    'herald.target.id': targetId,
+    // This run's attempt if it makes one (BullMQ counts tries made before it).
+    'herald.attempt': job.attemptsMade + 1,
+  });
 }
 
 /** What the attempt tells the target's circuit breaker. */

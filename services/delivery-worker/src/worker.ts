@@ -13,10 +13,12 @@ import {
   DELIVERIES_QUEUE,
   deliveryBackoffStrategy,
   wakeParkedJobs,
+  type DeliveryJobData,
   type DeliveryQueue,
   type RedisConnection,
   type WorkerGate,
 } from '@herald/queue';
+import type { TraceContext, Tracer } from '@herald/telemetry';
 import { Worker } from 'bullmq';
 import { batchedDeliveryStore } from './delivery-store';
 import { createObjectOrder } from './object-order';
@@ -49,6 +51,8 @@ export interface DeliveryWorkerDependencies {
   logger: Logger;
   /** Where attempts, deferrals, auto-disabled targets and OAuth token requests are counted. */
   metrics: Pick<HeraldMetrics, 'deliveryAttempt' | 'deliveryDeferred' | 'oauthTokenRequested' | 'targetAutoDisabled'>;
+  /** Makes the spans of each job, in the trace the job carries (see the processor); none when undefined, tracing off. */
+  tracer?: Tracer | undefined;
 }
 
 /**
@@ -56,7 +60,7 @@ export interface DeliveryWorkerDependencies {
  * slots this worker leased (otherwise they would stay counted until their lease ran out), and
  * closes the queue handle it wakes parked jobs through.
  */
-export class DeliveryWorker extends Worker<DeliveryRef, DeliveryOutcome, string> {
+export class DeliveryWorker extends Worker<DeliveryJobData, DeliveryOutcome, string> {
   #gate: WorkerGate | undefined;
   #wakeQueue: DeliveryQueue | undefined;
 
@@ -83,8 +87,8 @@ export function startDeliveryWorker(deps: DeliveryWorkerDependencies): DeliveryW
   const { config, pool, logger } = deps;
   const guard = createConnectGuard({ allowPrivate: config.allowPrivateTargets, hostAllowlist: config.targetHostAllowlist });
   // Callbacks (the hot path) over Node's http client, token requests (a cold path) over axios.
-  const outbound = createOutboundClient({ guard });
-  const tokenOutbound = createOutboundClient({ guard, transport: 'axios' });
+  const outbound = createOutboundClient({ guard, tracer: deps.tracer });
+  const tokenOutbound = createOutboundClient({ guard, transport: 'axios', tracer: deps.tracer });
   const gate = targetGateOf(deps);
   // Wakes the parked jobs of ordered targets, over the worker's connection (a wake-up waits for
   // Redis to come back rather than being lost: the job it wakes finished its attempt).
@@ -93,7 +97,7 @@ export function startDeliveryWorker(deps: DeliveryWorkerDependencies): DeliveryW
   let running = 0;
   const processor = createDeliveryProcessor({
     deliveries: batchedDeliveryStore(pool, config, () => running > 1),
-    authFor: (target) => authStrategyFor(target, deps, tokenOutbound),
+    authFor: (target, trace) => authStrategyFor(target, deps, trace === undefined ? tokenOutbound : inTrace(tokenOutbound, trace)),
     send: createCallbackSender({ timeoutMs: config.callback.timeoutMs, responseMaxBytes: config.callback.responseMaxBytes, outbound }),
     gate,
     order: createObjectOrder({
@@ -110,6 +114,7 @@ export function startDeliveryWorker(deps: DeliveryWorkerDependencies): DeliveryW
       timeoutMs: config.callback.timeoutMs,
       maxInFlight: config.targetGate.maxInFlight,
     },
+    tracer: deps.tracer,
   });
   const worker = new DeliveryWorker(
     DELIVERIES_QUEUE,
@@ -155,6 +160,11 @@ function targetGateOf({ config, connection, logger }: DeliveryWorkerDependencies
     logger,
     maxBatch: 2 * config.worker.concurrency,
   });
+}
+
+/** The client whose requests (a target's token requests, sent by its auth strategy) are spans of `trace`. */
+function inTrace(outbound: OutboundClient, trace: TraceContext): OutboundClient {
+  return { send: (request) => outbound.send({ ...request, parent: trace }) };
 }
 
 function authStrategyFor(target: DeliveryTarget, deps: DeliveryWorkerDependencies, outbound: OutboundClient): CallbackAuthStrategy {

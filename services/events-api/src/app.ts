@@ -21,6 +21,7 @@ import { createMetrics, type HeraldMetrics } from '@herald/metrics';
 import { createCallbackSender } from '@herald/callbacks';
 import { createConnectGuard, createOutboundClient, type AddressPolicy } from '@herald/outbound';
 import { createOutboxPublisher, createRecovery, createReplay } from '@herald/outbox';
+import type { Tracer } from '@herald/telemetry';
 import { pingRedis, readTargetHealth, type DeliveryProducer, type RedisConnection } from '@herald/queue';
 import { adminRouter } from './admin/router';
 import { createApiKeyCache } from './auth/api-key-cache';
@@ -66,11 +67,13 @@ export interface AppDependencies {
   producer: DeliveryProducer;
   /** The process's metrics, served at /metrics. Default: a registry of its own (`service="events-api"`). */
   metrics?: HeraldMetrics;
+  /** Makes the spans of requests and of the ingest (see @herald/telemetry); none when undefined, tracing off. */
+  tracer?: Tracer | undefined;
 }
 
 /** Builds the Express app; does not listen, so tests can drive it with supertest. */
 export function createApp(deps: AppDependencies): Express {
-  const { config, logger, databases, redis, producer } = deps;
+  const { config, logger, databases, redis, producer, tracer } = deps;
   // The queue's job counts are shared state: the delivery-worker exports them, not the API too.
   const metrics = deps.metrics ?? createMetrics({ service: 'events-api' });
   // Each repository runs on the pool of its class of work: merchant reads can never take the
@@ -104,7 +107,7 @@ export function createApp(deps: AppDependencies): Express {
     logger,
     onEnqueue: (outcome, count) => metrics.deliveriesEnqueued(outcome, count),
   });
-  const ingest = createIngest({ store: ingestStore(databases.ingest), publish: outbox.publish, metrics, eventMaxBytes: config.eventMaxBytes });
+  const ingest = createIngest({ store: ingestStore(databases.ingest), publish: outbox.publish, metrics, eventMaxBytes: config.eventMaxBytes, tracer });
   const rateLimit = createRateLimit({
     redis,
     keyPrefix: config.queuePrefix,
@@ -126,7 +129,7 @@ export function createApp(deps: AppDependencies): Express {
   // token) that shared caches do not key on: no cache may store them, and with nothing stored
   // no validator is needed. The API reference's and the dashboard's static files set their own.
   app.set('etag', false);
-  installRequestLog(app, logger, metrics);
+  installRequestLog(app, logger, metrics, tracer);
   app.use(noStore, noFraming);
   app.use(pathGuard);
   // The merchant API first: GET /events is the hot path, and every router before it is one more

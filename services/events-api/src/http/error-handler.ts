@@ -14,6 +14,8 @@ import { problemType } from '@herald/lifecycle';
 import type { Logger } from '@herald/logging';
 import { HttpError } from './http-error';
 import { sendProblem } from './plain-adapter';
+import { traceLogFields } from '@herald/telemetry';
+import { requestTrace } from './request-log';
 
 // What a client is told to wait while PostgreSQL is unavailable.
 const DATABASE_RETRY_AFTER_SECONDS = 5;
@@ -29,16 +31,22 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
       next(error);
       return;
     }
-    if (isDatabaseUnavailable(error)) logger.warn('database unavailable', { requestId: res.locals.requestId, path: req.path, error });
+    if (isDatabaseUnavailable(error))
+      logger.warn('database unavailable', { requestId: res.locals.requestId, ...traceLogFields(requestTrace(res)), path: req.path, error });
     if (isStatementCancelled(error))
-      logger.warn('query cancelled at its statement time limit', { requestId: res.locals.requestId, method: req.method, path: req.path });
+      logger.warn('query cancelled at its statement time limit', {
+        requestId: res.locals.requestId,
+        ...traceLogFields(requestTrace(res)),
+        method: req.method,
+        path: req.path,
+      });
     const known = toHttpError(error);
     if (known) {
       res.set(known.headers);
       sendProblem(res, known.toProblem());
       return;
     }
-    logger.error('unhandled error', { requestId: res.locals.requestId, method: req.method, path: req.path, error });
+    logger.error('unhandled error', { requestId: res.locals.requestId, ...traceLogFields(requestTrace(res)), method: req.method, path: req.path, error });
     sendProblem(res, { type: problemType('internal'), title: 'Internal Server Error', status: 500 });
   };
 }

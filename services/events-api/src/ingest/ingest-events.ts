@@ -18,6 +18,7 @@ import {
   type Violation,
 } from '@herald/domain';
 import type { HeraldMetrics } from '@herald/metrics';
+import { endSpan, errorTypeOf, postgresAttributes, SpanKind, startSpan, type TraceContext, type Tracer } from '@herald/telemetry';
 import { contentHash } from './content-hash';
 
 /** What an ingest request stored. */
@@ -57,7 +58,7 @@ export interface IngestDependencies {
    * Adds the jobs of deliveries just committed. Never rejects: a delivery whose job could not be
    * added is left to the outbox sweeper (see @herald/outbox `createOutboxPublisher`).
    */
-  publish(refs: readonly DeliveryRef[]): Promise<void>;
+  publish(refs: readonly DeliveryRef[], parent?: TraceContext): Promise<void>;
   metrics: Pick<HeraldMetrics, 'eventsIngested'>;
   /** EVENT_MAX_BYTES: the largest event, in UTF-8 bytes of its JSON as its callbacks carry it. */
   eventMaxBytes: number;
@@ -65,6 +66,8 @@ export interface IngestDependencies {
   newId?: () => string;
   /** The clock that dates events sent without createdAt. */
   now?: () => Date;
+  /** Makes a database span of the ingest's transaction under the request's span; none when undefined (tracing off). */
+  tracer?: Tracer | undefined;
 }
 
 /**
@@ -74,17 +77,21 @@ export interface IngestDependencies {
  * whole batch is refused), creates a delivery for every target the routing rule picks, and adds
  * the events to the list counters; once committed, hands the deliveries to the queue.
  */
-export function createIngest(deps: IngestDependencies): (body: unknown) => Promise<IngestResult> {
+export function createIngest(deps: IngestDependencies): (body: unknown, parent?: TraceContext) => Promise<IngestResult> {
   const newId = deps.newId ?? randomUUID;
   const now = deps.now ?? (() => new Date());
+  const { tracer } = deps;
 
-  return async (body) => {
+  return async (body, parent) => {
     const { inputs, batch: isBatch } = validate(body);
     const receivedAt = now().toISOString();
     const batch = inputs.map((input) => toNewEvent(input, receivedAt, newId));
     checkSizes(batch, isBatch ? '/events/' : '', deps.eventMaxBytes);
 
-    const stored = await deps.store.transaction(async (tx) => {
+    // One span for the transaction (its statements are the ingest's, and carry event data as values).
+    const span =
+      tracer && parent && startSpan(tracer, parent, TRANSACTION_SUMMARY, SpanKind.CLIENT, postgresAttributes('INSERT', 'events', TRANSACTION_SUMMARY));
+    const transaction = deps.store.transaction(async (tx) => {
       const programIds = unique(batch.map((b) => b.programId));
       const merchantIds = unique(batch.flatMap((b) => (b.merchantId ? [b.merchantId] : [])));
       // Both reads in one round trip: the targets are read before it is known which events are
@@ -108,13 +115,30 @@ export function createIngest(deps: IngestDependencies): (body: unknown) => Promi
         perEvent: batch.map((item) => ({ eventId: item.event.id, deliveries: createdFor.get(item.event.id) ?? [] })),
       };
     });
+    const stored =
+      span === undefined
+        ? await transaction
+        : await transaction.then(
+            (value) => {
+              span.setAttribute('herald.events.created', value.createdCount);
+              endSpan(span);
+              return value;
+            },
+            (error: unknown) => {
+              endSpan(span, errorTypeOf(error));
+              throw error;
+            },
+          );
 
     // Counted once committed: an idempotent repeat of a stored event adds nothing.
     deps.metrics.eventsIngested(stored.createdCount);
-    await deps.publish(stored.deliveries);
+    await deps.publish(stored.deliveries, parent);
     return { batch: isBatch, events: stored.events, createdCount: stored.createdCount, deliveries: stored.perEvent };
   };
 }
+
+/** What the ingest's transaction does, as its span is named (the semantic conventions' db.query.summary). */
+const TRANSACTION_SUMMARY = 'INSERT events deliveries';
 
 /** The body's events, or ValidationError naming every violation. */
 function validate(body: unknown): { inputs: IngestEvent[]; batch: boolean } {

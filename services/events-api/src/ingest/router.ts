@@ -1,4 +1,6 @@
 import { Router } from 'express';
+import type { TraceContext } from '@herald/telemetry';
+import { requestTrace } from '../http/request-log';
 import type { EventDeliveries, IngestResult } from './ingest-events';
 
 /** Header: how many deliveries (future callbacks) the request created, `0` included. */
@@ -17,10 +19,10 @@ export const DELIVERY_TARGETS_HEADER = 'Herald-Delivery-Targets';
  * order, and the same headers summed over the batch. A producer wanting the per-event detail for
  * one event sends it as a batch of one.
  */
-export function ingestRouter(deps: { ingest: (body: unknown) => Promise<IngestResult> }): Router {
+export function ingestRouter(deps: { ingest: (body: unknown, parent?: TraceContext) => Promise<IngestResult> }): Router {
   const router = Router();
   router.post('/events', async (req, res) => {
-    const result = await deps.ingest(req.body);
+    const result = await deps.ingest(req.body, requestTrace(res));
     const created = result.deliveries.flatMap((e) => e.deliveries);
     res.set(DELIVERIES_HEADER, String(created.length));
     if (created.length > 0) res.set(DELIVERY_TARGETS_HEADER, unique(created.map((d) => d.targetId)).join(', '));
