@@ -3,7 +3,7 @@ import { createAuthStrategy, type CallbackAuthStrategy } from '@herald/callback-
 import { createCallbackSender } from '@herald/callbacks';
 import type { WorkerConfig } from '@herald/config';
 import { objectOrderRepository, type DatabasePool, type DeliveryTarget } from '@herald/db';
-import { MAX_POLICY_TIMEOUT_MS, type DeliveryRef } from '@herald/domain';
+import { MAX_POLICY_TIMEOUT_MS } from '@herald/domain';
 import type { Logger } from '@herald/logging';
 import type { HeraldMetrics } from '@herald/metrics';
 import { createConnectGuard, createOutboundClient, type OutboundClient } from '@herald/outbound';
