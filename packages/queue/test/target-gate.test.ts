@@ -47,6 +47,9 @@ function gate(settings: Partial<Omit<TargetGateSettings, 'breaker'>> & { breaker
     admitMany: async (targetId: string, count: number) =>
       (await g.admit(Array.from({ length: count }, () => ({ targetId, jobId: randomUUID() })))) as Array<{ delayMs: number }>,
     release: async (targetId: string, jobId: string, verdict: GateVerdict) => (await g.release([{ targetId, jobId, verdict, durationMs: 1_000 }]))[0],
+    /** The job's receiver answered and asked for a pause of `pauseMs` (Retry-After on a 429 or 503). */
+    pause: async (targetId: string, jobId: string, pauseMs: number) =>
+      (await g.release([{ targetId, jobId, verdict: 'answer', durationMs: 1_000, pauseMs }]))[0],
     health: (targetId: string) => readTargetHealth(redis, prefix, targetId, clock),
     /** Renews `holder`'s lease of the target's slots; `contended` only when the gate says so. */
     lease: async (targetId: string, holder: string, keep: number, want: number, since = 0) => {
@@ -200,6 +203,37 @@ describe('the target gate', () => {
   });
 
   describe('circuit breaker', () => {
+    it("pauses the whole target for its receiver's Retry-After: open until then, its jobs deferred, then one probe", async () => {
+      const g = gate();
+      const target = randomUUID();
+      await g.admit(target, 'j1');
+      expect(await g.pause(target, 'j1', 5_000)).toBe('opened');
+      expect(await g.health(target)).toMatchObject({
+        breaker: { state: 'open', halfOpenAt: new Date(clock + 5_000).toISOString() },
+        pausedUntil: new Date(clock + 5_000).toISOString(),
+      });
+      const deferred = (await g.admit(target, 'j2')) as { admitted: false; reason: string; delayMs: number };
+      expect(deferred).toMatchObject({ admitted: false, reason: 'breaker_open' });
+      expect(deferred.delayMs).toBeGreaterThanOrEqual(5_000);
+      clock += 4_000;
+      expect(await g.admit(target, 'j2')).toMatchObject({ admitted: false, reason: 'breaker_open' });
+      clock += 1_000;
+      expect(await g.admit(target, 'j2')).toEqual({ admitted: true, probe: true });
+      expect((await g.health(target)).pausedUntil).toBeNull();
+      expect(await g.release(target, 'j2', 'success')).toBe('closed');
+      expect(await g.admit(target, 'j3')).toEqual({ admitted: true, probe: false });
+    });
+
+    it('keeps an open period longer than the pause asked for', async () => {
+      const g = gate();
+      const target = randomUUID();
+      for (let i = 0; i < 3; i++) await attempt(g, target, 'failure');
+      const { halfOpenAt } = (await g.health(target)).breaker;
+      await g.admit(target, 'late');
+      expect(await g.pause(target, 'late', 1_000)).toBeUndefined();
+      expect((await g.health(target)).breaker.halfOpenAt).toBe(halfOpenAt);
+    });
+
     it('opens after TARGET_BREAKER_FAILURES failures in a row; an answer in between starts the count again', async () => {
       const g = gate();
       const target = randomUUID();

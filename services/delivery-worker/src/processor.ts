@@ -99,6 +99,11 @@ export interface DeliveryProcessorDependencies {
    */
   policyDefaults: DeliveryPolicyDefaults;
   /**
+   * RETRY_AFTER_MAX_MS: the longest a receiver's `Retry-After` (on a 429 or 503) pauses its whole
+   * target (its jobs wait without attempts; the gate's GateRelease.pauseMs).
+   */
+  pauseMaxMs: number;
+  /**
    * Makes a span of each job and of its steps (gate, load, token request, POST, record), in the
    * trace its job carries; none when undefined (tracing off): then a job costs one branch more.
    */
@@ -328,7 +333,7 @@ export function createDeliveryProcessor(deps: DeliveryProcessorDependencies): (j
     job: DeliveryJob,
     token: string | undefined,
     loading: Promise<DeliveryWork | null>,
-    release: (verdict: GateVerdict) => Promise<void>,
+    release: (verdict: GateVerdict, pauseMs?: number) => Promise<void>,
     trace: TraceContext | undefined,
   ): Promise<DeliveryOutcome> => {
     const { deliveryId } = job.data;
@@ -348,7 +353,7 @@ export function createDeliveryProcessor(deps: DeliveryProcessorDependencies): (j
     deps.gate.setLimit(job.data.targetId, { maxInFlight: policy.maxInFlight, maxRatePerSecond: policy.maxRatePerSecond });
     if (prepared.ready && work.predecessorId !== null) await waitForPredecessor(job, token, work);
     const result = prepared.ready ? await send(prepared, sent, trace) : prepared.failure;
-    void release(verdictOf(result));
+    void release(verdictOf(result), pauseOf(result, deps.pauseMaxMs));
     const durationSeconds = (performance.now() - started) / 1000;
     // Step 3, decide: a pure rule of the domain.
     const decision = decideAttempt({
@@ -451,7 +456,8 @@ export function createDeliveryProcessor(deps: DeliveryProcessorDependencies): (j
     // The slot is freed as soon as the POST is over (with its verdict), or when the job ends some other way.
     const admittedAt = performance.now();
     let released: Promise<void> | undefined;
-    const release = (verdict: GateVerdict): Promise<void> => (released ??= deps.gate.release(targetId, jobId, verdict, performance.now() - admittedAt));
+    const release = (verdict: GateVerdict, pauseMs?: number): Promise<void> =>
+      (released ??= deps.gate.release(targetId, jobId, verdict, performance.now() - admittedAt, pauseMs));
     try {
       return await attemptJob(job, token, loaded ?? load(job, trace), release, trace);
     } finally {
@@ -498,6 +504,16 @@ function jobSpan(tracer: Tracer, job: DeliveryJob, parent: TraceContext) {
     // This run's attempt if it makes one (BullMQ counts tries made before it).
     'herald.attempt': job.attemptsMade + 1,
   });
+}
+
+/**
+ * How long the whole target is to wait, as its receiver asked: the `Retry-After` of a 429 or 503
+ * (at most `maxMs`, RETRY_AFTER_MAX_MS); 0 for any other outcome.
+ */
+function pauseOf(result: CallbackResult, maxMs: number): number {
+  if (result.delivered || result.retryAfterMs === undefined) return 0;
+  if (result.statusCode !== 429 && result.statusCode !== 503) return 0;
+  return Math.min(result.retryAfterMs, maxMs);
 }
 
 /** What the attempt tells the target's circuit breaker. */

@@ -114,6 +114,7 @@ export function startDeliveryWorker(deps: DeliveryWorkerDependencies): DeliveryW
       timeoutMs: config.callback.timeoutMs,
       maxInFlight: config.targetGate.maxInFlight,
     },
+    pauseMaxMs: config.retry.retryAfterMaxMs,
     tracer: deps.tracer,
   });
   const worker = new DeliveryWorker(

@@ -151,6 +151,7 @@ async function attempt(scene: Scene) {
     autoDisableAfterMs: scene.autoDisableAfterMs ?? 0,
     // Defaults that leave the job's own attempts (scene.attempts) the bound, as before policies.
     policyDefaults: { attempts: 100, maxBackoffMs: 60_000, timeoutMs: 2_000, maxInFlight: 16 },
+    pauseMaxMs: 3_600_000,
   });
 
   const job: DeliveryJob = {

@@ -272,6 +272,7 @@ describe('pnpm exec herald targets', () => {
         breaker: { state: 'closed', consecutiveFailures: 0, openedAt: null, halfOpenAt: null, probeInFlight: false },
         inFlight: 0,
         deferred: 0,
+        pausedUntil: null,
       },
     });
 

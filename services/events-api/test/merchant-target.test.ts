@@ -52,6 +52,7 @@ describe('GET /notification-target', () => {
       disabledReason: null,
       disabledAt: null,
       breaker: { state: 'closed', openedAt: null, halfOpenAt: null },
+      pausedUntil: null,
       lastSuccessAt: null,
       failingSince: null,
       autoDisableAt: null,

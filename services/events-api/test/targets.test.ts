@@ -48,6 +48,7 @@ const QUIET_HEALTH = {
   breaker: { state: 'closed', consecutiveFailures: 0, openedAt: null, halfOpenAt: null, probeInFlight: false },
   inFlight: 0,
   deferred: 0,
+  pausedUntil: null,
 };
 
 describe('PUT, GET and DELETE /admin/{programs|merchants}/:id/notification-target', () => {
@@ -319,6 +320,7 @@ describe('the health of a notification target', () => {
           breaker: { state: 'open', consecutiveFailures: 0, openedAt: expect.any(String), halfOpenAt: expect.any(String), probeInFlight: false },
           inFlight: 0,
           deferred: 2,
+          pausedUntil: null,
         });
         expect(Date.parse(health.breaker.halfOpenAt) - Date.parse(health.breaker.openedAt)).toBe(30_000);
       } finally {
@@ -337,7 +339,7 @@ describe('the health of a notification target', () => {
       expect(put.status).toBe(200);
       const get = await down.admin('get', `/programs/${tenant.programId}/notification-target`);
       expect(get.status).toBe(200);
-      expect(get.body).toEqual({ ...put.body, health: { lastSuccessAt: null, failingSince: null, breaker: null, inFlight: null, deferred: null } });
+      expect(get.body).toEqual({ ...put.body, health: { lastSuccessAt: null, failingSince: null, breaker: null, inFlight: null, deferred: null, pausedUntil: null } });
     } finally {
       await down.close();
     }

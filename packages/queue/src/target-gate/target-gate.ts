@@ -56,6 +56,11 @@ export interface GateRelease {
    * jobs that ran in leased slots, sent together.
    */
   times?: number;
+  /**
+   * The receiver asked for a pause (a 429 or 503 with Retry-After), in ms: the target's breaker
+   * opens for that long, so that none of its jobs is sent (nor spends an attempt) until then.
+   */
+  pauseMs?: number;
 }
 
 /**
@@ -174,7 +179,15 @@ export function createTargetGate(
       if (own.maxRatePerSecond !== undefined) limits[2 * position - 1] = own.maxRatePerSecond;
       return position;
     };
-    const releaseArgs = releases.flatMap((r) => [positionOf(r.targetId), r.targetId, r.jobId, r.verdict, Math.max(0, Math.round(r.durationMs)), r.times ?? 1]);
+    const releaseArgs = releases.flatMap((r) => [
+      positionOf(r.targetId),
+      r.targetId,
+      r.jobId,
+      r.verdict,
+      Math.max(0, Math.round(r.durationMs)),
+      r.times ?? 1,
+      Math.max(0, Math.round(r.pauseMs ?? 0)),
+    ]);
     const leaseArgs = leases.flatMap((l) => [
       positionOf(l.targetId, l),
       l.holder,

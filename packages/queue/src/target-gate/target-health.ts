@@ -31,6 +31,11 @@ export interface TargetHealth {
   inFlight: number;
   /** Jobs of the target waiting after a deferral (breaker open or target busy), not yet let in again. */
   deferred: number;
+  /**
+   * While the target waits out its receiver's `Retry-After` (a 429 or 503 asked for a pause, and
+   * its breaker is open for it): until when. Null otherwise.
+   */
+  pausedUntil: string | null;
 }
 
 /** Reads one target's health in one round trip. */
@@ -39,14 +44,14 @@ export async function readTargetHealth(redis: RedisConnection, queuePrefix: stri
   await firstConnect(redis);
   const results = await redis
     .multi()
-    .hmget(keys.breaker, 'reopenAt', 'openedAt', 'probe', 'probeUntil', 'consecutive')
+    .hmget(keys.breaker, 'reopenAt', 'openedAt', 'probe', 'probeUntil', 'consecutive', 'pausedUntil')
     .zcount(keys.inflight, `(${now}`, '+inf')
     .zcount(keys.deferred, `(${now - DEFERRED_GRACE_MS}`, '+inf')
     .hvals(keys.leased)
     .exec();
   if (!results) throw new Error('the target health read was aborted');
   for (const [error] of results) if (error) throw error;
-  const [reopenAt, openedAt, probe, probeUntil, consecutive] = results[0]![1] as Array<string | null>;
+  const [reopenAt, openedAt, probe, probeUntil, consecutive, pausedUntil] = results[0]![1] as Array<string | null>;
   const reopen = reopenAt === null ? null : Number(reopenAt);
   const state: BreakerState = reopen === null ? 'closed' : now < reopen ? 'open' : 'half_open';
   return {
@@ -59,6 +64,7 @@ export async function readTargetHealth(redis: RedisConnection, queuePrefix: stri
     },
     inFlight: Number(results[1]![1]) + leasedSlots(results[3]![1] as string[], now),
     deferred: Number(results[2]![1]),
+    pausedUntil: pausedUntil !== null && Number(pausedUntil) > now ? new Date(Number(pausedUntil)).toISOString() : null,
   };
 }
 

@@ -40,9 +40,11 @@ export interface WorkerGate {
   setLimit(targetId: string, limits: Required<TargetLimits>): void;
   /**
    * Gives the job's slot back with how the job ended (for the breaker). Never rejects: a slot it
-   * could not free runs out with its lease.
+   * could not free runs out with its lease. `pauseMs`: the receiver asked for a pause (Retry-After
+   * on a 429 or 503): the whole target waits that long (GateRelease.pauseMs), this worker's lease
+   * of it at once.
    */
-  release(targetId: string, jobId: string, verdict: GateVerdict, durationMs: number): Promise<void>;
+  release(targetId: string, jobId: string, verdict: GateVerdict, durationMs: number, pauseMs?: number): Promise<void>;
   /**
    * Stops renewing, waits for the verdicts still on their way, then gives the gate back every
    * lease this worker holds (giveBackLeases): the worker has no job left.
@@ -306,9 +308,11 @@ export function createWorkerGate(connection: RedisConnection, options: WorkerGat
       else renew(lease);
       return (await leased) ? leasedIn(lease) : admitOne(targetId, jobId);
     },
-    async release(targetId, jobId, verdict, durationMs) {
+    async release(targetId, jobId, verdict, durationMs, pauseMs = 0) {
       const lease = leases.get(targetId);
-      if (!lease?.running.delete(jobId)) return report({ targetId, jobId, verdict, durationMs }, releaseLingerMs);
+      const paused = pauseMs > 0 ? { pauseMs } : {};
+      // A pause goes to the gate at once, lingering for no other call.
+      if (!lease?.running.delete(jobId)) return report({ targetId, jobId, verdict, durationMs, ...paused }, pauseMs > 0 ? 0 : releaseLingerMs);
       if (verdict !== 'neutral') lease.avgMs = nextSlotTime(lease.avgMs, durationMs);
       // A leased slot is free at once. The gate only needs the verdict, for the breaker: a success
       // waits for the lease's renewal; a failure (no answer) or another answer goes at once, and a
@@ -319,8 +323,9 @@ export function createWorkerGate(connection: RedisConnection, options: WorkerGat
         lease.successMs += durationMs;
       } else if (verdict !== 'neutral') {
         reportSuccesses(lease, releaseLingerMs);
-        void report({ targetId, jobId, verdict, durationMs }, releaseLingerMs);
-        if (verdict === 'failure') {
+        void report({ targetId, jobId, verdict, durationMs, ...paused }, pauseMs > 0 ? 0 : releaseLingerMs);
+        // No answer, or a pause asked for: this worker's next jobs of the target ask the gate.
+        if (verdict === 'failure' || pauseMs > 0) {
           lease.validUntil = 0;
           for (const waiter of [...lease.waiting]) endWait(lease, waiter, false);
         }

@@ -173,6 +173,7 @@ export const merchantDeliverySchemas = {
       'disabledReason',
       'disabledAt',
       'breaker',
+      'pausedUntil',
       'lastSuccessAt',
       'failingSince',
       'autoDisableAt',
@@ -208,6 +209,11 @@ export const merchantDeliverySchemas = {
         description: `Why it is off: ${AUTO_DISABLED_REASON} (every callback failed for too long) or switched-off (by support); null while on.`,
       },
       disabledAt: { ...nullableDateTime, description: 'When it was switched off; null while on.' },
+      pausedUntil: {
+        ...nullableDateTime,
+        description:
+          'While your endpoint has asked Herald to wait (a 429 or 503 with Retry-After): until when. No callback is sent meanwhile, and the waiting ones spend no attempt. Null otherwise.',
+      },
       breaker: {
         type: ['object', 'null'],
         description:

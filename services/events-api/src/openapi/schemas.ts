@@ -163,7 +163,7 @@ const breaker = {
 const targetHealth = {
   type: 'object',
   description:
-    "How callbacks to the target have been going. GET of one target adds the gate's view from Redis (breaker, inFlight, deferred: null when Redis could not be read).",
+    "How callbacks to the target have been going. GET of one target adds the gate's view from Redis (breaker, inFlight, deferred, pausedUntil: null when Redis could not be read).",
   required: ['lastSuccessAt', 'failingSince'],
   properties: {
     lastSuccessAt: { ...nullableDateTime, description: 'When a callback last got its 200; null when none ever did.' },
@@ -171,6 +171,10 @@ const targetHealth = {
     breaker,
     inFlight: { type: ['integer', 'null'], minimum: 0, description: 'Slots of the target taken now, across every worker (TARGET_MAX_IN_FLIGHT bounds it).' },
     deferred: { type: ['integer', 'null'], minimum: 0, description: 'Jobs waiting after a deferral, not yet let in again.' },
+    pausedUntil: {
+      ...nullableDateTime,
+      description: "While the target waits out its receiver's Retry-After (a 429 or 503): until when, its breaker open meanwhile. Null otherwise.",
+    },
   },
 } as const;
 

@@ -41,6 +41,7 @@ export async function merchantTargetHealth(deps: MerchantTargetHealthDependencie
     disabledReason,
     disabledAt: target.disabledAt,
     breaker: live && { state: live.breaker.state, openedAt: live.breaker.openedAt, halfOpenAt: live.breaker.halfOpenAt },
+    pausedUntil: live?.pausedUntil ?? null,
     lastSuccessAt: target.health.lastSuccessAt,
     failingSince: target.health.failingSince,
     autoDisableAt,

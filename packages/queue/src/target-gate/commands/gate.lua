@@ -44,8 +44,9 @@
 --                              TARGET_MAX_IN_FLIGHT); 0: no limit
 --             rate             most admissions of that target per second (its delivery policy's
 --                              maxRatePerSecond, may be fractional); 0: no rate limit
---   then per release (6 each):
---     target's position, target id, job id, verdict, duration ms, times (jobs in a row ending so)
+--   then per release (7 each):
+--     target's position, target id, job id, verdict, duration ms, times (jobs in a row ending so),
+--     pause ms (the receiver's Retry-After on a 429 or 503, capped by the worker; 0: none)
 --   then per lease (6 + returned each):
 --     target's position, holder, slots to keep, slots wanted, start of its oldest job in a leased
 --     slot or 0, number of returned jobs, their ids (a returned job is one the gate deferred that
@@ -126,15 +127,15 @@ local out = {}
 --- @include "includes/breaker.lua"
 --- @include "includes/slots.lua"
 
-for i = firstRelease, firstRelease - 1 + 6 * releases, 6 do
-  out[#out + 1] = release(stateOf(ARGV[i]), ARGV[i + 1], ARGV[i + 2], ARGV[i + 3], tonumber(ARGV[i + 4]), tonumber(ARGV[i + 5]))
+for i = firstRelease, firstRelease - 1 + 7 * releases, 7 do
+  out[#out + 1] = release(stateOf(ARGV[i]), ARGV[i + 1], ARGV[i + 2], ARGV[i + 3], tonumber(ARGV[i + 4]), tonumber(ARGV[i + 5]), tonumber(ARGV[i + 6]))
 end
 -- The released slots are free before any lease or admission of the batch.
 for t = 1, targetCount do
   local s = targets[t]
   if s and #s.released > 0 then callWithList('ZREM', s.inflight, s.released) end
 end
-local firstEntry = firstRelease + 6 * releases
+local firstEntry = firstRelease + 7 * releases
 for _ = 1, leases do
   local i = firstEntry
   local s = stateOf(ARGV[i])

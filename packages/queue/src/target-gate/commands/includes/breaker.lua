@@ -15,7 +15,7 @@ local function callWithList(command, key, list)
 end
 
 -- Each target's state, read at its first use in the batch and written back once at the end.
-local FIELDS = {'reopenAt', 'openMs', 'probe', 'probeUntil', 'avgMs', 'openCount', 'consecutive', 'openedAt', 'tokens', 'tokensAt'}
+local FIELDS = {'reopenAt', 'openMs', 'probe', 'probeUntil', 'avgMs', 'openCount', 'consecutive', 'openedAt', 'tokens', 'tokensAt', 'pausedUntil'}
 local targets = {}
 local function stateOf(position)
   local t = tonumber(position)
@@ -76,8 +76,10 @@ local function countFailure(s)
   return n, f
 end
 
-local function open(target, s, openCount)
-  local openMs = math.min(openBase * 2 ^ openCount, math.max(openBase, openMax))
+-- Opens the breaker for openMs, by default the doubling of its open time (openCount); a pause (the
+-- receiver's Retry-After) gives its own.
+local function open(target, s, openCount, pauseMs)
+  local openMs = pauseMs or math.min(openBase * 2 ^ openCount, math.max(openBase, openMax))
   set(s, 'openedAt', now)
   set(s, 'reopenAt', now + openMs)
   set(s, 'openMs', openMs)
@@ -85,6 +87,7 @@ local function open(target, s, openCount)
   set(s, 'consecutive', 0)
   set(s, 'probe', false)
   set(s, 'probeUntil', false)
+  set(s, 'pausedUntil', pauseMs and (now + pauseMs) or false)
   s.ttl = openMs + stale
   s.successes = 0
   redis.call('DEL', s.window)
@@ -92,7 +95,7 @@ local function open(target, s, openCount)
   redis.call('ZADD', breakers, now + openMs, target)
 end
 
-local function release(s, target, job, verdict, duration, times)
+local function release(s, target, job, verdict, duration, times, pauseMs)
   local change = 0
   s.released[#s.released + 1] = job
   local reopenAt, probe = s.f.reopenAt, s.f.probe
@@ -131,6 +134,13 @@ local function release(s, target, job, verdict, duration, times)
     if (tonumber(s.f.consecutive) or 0) ~= 0 then set(s, 'consecutive', 0) end
     s.successes = s.successes + times
     s.ttl = windowMs + stale
+  end
+  -- The receiver asked for a pause (Retry-After on a 429 or 503): the whole target waits, its
+  -- breaker open until then (a longer open period already set stands), then one probe as usual.
+  if pauseMs and pauseMs > 0 and (tonumber(s.f.reopenAt) or 0) < now + pauseMs then
+    local wasOpen = s.f.reopenAt
+    open(target, s, tonumber(s.f.openCount) or 0, pauseMs)
+    change = wasOpen and 3 or 1
   end
   return change
 end
