@@ -17,6 +17,9 @@
  * its arrivals: POST /stuck/… answers 500 to the callbacks of objects whose id starts with `stuck`
  * while stuck (POST /stuck-control/on, off: the default), and 200 to every other callback, whose
  * first arrival it records as /hook does; GET /stats counts them under `stuck`.
+ * A rate-limited merchant, for bench/scenarios/receivers.ts, apart from /hook: POST /limited/<n>/…
+ * answers 200 while it has taken fewer than <n> callbacks in the last second, and 429 with
+ * `Retry-After: 1` beyond; GET /stats counts them under `limited` (with the first and last 200's time).
  * Prints `{"message":"listening","port":N}` on stdout once listening.
  */
 import { createServer, type ServerResponse } from 'node:http';
@@ -36,6 +39,9 @@ let flakyFailed = new Set<string>();
 let flakyArrivals: Array<[id: string, at: number, retried: boolean]> = [];
 const slowTimers = new Set<NodeJS.Timeout>();
 let stuckOn = false;
+let limited = { delivered: 0, refused: 0, firstAt: 0, lastAt: 0 };
+/** When /limited answered its last 200s (ms), oldest first: its sliding one-second window. */
+let limitedWindow: number[] = [];
 let stuck = { refused: 0, delivered: 0 };
 
 const ok = (res: ServerResponse): void => void res.writeHead(200, { 'content-type': 'text/plain', 'content-length': '2' }).end('ok');
@@ -97,6 +103,20 @@ const server = createServer((req, res) => {
         if (typeof id === 'string' && !arrivals.has(id) && arrivals.size < MAX_ARRIVALS) arrivals.set(id, Date.now());
         ok(res);
       }
+    } else if (req.method === 'POST' && url.startsWith('/limited/')) {
+      const perSecond = Math.max(1, Number(/^\/limited\/(\d+)/.exec(url)?.[1] ?? 50));
+      const now = Date.now();
+      while (limitedWindow.length > 0 && limitedWindow[0]! <= now - 1_000) limitedWindow.shift();
+      if (limitedWindow.length >= perSecond) {
+        limited.refused += 1;
+        res.writeHead(429, { 'content-type': 'text/plain', 'retry-after': '1' }).end('too many');
+      } else {
+        limitedWindow.push(now);
+        limited.delivered += 1;
+        limited.firstAt ||= now;
+        limited.lastAt = now;
+        ok(res);
+      }
     } else if (req.method === 'POST' && (url === '/stuck-control/on' || url === '/stuck-control/off')) {
       stuckOn = url.endsWith('/on');
       res.writeHead(204).end();
@@ -119,7 +139,7 @@ const server = createServer((req, res) => {
     } else if (req.method === 'GET' && url === '/stats') {
       res
         .writeHead(200, { 'content-type': 'application/json' })
-        .end(JSON.stringify({ callbacks, tokens: tokenTimes.length, tokenTimes, lastCallbackAt, slow, hang, stuck }));
+        .end(JSON.stringify({ callbacks, tokens: tokenTimes.length, tokenTimes, lastCallbackAt, slow, hang, stuck, limited }));
     } else if (req.method === 'GET' && url === '/arrivals') {
       res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(Object.fromEntries(arrivals)));
     } else if (req.method === 'POST' && url === '/reset') {
@@ -133,6 +153,8 @@ const server = createServer((req, res) => {
       flakyFailed = new Set();
       flakyArrivals = [];
       stuck = { refused: 0, delivered: 0 };
+      limited = { delivered: 0, refused: 0, firstAt: 0, lastAt: 0 };
+      limitedWindow = [];
       res.writeHead(204).end();
     } else {
       res.writeHead(404).end();

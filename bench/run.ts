@@ -1,5 +1,5 @@
 /**
- * `pnpm bench [--quick] [--only isolation|api-isolation|ordering]`: measures Herald against this machine's own ceilings, in the same run.
+ * `pnpm bench [--quick] [--only <section>]`: measures Herald against this machine's own ceilings, in the same run.
  *
  * Everything runs on 127.0.0.1 with its own database (created, migrated, dropped), its own queue
  * prefix (keys deleted at the end) and its own receiver process. Every figure stands beside a
@@ -8,7 +8,8 @@
  * `--only isolation` runs the isolation section alone (bench/isolation.ts), writing
  * bench/results/latest-isolation.json; `--only api-isolation` the API isolation section
  * (bench/api-isolation.ts), writing bench/results/latest-api-isolation.json; `--only ordering` ordered
- * delivery's throughput and head-of-line (bench/scenarios/ordering.ts); `--only ceilings` the
+ * delivery's throughput and head-of-line (bench/scenarios/ordering.ts); `--only receivers` a
+ * receiver that answers 429 past 50 callbacks/s (bench/scenarios/receivers.ts); `--only ceilings` the
  * durable delivery and bare Express + SQL ceilings beside Herald (bench/ceilings.ts); `--only soak`
  * the soak (bench/soak.ts), which the full run ends with: `--soak-minutes N` (or BENCH_SOAK_MINUTES,
  * default 10) and BENCH_SOAK_RATE (events/s, default 150).
@@ -26,9 +27,10 @@ import { apiIsolation } from './scenarios/api-isolation';
 import { deliveryCeilings, rawPoster } from './scenarios/delivery-ceilings';
 import { ceilingsOnly, deliveryVsCeilings } from './scenarios/delivery-rounds';
 import { endToEndLatency } from './scenarios/end-to-end';
-import { cleanups, log, round, serviceLogs, type Row } from './scenarios/harness';
+import { cleanups, log, round, serviceLogs, type Bench, type Row } from './scenarios/harness';
 import { isolation } from './scenarios/isolation';
 import { ordering } from './scenarios/ordering';
+import { receivers } from './scenarios/receivers';
 import { listEvents } from './scenarios/list-events';
 import { oauthRenewal, oauthTokens } from './scenarios/oauth';
 import { scale } from './scenarios/scale';
@@ -42,6 +44,16 @@ import { peakRssRow, twoWorkers } from './scenarios/two-workers';
  * the services are built: a file edited while the run lasts does not mark it.
  */
 const MEASURED_COMMIT = gitCommit();
+
+/** The section `--only <section>` runs alone (api-isolation, which needs no services, is run apart). */
+const SECTION_RUNS: Record<Exclude<NonNullable<typeof ONLY>, 'api-isolation'>, (bench: Bench) => Promise<Row[]>> = {
+  isolation,
+  ordering,
+  receivers,
+  soak,
+  ceilings: ceilingsOnly,
+  tracing: tracingCost,
+};
 
 const rows: Row[] = [];
 
@@ -64,19 +76,7 @@ async function main(): Promise<void> {
   }
   const bench = await startBench(base);
   // `--scale` or `--only <section>`: that scenario alone.
-  const alone = SCALE
-    ? scale
-    : ONLY === 'isolation'
-      ? isolation
-      : ONLY === 'ordering'
-        ? ordering
-        : ONLY === 'soak'
-          ? soak
-          : ONLY === 'ceilings'
-            ? ceilingsOnly
-            : ONLY === 'tracing'
-              ? tracingCost
-              : undefined;
+  const alone = SCALE ? scale : ONLY === undefined ? undefined : SECTION_RUNS[ONLY];
   if (alone) {
     record(await alone(bench));
     return report(runStarted);
@@ -97,6 +97,7 @@ async function main(): Promise<void> {
   record([await peakRssRow(two, rounds)]);
   record(await isolation(bench));
   record(await ordering(bench));
+  record(await receivers(bench));
   record(await listEvents(bench));
   record(await apiIsolation(base));
   // The soak: full run only.

@@ -5,7 +5,7 @@
 import path from 'node:path';
 
 export const QUICK = process.argv.includes('--quick');
-const SECTIONS = ['isolation', 'api-isolation', 'ceilings', 'soak', 'ordering', 'tracing'] as const;
+const SECTIONS = ['isolation', 'api-isolation', 'ceilings', 'soak', 'ordering', 'tracing', 'receivers'] as const;
 /** `--only <section>`: run that section alone. */
 export const ONLY = ((): (typeof SECTIONS)[number] | undefined => {
   const at = process.argv.indexOf('--only');

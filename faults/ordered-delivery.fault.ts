@@ -1,7 +1,6 @@
 import {
   callbackEvent,
   objectOrderViolations,
-  removeQueueKeys,
   startService,
   useMigratedDatabase,
   waitFor,
@@ -10,14 +9,15 @@ import {
   type ServiceProcess,
 } from '@herald/testing';
 import { createRandom, faultSeed } from './support/prng';
+import { startPrivateRedis, type PrivateRedis } from './support/redis-server';
 import { report } from './support/report';
 import { saveServiceLog } from './support/run-dir';
 import { useHttpRecorders, useWorlds, type World } from './support/world';
 
 // Ordered delivery through faults (issue 46): a target with ordering "object" answers 500 at
 // random to a third of first tries; 100 objects with 10 events each are ingested interleaved in
-// several batches; midway a worker process is killed with SIGKILL (case 1) or Redis loses the
-// queue (case 2). For every object, the callbacks the receiver answered 200 must arrive in
+// several batches; midway a worker process is killed with SIGKILL (case 1), or the queue's Redis
+// (a private redis-server without persistence) is killed and started again empty (case 2). For every object, the callbacks the receiver answered 200 must arrive in
 // sequence order 1..10, none before the 200 of its predecessor went out, and nothing is lost.
 
 const OBJECTS = 100;
@@ -30,6 +30,11 @@ const database = useMigratedDatabase('herald_faults_order');
 const world = useWorlds('ordered-delivery');
 const startReceiver = useHttpRecorders();
 const services: ServiceProcess[] = [];
+// Removed after every world is closed (their afterEach uses it).
+const privateRedis: PrivateRedis[] = [];
+afterAll(async () => {
+  await Promise.all(privateRedis.splice(0).map((redis) => redis.remove()));
+});
 afterEach(async () => {
   const stopped = services.splice(0);
   await Promise.all(stopped.map((service) => service.stop('SIGKILL')));
@@ -58,6 +63,7 @@ async function ingestInterleaved(w: World, programId: string) {
 
 function workerEnv(w: World): Record<string, string> {
   return {
+    REDIS_URL: w.config.redisUrl,
     NODE_ENV: 'test',
     LOG_LEVEL: 'info',
     DATABASE_URL: database.url,
@@ -75,9 +81,11 @@ function workerEnv(w: World): Record<string, string> {
 
 it.each([
   { fault: 'a worker process killed with SIGKILL', seedOffset: 0 },
-  { fault: 'Redis losing the queue (every key of it removed)', seedOffset: 1 },
+  { fault: 'the queue’s Redis restarted empty (killed, no persistence)', seedOffset: 1 },
 ])(`keeps each object's callbacks in sequence order and loses none through $fault`, async ({ fault, seedOffset }) => {
-  const w = world({}, database.url);
+  const redis = seedOffset === 1 ? await startPrivateRedis() : undefined;
+  if (redis) privateRedis.push(redis);
+  const w = world(redis ? { REDIS_URL: redis.url } : {}, database.url);
   const receiver = await startReceiver(flaky(faultSeed(460 + seedOffset)));
   const answered200 = () => receiver.requests.filter((r) => r.answer?.status === 200);
   const { programId } = await w.createTarget(`${receiver.origin}/hook`, { mode: 'none' }, 'object');
@@ -100,7 +108,8 @@ it.each([
     await first.exited();
     services.push(startService('services/delivery-worker/src/main.ts', env));
   } else {
-    await removeQueueKeys(w.config.redisUrl, w.config.queuePrefix);
+    await redis!.kill('SIGKILL');
+    await redis!.start();
   }
   const faultAt = Date.now();
 

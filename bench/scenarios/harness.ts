@@ -77,6 +77,8 @@ export interface ReceiverStats {
   lastCallbackAt: number;
   /** The /stuck endpoint's callbacks: refused (an object stuck) and delivered. */
   stuck?: { refused: number; delivered: number };
+  /** The /limited endpoint's callbacks: delivered (with the first and last one's time, ms) and refused with 429. */
+  limited?: { delivered: number; refused: number; firstAt: number; lastAt: number };
 }
 
 /** The run's database, queues and Redis prefixes: what every scenario, even the first, has. */

@@ -339,7 +339,10 @@ describe('the health of a notification target', () => {
       expect(put.status).toBe(200);
       const get = await down.admin('get', `/programs/${tenant.programId}/notification-target`);
       expect(get.status).toBe(200);
-      expect(get.body).toEqual({ ...put.body, health: { lastSuccessAt: null, failingSince: null, breaker: null, inFlight: null, deferred: null, pausedUntil: null } });
+      expect(get.body).toEqual({
+        ...put.body,
+        health: { lastSuccessAt: null, failingSince: null, breaker: null, inFlight: null, deferred: null, pausedUntil: null },
+      });
     } finally {
       await down.close();
     }
