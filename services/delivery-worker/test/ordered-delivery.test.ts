@@ -4,29 +4,16 @@ import { randomUUID } from 'node:crypto';
 import { credentialsCipherFromConfig, deliveryAttemptRepository, objectOrderRepository } from '@herald/db';
 import type { DeliveryRef } from '@herald/domain';
 import { createRedisConnection, DELIVERIES_QUEUE, wakeParkedJobs } from '@herald/queue';
-import {
-  callbackEvent,
-  objectOrderViolations,
-  startService,
-  useMigratedDatabase,
-  type HttpRecorder,
-  type RecordedRequest,
-  type Reply,
-  type ServiceProcess,
-} from '@herald/testing';
+import { callbackEvent, objectOrderViolations, useMigratedDatabase, type HttpRecorder, type RecordedRequest, type Reply } from '@herald/testing';
 import { Worker } from 'bullmq';
 import { createObjectOrder } from '../src/object-order';
-import { useHttpRecorders, useWorlds, type World } from './support/world';
+import { useHttpRecorders, useWorkerProcesses, useWorlds, type World } from './support/world';
 
 // Worker processes run their sweepers and reconcilers: a database of their own, as in target-gate.test.ts.
 const database = useMigratedDatabase('herald_worker_order');
 const world = useWorlds();
 const startReceiver = useHttpRecorders();
-let services: ServiceProcess[] = [];
-afterEach(async () => {
-  await Promise.all(services.map((service) => service.stop('SIGKILL')));
-  services = [];
-});
+const startWorkers = useWorkerProcesses(database);
 
 /**
  * A receiver's responder: the status `decide` gives each callback (by its event and how many times
@@ -126,18 +113,7 @@ describe('ordered delivery per object', () => {
     const receiver = await startReceiver(answering((event, tries) => (tries === 1 && Number.parseInt(event.id.slice(-2), 16) % 3 === 0 ? 500 : 200), 5));
     const w = world({}, database.url);
     const { programId } = await w.createTarget(`${receiver.origin}/hook`, { mode: 'none' }, 'object');
-    const env = {
-      NODE_ENV: 'test',
-      LOG_LEVEL: 'http',
-      DATABASE_URL: database.url,
-      METRICS_PORT: '0',
-      QUEUE_PREFIX: w.config.queuePrefix,
-      WORKER_CONCURRENCY: '8',
-      DELIVERY_BACKOFF_MS: '50',
-      DELIVERY_BACKOFF_JITTER: '0',
-    };
-    services = [startService('services/delivery-worker/src/main.ts', env), startService('services/delivery-worker/src/main.ts', env)];
-    await Promise.all(services.map((service) => service.waitForLog('delivery-worker ready')));
+    const services = await startWorkers(w, 2, { WORKER_CONCURRENCY: '8', DELIVERY_BACKOFF_MS: '50', DELIVERY_BACKOFF_JITTER: '0' });
     const sent = [...(await w.sendEvents(programId, 40, interleaved(8))), ...(await w.sendEvents(programId, 40, interleaved(8)))];
     await w.settled(
       sent.map((s) => s.deliveryId),

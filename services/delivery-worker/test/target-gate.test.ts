@@ -3,18 +3,14 @@
 // packages/queue/test/target-gate.test.ts; here, what they mean for deliveries and attempts.
 import type { ServerResponse } from 'node:http';
 import { countBreakers, createRedisConnection, readTargetHealth } from '@herald/queue';
-import { callbacksPerEvent, metricValue, startService, useMigratedDatabase, waitFor, type Reply, type ServiceProcess } from '@herald/testing';
-import { useHttpRecorders, useWorlds, type World } from './support/world';
+import { callbacksPerEvent, metricValue, useMigratedDatabase, waitFor, type Reply } from '@herald/testing';
+import { useHttpRecorders, useWorkerProcesses, useWorlds, type World } from './support/world';
 
 // Worker processes run their sweepers: a database of their own, as in main-process.test.ts.
 const database = useMigratedDatabase('herald_worker_gate');
 const world = useWorlds();
 const startReceiver = useHttpRecorders();
-let services: ServiceProcess[] = [];
-afterEach(async () => {
-  await Promise.all(services.map((service) => service.stop('SIGKILL')));
-  services = [];
-});
+const startWorkers = useWorkerProcesses(database);
 
 /** A receiver's answer after `delayMs`, counting the callbacks it holds at once. */
 function counting(delayMs: number) {
@@ -179,19 +175,7 @@ describe('the target gate in the delivery worker', () => {
     const { seen, responder } = counting(200);
     const receiver = await startReceiver(responder);
     const { programId, targetId } = await w.createTarget(`${receiver.origin}/hook`);
-    const env = {
-      NODE_ENV: 'test',
-      LOG_LEVEL: 'http',
-      DATABASE_URL: database.url,
-      METRICS_PORT: '0',
-      QUEUE_PREFIX: w.config.queuePrefix,
-      WORKER_CONCURRENCY: '8',
-      TARGET_MAX_IN_FLIGHT: '3',
-    };
-    services = [startService('services/delivery-worker/src/main.ts', env), startService('services/delivery-worker/src/main.ts', env)];
-    // Both ready before the first job, so that neither can drain the queue before the other starts
-    // (on a loaded machine one process can take seconds longer to start).
-    await Promise.all(services.map((service) => service.waitForLog('delivery-worker ready')));
+    const services = await startWorkers(w, 2, { WORKER_CONCURRENCY: '8', TARGET_MAX_IN_FLIGHT: '3' });
     const sent = await w.sendEvents(programId, 16);
 
     await w.settled(
@@ -227,17 +211,7 @@ describe('the target gate in the delivery worker', () => {
       .targets()
       .change({ kind: 'program', programId: strictTarget.programId }, (current) => ({ ...current, delivery: { maxInFlight: 2 } }));
     expect(changed?.delivery).toEqual({ maxInFlight: 2 });
-    const env = {
-      NODE_ENV: 'test',
-      LOG_LEVEL: 'http',
-      DATABASE_URL: database.url,
-      METRICS_PORT: '0',
-      QUEUE_PREFIX: w.config.queuePrefix,
-      WORKER_CONCURRENCY: '8',
-      TARGET_MAX_IN_FLIGHT: '6',
-    };
-    services = [startService('services/delivery-worker/src/main.ts', env), startService('services/delivery-worker/src/main.ts', env)];
-    await Promise.all(services.map((service) => service.waitForLog('delivery-worker ready')));
+    const services = await startWorkers(w, 2, { WORKER_CONCURRENCY: '8', TARGET_MAX_IN_FLIGHT: '6' });
     const sent = [...(await w.sendEvents(strictTarget.programId, 16)), ...(await w.sendEvents(lenientTarget.programId, 16))];
 
     await w.settled(
@@ -262,16 +236,7 @@ describe('the target gate in the delivery worker', () => {
     const { programId } = await w.createTarget(`${receiver.origin}/hook`);
     const changed = await w.targets().change({ kind: 'program', programId }, (current) => ({ ...current, delivery: { maxRatePerSecond: 5 } }));
     expect(changed?.delivery).toEqual({ maxRatePerSecond: 5 });
-    const env = {
-      NODE_ENV: 'test',
-      LOG_LEVEL: 'http',
-      DATABASE_URL: database.url,
-      METRICS_PORT: '0',
-      QUEUE_PREFIX: w.config.queuePrefix,
-      WORKER_CONCURRENCY: '8',
-    };
-    services = [startService('services/delivery-worker/src/main.ts', env), startService('services/delivery-worker/src/main.ts', env)];
-    await Promise.all(services.map((service) => service.waitForLog('delivery-worker ready')));
+    const services = await startWorkers(w, 2, { WORKER_CONCURRENCY: '8' });
     const sent = await w.sendEvents(programId, 15);
 
     await w.settled(
