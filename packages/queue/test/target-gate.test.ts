@@ -202,6 +202,34 @@ describe('the target gate', () => {
     });
   });
 
+  describe('flow control', () => {
+    it('halves a target’s in-flight window when its receiver pushes back, once per slot time, and grows it back with successes', async () => {
+      const g = gate({ maxInFlight: 8 });
+      const target = randomUUID();
+      for (let i = 1; i <= 8; i++) expect(await g.admit(target, `j${i}`)).toMatchObject({ admitted: true });
+      expect((await g.health(target)).window).toBeNull();
+      // A 429: the window is 4, and the 7 jobs still in flight are over it.
+      expect(await g.release(target, 'j1', 'throttled')).toBeUndefined();
+      expect((await g.health(target)).window).toBe(4);
+      expect(await g.admit(target, 'k1')).toMatchObject({ admitted: false, reason: 'target_busy' });
+      // The other jobs in flight answer 429 too, within the same slot time: no news, no further cut.
+      expect(await g.release(target, 'j2', 'throttled')).toBeUndefined();
+      expect((await g.health(target)).window).toBe(4);
+      // Another after the slot time halves it again.
+      clock += 1_000;
+      await g.release(target, 'j3', 'throttled');
+      expect((await g.health(target)).window).toBe(2);
+      for (const job of ['j4', 'j5', 'j6', 'j7']) await g.release(target, job, 'success');
+      // 2 + 1/2 + 1/2.5 + 1/2.9 + 1/3.24: back to 3.
+      expect((await g.health(target)).window).toBe(3);
+      await g.release(target, 'j8', 'success');
+      expect(await g.admit(target, 'k1')).toMatchObject({ admitted: true });
+      // Successes bring it back to the target's own limit, and the window is gone.
+      for (let i = 0; i < 40; i++) await g.successes(target, 1);
+      expect((await g.health(target)).window).toBeNull();
+    });
+  });
+
   describe('circuit breaker', () => {
     it("pauses the whole target for its receiver's Retry-After: open until then, its jobs deferred, then one probe", async () => {
       const g = gate();

@@ -521,6 +521,8 @@ function verdictOf(result: CallbackResult): GateVerdict {
   if (result.delivered) return 'success';
   // No answer at all: the failures that hold a worker slot until they end.
   if (result.errorKind === 'timeout' || result.errorKind === 'connection' || result.errorKind === 'tls') return 'failure';
+  // The receiver pushes back: flow control narrows its window.
+  if (result.errorKind === 'http_status' && (result.statusCode === 429 || result.statusCode === 503)) return 'throttled';
   if (result.errorKind === 'http_status' || result.errorKind === 'redirect') return 'answer';
   return 'neutral';
 }

@@ -273,6 +273,7 @@ describe('pnpm exec herald targets', () => {
         inFlight: 0,
         deferred: 0,
         pausedUntil: null,
+        window: null,
       },
     });
 

@@ -53,6 +53,7 @@ describe('GET /notification-target', () => {
       disabledAt: null,
       breaker: { state: 'closed', openedAt: null, halfOpenAt: null },
       pausedUntil: null,
+      window: null,
       lastSuccessAt: null,
       failingSince: null,
       autoDisableAt: null,

@@ -49,6 +49,7 @@ const QUIET_HEALTH = {
   inFlight: 0,
   deferred: 0,
   pausedUntil: null,
+  window: null,
 };
 
 describe('PUT, GET and DELETE /admin/{programs|merchants}/:id/notification-target', () => {
@@ -321,6 +322,7 @@ describe('the health of a notification target', () => {
           inFlight: 0,
           deferred: 2,
           pausedUntil: null,
+          window: null,
         });
         expect(Date.parse(health.breaker.halfOpenAt) - Date.parse(health.breaker.openedAt)).toBe(30_000);
       } finally {
@@ -341,7 +343,7 @@ describe('the health of a notification target', () => {
       expect(get.status).toBe(200);
       expect(get.body).toEqual({
         ...put.body,
-        health: { lastSuccessAt: null, failingSince: null, breaker: null, inFlight: null, deferred: null, pausedUntil: null },
+        health: { lastSuccessAt: null, failingSince: null, breaker: null, inFlight: null, deferred: null, pausedUntil: null, window: null },
       });
     } finally {
       await down.close();

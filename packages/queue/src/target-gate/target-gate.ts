@@ -20,11 +20,13 @@ export interface TargetGateSettings extends TargetGateConfig {
 export type Admission = { admitted: true; probe: boolean } | { admitted: false; reason: DeferralReason; delayMs: number };
 
 /**
- * How a job that was let in ended, as the breaker sees it: `success` (HTTP 200), `failure` (no
- * answer: timeout, refused or reset connection, TLS; the failures that hold worker slots),
- * `answer` (any other HTTP answer), `neutral` (no POST made, or Herald itself failed).
+ * How a job that was let in ended, as the breaker and flow control see it: `success` (HTTP 200),
+ * `failure` (no answer: timeout, refused or reset connection, TLS; the failures that hold worker
+ * slots), `throttled` (429 or 503: the receiver pushes back), `answer` (any other HTTP answer),
+ * `neutral` (no POST made, or Herald itself failed). `throttled` halves the target's in-flight
+ * window, successes grow it back (gate.lua's flow control).
  */
-export type GateVerdict = 'success' | 'failure' | 'answer' | 'neutral';
+export type GateVerdict = 'success' | 'failure' | 'throttled' | 'answer' | 'neutral';
 
 /** What a release did to the target's breaker. */
 export type BreakerChange = 'opened' | 'closed' | 'reopened' | undefined;

@@ -36,6 +36,11 @@ export interface TargetHealth {
    * its breaker is open for it): until when. Null otherwise.
    */
   pausedUntil: string | null;
+  /**
+   * Flow control: the in-flight window the receiver's pushback (429, 503, timeouts) left, below
+   * the target's limit, growing back with each success; null at the full limit.
+   */
+  window: number | null;
 }
 
 /** Reads one target's health in one round trip. */
@@ -44,14 +49,14 @@ export async function readTargetHealth(redis: RedisConnection, queuePrefix: stri
   await firstConnect(redis);
   const results = await redis
     .multi()
-    .hmget(keys.breaker, 'reopenAt', 'openedAt', 'probe', 'probeUntil', 'consecutive', 'pausedUntil')
+    .hmget(keys.breaker, 'reopenAt', 'openedAt', 'probe', 'probeUntil', 'consecutive', 'pausedUntil', 'flowLimit')
     .zcount(keys.inflight, `(${now}`, '+inf')
     .zcount(keys.deferred, `(${now - DEFERRED_GRACE_MS}`, '+inf')
     .hvals(keys.leased)
     .exec();
   if (!results) throw new Error('the target health read was aborted');
   for (const [error] of results) if (error) throw error;
-  const [reopenAt, openedAt, probe, probeUntil, consecutive, pausedUntil] = results[0]![1] as Array<string | null>;
+  const [reopenAt, openedAt, probe, probeUntil, consecutive, pausedUntil, flowLimit] = results[0]![1] as Array<string | null>;
   const reopen = reopenAt === null ? null : Number(reopenAt);
   const state: BreakerState = reopen === null ? 'closed' : now < reopen ? 'open' : 'half_open';
   return {
@@ -65,6 +70,7 @@ export async function readTargetHealth(redis: RedisConnection, queuePrefix: stri
     inFlight: Number(results[1]![1]) + leasedSlots(results[3]![1] as string[], now),
     deferred: Number(results[2]![1]),
     pausedUntil: pausedUntil !== null && Number(pausedUntil) > now ? new Date(Number(pausedUntil)).toISOString() : null,
+    window: flowLimit === null ? null : Math.max(1, Math.floor(Number(flowLimit))),
   };
 }
 

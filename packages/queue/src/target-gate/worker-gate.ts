@@ -324,8 +324,9 @@ export function createWorkerGate(connection: RedisConnection, options: WorkerGat
       } else if (verdict !== 'neutral') {
         reportSuccesses(lease, releaseLingerMs);
         void report({ targetId, jobId, verdict, durationMs, ...paused }, pauseMs > 0 ? 0 : releaseLingerMs);
-        // No answer, or a pause asked for: this worker's next jobs of the target ask the gate.
-        if (verdict === 'failure' || pauseMs > 0) {
+        // No answer, a receiver pushing back or a pause asked for: this worker's next jobs of the
+        // target ask the gate, which may have opened the breaker or narrowed the window.
+        if (verdict === 'failure' || verdict === 'throttled' || pauseMs > 0) {
           lease.validUntil = 0;
           for (const waiter of [...lease.waiting]) endWait(lease, waiter, false);
         }

@@ -174,6 +174,7 @@ export const merchantDeliverySchemas = {
       'disabledAt',
       'breaker',
       'pausedUntil',
+      'window',
       'lastSuccessAt',
       'failingSince',
       'autoDisableAt',
@@ -209,6 +210,12 @@ export const merchantDeliverySchemas = {
         description: `Why it is off: ${AUTO_DISABLED_REASON} (every callback failed for too long) or switched-off (by support); null while on.`,
       },
       disabledAt: { ...nullableDateTime, description: 'When it was switched off; null while on.' },
+      window: {
+        type: ['integer', 'null'],
+        minimum: 1,
+        description:
+          'How many callbacks Herald keeps in flight to your endpoint now, when your 429s, 503s or timeouts made it slow down; it grows back with each 200. Null at the full limit.',
+      },
       pausedUntil: {
         ...nullableDateTime,
         description:

@@ -163,7 +163,7 @@ const breaker = {
 const targetHealth = {
   type: 'object',
   description:
-    "How callbacks to the target have been going. GET of one target adds the gate's view from Redis (breaker, inFlight, deferred, pausedUntil: null when Redis could not be read).",
+    "How callbacks to the target have been going. GET of one target adds the gate's view from Redis (breaker, inFlight, deferred, pausedUntil, window: null when Redis could not be read).",
   required: ['lastSuccessAt', 'failingSince'],
   properties: {
     lastSuccessAt: { ...nullableDateTime, description: 'When a callback last got its 200; null when none ever did.' },
@@ -174,6 +174,12 @@ const targetHealth = {
     pausedUntil: {
       ...nullableDateTime,
       description: "While the target waits out its receiver's Retry-After (a 429 or 503): until when, its breaker open meanwhile. Null otherwise.",
+    },
+    window: {
+      type: ['integer', 'null'],
+      minimum: 1,
+      description:
+        "Flow control: the in-flight window the receiver's pushback (429, 503, timeouts) left, below the target's limit; it grows back with each success. Null at the full limit.",
     },
   },
 } as const;

@@ -42,6 +42,7 @@ export async function merchantTargetHealth(deps: MerchantTargetHealthDependencie
     disabledAt: target.disabledAt,
     breaker: live && { state: live.breaker.state, openedAt: live.breaker.openedAt, halfOpenAt: live.breaker.halfOpenAt },
     pausedUntil: live?.pausedUntil ?? null,
+    window: live?.window ?? null,
     lastSuccessAt: target.health.lastSuccessAt,
     failingSince: target.health.failingSince,
     autoDisableAt,

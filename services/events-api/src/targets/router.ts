@@ -130,7 +130,10 @@ export function targetsRouter(deps: TargetsRouterDependencies): Router {
       if (!target) throw noTarget(owner);
       // The stored part of the health (last success, failing since) and, from Redis, the breaker's.
       const delivery = await deps.health(target.id).catch(() => null);
-      res.json({ ...view(target), health: { ...target.health, ...(delivery ?? { breaker: null, inFlight: null, deferred: null, pausedUntil: null }) } });
+      res.json({
+        ...view(target),
+        health: { ...target.health, ...(delivery ?? { breaker: null, inFlight: null, deferred: null, pausedUntil: null, window: null }) },
+      });
     });
 
     router.delete(path, async (req, res) => {

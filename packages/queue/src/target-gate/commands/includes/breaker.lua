@@ -15,7 +15,7 @@ local function callWithList(command, key, list)
 end
 
 -- Each target's state, read at its first use in the batch and written back once at the end.
-local FIELDS = {'reopenAt', 'openMs', 'probe', 'probeUntil', 'avgMs', 'openCount', 'consecutive', 'openedAt', 'tokens', 'tokensAt', 'pausedUntil'}
+local FIELDS = {'reopenAt', 'openMs', 'probe', 'probeUntil', 'avgMs', 'openCount', 'consecutive', 'openedAt', 'tokens', 'tokensAt', 'pausedUntil', 'flowLimit', 'flowCutAt'}
 local targets = {}
 local function stateOf(position)
   local t = tonumber(position)
@@ -26,6 +26,10 @@ local function stateOf(position)
         released = {}, adds = {}, undeferred = {}, card = false, swept = false, successes = 0 }
   local values = redis.call('HMGET', s.breaker, unpack(FIELDS))
   for i, name in ipairs(FIELDS) do s.f[name] = values[i] end
+  -- Flow control: the in-flight window the receiver's pushback left (see cutFlow), below the limit.
+  s.policyLimit = s.limit
+  local flow = tonumber(s.f.flowLimit)
+  if flow then s.limit = math.max(1, math.floor(s.limit > 0 and math.min(s.limit, flow) or flow)) end
   targets[t] = s
   return s
 end
@@ -95,6 +99,35 @@ local function open(target, s, openCount, pauseMs)
   redis.call('ZADD', breakers, now + openMs, target)
 end
 
+-- Flow control, additive increase and multiplicative decrease of a target's in-flight window:
+-- a receiver that pushes back (429 or 503: verdict `throttled`) halves it, at most once per slot
+-- time (the jobs in flight when it answered carry no new news); timeouts and refused connections
+-- are the circuit breaker's (they hold worker slots, and open it after a run of them);
+-- never below 1; each success grows it by 1 / window (about 1 per window of successes), back to the
+-- target's own limit, where the field goes. A healthy target's window is its limit: nothing changes.
+local flowBase = 16
+local function cutFlow(s)
+  local avg = tonumber(s.f.avgMs) or 0
+  if now - (tonumber(s.f.flowCutAt) or 0) < math.max(avg, minDelay) then return end
+  local current = tonumber(s.f.flowLimit) or (s.policyLimit > 0 and s.policyLimit or flowBase)
+  set(s, 'flowLimit', math.max(1, math.floor(current / 2)))
+  set(s, 'flowCutAt', now)
+  s.limit = math.max(1, math.floor(current / 2))
+end
+local function growFlow(s, times)
+  local flow = tonumber(s.f.flowLimit)
+  if not flow then return end
+  flow = flow + times / flow
+  if s.policyLimit > 0 and flow >= s.policyLimit then
+    set(s, 'flowLimit', false)
+    set(s, 'flowCutAt', false)
+    s.limit = s.policyLimit
+  else
+    set(s, 'flowLimit', flow)
+    s.limit = math.max(1, math.floor(flow))
+  end
+end
+
 local function release(s, target, job, verdict, duration, times, pauseMs)
   local change = 0
   s.released[#s.released + 1] = job
@@ -108,7 +141,7 @@ local function release(s, target, job, verdict, duration, times, pauseMs)
 
   if reopenAt then
     if probe == job then
-      if verdict == 'success' or verdict == 'answer' then
+      if verdict == 'success' or verdict == 'answer' or verdict == 'throttled' then
         deleteBreaker(s)
         redis.call('ZREM', breakers, target)
         change = 2
@@ -135,6 +168,7 @@ local function release(s, target, job, verdict, duration, times, pauseMs)
     s.successes = s.successes + times
     s.ttl = windowMs + stale
   end
+  if verdict == 'throttled' then cutFlow(s) elseif verdict == 'success' then growFlow(s, times) end
   -- The receiver asked for a pause (Retry-After on a 429 or 503): the whole target waits, its
   -- breaker open until then (a longer open period already set stands), then one probe as usual.
   if pauseMs and pauseMs > 0 and (tonumber(s.f.reopenAt) or 0) < now + pauseMs then
